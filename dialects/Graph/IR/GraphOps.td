@@ -1,0 +1,151 @@
+//===- GraphOps.td - graph dialect operations ---------------*- tablegen -*-===//
+//
+// graph.graph (the top-level graph), graph.node (one NodeDef), graph.func
+// (one FunctionDef) and graph.return (a function's ret / control_ret).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_DIALECT_GRAPH_IR_GRAPHOPS_TD
+#define CLEAVE_DIALECT_GRAPH_IR_GRAPHOPS_TD
+
+include "GraphBase.td"
+include "GraphTypes.td"
+include "GraphAttrs.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+
+def Graph_GraphOp : Graph_Op<"graph", [
+    SingleBlock, NoTerminator, RegionKindInterface, HasOnlyGraphRegion]> {
+  let summary = "the top-level graph of a GraphDef";
+  let description = [{
+    Holds the nodes of `GraphDef.node`, in file order, in a graph region: a
+    node may use a value defined later, and NextIteration back edges form
+    cycles. `versions` is `GraphDef.versions`, `version` the deprecated
+    field 3. `library` is present when the GraphDef has a `library` message;
+    it holds the library's `gradient` and `registered_gradients` lists (the
+    functions themselves are `graph.func` ops beside this op). `debug_info`
+    is `GraphDef.debug_info`.
+
+    ```mlir
+    graph.graph versions(#graph.versions<producer = 27, min_consumer = 12>) {
+      %x, %x_ctl = graph.node "Placeholder" "x" {dtype = f32, shape = #graph.shape<2>} : () -> (tensor<2xf32>)
+    }
+    ```
+  }];
+  let arguments = (ins OptionalAttr<Graph_VersionsAttr>:$versions,
+                       OptionalAttr<I32Attr>:$version,
+                       OptionalAttr<DictionaryAttr>:$library,
+                       OptionalAttr<DictionaryAttr>:$debug_info);
+  let regions = (region SizedRegion<1>:$body);
+  let hasRegionVerifier = 1;
+  let assemblyFormat = [{
+    (`versions` `(` qualified($versions)^ `)`)? attr-dict-with-keyword $body
+  }];
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins)>];
+}
+
+def Graph_NodeOp : Graph_Op<"node", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "one NodeDef: an operation of the dataflow graph";
+  let description = [{
+    `op_type` and `name` are the NodeDef's `op` and `name`; `device` is the
+    requested device, `assigned_device` the one placement chose (not part of
+    a GraphDef). `attrs` holds the NodeDef's attr map. The data inputs come
+    first, then the control inputs (values of type `!graph.control`); each in
+    the order the NodeDef lists them. The node produces its data outputs and
+    a control token.
+
+    `spellings` is present only when an input string of the GraphDef differs
+    from the one export would write (`"x:0"` for `"x"`): it keeps the text so
+    that a round trip reproduces the file exactly. `debug_info` and
+    `full_type` are the NodeDef's `experimental_debug_info` and
+    `experimental_type`, field by field.
+
+    ```mlir
+    %sum, %sum_ctl = graph.node "AddV2" "sum"(%a, %b) [%init_ctl] device("/device:CPU:0") {T = f32} : (tensor<*xf32>, tensor<*xf32>) -> (tensor<*xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs,
+                       StrAttr:$op_type,
+                       StrAttr:$name,
+                       OptionalAttr<StrAttr>:$device,
+                       OptionalAttr<StrAttr>:$assigned_device,
+                       DictionaryAttr:$attrs,
+                       OptionalAttr<StrArrayAttr>:$spellings,
+                       OptionalAttr<DictionaryAttr>:$debug_info,
+                       OptionalAttr<DictionaryAttr>:$full_type);
+  let results = (outs Variadic<AnyType>:$outputs, Graph_ControlType:$control);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The data inputs: every input before the first control input.
+    ::mlir::OperandRange getDataInputs();
+    /// The control inputs, after the data inputs.
+    ::mlir::OperandRange getControlInputs();
+    /// The value of a TensorFlow attr, or null.
+    ::mlir::Attribute getTFAttr(::llvm::StringRef attrName) {
+      return getAttrs().get(attrName);
+    }
+  }];
+}
+
+def Graph_FuncOp : Graph_Op<"func", [
+    IsolatedFromAbove, Symbol, FunctionOpInterface, SingleBlock,
+    RegionKindInterface, HasOnlyGraphRegion]> {
+  let summary = "one FunctionDef of the function library";
+  let description = [{
+    The body holds the FunctionDef's `node_def` list in order and ends in a
+    `graph.return` carrying `ret` and `control_ret`. Each block argument is an
+    input of the signature; `arg_names` gives the name the body uses for it
+    (`"x"`, or `"x:1"` for an element of a list input). `signature` is the
+    rest of the OpDef (output args, attr defs, flags) field by field; `attr`
+    is `FunctionDef.attr`; `arg_attr` and `resource_arg_unique_id` are keyed
+    by the decimal argument index, as in the proto.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs,
+                       StrArrayAttr:$arg_names,
+                       DictionaryAttr:$signature,
+                       OptionalAttr<DictionaryAttr>:$attr,
+                       OptionalAttr<DictionaryAttr>:$arg_attr,
+                       OptionalAttr<DictionaryAttr>:$resource_arg_unique_id);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    //===------------------------------------------------------------------===//
+    // FunctionOpInterface
+    //===------------------------------------------------------------------===//
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    /// The terminator of the body.
+    class ReturnOp getReturnOp();
+  }];
+}
+
+def Graph_ReturnOp : Graph_Op<"return", [Terminator, HasParent<"FuncOp">]> {
+  let summary = "a function's results: FunctionDef ret and control_ret";
+  let description = [{
+    Data operands are the `ret` values, named by `names` (output arg names);
+    control operands after them are the `control_ret` entries, named by
+    `control_names`. `spellings`, as on `graph.node`, keeps `ret` strings
+    that differ from the ones export would write.
+  }];
+  let arguments = (ins Variadic<AnyType>:$operands, StrArrayAttr:$names,
+                       StrArrayAttr:$control_names,
+                       OptionalAttr<StrArrayAttr>:$spellings);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let hasVerifier = 1;
+}
+
+#endif // CLEAVE_DIALECT_GRAPH_IR_GRAPHOPS_TD

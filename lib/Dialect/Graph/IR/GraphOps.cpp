@@ -1,0 +1,266 @@
+//===- GraphOps.cpp - graph dialect operations ----------------------------===//
+
+#include "cleave/Dialect/Graph/IR/Graph.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace cleave::graph;
+
+//===----------------------------------------------------------------------===//
+// GraphOp
+//===----------------------------------------------------------------------===//
+
+void GraphOp::build(OpBuilder &builder, OperationState &state) {
+  Region *body = state.addRegion();
+  body->push_back(new Block);
+}
+
+/// Node names must be unique within one graph or function body; function
+/// arguments share that namespace in TensorFlow.
+static LogicalResult verifyUniqueNodeNames(Operation *op, Block &block,
+                                           ArrayRef<StringRef> argNames) {
+  llvm::StringSet<> seen;
+  for (StringRef name : argNames)
+    seen.insert(name.split(':').first);
+  for (Operation &nested : block) {
+    auto node = dyn_cast<NodeOp>(nested);
+    if (!node)
+      continue;
+    if (!seen.insert(node.getName()).second)
+      return node.emitOpError()
+             << "Duplicated node (or function argument) with the same name: `"
+             << node.getName() << "`";
+  }
+  return success();
+}
+
+LogicalResult GraphOp::verifyRegions() {
+  for (Operation &op : getBody().front())
+    if (!isa<NodeOp>(op))
+      return op.emitOpError("is not allowed in a graph.graph body");
+  return verifyUniqueNodeNames(*this, getBody().front(), {});
+}
+
+//===----------------------------------------------------------------------===//
+// NodeOp
+//===----------------------------------------------------------------------===//
+
+OperandRange NodeOp::getDataInputs() {
+  auto inputs = getInputs();
+  unsigned numData = 0;
+  for (Value v : inputs) {
+    if (isa<ControlType>(v.getType()))
+      break;
+    ++numData;
+  }
+  return inputs.take_front(numData);
+}
+
+OperandRange NodeOp::getControlInputs() {
+  return getInputs().drop_front(getDataInputs().size());
+}
+
+void NodeOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  StringRef name = getName();
+  if (!getOutputs().empty())
+    setNameFn(getOutputs().front(), name);
+  setNameFn(getControl(), (name + "_ctl").str());
+}
+
+LogicalResult NodeOp::verify() {
+  if (getOpType().empty())
+    return emitOpError("node '") << getName() << "' has an empty op type";
+  bool sawControl = false;
+  for (Value v : getInputs()) {
+    bool isControl = isa<ControlType>(v.getType());
+    if (sawControl && !isControl)
+      return emitOpError("node '")
+             << getName()
+             << "': Control dependencies must come after regular dependencies";
+    sawControl |= isControl;
+  }
+  for (Type t : getOutputs().getTypes())
+    if (isa<ControlType>(t))
+      return emitOpError("node '") << getName()
+                                   << "': only the last result is a control";
+  if (auto spellings = getSpellings())
+    if (spellings->size() != getInputs().size())
+      return emitOpError("has ") << spellings->size() << " spellings for "
+                                 << getInputs().size() << " inputs";
+  return success();
+}
+
+// Syntax:
+//   graph.node "<op>" "<name>" (`(` data `)`)? (`[` control `]`)?
+//     (`device` `(` str `)`)? (`assigned_device` `(` str `)`)?
+//     (`spellings` `(` array `)`)? (`debug_info` `(` dict `)`)?
+//     (`full_type` `(` dict `)`)? dict? `:` functional-type
+void NodeOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printAttributeWithoutType(getOpTypeAttr());
+  p << ' ';
+  p.printAttributeWithoutType(getNameAttr());
+  OperandRange data = getDataInputs();
+  OperandRange control = getControlInputs();
+  if (!data.empty()) {
+    p << '(';
+    p.printOperands(data);
+    p << ')';
+  }
+  if (!control.empty()) {
+    p << " [";
+    p.printOperands(control);
+    p << ']';
+  }
+  auto printOptional = [&](StringRef keyword, Attribute attr) {
+    if (!attr)
+      return;
+    p << ' ' << keyword << '(';
+    p.printAttributeWithoutType(attr);
+    p << ')';
+  };
+  printOptional("device", getDeviceAttr());
+  printOptional("assigned_device", getAssignedDeviceAttr());
+  printOptional("spellings", getSpellingsAttr());
+  printOptional("debug_info", getDebugInfoAttr());
+  printOptional("full_type", getFullTypeAttr());
+  if (!getAttrs().empty()) {
+    p << ' ';
+    p.printAttributeWithoutType(getAttrs());
+  }
+  p << " : ";
+  p.printFunctionalType(data.getTypes(), getOutputs().getTypes());
+}
+
+ParseResult NodeOp::parse(OpAsmParser &parser, OperationState &result) {
+  MLIRContext *ctx = parser.getContext();
+  // Plain strings: a string attribute would take the `: type` that follows.
+  std::string opType, name;
+  SmallVector<OpAsmParser::UnresolvedOperand> data, control;
+  if (parser.parseString(&opType) || parser.parseString(&name))
+    return failure();
+  result.addAttribute("op_type", parser.getBuilder().getStringAttr(opType));
+  result.addAttribute("name", parser.getBuilder().getStringAttr(name));
+  if (parser.parseOperandList(data, OpAsmParser::Delimiter::OptionalParen) ||
+      parser.parseOperandList(control,
+                              OpAsmParser::Delimiter::OptionalSquare))
+    return failure();
+  auto parseOptional = [&](StringRef keyword, StringRef attrName) {
+    if (failed(parser.parseOptionalKeyword(keyword)))
+      return ParseResult(success());
+    Attribute attr;
+    if (parser.parseLParen() || parser.parseAttribute(attr) ||
+        parser.parseRParen())
+      return ParseResult(failure());
+    result.addAttribute(attrName, attr);
+    return ParseResult(success());
+  };
+  if (parseOptional("device", "device") ||
+      parseOptional("assigned_device", "assigned_device") ||
+      parseOptional("spellings", "spellings") ||
+      parseOptional("debug_info", "debug_info") ||
+      parseOptional("full_type", "full_type"))
+    return failure();
+  DictionaryAttr attrs = DictionaryAttr::get(ctx);
+  if (parser.parseOptionalAttribute(attrs).has_value() && !attrs)
+    return failure();
+  result.addAttribute("attrs", attrs);
+  FunctionType type;
+  SMLoc typeLoc = parser.getCurrentLocation();
+  if (parser.parseColonType(type))
+    return failure();
+  if (type.getNumInputs() != data.size())
+    return parser.emitError(typeLoc)
+           << "expected " << data.size() << " input types, got "
+           << type.getNumInputs();
+  Type controlType = ControlType::get(ctx);
+  if (parser.resolveOperands(data, type.getInputs(), typeLoc,
+                             result.operands) ||
+      parser.resolveOperands(control, controlType, result.operands))
+    return failure();
+  result.addTypes(type.getResults());
+  result.addTypes(controlType);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FuncOp
+//===----------------------------------------------------------------------===//
+
+ReturnOp FuncOp::getReturnOp() {
+  return cast<ReturnOp>(getBody().front().getTerminator());
+}
+
+LogicalResult FuncOp::verify() {
+  Block &entry = getBody().front();
+  if (getArgNames().size() != entry.getNumArguments())
+    return emitOpError("has ") << getArgNames().size() << " arg_names for "
+                               << entry.getNumArguments() << " arguments";
+  SmallVector<StringRef> argNames;
+  for (Attribute a : getArgNames())
+    argNames.push_back(cast<StringAttr>(a).getValue());
+  if (!isa<ReturnOp>(entry.back()))
+    return emitOpError("body must end in graph.return");
+  for (Operation &op : entry.without_terminator())
+    if (!isa<NodeOp>(op))
+      return op.emitOpError("is not allowed in a graph.func body");
+  return verifyUniqueNodeNames(*this, entry, argNames);
+}
+
+ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildFuncType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void FuncOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+//===----------------------------------------------------------------------===//
+// ReturnOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReturnOp::verify() {
+  unsigned numControl = 0, numData = 0;
+  for (Value v : getOperands()) {
+    if (isa<ControlType>(v.getType())) {
+      ++numControl;
+    } else {
+      if (numControl)
+        return emitOpError("control operands must come after data operands");
+      ++numData;
+    }
+  }
+  if (getNames().size() != numData)
+    return emitOpError("has ") << getNames().size() << " names for " << numData
+                               << " data operands";
+  if (getControlNames().size() != numControl)
+    return emitOpError("has ")
+           << getControlNames().size() << " control_names for " << numControl
+           << " control operands";
+  if (auto spellings = getSpellings())
+    if (spellings->size() != numData)
+      return emitOpError("has ") << spellings->size() << " spellings for "
+                                 << numData << " data operands";
+  auto func = (*this)->getParentOfType<FuncOp>();
+  if (func && TypeRange(getOperands().take_front(numData)) !=
+                  TypeRange(func.getResultTypes()))
+    return emitOpError("data operand types do not match the function's "
+                       "result types");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "cleave/Dialect/Graph/IR/GraphOps.cpp.inc"

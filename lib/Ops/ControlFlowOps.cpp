@@ -1,0 +1,65 @@
+//===- ControlFlowOps.cpp - dataflow control op signatures ----------------===//
+//
+// TensorFlow v1 control flow (control_flow_ops.cc), NoOp (no_op.cc) and the
+// cross-device transfers that graph partitioning inserts (sendrecv_ops.cc).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpTables.h"
+
+using namespace cleave::ops::detail;
+
+namespace {
+// _Send/_Recv and their host-memory variants share one set of attrs.
+OpTableEntry send(const char *name) {
+  return {name,
+          {"tensor: T"},
+          {},
+          {"T: type", "tensor_name: string", "send_device: string",
+           "send_device_incarnation: int", "recv_device: string",
+           "client_terminated: bool = false"},
+          /*isStateful=*/true};
+}
+
+OpTableEntry recv(const char *name) {
+  return {name,
+          {},
+          {"tensor: tensor_type"},
+          {"tensor_type: type", "tensor_name: string", "send_device: string",
+           "send_device_incarnation: int", "recv_device: string",
+           "client_terminated: bool = false"},
+          /*isStateful=*/true};
+}
+} // namespace
+
+OpTable cleave::ops::detail::getControlFlowOps() {
+  return {
+      {"NoOp", {}, {}, {}},
+      {"ControlTrigger", {}, {}, {}},
+      {"Switch",
+       {"data: T", "pred: bool"},
+       {"output_false: T", "output_true: T"},
+       {"T: type"}},
+      {"RefSwitch",
+       {"data: Ref(T)", "pred: bool"},
+       {"output_false: Ref(T)", "output_true: Ref(T)"},
+       {"T: type"}},
+      {"Merge",
+       {"inputs: N * T"},
+       {"output: T", "value_index: int32"},
+       {"T: type", "N: int >= 1"}},
+      {"Enter",
+       {"data: T"},
+       {"output: T"},
+       {"T: type", "frame_name: string", "is_constant: bool = false",
+        "parallel_iterations: int = 10"}},
+      {"Exit", {"data: T"}, {"output: T"}, {"T: type"}},
+      {"NextIteration", {"data: T"}, {"output: T"}, {"T: type"}},
+      {"LoopCond", {"input: bool"}, {"output: bool"}, {}},
+
+      send("_Send"),
+      recv("_Recv"),
+      send("_HostSend"),
+      recv("_HostRecv"),
+  };
+}

@@ -1,0 +1,89 @@
+//===- FunctionalOps.cpp - function call and v2 control flow signatures ---===//
+//
+// Ops from TensorFlow's functional_ops.cc (calls, If/While/Case) and
+// function_ops.cc (_Arg/_Retval). The stateful variants are SetIsStateful()
+// in TensorFlow; so are _Arg and _Retval, to keep them from being folded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpTables.h"
+
+using namespace cleave::ops::detail;
+
+namespace {
+OpTableEntry ifOp(const char *name, bool isStateful) {
+  return {name,
+          {"cond: Tcond", "input: Tin"},
+          {"output: Tout"},
+          {"Tcond: type", "Tin: list(type) >= 0", "Tout: list(type) >= 0",
+           "then_branch: func", "else_branch: func",
+           "output_shapes: list(shape) = []"},
+          isStateful};
+}
+
+OpTableEntry whileOp(const char *name, bool isStateful) {
+  return {name,
+          {"input: T"},
+          {"output: T"},
+          {"T: list(type) >= 0", "cond: func", "body: func",
+           "output_shapes: list(shape) = []", "parallel_iterations: int = 10"},
+          isStateful};
+}
+
+OpTableEntry caseOp(const char *name, bool isStateful) {
+  return {name,
+          {"branch_index: int32", "input: Tin"},
+          {"output: Tout"},
+          {"Tin: list(type) >= 0", "Tout: list(type) >= 0",
+           "branches: list(func) >= 1", "output_shapes: list(shape) = []"},
+          isStateful};
+}
+
+OpTableEntry partitionedCall(const char *name, bool isStateful) {
+  return {name,
+          {"args: Tin"},
+          {"output: Tout"},
+          {"Tin: list(type) >= 0", "Tout: list(type) >= 0", "f: func",
+           "config: string = ''", "config_proto: string = ''",
+           "executor_type: string = ''"},
+          isStateful};
+}
+} // namespace
+
+OpTable cleave::ops::detail::getFunctionalOps() {
+  return {
+      {"_Arg",
+       {},
+       {"output: T"},
+       {"T: type", "index: int >= 0"},
+       /*isStateful=*/true},
+      {"_Retval",
+       {"input: T"},
+       {},
+       {"T: type", "index: int >= 0"},
+       /*isStateful=*/true},
+
+      ifOp("If", /*isStateful=*/true),
+      ifOp("StatelessIf", /*isStateful=*/false),
+      whileOp("While", /*isStateful=*/true),
+      whileOp("StatelessWhile", /*isStateful=*/false),
+      caseOp("Case", /*isStateful=*/true),
+      caseOp("StatelessCase", /*isStateful=*/false),
+      {"For",
+       {"start: int32", "limit: int32", "delta: int32", "input: T"},
+       {"output: T"},
+       {"T: list(type) >= 0", "body: func"}},
+
+      partitionedCall("PartitionedCall", /*isStateful=*/false),
+      partitionedCall("StatefulPartitionedCall", /*isStateful=*/true),
+      {"RemoteCall",
+       {"target: string", "args: Tin"},
+       {"output: Tout"},
+       {"Tin: list(type) >= 1", "Tout: list(type) >= 1", "f: func"},
+       /*isStateful=*/true},
+      {"SymbolicGradient",
+       {"input: Tin"},
+       {"output: Tout"},
+       {"Tin: list(type) >= 1", "Tout: list(type) >= 1", "f: func"}},
+  };
+}

@@ -1,0 +1,59 @@
+//===- HostOps.cpp - logging, string and summary op signatures ------------===//
+//
+// Ops that run on the host: logging_ops.cc (Print, Assert, summaries) and the
+// string formatting ops of string_ops.cc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpTables.h"
+
+using namespace cleave::ops::detail;
+
+OpTable cleave::ops::detail::getHostOps() {
+  return {
+      // Logging: stateful so that they are neither pruned nor folded.
+      {"Print",
+       {"input: T", "data: U"},
+       {"output: T"},
+       {"T: type", "U: list(type) >= 0", "message: string = ''",
+        "first_n: int = -1", "summarize: int = 3"},
+       /*isStateful=*/true},
+      {"PrintV2",
+       {"input: string"},
+       {},
+       {"output_stream: string = 'stderr'", "end: string = '\\n'"},
+       /*isStateful=*/true},
+      {"Assert",
+       {"condition: bool", "data: T"},
+       {},
+       {"T: list(type)", "summarize: int = 3"},
+       /*isStateful=*/true},
+
+      // Strings.
+      {"StringFormat",
+       {"inputs: T"},
+       {"output: string"},
+       {"T: list(type) >= 0", "template: string = '%s'",
+        "placeholder: string = '%s'", "summarize: int = 3"}},
+      {"AsString",
+       {"input: T"},
+       {"output: string"},
+       {"T: {realnumbertype, complex64, complex128, bool, variant, string}",
+        "precision: int = -1", "scientific: bool = false",
+        "shortest: bool = false", "width: int = -1", "fill: string = ''"}},
+
+      // Summaries.
+      {"ScalarSummary",
+       {"tags: string", "values: T"},
+       {"summary: string"},
+       {"T: realnumbertype"}},
+      {"HistogramSummary",
+       {"tag: string", "values: T"},
+       {"summary: string"},
+       {"T: realnumbertype = DT_FLOAT"}},
+      {"MergeSummary",
+       {"inputs: N * string"},
+       {"summary: string"},
+       {"N: int >= 1"}},
+  };
+}

@@ -1,0 +1,55 @@
+//===- OpTables.h - per-family op tables ------------------------*- C++ -*-===//
+//
+// Private to CleaveOps. Each family file returns its ops as REGISTER_OP-style
+// spec strings; OpRegistry.cpp parses them once into OpSpecs. Arg names, arg
+// order, attr names and defaults must match TensorFlow exactly: FunctionDef
+// bodies name outputs as "node:output_arg_name:index" and GraphDefs omit
+// attrs that equal their defaults.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_OPS_OPTABLES_H
+#define CLEAVE_LIB_OPS_OPTABLES_H
+
+#include "cleave/Ops/OpRegistry.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace cleave::ops::detail {
+
+/// One op as written in a table, e.g.
+///   {"AddV2", {"x: T", "y: T"}, {"z: T"}, {"T: {half, float}"}, false}
+/// `isStateful` mirrors SetIsStateful() / SetDoNotOptimize() in TensorFlow's
+/// registration; the parser adds the implicit rule for resource arguments.
+struct OpTableEntry {
+  llvm::StringRef name;
+  std::vector<llvm::StringRef> inputs;
+  std::vector<llvm::StringRef> outputs;
+  std::vector<llvm::StringRef> attrs;
+  bool isStateful = false;
+};
+
+using OpTable = std::vector<OpTableEntry>;
+
+OpTable getArrayOps();       // array_ops.cc
+OpTable getMathOps();        // math_ops.cc
+OpTable getNNOps();          // nn_ops.cc
+OpTable getStateOps();       // state_ops, resource_variable_ops, training
+OpTable getControlFlowOps(); // control_flow_ops, no_op, sendrecv_ops
+OpTable getFunctionalOps();  // functional_ops, function_ops
+OpTable getRandomOps();      // random_ops, stateless_random_ops(_v2)
+OpTable getHostOps();        // logging_ops, string_ops, summary
+OpTable getTPUOps();         // tpu_replication_ops, tpu_infeed/outfeed
+OpTable getDataOps();        // data_flow, list, lookup, dataset, parsing
+
+/// Parses one table entry. Fails with a message naming the op and the
+/// offending spec; the registry turns that into a fatal error, tests can
+/// check it directly.
+llvm::Expected<OpSpec> parseOpTableEntry(const OpTableEntry &entry);
+
+} // namespace cleave::ops::detail
+
+#endif // CLEAVE_LIB_OPS_OPTABLES_H

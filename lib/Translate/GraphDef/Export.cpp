@@ -1,0 +1,180 @@
+//===- Export.cpp - graph dialect -> GraphDef -----------------------------===//
+//
+// Writes nodes in IR order with their attrs, inputs (as the file spelled
+// them, while still valid) and devices. Output is deterministic: map keys
+// are sorted on the wire and in text.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "cleave/Translate/GraphDef.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/text_format.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+namespace tf = tensorflow;
+namespace pb = google::protobuf;
+
+static LogicalResult exportNode(NodeOp node, tf::NodeDef &def,
+                                bool inFunction) {
+  def.set_name(node.getName().str());
+  def.set_op(node.getOpType().str());
+  ArrayAttr spellings = node.getSpellingsAttr();
+  for (auto [i, input] : llvm::enumerate(node.getInputs())) {
+    if (spellings) {
+      StringRef text = cast<StringAttr>(spellings[i]).getValue();
+      if (graphdef::spellingMatches(text, input, inFunction)) {
+        def.add_input(text.str());
+        continue;
+      }
+    }
+    def.add_input(graphdef::renderInput(input, inFunction));
+  }
+  if (auto device = node.getDevice())
+    def.set_device(device->str());
+  std::string error;
+  if (failed(graphdef::exportAttrMap(node.getAttrs(), *def.mutable_attr(),
+                                     error)))
+    return node.emitOpError("node '") << node.getName() << "': " << error;
+  if (auto info = node.getDebugInfoAttr())
+    if (failed(graphdef::attrToProto(
+            info, *def.mutable_experimental_debug_info(), error)))
+      return node.emitOpError("debug_info: ") << error;
+  if (auto type = node.getFullTypeAttr())
+    if (failed(graphdef::attrToProto(type, *def.mutable_experimental_type(),
+                                     error)))
+      return node.emitOpError("full_type: ") << error;
+  return success();
+}
+
+static LogicalResult exportFunction(FuncOp func, tf::FunctionDef &fdef) {
+  std::string error;
+  tf::OpDef *sig = fdef.mutable_signature();
+  if (failed(graphdef::attrToProto(func.getSignature(), *sig, error)))
+    return func.emitOpError("signature: ") << error;
+  sig->set_name(func.getSymName().str());
+  if (auto attr = func.getAttrAttr())
+    if (failed(graphdef::exportAttrMap(attr, *fdef.mutable_attr(), error)))
+      return func.emitOpError() << error;
+  if (auto argAttr = func.getArgAttrAttr()) {
+    for (NamedAttribute entry : argAttr) {
+      unsigned idx;
+      auto dict = dyn_cast<DictionaryAttr>(entry.getValue());
+      if (entry.getName().getValue().getAsInteger(10, idx) || !dict)
+        return func.emitOpError("arg_attr keys must be argument indices");
+      auto &slot = (*fdef.mutable_arg_attr())[idx];
+      if (failed(graphdef::exportAttrMap(dict, *slot.mutable_attr(), error)))
+        return func.emitOpError() << error;
+    }
+  }
+  if (auto ids = func.getResourceArgUniqueIdAttr()) {
+    for (NamedAttribute entry : ids) {
+      unsigned idx;
+      auto id = dyn_cast<IntegerAttr>(entry.getValue());
+      if (entry.getName().getValue().getAsInteger(10, idx) || !id)
+        return func.emitOpError(
+            "resource_arg_unique_id must map argument indices to integers");
+      (*fdef.mutable_resource_arg_unique_id())[idx] =
+          id.getValue().getZExtValue();
+    }
+  }
+  Block &body = func.getBody().front();
+  for (auto node : body.getOps<NodeOp>())
+    if (failed(exportNode(node, *fdef.add_node_def(), /*inFunction=*/true)))
+      return failure();
+  ReturnOp ret = func.getReturnOp();
+  ArrayAttr spellings = ret.getSpellingsAttr();
+  for (auto [i, name] : llvm::enumerate(ret.getNames())) {
+    Value v = ret.getOperand(i);
+    std::string text = graphdef::renderInput(v, true);
+    if (spellings) {
+      StringRef spelled = cast<StringAttr>(spellings[i]).getValue();
+      if (graphdef::spellingMatches(spelled, v, true))
+        text = spelled.str();
+    }
+    (*fdef.mutable_ret())[cast<StringAttr>(name).str()] = text;
+  }
+  unsigned numData = ret.getNames().size();
+  for (auto [i, name] : llvm::enumerate(ret.getControlNames())) {
+    auto node = ret.getOperand(numData + i).getDefiningOp<NodeOp>();
+    if (!node)
+      return ret.emitOpError("control_ret must name a node");
+    (*fdef.mutable_control_ret())[cast<StringAttr>(name).str()] =
+        node.getName().str();
+  }
+  return success();
+}
+
+LogicalResult cleave::exportGraphDef(ModuleOp module, tf::GraphDef &graphDef) {
+  GraphOp graph;
+  for (Operation &op : *module.getBody()) {
+    if (auto g = dyn_cast<GraphOp>(op)) {
+      if (graph)
+        return g.emitOpError("a module can hold only one graph.graph");
+      graph = g;
+    } else if (!isa<FuncOp>(op)) {
+      return op.emitOpError("cannot be exported to a GraphDef");
+    }
+  }
+  std::string error;
+  if (graph) {
+    for (auto node : graph.getBody().front().getOps<NodeOp>())
+      if (failed(exportNode(node, *graphDef.add_node(), false)))
+        return failure();
+    if (auto versions = graph.getVersionsAttr()) {
+      tf::VersionDef *v = graphDef.mutable_versions();
+      v->set_producer(versions.getProducer());
+      v->set_min_consumer(versions.getMinConsumer());
+      for (int32_t bad : versions.getBadConsumers())
+        v->add_bad_consumers(bad);
+    }
+    if (auto version = graph.getVersionAttr()) {
+      // The deprecated field 3, kept because the file had it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+      graphDef.set_version(version.getInt());
+#pragma GCC diagnostic pop
+    }
+    if (auto library = graph.getLibraryAttr())
+      if (failed(graphdef::attrToProto(library, *graphDef.mutable_library(),
+                                       error)))
+        return graph.emitOpError("library: ") << error;
+    if (auto info = graph.getDebugInfoAttr())
+      if (failed(graphdef::attrToProto(info, *graphDef.mutable_debug_info(),
+                                       error)))
+        return graph.emitOpError("debug_info: ") << error;
+  }
+  for (auto func : module.getOps<FuncOp>())
+    if (failed(exportFunction(
+            func, *graphDef.mutable_library()->add_function())))
+      return failure();
+  return success();
+}
+
+LogicalResult cleave::writeGraphDef(ModuleOp module, llvm::raw_ostream &os,
+                                    bool binary) {
+  tf::GraphDef graphDef;
+  if (failed(exportGraphDef(module, graphDef)))
+    return failure();
+  std::string bytes;
+  if (binary) {
+    pb::io::StringOutputStream stream(&bytes);
+    pb::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    graphDef.SerializeToCodedStream(&coded);
+    coded.Trim();
+  } else {
+    pb::TextFormat::Printer printer;
+    printer.SetUseShortRepeatedPrimitives(false);
+    printer.PrintToString(graphDef, &bytes);
+  }
+  os << bytes;
+  return success();
+}

@@ -1,0 +1,22 @@
+# lit configuration for Cleave's regression tests.
+import os
+import lit.formats
+
+config.name = "Cleave"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".pbtxt", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cleave_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.cleave_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%python", config.python_executable))
+# Split marker for text GraphDefs (`#` starts a comment there). Spelled out
+# here so that the RUN line itself does not contain the marker.
+config.substitutions.append(("%split-pbtxt", '--split-input-file="# -----"'))
+config.substitutions.append(("%corpus", config.corpus_dir))
+config.substitutions.append(("%cleave_tools_dir", config.cleave_tools_dir))
+config.substitutions.append(("%scripts", os.path.join(config.cleave_src_root, "scripts")))
+if os.path.isdir(config.corpus_dir):
+    config.available_features.add("corpus")

@@ -1,0 +1,160 @@
+//===- graph-opt.cpp - run passes on TensorFlow graphs --------------------===//
+//
+// Like mlir-opt, but reads GraphDefs too (text or binary, detected by
+// content) and writes MLIR, a GraphDef or a Graphviz view (--emit=).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/InitAll.h"
+#include "cleave/Translate/Dot.h"
+#include "cleave/Translate/GraphDef.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Support/ToolUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+namespace {
+enum class Emit { MLIR, PbTxt, Pb, Dot };
+} // namespace
+
+static llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
+                                                llvm::cl::desc("<input file>"),
+                                                llvm::cl::init("-"));
+static llvm::cl::opt<std::string> outputFilename(
+    "o", llvm::cl::desc("Output filename"), llvm::cl::value_desc("filename"),
+    llvm::cl::init("-"));
+static llvm::cl::opt<Emit> emitFormat(
+    "emit", llvm::cl::desc("What to write"), llvm::cl::init(Emit::MLIR),
+    llvm::cl::values(
+        clEnumValN(Emit::MLIR, "mlir", "the module as MLIR (default)"),
+        clEnumValN(Emit::PbTxt, "pbtxt", "a text GraphDef"),
+        clEnumValN(Emit::Pb, "pb", "a binary GraphDef"),
+        clEnumValN(Emit::Dot, "dot", "a Graphviz graph")));
+static llvm::cl::opt<bool> strictTensors(
+    "strict-tensors",
+    llvm::cl::desc("Reject tensors whose byte size does not match their "
+                   "shape instead of keeping the bytes with a warning"),
+    llvm::cl::init(false));
+
+/// Imports or parses one buffer, runs the pipeline and writes the result.
+static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                                   llvm::raw_ostream &os,
+                                   const MlirOptMainConfig &config,
+                                   DialectRegistry &registry) {
+  MLIRContext context(registry);
+  context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
+  context.loadAllAvailableDialects();
+  cleave::InputFormat format = cleave::detectInputFormat(buffer->getBuffer());
+  llvm::SourceMgr sourceMgr;
+  const llvm::MemoryBuffer *raw = buffer.get();
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+
+  auto run = [&]() -> LogicalResult {
+    DefaultTimingManager tm;
+    applyDefaultTimingManagerCLOptions(tm);
+    TimingScope timing = tm.getRootScope();
+    OwningOpRef<ModuleOp> module;
+    {
+      TimingScope parseTiming = timing.nest(
+          format == cleave::InputFormat::MLIR ? "Parser" : "GraphDef import");
+      if (format == cleave::InputFormat::MLIR) {
+        module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+      } else {
+        cleave::GraphDefImportOptions options;
+        options.strictTensors = strictTensors;
+        module = cleave::importGraphDef(*raw, &context, options);
+      }
+    }
+    if (!module)
+      return failure();
+    PassManager pm(&context, ModuleOp::getOperationName());
+    pm.enableVerifier(config.shouldVerifyPasses());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    pm.enableTiming(timing);
+    if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+      return failure();
+    TimingScope outputTiming = timing.nest("Output");
+    switch (emitFormat) {
+    case Emit::MLIR:
+      module->print(os);
+      os << "\n";
+      return success();
+    case Emit::PbTxt:
+      return cleave::writeGraphDef(*module, os, /*binary=*/false);
+    case Emit::Pb:
+      return cleave::writeGraphDef(*module, os, /*binary=*/true);
+    case Emit::Dot:
+      return cleave::writeDot(*module, os);
+    }
+    return failure();
+  };
+
+  if (!config.shouldVerifyDiagnostics()) {
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    return run();
+  }
+  SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
+  (void)run();
+  return handler.verify();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  DialectRegistry registry;
+  cleave::registerAllDialects(registry);
+  cleave::registerAllPasses();
+  MlirOptMainConfig::registerCLOptions(registry);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "Cleave optimizer: runs passes on GraphDefs (.pb, .pbtxt) and MLIR\n");
+  const MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+
+  std::string error;
+  auto file = openInputFile(inputFilename, &error);
+  if (!file) {
+    llvm::errs() << "graph-opt: " << error << "\n";
+    return 1;
+  }
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "graph-opt: " << error << "\n";
+    return 1;
+  }
+  // Plain MLIR in and out: mlir-opt's own driver, with all its flags.
+  if (emitFormat == Emit::MLIR &&
+      cleave::detectInputFormat(file->getBuffer()) == cleave::InputFormat::MLIR) {
+    if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
+      return 1;
+    output->keep();
+    return 0;
+  }
+  auto chunk = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
+                   llvm::raw_ostream &os) {
+    return processBuffer(std::move(buffer), os, config, registry);
+  };
+  if (failed(splitAndProcessBuffer(std::move(file), chunk, output->os(),
+                                   config.inputSplitMarker(),
+                                   config.outputSplitMarker())))
+    return 1;
+  output->keep();
+  return 0;
+}

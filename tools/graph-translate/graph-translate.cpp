@@ -1,0 +1,16 @@
+//===- graph-translate.cpp - GraphDef <-> MLIR translation ----------------===//
+//
+//   graph-translate --import-graphdef model.pbtxt      (or model.pb)
+//   graph-translate --export-graphdef [--graphdef-binary] model.mlir
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/InitAll.h"
+
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+
+int main(int argc, char **argv) {
+  cleave::registerAllTranslations();
+  return mlir::failed(
+      mlir::mlirTranslateMain(argc, argv, "Cleave GraphDef translation tool"));
+}
