@@ -78,42 +78,42 @@ TEST(RoundTripTest, TensorEncodings) {
         dtype: DT_INT32 tensor_shape { dim { size: 4 } } int_val: 7 } } }
     }
     node {
-      name: "partial" op: "Const"
+      name: "partial" op: "TensorHolder"
       attr { key: "value" value { tensor {
         dtype: DT_FLOAT tensor_shape { dim { size: 4 } }
         float_val: 1 float_val: 2 } } }
     }
     node {
-      name: "content" op: "Const"
+      name: "content" op: "TensorHolder"
       attr { key: "value" value { tensor {
         dtype: DT_FLOAT tensor_shape { dim { size: 2 } }
         tensor_content: "\000\000\200?\000\000\000@" } } }
     }
     node {
-      name: "half" op: "Const"
+      name: "half" op: "TensorHolder"
       attr { key: "value" value { tensor {
         dtype: DT_HALF tensor_shape { } half_val: 0x8000 } } }
     }
     node {
-      name: "strings" op: "Const"
+      name: "strings" op: "TensorHolder"
       attr { key: "value" value { tensor {
         dtype: DT_STRING tensor_shape { dim { size: 3 } }
         tensor_content: "\001\000\002a\000b" } } }
     }
     node {
-      name: "extra" op: "Const"
+      name: "extra" op: "TensorHolder"
       attr { key: "value" value { tensor {
         dtype: DT_INT64 tensor_shape { dim { size: 1 } }
         int64_val: 1 int64_val: 2 } } }
     }
     node {
-      name: "mismatch" op: "Const"
+      name: "mismatch" op: "TensorHolder"
       attr { key: "value" value { tensor {
         dtype: DT_FLOAT tensor_shape { dim { size: 3 } }
         tensor_content: "\000\000\200?" } } }
     }
     node {
-      name: "resource" op: "Const"
+      name: "resource" op: "TensorHolder"
       attr { key: "value" value { tensor {
         dtype: DT_RESOURCE tensor_shape { }
         resource_handle_val { name: "v" device: "/cpu:0" } } } }

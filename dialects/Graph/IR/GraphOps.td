@@ -100,10 +100,16 @@ def Graph_FuncOp : Graph_Op<"func", [
     The body holds the FunctionDef's `node_def` list in order and ends in a
     `graph.return` carrying `ret` and `control_ret`. Each block argument is an
     input of the signature; `arg_names` gives the name the body uses for it
-    (`"x"`, or `"x:1"` for an element of a list input). `signature` is the
+    (`"x"`, `"x:1"` for an element of a list input, or `"^x"` for a
+    `!graph.control` argument standing for control inputs on `x`). `signature` is the
     rest of the OpDef (output args, attr defs, flags) field by field; `attr`
     is `FunctionDef.attr`; `arg_attr` and `resource_arg_unique_id` are keyed
     by the decimal argument index, as in the proto.
+
+    A FunctionDef with an empty name can never be called, and TensorFlow
+    never looks inside it. Such a function is kept whole, field by field, in
+    `uncallable`, under the symbol `__unnamed_function_<index>`, with an empty
+    body; export writes it back unchanged.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
@@ -113,7 +119,8 @@ def Graph_FuncOp : Graph_Op<"func", [
                        DictionaryAttr:$signature,
                        OptionalAttr<DictionaryAttr>:$attr,
                        OptionalAttr<DictionaryAttr>:$arg_attr,
-                       OptionalAttr<DictionaryAttr>:$resource_arg_unique_id);
+                       OptionalAttr<DictionaryAttr>:$resource_arg_unique_id,
+                       OptionalAttr<DictionaryAttr>:$uncallable);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -56,6 +56,11 @@ static LogicalResult exportNode(NodeOp node, tf::NodeDef &def,
 
 static LogicalResult exportFunction(FuncOp func, tf::FunctionDef &fdef) {
   std::string error;
+  if (DictionaryAttr uncallable = func.getUncallableAttr()) {
+    if (failed(graphdef::attrToProto(uncallable, fdef, error)))
+      return func.emitOpError("uncallable: ") << error;
+    return success();
+  }
   tf::OpDef *sig = fdef.mutable_signature();
   if (failed(graphdef::attrToProto(func.getSignature(), *sig, error)))
     return func.emitOpError("signature: ") << error;

@@ -20,6 +20,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -101,6 +102,10 @@ private:
     /// Function arguments by name (`x`, or `x:1` for list elements).
     llvm::StringMap<Value> args;
     const pb::TextFormat::ParseInfoTree *tree = nullptr;
+    /// Function `ret` values: resolved like node inputs, so that they count
+    /// towards the outputs of ops without a signature.
+    SmallVector<InputRef> rets;
+    std::optional<Location> retLoc;
   };
 
   Location nodeLoc(const Body &body, const tf::NodeDef &node, int index);
@@ -109,6 +114,8 @@ private:
   LogicalResult importFunction(const tf::FunctionDef &fdef, int index,
                                const pb::TextFormat::ParseInfoTree *libTree);
   FuncOp declareFunction(const tf::FunctionDef &fdef, Location loc);
+  void declareUncallableFunction(const tf::FunctionDef &fdef, size_t index,
+                                 Location loc);
   LogicalResult parseInput(StringRef text, const Body &body, InputRef &ref);
   LogicalResult checkOutputArrays(GraphOp graph, Location loc);
   LogicalResult checkCycles(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
@@ -213,11 +220,9 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
     Location loc = locs.back();
     if (node.op().empty())
       return nodeError(loc, node.name()) << "has an empty op type";
-    if (node.name().empty())
-      return emitError(loc) << "Node of op '" << node.op()
-                            << "' has an empty name";
-    if (!index.try_emplace(node.name(), i).second ||
-        body.args.count(node.name()))
+    if (!node.name().empty() &&
+        (!index.try_emplace(node.name(), i).second ||
+         body.args.count(node.name())))
       return emitError(loc)
              << "Duplicated node (or function argument) with the same name: `"
              << node.name() << "`"
@@ -261,6 +266,10 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
       return nodeError(locs[i], node.name())
              << error << " (op type: " << node.op() << ")";
     known[i] = *isKnown;
+    // Checked after the attrs, as TensorFlow's tfg importer does.
+    if (node.name().empty())
+      return emitError(locs[i]) << "Node of op '" << node.op()
+                                << "' has an empty name";
     for (const graphdef::OutputArg &arg : outArgs)
       resultTypes[i].append(arg.types.begin(), arg.types.end());
   }
@@ -270,12 +279,15 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
     if (ref.isArg)
       return success();
     auto it = index.find(ref.node);
+    Location where = consumer < 0 ? *body.retLoc : locs[consumer];
     if (it == index.end()) {
-      const tf::NodeDef &node = nodes[consumer];
-      return emitError(locs[consumer])
-             << "Non-existent input "
-             << (ref.port == -1 ? "^" : "") << ref.node << " in node "
-             << node.name();
+      if (consumer < 0)
+        return emitError(where) << "function '" << body.functionName
+                                << "': ret names a missing node '" << ref.node
+                                << "'";
+      return emitError(where)
+             << "Non-existent input " << (ref.port == -1 ? "^" : "")
+             << ref.node << " in node " << nodes[consumer].name();
     }
     int producer = it->second;
     if (ref.port >= 0 && !ref.outArg.empty()) {
@@ -290,7 +302,7 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
         for (const graphdef::OutputArg &arg : outArgs) {
           if (arg.name == ref.outArg) {
             if (ref.port >= int64_t(arg.types.size()))
-              return emitError(locs[consumer])
+              return emitError(where)
                      << "Result #" << ref.port << " of node '" << ref.node
                      << "' output '" << ref.outArg << "' is out of bounds";
             ref.port += base;
@@ -300,7 +312,7 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
           base += arg.types.size();
         }
         if (!found)
-          return emitError(locs[consumer])
+          return emitError(where)
                  << "Node '" << ref.node << "' has no output called '"
                  << ref.outArg << "'";
       } else {
@@ -318,6 +330,9 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
     for (InputRef &ref : inputs[i])
       if (failed(resolveProducer(i, ref)))
         return failure();
+  for (InputRef &ref : body.rets)
+    if (failed(resolveProducer(-1, ref)))
+      return failure();
 
   for (int i = 0; i < numNodes; ++i) {
     auto shapes = attrs[i].getAs<ArrayAttr>("_output_shapes");
@@ -375,6 +390,10 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
   for (int i = 0; i < numNodes; ++i) {
     SmallVector<Value, 4> operands;
     for (const InputRef &ref : inputs[i]) {
+      if (ref.isArg && ref.port == -1) {
+        operands.push_back(body.args.lookup(("^" + ref.node).str()));
+        continue;
+      }
       if (ref.isArg) {
         auto it = body.args.find(ref.node);
         if (it == body.args.end() && ref.port > 0)
@@ -417,6 +436,28 @@ FuncOp Importer::declareFunction(const tf::FunctionDef &fdef, Location loc) {
   props.arg_names = builder.getStrArrayAttr({});
   state.addRegion();
   return cast<FuncOp>(builder.create(state));
+}
+
+/// A FunctionDef without a name can never be called, and TensorFlow never
+/// looks inside it; it is kept field by field under a placeholder symbol.
+void Importer::declareUncallableFunction(const tf::FunctionDef &fdef,
+                                         size_t index, Location loc) {
+  builder.setInsertionPointToEnd(module.getBody());
+  OperationState state(loc, FuncOp::getOperationName());
+  auto &props = state.getOrAddProperties<FuncOp::Properties>();
+  props.sym_name =
+      builder.getStringAttr("__unnamed_function_" + std::to_string(index));
+  props.signature = builder.getDictionaryAttr({});
+  props.function_type = TypeAttr::get(builder.getFunctionType({}, {}));
+  props.arg_names = builder.getStrArrayAttr({});
+  props.uncallable = graphdef::protoToAttr(fdef, ctx);
+  state.addRegion();
+  auto func = cast<FuncOp>(builder.create(state));
+  Block *block = new Block;
+  func.getBody().push_back(block);
+  builder.setInsertionPointToEnd(block);
+  builder.create<ReturnOp>(loc, ValueRange(), builder.getStrArrayAttr({}),
+                           builder.getStrArrayAttr({}), ArrayAttr());
 }
 
 LogicalResult
@@ -470,6 +511,18 @@ Importer::importFunction(const tf::FunctionDef &fdef, int index,
     for (int64_t k : used)
       addArg(arg.name() + ":" + std::to_string(k), element);
   }
+  // A control input on an argument ("^x") uses a control block argument
+  // named "^x", so that the dependency survives a round trip.
+  for (const tf::OpDef::ArgDef &arg : sig.input_arg()) {
+    std::string control = "^" + arg.name();
+    bool used = llvm::any_of(fdef.node_def(), [&](const tf::NodeDef &node) {
+      return llvm::is_contained(node.input(), control);
+    });
+    if (used) {
+      argNames.push_back(control);
+      argTypes.push_back(ControlType::get(ctx));
+    }
+  }
   for (auto [i, type] : llvm::enumerate(argTypes)) {
     Value v = body.block->addArgument(type, loc);
     body.args[argNames[i]] = v;
@@ -505,9 +558,6 @@ Importer::importFunction(const tf::FunctionDef &fdef, int index,
     func.setResourceArgUniqueIdAttr(builder.getDictionaryAttr(entries));
   }
 
-  if (failed(importNodes(fdef.node_def(), body)))
-    return failure();
-
   // ret in output_arg order, then any other keys in sorted order.
   SmallVector<std::string> retKeys;
   for (const tf::OpDef::ArgDef &arg : sig.output_arg())
@@ -520,18 +570,26 @@ Importer::importFunction(const tf::FunctionDef &fdef, int index,
   llvm::sort(extra);
   retKeys.append(extra.begin(), extra.end());
 
-  llvm::StringMap<NodeOp> nodesByName;
-  for (auto node : body.block->getOps<NodeOp>())
-    nodesByName[node.getName()] = node;
-  SmallVector<Value> operands;
-  SmallVector<StringRef> names, controlNames, spellings;
-  bool differs = false;
+  body.retLoc = loc;
   for (const std::string &key : retKeys) {
     const std::string &text = fdef.ret().at(key);
     InputRef ref;
     if (failed(parseInput(text, body, ref)) || ref.port < 0)
       return emitError(loc) << "function '" << sig.name() << "': malformed ret '"
                             << text << "'";
+    body.rets.push_back(ref);
+  }
+  if (failed(importNodes(fdef.node_def(), body)))
+    return failure();
+
+  llvm::StringMap<NodeOp> nodesByName;
+  for (auto node : body.block->getOps<NodeOp>())
+    nodesByName[node.getName()] = node;
+  SmallVector<Value> operands;
+  SmallVector<StringRef> names, controlNames, spellings;
+  bool differs = false;
+  for (auto [key, ref] : llvm::zip(retKeys, body.rets)) {
+    const std::string &text = fdef.ret().at(key);
     Value v;
     if (ref.isArg) {
       auto it = body.args.find(text);
@@ -545,21 +603,7 @@ Importer::importFunction(const tf::FunctionDef &fdef, int index,
                               << "': ret '" << key << "' names a missing node '"
                               << ref.node << "'";
       NodeOp producer = it->second;
-      SmallVector<graphdef::OutputArg> outArgs;
-      int64_t port = ref.port;
-      if (!ref.outArg.empty() &&
-          succeeded(graphdef::resolveOutputArgs(producer.getOpType(),
-                                                producer.getAttrs(), module,
-                                                outArgs, error))) {
-        int64_t base = 0;
-        for (const auto &arg : outArgs) {
-          if (arg.name == ref.outArg) {
-            port += base;
-            break;
-          }
-          base += arg.types.size();
-        }
-      }
+      int64_t port = ref.port; // already flattened by importNodes
       if (port >= int64_t(producer.getOutputs().size()))
         return emitError(loc) << "function '" << sig.name() << "': ret '"
                               << text << "' is out of range";
@@ -629,12 +673,13 @@ OwningOpRef<ModuleOp> Importer::importGraph(const tf::GraphDef &graphDef) {
           tf::GraphDef::descriptor()->FindFieldByName("library"), -1);
     // Declare every function first: call nodes need their signatures.
     llvm::StringSet<> seen;
-    for (const tf::FunctionDef &fdef : graphDef.library().function()) {
+    for (auto [i, fdef] : llvm::enumerate(graphDef.library().function())) {
       Location loc = NameLoc::get(builder.getStringAttr(fdef.signature().name()),
                                   fileLoc);
-      if (fdef.signature().name().empty())
-        return (emitError(loc) << "a library function has an empty name",
-                nullptr);
+      if (fdef.signature().name().empty()) {
+        declareUncallableFunction(fdef, i, loc);
+        continue;
+      }
       if (!seen.insert(fdef.signature().name()).second)
         return (emitError(loc) << "function '" << fdef.signature().name()
                                << "' is defined twice in the library",
@@ -642,7 +687,8 @@ OwningOpRef<ModuleOp> Importer::importGraph(const tf::GraphDef &graphDef) {
       declareFunction(fdef, loc);
     }
     for (auto [i, fdef] : llvm::enumerate(graphDef.library().function()))
-      if (failed(importFunction(fdef, i, libTree)))
+      if (!fdef.signature().name().empty() &&
+          failed(importFunction(fdef, i, libTree)))
         return nullptr;
   }
 

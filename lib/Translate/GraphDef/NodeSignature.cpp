@@ -226,7 +226,7 @@ bool graphdef::spellingMatches(StringRef spelling, Value value,
     spelling = spelling.drop_front();
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (isControl)
-      return spelling == splitIndex(getArgName(arg)).first;
+      return getArgName(arg) == ("^" + spelling).str();
     return splitIndex(spelling) == splitIndex(getArgName(arg));
   }
   auto node = value.getDefiningOp<NodeOp>();
