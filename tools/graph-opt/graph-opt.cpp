@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/InitAll.h"
+#include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/Dot.h"
 #include "cleave/Translate/GraphDef.h"
 
@@ -114,6 +115,7 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
 }
 
 int main(int argc, char **argv) {
+  cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
   DialectRegistry registry;
   cleave::registerAllDialects(registry);

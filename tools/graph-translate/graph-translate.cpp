@@ -6,10 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/InitAll.h"
+#include "cleave/Support/ToolInit.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
 int main(int argc, char **argv) {
+  cleave::initTool(argc, argv);
   cleave::registerAllTranslations();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "Cleave GraphDef translation tool"));

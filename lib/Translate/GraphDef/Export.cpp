@@ -12,6 +12,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
@@ -165,7 +166,8 @@ LogicalResult cleave::exportGraphDef(ModuleOp module, tf::GraphDef &graphDef) {
 
 LogicalResult cleave::writeGraphDef(ModuleOp module, llvm::raw_ostream &os,
                                     bool binary) {
-  tf::GraphDef graphDef;
+  pb::Arena arena;
+  tf::GraphDef &graphDef = *pb::Arena::CreateMessage<tf::GraphDef>(&arena);
   if (failed(exportGraphDef(module, graphDef)))
     return failure();
   std::string bytes;

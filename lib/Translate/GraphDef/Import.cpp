@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -203,6 +204,23 @@ LogicalResult Importer::parseInput(StringRef text, const Body &body,
   if (parts.size() == 2 && parts[1].getAsInteger(10, ref.port))
     return failure();
   return success();
+}
+
+/// Whether export would write `text` for `value` (renderInput == text),
+/// without building the string in the common top-level cases.
+static bool rendersAs(Value value, StringRef text, bool inFunction) {
+  auto node = value.getDefiningOp<NodeOp>();
+  if (inFunction || !node)
+    return graphdef::renderInput(value, inFunction) == text;
+  StringRef name = node.getName();
+  if (value == node.getControl())
+    return text.size() == name.size() + 1 && text.front() == '^' &&
+           text.drop_front() == name;
+  unsigned port = cast<OpResult>(value).getResultNumber();
+  if (port == 0)
+    return text == name;
+  return text.starts_with(name) && text.drop_front(name.size()) ==
+                                       (":" + Twine(port)).str();
 }
 
 LogicalResult
@@ -412,7 +430,7 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
     const tf::NodeDef &node = nodes[i];
     bool differs = false;
     for (auto [k, text] : llvm::enumerate(node.input()))
-      differs |= graphdef::renderInput(operands[k], body.isFunction) != text;
+      differs |= !rendersAs(operands[k], text, body.isFunction);
     if (differs) {
       SmallVector<StringRef> texts(node.input().begin(), node.input().end());
       ops[i].setSpellingsAttr(builder.getStrArrayAttr(texts));
@@ -820,7 +838,9 @@ cleave::importGraphDef(const llvm::MemoryBuffer &buffer, MLIRContext *context,
   StringAttr fileAttr = StringAttr::get(context, filename);
   Location fileLoc = FileLineColLoc::get(fileAttr, 1, 1);
   StringRef bytes = buffer.getBuffer();
-  tf::GraphDef graphDef;
+  // An arena makes building and freeing a million-node message cheap.
+  pb::Arena arena;
+  tf::GraphDef &graphDef = *pb::Arena::CreateMessage<tf::GraphDef>(&arena);
   if (detectInputFormat(bytes) == InputFormat::GraphDefBinary) {
     pb::io::CodedInputStream stream(
         reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());

@@ -88,7 +88,9 @@ FailureOr<bool> graphdef::resolveOutputArgs(StringRef opType,
   MLIRContext *ctx = attrs.getContext();
   SmallVector<ArgDecl, 4> decls;
   FuncOp func;
-  if (module)
+  // Library functions take precedence over registered ops, as in
+  // TensorFlow's FunctionLibraryDefinition. Most graphs have none.
+  if (module && !module.getOps<FuncOp>().empty())
     func = dyn_cast_or_null<FuncOp>(SymbolTable::lookupSymbolIn(
         module, StringAttr::get(ctx, opType)));
   if (func)

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -65,10 +66,17 @@ OperandRange NodeOp::getControlInputs() {
 }
 
 void NodeOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
-  StringRef name = getName();
+  // SSA names follow node names, with `/`, `-`, `.` and the like as `_`
+  // (the printer would otherwise hex-escape them).
+  std::string name = getName().str();
+  for (char &c : name)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  if (name.empty() || llvm::isDigit(name.front()))
+    name = "n" + name;
   if (!getOutputs().empty())
     setNameFn(getOutputs().front(), name);
-  setNameFn(getControl(), (name + "_ctl").str());
+  setNameFn(getControl(), name + "_ctl");
 }
 
 LogicalResult NodeOp::verify() {
