@@ -9,6 +9,9 @@ function(add_cleave_library name)
     $<BUILD_INTERFACE:${CLEAVE_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${CLEAVE_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:include>)
+  # Headers of Cleave include LLVM/MLIR headers: embedders need their paths.
+  target_include_directories(${name} SYSTEM PUBLIC ${LLVM_INCLUDE_DIRS}
+                             ${MLIR_INCLUDE_DIRS})
   set_property(GLOBAL APPEND PROPERTY CLEAVE_EXPORTED_TARGETS ${name})
   install(TARGETS ${name} EXPORT CleaveTargets
           ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)

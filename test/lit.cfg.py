@@ -20,3 +20,12 @@ config.substitutions.append(("%cleave_tools_dir", config.cleave_tools_dir))
 config.substitutions.append(("%scripts", os.path.join(config.cleave_src_root, "scripts")))
 if os.path.isdir(config.corpus_dir):
     config.available_features.add("corpus")
+
+config.substitutions.append(("%cleave_src", config.cleave_src_root))
+config.substitutions.append(("%cleave_obj", config.cleave_obj_root))
+config.substitutions.append(("%cxx", config.cxx_compiler))
+import shutil
+if shutil.which("cmake"):
+    config.available_features.add("cmake")
+# Sanitizer builds: LLVM's own registries are not freed at exit by design.
+config.environment["ASAN_OPTIONS"] = "detect_leaks=0"

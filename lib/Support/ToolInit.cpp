@@ -7,9 +7,19 @@
 #include <string>
 #include <unistd.h>
 
+// A sanitizer replaces malloc, so the glibc tunable would do nothing.
 void cleave::initTool(int argc, char **argv) {
   (void)argc;
-#if defined(__linux__) && defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define CLEAVE_SANITIZED_HEAP 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CLEAVE_SANITIZED_HEAP 1
+#endif
+
+#if defined(__linux__) && defined(__GLIBC__) && !defined(CLEAVE_SANITIZED_HEAP)
   if (std::getenv("CLEAVE_NO_HUGEPAGES"))
     return;
   const char *tunables = std::getenv("GLIBC_TUNABLES");
