@@ -12,6 +12,10 @@ function(add_cleave_library name)
   # Headers of Cleave include LLVM/MLIR headers: embedders need their paths.
   target_include_directories(${name} SYSTEM PUBLIC ${LLVM_INCLUDE_DIRS}
                              ${MLIR_INCLUDE_DIRS})
+  if(CLEAVE_ENABLE_SANITIZERS)
+    # Embedders of a sanitized build must link the sanitizer runtimes too.
+    target_link_options(${name} INTERFACE -fsanitize=address,undefined)
+  endif()
   set_property(GLOBAL APPEND PROPERTY CLEAVE_EXPORTED_TARGETS ${name})
   install(TARGETS ${name} EXPORT CleaveTargets
           ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)
