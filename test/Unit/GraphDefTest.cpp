@@ -63,6 +63,13 @@ TEST(FormatTest, DetectsByContent) {
   EXPECT_EQ(detectInputFormat("# comment\n\nversions: { producer: 1 }"),
             InputFormat::GraphDefText);
   EXPECT_EQ(detectInputFormat("module {\n}"), InputFormat::MLIR);
+  EXPECT_EQ(detectInputFormat("module attributes {x} {\n}"),
+            InputFormat::MLIR);
+  EXPECT_EQ(detectInputFormat("graph.graph {\n}"), InputFormat::MLIR);
+  EXPECT_EQ(detectInputFormat("\"graph.graph\"() ({})"), InputFormat::MLIR);
+  // A misspelt field is still a text GraphDef (so the error names it).
+  EXPECT_EQ(detectInputFormat("nod { name: \"a\" }"),
+            InputFormat::GraphDefText);
   EXPECT_EQ(detectInputFormat("#map = affine_map<(d0) -> (d0)>\nmodule {}"),
             InputFormat::MLIR);
   EXPECT_EQ(detectInputFormat(llvm::StringRef("\x0a\x05\x0a\x01x\x12\x00", 7)),

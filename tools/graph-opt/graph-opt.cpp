@@ -59,6 +59,8 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   MLIRContext context(registry);
   context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
   context.loadAllAvailableDialects();
+  // As mlir-opt: expected diagnostics must not carry the op dump note.
+  context.printOpOnDiagnostic(!config.shouldVerifyDiagnostics());
   cleave::InputFormat format = cleave::detectInputFormat(buffer->getBuffer());
   llvm::SourceMgr sourceMgr;
   const llvm::MemoryBuffer *raw = buffer.get();
@@ -141,8 +143,9 @@ int main(int argc, char **argv) {
     llvm::errs() << "graph-opt: " << error << "\n";
     return 1;
   }
-  // Plain MLIR in and out: mlir-opt's own driver, with all its flags.
-  if (emitFormat == Emit::MLIR &&
+  // Plain MLIR in and out: mlir-opt's own driver, with all its flags. A
+  // split file may mix formats, so its chunks are sniffed one by one below.
+  if (emitFormat == Emit::MLIR && config.inputSplitMarker().empty() &&
       cleave::detectInputFormat(file->getBuffer()) == cleave::InputFormat::MLIR) {
     if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
       return 1;

@@ -30,9 +30,10 @@ namespace cleave {
 /// What a buffer holds, judged by its content (never by a file extension).
 enum class InputFormat { GraphDefText, GraphDefBinary, MLIR };
 
-/// Sniffs `buffer`: text whose first field is a GraphDef field (`node`,
-/// `library`, `versions`, ...) is a text GraphDef; bytes that are not text
-/// are a binary GraphDef; anything else is MLIR.
+/// Sniffs `buffer`: text that starts (after `#` comments) with a field in
+/// protobuf text syntax (`node {`, `versions: {`, but not `module {`) is a
+/// text GraphDef; bytes that are not text are a binary GraphDef; anything
+/// else is MLIR.
 InputFormat detectInputFormat(llvm::StringRef buffer);
 
 struct GraphDefImportOptions {

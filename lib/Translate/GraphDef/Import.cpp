@@ -56,10 +56,12 @@ InputFormat cleave::detectInputFormat(StringRef buffer) {
   StringRef word = rest.take_while(
       [](char c) { return llvm::isAlnum(c) || c == '_'; });
   StringRef after = rest.drop_front(word.size()).ltrim();
-  bool isField = llvm::is_contained(
-      {"node", "library", "versions", "version", "debug_info"}, word);
-  if (isField && (after.starts_with("{") || after.starts_with(":") ||
-                  after.starts_with("<")))
+  // `name {`, `name:` or `name <` is protobuf text; the only MLIR that
+  // starts so is `module {`. A misspelt field stays a (bad) GraphDef, so
+  // that the error says which field is wrong.
+  bool protoSyntax = after.starts_with("{") || after.starts_with(":") ||
+                     after.starts_with("<");
+  if (!word.empty() && protoSyntax && word != "module")
     return InputFormat::GraphDefText;
   if (rest.empty() && !buffer.empty() && buffer.ltrim().starts_with("#"))
     return InputFormat::GraphDefText; // only comments: an empty GraphDef
@@ -509,9 +511,8 @@ Importer::importFunction(const tf::FunctionDef &fdef, int index,
     if (arg.is_ref())
       element = RefType::get(ctx, element);
     addArg(arg.name(), element);
-    if (arg.number_attr().empty() && arg.type_list_attr().empty())
-      continue;
-    // List arg: its elements beyond the first, as the body refers to them.
+    // Elements beyond the first, as the body refers to them ("x:1"): list
+    // args have them; for others they are kept so the body round-trips.
     std::set<int64_t> used;
     auto scan = [&](StringRef text) {
       text.consume_front("^");
