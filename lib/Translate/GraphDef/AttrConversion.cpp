@@ -276,20 +276,33 @@ std::string serialize(const google::protobuf::Message &message) {
 }
 } // namespace
 
+namespace {
+/// Why a TensorProto has no dense value. Only some reasons are errors: the
+/// others just mean the proto is kept as raw bytes.
+struct DecodeFailure {
+  enum Kind { NotDense, SizeMismatch, TooLarge } kind = NotDense;
+  std::string message;
+};
+} // namespace
+
 /// Decodes the value of `t` into a dense attribute of `storage` elements, or
 /// returns null (with `why` set) when the proto does not describe one.
 static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
                                       ShapeAttr shape, int64_t &encoding,
-                                      std::string &why) {
+                                      DecodeFailure &why) {
+  auto fail = [&](DecodeFailure::Kind kind, std::string message) {
+    why = {kind, std::move(message)};
+    return ElementsAttr();
+  };
   int64_t n = shape.getNumElements();
   if (n < 0) {
-    why = "its shape is not fully defined or too large";
-    return {};
+    return fail(DecodeFailure::NotDense,
+                "its shape is not fully defined or too large");
   }
   Field field = getValueField(t.dtype());
   if (field == Field::None) {
-    why = "its dtype has no dense representation";
-    return {};
+    return fail(DecodeFailure::NotDense,
+                "its dtype has no dense representation");
   }
   auto type = RankedTensorType::get(shape.getDims(), storage);
 
@@ -299,16 +312,16 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
     if (field == Field::String) {
       SmallVector<StringRef> values;
       if (!decodeStringContent(content, n, values)) {
-        why = "its string tensor_content is malformed";
-        return {};
+        return fail(DecodeFailure::NotDense,
+                    "its string tensor_content is malformed");
       }
       return DenseStringElementsAttr::get(type, values);
     }
     if (field == Field::Bool) {
       if (int64_t(content.size()) != n) {
-        why = "tensor_content has " + std::to_string(content.size()) +
-              " bytes but the shape needs " + std::to_string(n);
-        return {};
+        return fail(DecodeFailure::SizeMismatch,
+                    "tensor_content has " + std::to_string(content.size()) +
+                        " bytes but the shape needs " + std::to_string(n));
       }
       SmallVector<bool> values;
       values.reserve(n);
@@ -317,8 +330,8 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
       // Only 0/1 bytes round-trip through a bool attribute.
       for (char c : content)
         if (c != 0 && c != 1) {
-          why = "bool tensor_content holds a byte other than 0 or 1";
-          return {};
+          return fail(DecodeFailure::NotDense,
+                      "bool tensor_content holds a byte other than 0 or 1");
         }
       return DenseElementsAttr::get(type, values);
     }
@@ -326,16 +339,16 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
     int64_t need;
     if (llvm::MulOverflow(n, int64_t(bytes), need) ||
         int64_t(content.size()) != need) {
-      why = "tensor_content has " + std::to_string(content.size()) +
-            " bytes but the shape needs " +
-            std::to_string(uint64_t(n) * bytes);
-      return {};
+      return fail(DecodeFailure::SizeMismatch,
+                  "tensor_content has " + std::to_string(content.size()) +
+                      " bytes but the shape needs " +
+                      std::to_string(uint64_t(n) * bytes));
     }
     bool detectedSplat = false;
     ArrayRef<char> buffer(content.data(), content.size());
     if (!DenseElementsAttr::isValidRawBuffer(type, buffer, detectedSplat)) {
-      why = "tensor_content is not a valid buffer for its type";
-      return {};
+      return fail(DecodeFailure::NotDense,
+                  "tensor_content is not a valid buffer for its type");
     }
     return DenseElementsAttr::getFromRawBuffer(type, buffer);
   }
@@ -351,8 +364,7 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
       return DenseStringElementsAttr::get(type, values);
     }
     if (n > kMaxExpandedTensorBytes) {
-      why = "its shape holds too many elements";
-      return {};
+      return fail(DecodeFailure::TooLarge, "its shape holds too many elements");
     }
     for (int64_t i = 0; i < n; ++i)
       values.push_back(t.string_val(std::min(i, count - 1)));
@@ -365,8 +377,7 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
       return DenseElementsAttr::get(type, count ? t.bool_val(0) : false);
     }
     if (n > kMaxExpandedTensorBytes) {
-      why = "its shape holds too many elements";
-      return {};
+      return fail(DecodeFailure::TooLarge, "its shape holds too many elements");
     }
     SmallVector<bool> values;
     for (int64_t i = 0; i < n; ++i)
@@ -386,8 +397,7 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
   int64_t total;
   if (llvm::MulOverflow(n, int64_t(bytes), total) ||
       total > kMaxExpandedTensorBytes) {
-    why = "its shape holds too many elements";
-    return {};
+    return fail(DecodeFailure::TooLarge, "its shape holds too many elements");
   }
   std::vector<char> buffer(total);
   for (int64_t i = 0; i < n; ++i)
@@ -395,8 +405,8 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
                    buffer.data() + i * bytes);
   bool detectedSplat = false;
   if (!DenseElementsAttr::isValidRawBuffer(type, buffer, detectedSplat)) {
-    why = "its values do not form a valid buffer";
-    return {};
+    return fail(DecodeFailure::NotDense,
+                "its values do not form a valid buffer");
   }
   return DenseElementsAttr::getFromRawBuffer(type, buffer);
 }
@@ -410,26 +420,22 @@ TensorAttr graphdef::importTensor(const tf::TensorProto &t, MLIRContext *ctx,
     return {};
   ElementsAttr value;
   int64_t encoding = TensorAttr::kTensorContent;
-  std::string why;
   Type storage = getStorageType(dtype);
   if (storage && !shape.getUnknownRank()) {
+    DecodeFailure why;
     value = decodeTensorValue(t, storage, shape, encoding, why);
-    if (!value && !why.empty() && why.find("bytes but") != std::string::npos) {
+    if (!value && why.kind == DecodeFailure::SizeMismatch) {
       if (strictTensors) {
-        error = why;
+        error = why.message;
         return {};
       }
       if (warning)
-        *warning = why + "; the bytes are kept as written";
-    } else if (!value && why.find("too many") != std::string::npos) {
-      error = "tensor of shape " +
-              [&] {
-                std::string s;
-                for (int64_t d : shape.getDims())
-                  s += (s.empty() ? "[" : ",") + std::to_string(d);
-                return s + "]";
-              }() +
-              " is too large: " + why;
+        *warning = why.message + "; the bytes are kept as written";
+    } else if (!value && why.kind == DecodeFailure::TooLarge) {
+      std::string dims;
+      for (int64_t d : shape.getDims())
+        dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      error = "tensor of shape [" + dims + "] is too large: " + why.message;
       return {};
     }
   }
