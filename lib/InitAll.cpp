@@ -3,6 +3,7 @@
 #include "cleave/InitAll.h"
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Translate/Dot.h"
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +14,7 @@ void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
 }
 
 void cleave::registerAllPasses() {
+  graph::registerGraphPasses();
   // Upstream passes that are useful on graphs (canonicalize, cse, ...).
   mlir::registerTransformsPasses();
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 OpTable cleave::ops::detail::getArrayOps() {
@@ -173,5 +175,278 @@ OpTable cleave::ops::detail::getArrayOps() {
        {"output: T"},
        {"axis: int = -1", "T: type",
         "TI: {uint8, int8, int32, int64} = DT_INT64"}},
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+
+namespace {
+std::string constShape(InferenceContext &ctx) {
+  if (auto shape = ctx.getTensorAttrShape("value"))
+    ctx.setOutput(0, *shape);
+  return "";
+}
+
+std::string identityNShape(InferenceContext &ctx) {
+  for (unsigned i = 0; i < ctx.getNumOutputs() && i < ctx.getNumInputs(); ++i)
+    ctx.setOutput(i, ctx.getInputShape(i));
+  return "";
+}
+
+/// Shape: a vector of the input's rank.
+std::string shapeShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  ctx.setOutput(0, Shape::of({in.hasRank() ? in.rank() : Shape::kUnknown}));
+  return "";
+}
+
+/// Reshape: the constant target shape, with one -1 inferred from the input.
+std::string reshapeShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto target = ctx.getConstantInput(1);
+  if (!target) {
+    Shape shapeArg = ctx.getInputShape(1);
+    ctx.setOutput(0, shapeArg.hasRank() && shapeArg.rank() == 1 &&
+                             shapeArg.dims[0] >= 0
+                         ? Shape::ofRank(shapeArg.dims[0])
+                         : Shape::unknown());
+    return "";
+  }
+  Shape out = Shape::of(*target);
+  int64_t known = 1, unknownAt = -1;
+  for (auto [i, d] : llvm::enumerate(out.dims)) {
+    if (d == -1) {
+      if (unknownAt >= 0)
+        return "Cannot infer multiple unknown dimensions in shape " + out.str();
+      unknownAt = i;
+    } else if (d < 0) {
+      return "Size " + std::to_string(i) + " must be non-negative, not " +
+             std::to_string(d);
+    } else {
+      known *= d;
+    }
+  }
+  int64_t inCount = 1;
+  bool inKnown = in.hasRank();
+  for (int64_t d : in.dims) {
+    if (d < 0)
+      inKnown = false;
+    else
+      inCount *= d;
+  }
+  if (inKnown) {
+    if (unknownAt >= 0) {
+      if (known == 0 || inCount % known)
+        return "Cannot reshape a tensor with " + std::to_string(inCount) +
+               " elements to shape " + out.str();
+      out.dims[unknownAt] = inCount / known;
+    } else if (known != inCount) {
+      return "Cannot reshape a tensor with " + std::to_string(inCount) +
+             " elements to shape " + out.str() + " (" +
+             std::to_string(known) + " elements)";
+    }
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
+std::string expandDimsShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto axis = ctx.getConstantInput(1);
+  if (!in.hasRank() || !axis || axis->size() != 1) {
+    ctx.setOutput(0, in.hasRank() ? Shape::ofRank(in.rank() + 1)
+                                  : Shape::unknown());
+    return "";
+  }
+  int64_t a = (*axis)[0], rank = in.rank();
+  if (a < -rank - 1 || a > rank)
+    return "Tried to expand dim index " + std::to_string(a) + " for tensor with " +
+           std::to_string(rank) + " dimensions.";
+  if (a < 0)
+    a += rank + 1;
+  Shape out = in;
+  out.dims.insert(out.dims.begin() + a, 1);
+  ctx.setOutput(0, out);
+  return "";
+}
+
+std::string squeezeShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  if (!in.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  auto dims = ctx.getIntListAttr("squeeze_dims").value_or(
+      llvm::SmallVector<int64_t>());
+  Shape out = Shape::of({});
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    bool listed = llvm::any_of(dims, [&](int64_t d) {
+      return d == i || d + in.rank() == i;
+    });
+    if (listed && in.dims[i] != 1 && in.dims[i] != Shape::kUnknown)
+      return "Can not squeeze dim[" + std::to_string(i) +
+             "], expected a dimension of 1, got " +
+             std::to_string(in.dims[i]);
+    if (dims.empty() && in.dims[i] == Shape::kUnknown) {
+      ctx.setOutput(0, Shape::unknown());
+      return "";
+    }
+    if (listed || (dims.empty() && in.dims[i] == 1))
+      continue;
+    out.dims.push_back(in.dims[i]);
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
+std::string transposeShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto perm = ctx.getConstantInput(1);
+  if (!perm) {
+    ctx.setOutput(0, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+    return "";
+  }
+  if (in.hasRank() && int64_t(perm->size()) != in.rank())
+    return "Dimension must be " + std::to_string(in.rank()) + " but is " +
+           std::to_string(perm->size());
+  Shape out = Shape::ofRank(perm->size());
+  for (auto [i, p] : llvm::enumerate(*perm)) {
+    if (p < 0 || p >= int64_t(perm->size()))
+      return "perm[" + std::to_string(i) + "] = " + std::to_string(p) +
+             " is out of range";
+    out.dims[i] = in.hasRank() ? in.dims[p] : Shape::kUnknown;
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// ConcatV2: inputs 0..N-1 joined along the constant axis (input N).
+std::string concatV2Shape(InferenceContext &ctx) {
+  unsigned n = ctx.getNumInputs() - 1;
+  auto axis = ctx.getConstantInput(n);
+  Shape out = Shape::unknown();
+  for (unsigned i = 0; i < n; ++i)
+    if (ctx.getInputShape(i).hasRank())
+      out = Shape::ofRank(ctx.getInputShape(i).rank());
+  if (!axis || axis->size() != 1 || !out.hasRank()) {
+    ctx.setOutput(0, out);
+    return "";
+  }
+  int64_t rank = out.rank(), a = (*axis)[0];
+  if (a < -rank || a >= rank)
+    return "ConcatOp : Expected concatenating dimensions in the range [" +
+           std::to_string(-rank) + ", " + std::to_string(rank) +
+           "), but got " + std::to_string(a);
+  if (a < 0)
+    a += rank;
+  int64_t total = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    Shape s = ctx.getInputShape(i);
+    if (!s.hasRank()) {
+      total = Shape::kUnknown;
+      continue;
+    }
+    if (s.rank() != rank)
+      return "Shape must be rank " + std::to_string(rank) + " but is rank " +
+             std::to_string(s.rank());
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == a)
+        continue;
+      if (out.dims[d] == Shape::kUnknown)
+        out.dims[d] = s.dims[d];
+      else if (s.dims[d] != Shape::kUnknown && s.dims[d] != out.dims[d])
+        return "Dimension " + std::to_string(d) +
+               " in both shapes must be equal, but are " +
+               std::to_string(out.dims[d]) + " and " +
+               std::to_string(s.dims[d]);
+    }
+    if (total != Shape::kUnknown)
+      total = s.dims[a] == Shape::kUnknown ? Shape::kUnknown
+                                           : total + s.dims[a];
+  }
+  out.dims[a] = total;
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// Pack: N inputs of one shape stacked along `axis`.
+std::string packShape(InferenceContext &ctx) {
+  Shape elem = Shape::unknown();
+  std::string error;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    auto merged = mergeShapes(elem, ctx.getInputShape(i), error);
+    if (!merged)
+      return error;
+    elem = *merged;
+  }
+  if (!elem.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  int64_t rank = elem.rank() + 1, axis = ctx.getIntAttr("axis").value_or(0);
+  if (axis < -rank || axis >= rank)
+    return "Invalid axis: " + std::to_string(axis) + "; must be in [" +
+           std::to_string(-rank) + "," + std::to_string(rank) + ")";
+  if (axis < 0)
+    axis += rank;
+  elem.dims.insert(elem.dims.begin() + axis, ctx.getNumInputs());
+  ctx.setOutput(0, elem);
+  return "";
+}
+
+/// Fill: the constant dims.
+std::string fillShape(InferenceContext &ctx) {
+  if (auto dims = ctx.getConstantInput(0)) {
+    for (int64_t d : *dims)
+      if (d < 0)
+        return "Fill dimensions must be >= 0, got " + std::to_string(d);
+    ctx.setOutput(0, Shape::of(*dims));
+  } else {
+    Shape dimsShape = ctx.getInputShape(0);
+    ctx.setOutput(0, dimsShape.hasRank() && dimsShape.rank() == 1 &&
+                             dimsShape.dims[0] >= 0
+                         ? Shape::ofRank(dimsShape.dims[0])
+                         : Shape::unknown());
+  }
+  return "";
+}
+
+std::string ensureShapeShape(InferenceContext &ctx) {
+  std::string error;
+  Shape declared = ctx.getShapeAttr("shape").value_or(Shape::unknown());
+  auto out = mergeShapes(ctx.getInputShape(0), declared, error);
+  if (!out)
+    return error;
+  ctx.setOutput(0, *out);
+  return "";
+}
+} // namespace
+
+detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
+  return {
+      {"Const", constShape},
+      {"Placeholder", shapes::fromShapeAttr},
+      {"PlaceholderWithDefault", shapes::fromShapeAttr},
+      {"Identity", shapes::unchanged},
+      {"IdentityN", identityNShape},
+      {"Snapshot", shapes::unchanged},
+      {"StopGradient", shapes::unchanged},
+      {"PreventGradient", shapes::unchanged},
+      {"ZerosLike", shapes::unchanged},
+      {"OnesLike", shapes::unchanged},
+      {"EnsureShape", ensureShapeShape},
+      {"Shape", shapeShape},
+      {"Size", shapes::scalar},
+      {"Rank", shapes::scalar},
+      {"Reshape", reshapeShape},
+      {"ExpandDims", expandDimsShape},
+      {"Squeeze", squeezeShape},
+      {"Transpose", transposeShape},
+      {"ConcatV2", concatV2Shape},
+      {"Pack", packShape},
+      {"Fill", fillShape},
   };
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 namespace {
@@ -61,5 +63,41 @@ OpTable cleave::ops::detail::getControlFlowOps() {
       recv("_Recv"),
       send("_HostSend"),
       recv("_HostRecv"),
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+
+namespace {
+/// Merge: the shape its inputs agree on (unknown dims where they differ),
+/// and a scalar value_index.
+std::string mergeShape(InferenceContext &ctx) {
+  Shape out = ctx.getNumInputs() ? ctx.getInputShape(0) : Shape::unknown();
+  for (unsigned i = 1; i < ctx.getNumInputs(); ++i) {
+    Shape s = ctx.getInputShape(i);
+    if (!out.hasRank() || !s.hasRank() || s.rank() != out.rank()) {
+      out = Shape::unknown();
+      break;
+    }
+    for (int64_t d = 0; d < out.rank(); ++d)
+      if (out.dims[d] != s.dims[d])
+        out.dims[d] = Shape::kUnknown;
+  }
+  ctx.setOutput(0, out);
+  ctx.setOutput(1, Shape::scalar());
+  return "";
+}
+} // namespace
+
+detail::ShapeFnTable cleave::ops::detail::getControlFlowShapeFns() {
+  return {
+      {"Switch", shapes::unchanged},  {"RefSwitch", shapes::unchanged},
+      {"Merge", mergeShape},          {"Enter", shapes::unchanged},
+      {"Exit", shapes::unchanged},    {"NextIteration", shapes::unchanged},
+      {"LoopCond", shapes::unchanged}, {"NoOp", shapes::none},
+      {"ControlTrigger", shapes::none},
   };
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 namespace {
@@ -187,4 +189,134 @@ OpTable cleave::ops::detail::getMathOps() {
        {"Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, "
         "uint16, uint32} = DT_INT32"}},
   };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+
+namespace {
+/// AddN: every input has the output's shape.
+std::string addNShape(InferenceContext &ctx) {
+  Shape out = Shape::unknown();
+  std::string error;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    auto merged = mergeShapes(out, ctx.getInputShape(i), error);
+    if (!merged)
+      return error;
+    out = *merged;
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// MatMul: [m, k] x [k, n] -> [m, n], with transposes.
+std::string matMulShape(InferenceContext &ctx) {
+  Shape a = ctx.getInputShape(0), b = ctx.getInputShape(1);
+  if (a.hasRank() && a.rank() != 2)
+    return "Shape must be rank 2 but is rank " + std::to_string(a.rank());
+  if (b.hasRank() && b.rank() != 2)
+    return "Shape must be rank 2 but is rank " + std::to_string(b.rank());
+  bool ta = ctx.getBoolAttr("transpose_a").value_or(false);
+  bool tb = ctx.getBoolAttr("transpose_b").value_or(false);
+  auto dim = [](const Shape &s, int64_t i) {
+    return s.hasRank() ? s.dims[i] : Shape::kUnknown;
+  };
+  int64_t m = dim(a, ta ? 1 : 0), ka = dim(a, ta ? 0 : 1);
+  int64_t kb = dim(b, tb ? 1 : 0), n = dim(b, tb ? 0 : 1);
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    return "Dimensions must be equal, but are " + std::to_string(ka) +
+           " and " + std::to_string(kb);
+  ctx.setOutput(0, Shape::of({m, n}));
+  return "";
+}
+
+/// ArgMax/ArgMin: the input without the reduced axis.
+std::string argReduceShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto axis = ctx.getConstantInput(1);
+  if (!in.hasRank() || !axis || axis->size() != 1) {
+    ctx.setOutput(0, in.hasRank() && in.rank() > 0 ? Shape::ofRank(in.rank() - 1)
+                                                   : Shape::unknown());
+    return "";
+  }
+  int64_t a = (*axis)[0];
+  if (a < -in.rank() || a >= in.rank())
+    return "Expected dimension in the range [" + std::to_string(-in.rank()) +
+           ", " + std::to_string(in.rank()) + "), but got " +
+           std::to_string(a);
+  if (a < 0)
+    a += in.rank();
+  Shape out = in;
+  out.dims.erase(out.dims.begin() + a);
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// SelectV2: broadcast of condition, then and else.
+std::string selectV2Shape(InferenceContext &ctx) {
+  std::string error;
+  auto te = broadcastShapes(ctx.getInputShape(1), ctx.getInputShape(2), error);
+  if (!te)
+    return error;
+  auto out = broadcastShapes(ctx.getInputShape(0), *te, error);
+  if (!out)
+    return error;
+  ctx.setOutput(0, *out);
+  return "";
+}
+
+/// Select: then and else have one shape; the condition matches it or is
+/// a vector over its first dimension.
+std::string selectShape(InferenceContext &ctx) {
+  std::string error;
+  auto out = mergeShapes(ctx.getInputShape(1), ctx.getInputShape(2), error);
+  if (!out)
+    return error;
+  ctx.setOutput(0, *out);
+  return "";
+}
+
+/// Range: a vector whose length follows from constant bounds.
+std::string rangeShape(InferenceContext &ctx) {
+  auto start = ctx.getConstantInput(0), limit = ctx.getConstantInput(1),
+       delta = ctx.getConstantInput(2);
+  if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
+      delta->size() == 1) {
+    int64_t s = (*start)[0], l = (*limit)[0], d = (*delta)[0];
+    if (d == 0)
+      return "Requires delta != 0";
+    int64_t n = d > 0 ? (l > s ? (l - s + d - 1) / d : 0)
+                      : (s > l ? (s - l - d - 1) / -d : 0);
+    ctx.setOutput(0, Shape::of({n}));
+    return "";
+  }
+  ctx.setOutput(0, Shape::ofRank(1));
+  return "";
+}
+} // namespace
+
+detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
+  ShapeFnTable table = {
+      {"AddN", addNShape},         {"MatMul", matMulShape},
+      {"ArgMax", argReduceShape},  {"ArgMin", argReduceShape},
+      {"Select", selectShape},     {"SelectV2", selectV2Shape},
+      {"Range", rangeShape},       {"Cast", shapes::unchanged},
+      {"ClipByValue", shapes::unchanged},
+  };
+  for (const char *op :
+       {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "FloorDiv",
+        "DivNoNan", "MulNoNan", "FloorMod", "Maximum", "Minimum",
+        "SquaredDifference", "Pow", "Less", "LessEqual", "Greater",
+        "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr"})
+    table.push_back({op, shapes::broadcastBinary});
+  for (const char *op :
+       {"Neg", "Square", "Abs", "Sign", "Sqrt", "Rsqrt", "Reciprocal", "Exp",
+        "Log", "Log1p", "Sigmoid", "Tanh", "Floor", "LogicalNot",
+        "SigmoidGrad", "TanhGrad", "RsqrtGrad", "SqrtGrad", "ReciprocalGrad"})
+    table.push_back({op, shapes::unchanged});
+  for (const char *op : {"Sum", "Mean", "Prod", "Max", "Min", "All", "Any"})
+    table.push_back({op, shapes::reduction});
+  return table;
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 namespace {
@@ -149,4 +151,140 @@ OpTable cleave::ops::detail::getNNOps() {
        {"loss: T", "backprop: T"},
        {kFloatT, "Tlabels: {int32, int64} = DT_INT64"}},
   };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+
+namespace {
+/// BiasAdd: the value's shape; the bias must match its channel dimension.
+std::string biasAddShape(InferenceContext &ctx) {
+  Shape value = ctx.getInputShape(0), bias = ctx.getInputShape(1);
+  if (bias.hasRank() && bias.rank() != 1)
+    return "Shape must be rank 1 but is rank " + std::to_string(bias.rank());
+  std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
+  if (value.hasRank() && bias.hasRank()) {
+    if (value.rank() < 2)
+      return "Shape must be at least rank 2 but is rank " +
+             std::to_string(value.rank());
+    int64_t channel = format == "NCHW" ? 1 : value.rank() - 1;
+    int64_t c = value.dims[channel], b = bias.dims[0];
+    if (c >= 0 && b >= 0 && c != b)
+      return "Dimensions must be equal, but are " + std::to_string(c) +
+             " and " + std::to_string(b);
+    if (c < 0)
+      value.dims[channel] = b;
+  }
+  ctx.setOutput(0, value);
+  return "";
+}
+
+/// BiasAddGrad: a vector over the channel dimension.
+std::string biasAddGradShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
+  if (!in.hasRank()) {
+    ctx.setOutput(0, Shape::ofRank(1));
+    return "";
+  }
+  ctx.setOutput(0, Shape::of({in.dims[format == "NCHW" ? 1 : in.rank() - 1]}));
+  return "";
+}
+
+/// The (Sparse)SoftmaxCrossEntropyWithLogits pair: loss [batch] and
+/// backprop [batch, classes].
+std::string crossEntropyShape(InferenceContext &ctx) {
+  Shape logits = ctx.getInputShape(0);
+  if (logits.hasRank() && logits.rank() != 2)
+    return "Shape must be rank 2 but is rank " + std::to_string(logits.rank());
+  if (!logits.hasRank())
+    logits = Shape::ofRank(2);
+  ctx.setOutput(0, Shape::of({logits.dims[0]}));
+  ctx.setOutput(1, logits);
+  return "";
+}
+
+/// Conv2D / MaxPool / AvgPool: NHWC or NCHW windows with SAME or VALID
+/// padding (TensorFlow's GetWindowedOutputSize).
+int64_t windowedSize(int64_t in, int64_t window, int64_t stride,
+                     int64_t dilation, const std::string &padding) {
+  if (in < 0 || window < 0)
+    return Shape::kUnknown;
+  int64_t effective = (window - 1) * dilation + 1;
+  if (padding == "VALID")
+    return in < effective ? 0 : (in - effective + stride) / stride;
+  return (in + stride - 1) / stride;
+}
+
+std::string windowed(InferenceContext &ctx, const Shape &in, int64_t kh,
+                     int64_t kw, int64_t outChannels) {
+  auto strides = ctx.getIntListAttr("strides");
+  std::string padding = ctx.getStringAttr("padding").value_or("");
+  std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
+  auto dilations = ctx.getIntListAttr("dilations").value_or(
+      llvm::SmallVector<int64_t>{1, 1, 1, 1});
+  if (!strides || strides->size() != 4)
+    return "Sliding window strides field must specify 4 dimensions";
+  if (padding != "SAME" && padding != "VALID") {
+    ctx.setOutput(0, Shape::ofRank(4));
+    return ""; // EXPLICIT padding: not inferred yet.
+  }
+  if (!in.hasRank()) {
+    ctx.setOutput(0, Shape::ofRank(4));
+    return "";
+  }
+  if (in.rank() != 4)
+    return "Shape must be rank 4 but is rank " + std::to_string(in.rank());
+  bool nchw = format == "NCHW";
+  int64_t h = nchw ? 2 : 1, w = nchw ? 3 : 2, c = nchw ? 1 : 3;
+  Shape out = in;
+  out.dims[h] = windowedSize(in.dims[h], kh, (*strides)[h],
+                             dilations.size() == 4 ? dilations[h] : 1, padding);
+  out.dims[w] = windowedSize(in.dims[w], kw, (*strides)[w],
+                             dilations.size() == 4 ? dilations[w] : 1, padding);
+  if (outChannels != -2)
+    out.dims[c] = outChannels;
+  ctx.setOutput(0, out);
+  return "";
+}
+
+std::string conv2DShape(InferenceContext &ctx) {
+  Shape filter = ctx.getInputShape(1);
+  if (filter.hasRank() && filter.rank() != 4)
+    return "Shape must be rank 4 but is rank " + std::to_string(filter.rank());
+  if (!filter.hasRank())
+    filter = Shape::ofRank(4);
+  return windowed(ctx, ctx.getInputShape(0), filter.dims[0], filter.dims[1],
+                  filter.dims[3]);
+}
+
+std::string poolShape(InferenceContext &ctx) {
+  auto ksize = ctx.getIntListAttr("ksize");
+  if (!ksize || ksize->size() != 4)
+    return "Sliding window ksize field must specify 4 dimensions";
+  std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
+  bool nchw = format == "NCHW";
+  return windowed(ctx, ctx.getInputShape(0), (*ksize)[nchw ? 2 : 1],
+                  (*ksize)[nchw ? 3 : 2], /*keep channels*/ -2);
+}
+} // namespace
+
+detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
+  ShapeFnTable table = {
+      {"BiasAdd", biasAddShape},
+      {"BiasAddGrad", biasAddGradShape},
+      {"SoftmaxCrossEntropyWithLogits", crossEntropyShape},
+      {"SparseSoftmaxCrossEntropyWithLogits", crossEntropyShape},
+      {"Conv2D", conv2DShape},
+      {"MaxPool", poolShape},
+      {"AvgPool", poolShape},
+      {"L2Loss", shapes::scalar},
+  };
+  for (const char *op : {"Relu", "Relu6", "Elu", "Selu", "LeakyRelu",
+                         "Softmax", "LogSoftmax", "ReluGrad", "Relu6Grad",
+                         "EluGrad", "SeluGrad", "MaxPoolGrad"})
+    table.push_back({op, shapes::unchanged});
+  return table;
 }

@@ -7,8 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 OpTable cleave::ops::detail::getStateOps() {
@@ -115,5 +117,32 @@ OpTable cleave::ops::detail::getStateOps() {
        {},
        {"T: numbertype", "use_locking: bool = false",
         "use_nesterov: bool = false"}},
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+
+detail::ShapeFnTable cleave::ops::detail::getStateShapeFns() {
+  return {
+      {"VariableV2", shapes::fromShapeAttr},
+      {"Variable", shapes::fromShapeAttr},
+      {"IsVariableInitialized", shapes::scalar},
+      {"Assign", shapes::unchanged},
+      {"AssignAdd", shapes::unchanged},
+      {"AssignSub", shapes::unchanged},
+      {"VarHandleOp", shapes::scalar},
+      {"VarIsInitializedOp", shapes::scalar},
+      {"AssignVariableOp", shapes::none},
+      {"AssignAddVariableOp", shapes::none},
+      {"AssignSubVariableOp", shapes::none},
+      {"ApplyGradientDescent", shapes::unchanged},
+      {"ApplyMomentum", shapes::unchanged},
+      {"ApplyAdam", shapes::unchanged},
+      {"ResourceApplyGradientDescent", shapes::none},
+      {"ResourceApplyMomentum", shapes::none},
+      {"ResourceApplyAdam", shapes::none},
   };
 }

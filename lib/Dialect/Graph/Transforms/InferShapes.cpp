@@ -1,0 +1,205 @@
+//===- InferShapes.cpp - graph-infer-shapes -------------------------------===//
+//
+// Adapts nodes to the registry's shape functions and refines result types
+// to a fixed point.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+
+#include "cleave/Ops/ShapeInference.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace cleave::graph {
+#define GEN_PASS_DEF_GRAPHINFERSHAPESPASS
+#include "cleave/Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace cleave::graph
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+using ops::Shape;
+
+static Shape toShape(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return Shape::unknown();
+  Shape shape = Shape::of({});
+  for (int64_t d : ranked.getShape())
+    shape.dims.push_back(ShapedType::isDynamic(d) ? Shape::kUnknown : d);
+  return shape;
+}
+
+static Shape toShape(ShapeAttr attr) {
+  if (attr.getUnknownRank())
+    return Shape::unknown();
+  return Shape::of(attr.getDims());
+}
+
+static Type withShape(TensorType type, const Shape &shape) {
+  if (!shape.hasRank())
+    return UnrankedTensorType::get(type.getElementType());
+  SmallVector<int64_t> dims;
+  for (int64_t d : shape.dims)
+    dims.push_back(d < 0 ? ShapedType::kDynamic : d);
+  return RankedTensorType::get(dims, type.getElementType());
+}
+
+namespace {
+/// One node as the shape functions see it.
+class NodeContext : public ops::InferenceContext {
+public:
+  explicit NodeContext(NodeOp node)
+      : InferenceContext(node.getOutputs().size()), node(node),
+        inputs(node.getDataInputs()) {}
+
+  unsigned getNumInputs() const override { return inputs.size(); }
+  Shape getInputShape(unsigned i) const override {
+    return i < inputs.size() ? toShape(inputs[i].getType()) : Shape::unknown();
+  }
+  std::optional<SmallVector<int64_t>>
+  getConstantInput(unsigned i) const override {
+    if (i >= inputs.size())
+      return std::nullopt;
+    auto producer = inputs[i].getDefiningOp<NodeOp>();
+    if (!producer || producer.getOpType() != "Const")
+      return std::nullopt;
+    auto tensor = dyn_cast_or_null<TensorAttr>(producer.getTFAttr("value"));
+    auto dense = tensor ? dyn_cast_or_null<DenseIntElementsAttr>(
+                              tensor.getValue())
+                        : DenseIntElementsAttr();
+    if (!dense || dense.getElementType().isInteger(1))
+      return std::nullopt;
+    SmallVector<int64_t> values;
+    for (const APInt &v : dense.getValues<APInt>())
+      values.push_back(v.getSExtValue());
+    return values;
+  }
+  std::optional<int64_t> getIntAttr(StringRef name) const override {
+    auto i = dyn_cast_or_null<IntegerAttr>(node.getTFAttr(name));
+    if (!i || i.getType().isInteger(1))
+      return std::nullopt;
+    return i.getInt();
+  }
+  std::optional<bool> getBoolAttr(StringRef name) const override {
+    if (auto b = dyn_cast_or_null<BoolAttr>(node.getTFAttr(name)))
+      return b.getValue();
+    return std::nullopt;
+  }
+  std::optional<std::string> getStringAttr(StringRef name) const override {
+    if (auto s = dyn_cast_or_null<StringAttr>(node.getTFAttr(name)))
+      return s.str();
+    return std::nullopt;
+  }
+  std::optional<SmallVector<int64_t>>
+  getIntListAttr(StringRef name) const override {
+    auto list = dyn_cast_or_null<ArrayAttr>(node.getTFAttr(name));
+    if (!list)
+      return std::nullopt;
+    SmallVector<int64_t> values;
+    for (Attribute a : list) {
+      auto i = dyn_cast<IntegerAttr>(a);
+      if (!i)
+        return std::nullopt;
+      values.push_back(i.getInt());
+    }
+    return values;
+  }
+  std::optional<Shape> getShapeAttr(StringRef name) const override {
+    if (auto shape = dyn_cast_or_null<ShapeAttr>(node.getTFAttr(name)))
+      return toShape(shape);
+    return std::nullopt;
+  }
+  std::optional<Shape> getTensorAttrShape(StringRef name) const override {
+    if (auto tensor = dyn_cast_or_null<TensorAttr>(node.getTFAttr(name)))
+      return toShape(tensor.getShape());
+    return std::nullopt;
+  }
+
+private:
+  // Op handles are values; their accessors are not const.
+  mutable NodeOp node;
+  OperandRange inputs;
+};
+
+struct GraphInferShapesPass
+    : public graph::impl::GraphInferShapesPassBase<GraphInferShapesPass> {
+  void runOnOperation() override {
+    for (Operation &op : *getOperation().getBody()) {
+      if (op.getNumRegions() != 1 || op.getRegion(0).empty())
+        continue;
+      if (failed(inferBody(op.getRegion(0).front())))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult inferBody(Block &block);
+  LogicalResult inferNode(NodeOp node, SmallVectorImpl<NodeOp> &changedUsers);
+};
+} // namespace
+
+static std::string describeInputs(NodeOp node) {
+  std::string text;
+  for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
+    text += (i ? ", " : "") + toShape(v.getType()).str();
+  return text;
+}
+
+LogicalResult
+GraphInferShapesPass::inferNode(NodeOp node,
+                                SmallVectorImpl<NodeOp> &changedUsers) {
+  ops::ShapeFn fn = ops::lookupShapeFn(node.getOpType());
+  if (!fn)
+    return success();
+  NodeContext ctx(node);
+  std::string error = fn(ctx);
+  if (!error.empty())
+    return node.emitError() << "Node '" << node.getName() << "': " << error
+                            << " for '" << node.getName()
+                            << "' (op: " << node.getOpType()
+                            << ") with input shapes: " << describeInputs(node);
+  for (auto [i, result] : llvm::enumerate(node.getOutputs())) {
+    auto type = dyn_cast<TensorType>(result.getType());
+    if (!type)
+      continue;
+    std::string conflict;
+    auto merged = ops::mergeShapes(toShape(type), ctx.getOutputs()[i], conflict);
+    if (!merged)
+      return node.emitError()
+             << "Node '" << node.getName() << "': inferred shape "
+             << ctx.getOutputs()[i].str() << " of output " << i
+             << " conflicts with the recorded shape " << toShape(type).str()
+             << ": " << conflict;
+    Type refined = withShape(type, *merged);
+    if (refined == type)
+      continue;
+    result.setType(refined);
+    for (Operation *user : result.getUsers())
+      if (auto userNode = dyn_cast<NodeOp>(user))
+        changedUsers.push_back(userNode);
+  }
+  return success();
+}
+
+LogicalResult GraphInferShapesPass::inferBody(Block &block) {
+  // Refinement only adds information, so the worklist drains; the bound is a
+  // guard against a shape function that is not monotone.
+  llvm::SetVector<NodeOp> worklist;
+  for (auto node : block.getOps<NodeOp>())
+    worklist.insert(node);
+  size_t budget = 16 * worklist.size() + 16;
+  SmallVector<NodeOp> changedUsers;
+  while (!worklist.empty()) {
+    if (budget-- == 0)
+      return block.getParentOp()->emitError(
+          "graph-infer-shapes did not converge");
+    NodeOp node = worklist.front();
+    worklist.remove(node);
+    changedUsers.clear();
+    if (failed(inferNode(node, changedUsers)))
+      return failure();
+    worklist.insert(changedUsers.begin(), changedUsers.end());
+  }
+  return success();
+}

@@ -1,0 +1,44 @@
+//===- CommonShapeFns.h - shape functions shared by many ops ----*- C++ -*-===//
+//
+// Private to CleaveOps: the reusable shape functions (TensorFlow's
+// common_shape_fns) that the family files attach to their ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_OPS_COMMONSHAPEFNS_H
+#define CLEAVE_LIB_OPS_COMMONSHAPEFNS_H
+
+#include "cleave/Ops/ShapeInference.h"
+
+#include <utility>
+#include <vector>
+
+namespace cleave::ops::detail {
+
+/// (op type, shape function) pairs, one table per family file.
+using ShapeFnTable = std::vector<std::pair<llvm::StringRef, ShapeFn>>;
+
+ShapeFnTable getArrayShapeFns();
+ShapeFnTable getMathShapeFns();
+ShapeFnTable getNNShapeFns();
+ShapeFnTable getControlFlowShapeFns();
+ShapeFnTable getStateShapeFns();
+
+namespace shapes {
+/// Every output has the shape of input 0.
+std::string unchanged(InferenceContext &ctx);
+/// One output: NumPy broadcast of inputs 0 and 1.
+std::string broadcastBinary(InferenceContext &ctx);
+/// Every output is a scalar.
+std::string scalar(InferenceContext &ctx);
+/// No outputs to shape (NoOp, Assign*VariableOp...).
+std::string none(InferenceContext &ctx);
+/// Output 0 is the `shape` attr (Placeholder, VariableV2, VarHandleOp).
+std::string fromShapeAttr(InferenceContext &ctx);
+/// Reductions over constant axes with keep_dims (Sum, Mean, Max, ...).
+std::string reduction(InferenceContext &ctx);
+} // namespace shapes
+
+} // namespace cleave::ops::detail
+
+#endif // CLEAVE_LIB_OPS_COMMONSHAPEFNS_H
