@@ -1,0 +1,54 @@
+//===- Interpreter.h - reference interpreter for graphs ---------*- C++ -*-===//
+//
+// Runs the top-level graph of a graph-dialect module on the CPU with
+// TensorFlow's semantics, simply and obviously rather than fast: it is the
+// oracle compiled code is checked against. Variables persist across runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_INTERPRETER_INTERPRETER_H
+#define CLEAVE_INTERPRETER_INTERPRETER_H
+
+#include "cleave/Interpreter/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cleave::interp {
+
+/// Tensors a run reads and writes: variables by name (VariableV2 and
+/// VarHandleOp share the namespace of their `shared_name`, or node name).
+struct State {
+  llvm::StringMap<Tensor> variables;
+  /// How often each stateful random node has run: successive runs draw
+  /// new numbers, reproducibly.
+  llvm::StringMap<uint64_t> randomDraws;
+};
+
+class Interpreter {
+public:
+  explicit Interpreter(mlir::ModuleOp module);
+
+  /// Runs the nodes that `fetches` ("node" or "node:port") and `targets`
+  /// (node names, run for effect) need, with `feeds` replacing tensors.
+  /// Errors are emitted as diagnostics on the nodes.
+  mlir::FailureOr<std::vector<Tensor>>
+  run(const std::vector<std::pair<std::string, Tensor>> &feeds,
+      llvm::ArrayRef<std::string> fetches,
+      llvm::ArrayRef<std::string> targets);
+
+  State &getState() { return state; }
+
+private:
+  mlir::ModuleOp module;
+  State state;
+};
+
+} // namespace cleave::interp
+
+#endif // CLEAVE_INTERPRETER_INTERPRETER_H

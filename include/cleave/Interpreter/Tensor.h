@@ -1,0 +1,81 @@
+//===- Tensor.h - host tensors of the reference interpreter -----*- C++ -*-===//
+//
+// A dense, immutable-by-convention tensor: a TensorFlow dtype, a shape and a
+// shared buffer. Copies share the buffer; kernels build new tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_INTERPRETER_TENSOR_H
+#define CLEAVE_INTERPRETER_TENSOR_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cleave::interp {
+
+/// DataType enum values the interpreter computes with (types.proto).
+enum DType : int32_t {
+  kFloat = 1, kDouble = 2, kInt32 = 3, kUInt8 = 4, kInt16 = 5, kInt8 = 6,
+  kString = 7, kInt64 = 9, kBool = 10, kUInt16 = 17, kUInt32 = 22,
+  kUInt64 = 23, kResource = 20,
+};
+
+/// Bytes per element, 0 for dtypes the interpreter does not compute with.
+size_t dtypeSize(int32_t dtype);
+/// TensorFlow's name ("float", "int32") for messages.
+std::string dtypeName(int32_t dtype);
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// A zero-filled tensor (empty strings for DT_STRING).
+  Tensor(int32_t dtype, std::vector<int64_t> shape);
+
+  int32_t dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t rank() const { return shape_.size(); }
+  int64_t numElements() const;
+  bool isValid() const { return dtype_ != 0; }
+
+  template <typename T> T *data() {
+    return reinterpret_cast<T *>(buffer_->data());
+  }
+  template <typename T> const T *data() const {
+    return reinterpret_cast<const T *>(buffer_->data());
+  }
+  char *raw() { return buffer_->data(); }
+  const char *raw() const { return buffer_->data(); }
+  size_t byteSize() const { return buffer_ ? buffer_->size() : 0; }
+  std::vector<std::string> &strings() { return *strings_; }
+  const std::vector<std::string> &strings() const { return *strings_; }
+
+  /// The same elements with another shape of equal size.
+  Tensor reshaped(std::vector<int64_t> shape) const;
+  /// Element i converted to double (numeric dtypes only).
+  double getAsDouble(int64_t i) const;
+  /// Element i converted to int64 (integer and bool dtypes).
+  int64_t getAsInt(int64_t i) const;
+
+  /// "[2,3]" style shape and values as numpy prints them, e.g.
+  /// "float [2,2] [[1, 2], [3, 4]]".
+  std::string toString(int64_t maxElements = 64) const;
+
+private:
+  int32_t dtype_ = 0;
+  std::vector<int64_t> shape_;
+  std::shared_ptr<std::vector<char>> buffer_;
+  std::shared_ptr<std::vector<std::string>> strings_;
+};
+
+/// Reads a NumPy .npy file (little-endian, C order) into a tensor.
+bool readNpy(llvm::StringRef bytes, Tensor &tensor, std::string &error);
+/// Writes a tensor as a NumPy .npy file.
+std::string writeNpy(const Tensor &tensor);
+
+} // namespace cleave::interp
+
+#endif // CLEAVE_INTERPRETER_TENSOR_H

@@ -1,0 +1,348 @@
+//===- ArrayKernels.cpp - constants, identities and shape kernels ---------===//
+
+#include "Kernels.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace cleave::interp;
+
+namespace {
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string text = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    text += (i ? "," : "") + std::to_string(s[i]);
+  return text + "]";
+}
+
+LogicalResult constKernel(KernelContext &ctx) {
+  FailureOr<Tensor> value = ctx.getTensor("value");
+  if (failed(value))
+    return failure();
+  ctx.outputs[0] = *value;
+  return success();
+}
+
+LogicalResult placeholder(KernelContext &ctx) {
+  return ctx.error() << "You must feed a value for placeholder tensor '"
+                     << ctx.node.getName() << "' with dtype "
+                     << dtypeName(ctx.getType("dtype").value_or(0));
+}
+
+/// Every output is the matching input (Identity, IdentityN, Snapshot, ...).
+LogicalResult forward(KernelContext &ctx) {
+  for (size_t i = 0; i < ctx.outputs.size() && i < ctx.inputs.size(); ++i)
+    ctx.outputs[i] = ctx.inputs[i];
+  return success();
+}
+
+LogicalResult noOp(KernelContext &) { return success(); }
+
+Tensor vectorOf(int32_t dtype, const std::vector<int64_t> &values) {
+  Tensor t(dtype, {int64_t(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == kInt64)
+      t.data<int64_t>()[i] = values[i];
+    else
+      t.data<int32_t>()[i] = int32_t(values[i]);
+  }
+  return t;
+}
+
+Tensor scalarOf(int32_t dtype, int64_t value) {
+  Tensor t(dtype, {});
+  if (dtype == kInt64)
+    t.data<int64_t>()[0] = value;
+  else
+    t.data<int32_t>()[0] = int32_t(value);
+  return t;
+}
+
+LogicalResult shapeKernel(KernelContext &ctx) {
+  ctx.outputs[0] = vectorOf(ctx.getType("out_type").value_or(kInt32),
+                            ctx.inputs[0].shape());
+  return success();
+}
+
+LogicalResult sizeKernel(KernelContext &ctx) {
+  ctx.outputs[0] = scalarOf(ctx.getType("out_type").value_or(kInt32),
+                            ctx.inputs[0].numElements());
+  return success();
+}
+
+LogicalResult rankKernel(KernelContext &ctx) {
+  ctx.outputs[0] = scalarOf(kInt32, ctx.inputs[0].rank());
+  return success();
+}
+
+LogicalResult reshape(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> shape = toInts(ctx.inputs[1]);
+  int64_t known = 1, unknownAt = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (unknownAt >= 0)
+        return ctx.error() << "Only one input size may be -1, not both "
+                           << unknownAt << " and " << i;
+      unknownAt = i;
+    } else if (shape[i] < 0) {
+      return ctx.error() << "Size " << i << " must be non-negative, not "
+                         << shape[i];
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (unknownAt >= 0) {
+    if (known == 0 || in.numElements() % known)
+      return ctx.error() << "Input to reshape is a tensor with "
+                         << in.numElements()
+                         << " values, but the requested shape requires a "
+                            "multiple of "
+                         << known;
+    shape[unknownAt] = in.numElements() / known;
+  } else if (known != in.numElements()) {
+    return ctx.error() << "Input to reshape is a tensor with "
+                       << in.numElements()
+                       << " values, but the requested shape has " << known;
+  }
+  ctx.outputs[0] = in.reshaped(shape);
+  return success();
+}
+
+LogicalResult expandDims(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  int64_t axis = toInts(ctx.inputs[1]).at(0), rank = in.rank();
+  if (axis < -rank - 1 || axis > rank)
+    return ctx.error() << "Tried to expand dim index " << axis
+                       << " for tensor with " << rank << " dimensions.";
+  if (axis < 0)
+    axis += rank + 1;
+  std::vector<int64_t> shape = in.shape();
+  shape.insert(shape.begin() + axis, 1);
+  ctx.outputs[0] = in.reshaped(shape);
+  return success();
+}
+
+LogicalResult squeeze(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> dims = ctx.getIntList("squeeze_dims").value_or(
+      std::vector<int64_t>());
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    bool listed = llvm::any_of(dims, [&](int64_t x) {
+      return x == d || x + in.rank() == d;
+    });
+    if (listed && in.shape()[d] != 1)
+      return ctx.error() << "Can not squeeze dim[" << d
+                         << "], expected a dimension of 1, got "
+                         << in.shape()[d];
+    if (listed || (dims.empty() && in.shape()[d] == 1))
+      continue;
+    shape.push_back(in.shape()[d]);
+  }
+  ctx.outputs[0] = in.reshaped(shape);
+  return success();
+}
+
+/// Copies elements of `in` into a new tensor laid out as `outShape`, where
+/// output index i reads input index `source(i)`.
+template <typename SourceFn>
+Tensor gather(const Tensor &in, const std::vector<int64_t> &outShape,
+              SourceFn source) {
+  Tensor out(in.dtype(), outShape);
+  int64_t n = out.numElements();
+  size_t size = dtypeSize(in.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = source(i);
+    if (in.dtype() == kString)
+      out.strings()[i] = in.strings()[src];
+    else
+      std::memcpy(out.raw() + i * size, in.raw() + src * size, size);
+  }
+  return out;
+}
+
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+LogicalResult transpose(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> perm = toInts(ctx.inputs[1]);
+  if (int64_t(perm.size()) != in.rank())
+    return ctx.error() << "transpose expects a vector of size " << in.rank()
+                       << ". But input(1) is a vector of size " << perm.size();
+  std::vector<bool> seen(perm.size(), false);
+  std::vector<int64_t> outShape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.rank() || seen[p])
+      return ctx.error() << shapeText(perm) << " is not a valid permutation";
+    seen[p] = true;
+    outShape.push_back(in.shape()[p]);
+  }
+  auto inStrides = stridesOf(in.shape()), outStrides = stridesOf(outShape);
+  ctx.outputs[0] = gather(in, outShape, [&](int64_t i) {
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      src += (i / outStrides[d]) % outShape[d] * inStrides[perm[d]];
+    return src;
+  });
+  return success();
+}
+
+LogicalResult concatV2(KernelContext &ctx) {
+  size_t n = ctx.inputs.size() - 1;
+  const Tensor &first = ctx.inputs[0];
+  int64_t rank = first.rank(), axis = toInts(ctx.inputs[n]).at(0);
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "ConcatOp : Expected concatenating dimensions in the "
+                          "range [" << -rank << ", " << rank << "), but got "
+                       << axis;
+  if (axis < 0)
+    axis += rank;
+  std::vector<int64_t> outShape = first.shape();
+  outShape[axis] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor &t = ctx.inputs[i];
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && (t.rank() != rank || t.shape()[d] != first.shape()[d]))
+        return ctx.error() << "ConcatOp : Dimension " << d
+                           << " in both shapes must be equal: shape[0] = "
+                           << shapeText(first.shape()) << " vs. shape[" << i
+                           << "] = " << shapeText(t.shape());
+    outShape[axis] += t.shape()[axis];
+  }
+  Tensor out(first.dtype(), outShape);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= outShape[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= outShape[d];
+  size_t size = dtypeSize(first.dtype());
+  int64_t offset = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor &t = ctx.inputs[i];
+    int64_t chunk = t.shape()[axis] * inner;
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out.raw() + (o * outShape[axis] * inner + offset) * size,
+                  t.raw() + o * chunk * size, chunk * size);
+    offset += chunk;
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+LogicalResult pack(KernelContext &ctx) {
+  const Tensor &first = ctx.inputs[0];
+  int64_t rank = first.rank() + 1, axis = ctx.getInt("axis").value_or(0);
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "axis = " << axis << " not in [" << -rank << ", "
+                       << rank << ")";
+  if (axis < 0)
+    axis += rank;
+  for (const Tensor &t : ctx.inputs)
+    if (t.shape() != first.shape())
+      return ctx.error() << "Shapes of all inputs must match: values[0].shape = "
+                         << shapeText(first.shape()) << " != "
+                         << shapeText(t.shape());
+  std::vector<int64_t> outShape = first.shape();
+  outShape.insert(outShape.begin() + axis, ctx.inputs.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= outShape[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= outShape[d];
+  Tensor out(first.dtype(), outShape);
+  size_t size = dtypeSize(first.dtype());
+  for (size_t i = 0; i < ctx.inputs.size(); ++i)
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out.raw() + ((o * ctx.inputs.size() + i) * inner) * size,
+                  ctx.inputs[i].raw() + o * inner * size, inner * size);
+  ctx.outputs[0] = out;
+  return success();
+}
+
+LogicalResult fill(KernelContext &ctx) {
+  std::vector<int64_t> dims = toInts(ctx.inputs[0]);
+  for (int64_t d : dims)
+    if (d < 0)
+      return ctx.error() << "dims must be non-negative, got "
+                         << shapeText(dims);
+  const Tensor &value = ctx.inputs[1];
+  if (value.rank() != 0)
+    return ctx.error() << "value must be a scalar, got shape "
+                       << shapeText(value.shape());
+  ctx.outputs[0] = gather(value, dims, [](int64_t) { return 0; });
+  return success();
+}
+
+LogicalResult tile(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> multiples = toInts(ctx.inputs[1]);
+  if (int64_t(multiples.size()) != in.rank())
+    return ctx.error() << "Expected multiples argument to be a vector of length "
+                       << in.rank() << " but got length " << multiples.size();
+  std::vector<int64_t> outShape;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (multiples[d] < 0)
+      return ctx.error() << "Expected multiples[" << d << "] >= 0, but got "
+                         << multiples[d];
+    outShape.push_back(in.shape()[d] * multiples[d]);
+  }
+  auto inStrides = stridesOf(in.shape()), outStrides = stridesOf(outShape);
+  ctx.outputs[0] = gather(in, outShape, [&](int64_t i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < in.rank(); ++d)
+      src += (i / outStrides[d]) % outShape[d] % in.shape()[d] * inStrides[d];
+    return src;
+  });
+  return success();
+}
+
+template <int value> LogicalResult likeKernel(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  Tensor out(in.dtype(), in.shape());
+  for (int64_t i = 0; value && i < out.numElements(); ++i) {
+    switch (in.dtype()) {
+    case kFloat: out.data<float>()[i] = 1; break;
+    case kDouble: out.data<double>()[i] = 1; break;
+    case kInt32: out.data<int32_t>()[i] = 1; break;
+    case kInt64: out.data<int64_t>()[i] = 1; break;
+    case kBool: out.data<bool>()[i] = true; break;
+    default: return ctx.error() << "unsupported dtype " << dtypeName(in.dtype());
+    }
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+} // namespace
+
+KernelTable cleave::interp::getArrayKernels() {
+  return {
+      {"Const", constKernel},
+      {"Placeholder", placeholder},
+      {"PlaceholderWithDefault", forward},
+      {"Identity", forward},
+      {"IdentityN", forward},
+      {"Snapshot", forward},
+      {"StopGradient", forward},
+      {"PreventGradient", forward},
+      {"NoOp", noOp},
+      {"Shape", shapeKernel},
+      {"Size", sizeKernel},
+      {"Rank", rankKernel},
+      {"Reshape", reshape},
+      {"ExpandDims", expandDims},
+      {"Squeeze", squeeze},
+      {"Transpose", transpose},
+      {"ConcatV2", concatV2},
+      {"Pack", pack},
+      {"Fill", fill},
+      {"Tile", tile},
+      {"ZerosLike", likeKernel<0>},
+      {"OnesLike", likeKernel<1>},
+  };
+}

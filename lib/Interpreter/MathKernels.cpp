@@ -1,0 +1,485 @@
+//===- MathKernels.cpp - element-wise, reduction and matrix kernels -------===//
+
+#include "Kernels.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+using namespace cleave::interp;
+
+namespace {
+/// Calls `fn(T{})` with the C++ type of a numeric dtype.
+template <typename Fn> LogicalResult dispatchNumeric(int32_t dt, Fn &&fn) {
+  switch (dt) {
+  case kFloat: fn(float{}); return success();
+  case kDouble: fn(double{}); return success();
+  case kInt32: fn(int32_t{}); return success();
+  case kInt64: fn(int64_t{}); return success();
+  case kInt16: fn(int16_t{}); return success();
+  case kInt8: fn(int8_t{}); return success();
+  case kUInt8: fn(uint8_t{}); return success();
+  case kUInt16: fn(uint16_t{}); return success();
+  case kUInt32: fn(uint32_t{}); return success();
+  case kUInt64: fn(uint64_t{}); return success();
+  default: return failure();
+  }
+}
+
+/// NumPy broadcasting of two shapes; false when incompatible.
+bool broadcastShape(const std::vector<int64_t> &a,
+                    const std::vector<int64_t> &b, std::vector<int64_t> &out) {
+  size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return false;
+    out[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+/// For each element of `out` shape, the flat index into a broadcast input.
+std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
+                                      const std::vector<int64_t> &out) {
+  int64_t n = 1;
+  for (int64_t d : out)
+    n *= d;
+  std::vector<int64_t> indices(n);
+  size_t offset = out.size() - in.size();
+  std::vector<int64_t> index(out.size(), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t src = 0;
+    for (size_t d = 0; d < in.size(); ++d)
+      src = src * in[d] + (in[d] == 1 ? 0 : index[d + offset]);
+    indices[flat] = src;
+    for (int64_t d = int64_t(out.size()) - 1; d >= 0; --d) {
+      if (++index[d] < out[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return indices;
+}
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string text = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    text += (i ? "," : "") + std::to_string(s[i]);
+  return text + "]";
+}
+
+enum class Binary {
+  Add, Sub, Mul, Div, RealDiv, FloorDiv, FloorMod, DivNoNan, Max, Min, Pow,
+  SquaredDifference, Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual
+};
+
+bool isComparison(Binary op) { return op >= Binary::Less; }
+
+template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
+  switch (op) {
+  case Binary::Add: r = x + y; return true;
+  case Binary::Sub: r = x - y; return true;
+  case Binary::Mul: r = x * y; return true;
+  case Binary::Div:
+  case Binary::RealDiv:
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0)
+        return false;
+    }
+    r = x / y;
+    return true;
+  case Binary::DivNoNan: r = y == T(0) ? T(0) : T(x / y); return true;
+  case Binary::FloorDiv:
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0)
+        return false;
+      T q = x / y;
+      if constexpr (std::is_signed_v<T>)
+        if ((x % y != 0) && ((x < 0) != (y < 0)))
+          --q;
+      r = q;
+    } else {
+      r = std::floor(x / y);
+    }
+    return true;
+  case Binary::FloorMod:
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0)
+        return false;
+      T m = x % y;
+      if constexpr (std::is_signed_v<T>)
+        if (m != 0 && ((m < 0) != (y < 0)))
+          m += y;
+      r = m;
+    } else {
+      T m = std::fmod(x, y);
+      if (m != 0 && ((m < 0) != (y < 0)))
+        m += y;
+      r = m;
+    }
+    return true;
+  case Binary::Max: r = x > y ? x : y; return true;
+  case Binary::Min: r = x < y ? x : y; return true;
+  case Binary::Pow: r = T(std::pow(double(x), double(y))); return true;
+  case Binary::SquaredDifference: r = (x - y) * (x - y); return true;
+  case Binary::Less: b = x < y; return true;
+  case Binary::LessEqual: b = x <= y; return true;
+  case Binary::Greater: b = x > y; return true;
+  case Binary::GreaterEqual: b = x >= y; return true;
+  case Binary::Equal: b = x == y; return true;
+  case Binary::NotEqual: b = x != y; return true;
+  }
+  return false;
+}
+
+LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
+  const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+  if (a.dtype() != b.dtype())
+    return ctx.error() << "inputs have different dtypes, "
+                       << dtypeName(a.dtype()) << " and " << dtypeName(b.dtype());
+  std::vector<int64_t> shape;
+  if (!broadcastShape(a.shape(), b.shape(), shape))
+    return ctx.error() << "Incompatible shapes: " << shapeText(a.shape())
+                       << " vs. " << shapeText(b.shape());
+  Tensor out(isComparison(op) ? kBool : a.dtype(), shape);
+  auto ia = broadcastIndices(a.shape(), shape);
+  auto ib = broadcastIndices(b.shape(), shape);
+  bool divByZero = false;
+  LogicalResult typed = dispatchNumeric(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T *x = a.data<T>(), *y = b.data<T>();
+    for (size_t i = 0; i < ia.size(); ++i) {
+      T r{};
+      bool c = false;
+      if (!apply(op, x[ia[i]], y[ib[i]], r, c)) {
+        divByZero = true;
+        return;
+      }
+      if (isComparison(op))
+        out.data<bool>()[i] = c;
+      else
+        out.data<T>()[i] = r;
+    }
+  });
+  if (failed(typed)) {
+    if (a.dtype() == kBool && (op == Binary::Equal || op == Binary::NotEqual)) {
+      for (size_t i = 0; i < ia.size(); ++i)
+        out.data<bool>()[i] = (a.data<bool>()[ia[i]] == b.data<bool>()[ib[i]]) ==
+                              (op == Binary::Equal);
+    } else {
+      return ctx.error() << "dtype " << dtypeName(a.dtype())
+                         << " is not supported";
+    }
+  }
+  if (divByZero)
+    return ctx.error() << "Integer division by zero";
+  ctx.outputs[0] = out;
+  return success();
+}
+
+template <Binary op> LogicalResult binary(KernelContext &ctx) {
+  return binaryKernel(ctx, op);
+}
+
+enum class Unary {
+  Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Abs, Sign, Sigmoid, Tanh,
+  Reciprocal, Floor, Relu, Relu6, Elu
+};
+
+template <typename T> T applyUnary(Unary op, T x) {
+  switch (op) {
+  case Unary::Neg: return -x;
+  case Unary::Square: return x * x;
+  case Unary::Sqrt: return T(std::sqrt(double(x)));
+  case Unary::Rsqrt: return T(1 / std::sqrt(double(x)));
+  case Unary::Exp: return T(std::exp(double(x)));
+  case Unary::Log: return T(std::log(double(x)));
+  case Unary::Log1p: return T(std::log1p(double(x)));
+  case Unary::Abs: return x < 0 ? T(-x) : x;
+  case Unary::Sign: return T(x > 0 ? 1 : (x < 0 ? -1 : 0));
+  case Unary::Sigmoid: return T(1 / (1 + std::exp(-double(x))));
+  case Unary::Tanh: return T(std::tanh(double(x)));
+  case Unary::Reciprocal: return T(1 / double(x));
+  case Unary::Floor: return T(std::floor(double(x)));
+  case Unary::Relu: return x > 0 ? x : T(0);
+  case Unary::Relu6: return x < 0 ? T(0) : (x > 6 ? T(6) : x);
+  case Unary::Elu: return x > 0 ? x : T(std::expm1(double(x)));
+  }
+  return x;
+}
+
+template <Unary op> LogicalResult unary(KernelContext &ctx) {
+  const Tensor &a = ctx.inputs[0];
+  Tensor out(a.dtype(), a.shape());
+  if (failed(dispatchNumeric(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (int64_t i = 0; i < a.numElements(); ++i)
+          out.data<T>()[i] = applyUnary(op, a.data<T>()[i]);
+      })))
+    return ctx.error() << "dtype " << dtypeName(a.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
+LogicalResult logicalNot(KernelContext &ctx) {
+  Tensor out(kBool, ctx.inputs[0].shape());
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    out.data<bool>()[i] = !ctx.inputs[0].data<bool>()[i];
+  ctx.outputs[0] = out;
+  return success();
+}
+
+template <bool isAnd> LogicalResult logical(KernelContext &ctx) {
+  const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+  std::vector<int64_t> shape;
+  if (!broadcastShape(a.shape(), b.shape(), shape))
+    return ctx.error() << "Incompatible shapes: " << shapeText(a.shape())
+                       << " vs. " << shapeText(b.shape());
+  Tensor out(kBool, shape);
+  auto ia = broadcastIndices(a.shape(), shape);
+  auto ib = broadcastIndices(b.shape(), shape);
+  for (size_t i = 0; i < ia.size(); ++i) {
+    bool x = a.data<bool>()[ia[i]], y = b.data<bool>()[ib[i]];
+    out.data<bool>()[i] = isAnd ? (x && y) : (x || y);
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+LogicalResult addN(KernelContext &ctx) {
+  Tensor out(ctx.inputs[0].dtype(), ctx.inputs[0].shape());
+  for (const Tensor &t : ctx.inputs)
+    if (t.shape() != out.shape())
+      return ctx.error() << "Inputs to operation AddN must have the same size "
+                            "and shape: " << shapeText(out.shape()) << " != "
+                         << shapeText(t.shape());
+  if (failed(dispatchNumeric(out.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (const Tensor &t : ctx.inputs)
+          for (int64_t i = 0; i < out.numElements(); ++i)
+            out.data<T>()[i] += t.data<T>()[i];
+      })))
+    return ctx.error() << "dtype " << dtypeName(out.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
+LogicalResult cast(KernelContext &ctx) {
+  auto dst = ctx.getType("DstT");
+  if (!dst || !dtypeSize(*dst))
+    return ctx.error() << "unsupported DstT";
+  const Tensor &in = ctx.inputs[0];
+  Tensor out(*dst, in.shape());
+  bool isFloatSrc = in.dtype() == kFloat || in.dtype() == kDouble;
+  if (failed(dispatchNumeric(*dst, [&](auto tag) {
+        using T = decltype(tag);
+        for (int64_t i = 0; i < in.numElements(); ++i)
+          out.data<T>()[i] =
+              isFloatSrc ? T(in.getAsDouble(i)) : T(in.getAsInt(i));
+      }))) {
+    if (*dst != kBool)
+      return ctx.error() << "unsupported DstT";
+    for (int64_t i = 0; i < in.numElements(); ++i)
+      out.data<bool>()[i] = in.getAsDouble(i) != 0;
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+enum class Reduce { Sum, Mean, Prod, Max, Min };
+
+template <Reduce op> LogicalResult reduce(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  int64_t rank = in.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t axis : toInts(ctx.inputs[1])) {
+    if (axis < -rank || axis >= rank)
+      return ctx.error() << "Invalid reduction dimension (" << axis
+                         << " for input with " << rank << " dimension(s)";
+    reduced[axis < 0 ? axis + rank : axis] = true;
+  }
+  bool keepDims = ctx.getBool("keep_dims").value_or(false);
+  std::vector<int64_t> outShape, keptShape;
+  for (int64_t d = 0; d < rank; ++d) {
+    keptShape.push_back(reduced[d] ? 1 : in.shape()[d]);
+    if (!reduced[d])
+      outShape.push_back(in.shape()[d]);
+    else if (keepDims)
+      outShape.push_back(1);
+  }
+  Tensor out(in.dtype(), outShape);
+  int64_t n = in.numElements(), m = out.numElements();
+  std::vector<int64_t> count(m, 0);
+  // Map each input element to its output element.
+  std::vector<int64_t> index(rank, 0);
+  std::vector<int64_t> target(n);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t t = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      t = t * keptShape[d] + (reduced[d] ? 0 : index[d]);
+    target[flat] = t;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < in.shape()[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  if (failed(dispatchNumeric(in.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        T *o = out.data<T>();
+        const T *x = in.data<T>();
+        for (int64_t i = 0; i < m; ++i)
+          o[i] = op == Reduce::Prod ? T(1)
+                 : op == Reduce::Max ? std::numeric_limits<T>::lowest()
+                 : op == Reduce::Min ? std::numeric_limits<T>::max()
+                                     : T(0);
+        for (int64_t i = 0; i < n; ++i) {
+          T &r = o[target[i]];
+          ++count[target[i]];
+          switch (op) {
+          case Reduce::Sum: case Reduce::Mean: r += x[i]; break;
+          case Reduce::Prod: r *= x[i]; break;
+          case Reduce::Max: r = std::max(r, x[i]); break;
+          case Reduce::Min: r = std::min(r, x[i]); break;
+          }
+        }
+        if (op == Reduce::Mean)
+          for (int64_t i = 0; i < m; ++i)
+            if (count[i])
+              o[i] = T(o[i] / T(count[i]));
+      })))
+    return ctx.error() << "dtype " << dtypeName(in.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
+template <bool isMax> LogicalResult argReduce(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  int64_t rank = in.rank(), axis = toInts(ctx.inputs[1]).at(0);
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "Expected dimension in the range [" << -rank << ", "
+                       << rank << "), but got " << axis;
+  if (axis < 0)
+    axis += rank;
+  std::vector<int64_t> outShape;
+  int64_t outer = 1, inner = 1, size = in.shape()[axis];
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != axis)
+      outShape.push_back(in.shape()[d]);
+    if (d < axis)
+      outer *= in.shape()[d];
+    if (d > axis)
+      inner *= in.shape()[d];
+  }
+  int32_t outType = ctx.getType("output_type").value_or(kInt64);
+  Tensor out(outType, outShape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t best = 0;
+      for (int64_t k = 1; k < size; ++k) {
+        double v = in.getAsDouble((o * size + k) * inner + i);
+        double b = in.getAsDouble((o * size + best) * inner + i);
+        if (isMax ? v > b : v < b)
+          best = k;
+      }
+      if (outType == kInt32)
+        out.data<int32_t>()[o * inner + i] = best;
+      else
+        out.data<int64_t>()[o * inner + i] = best;
+    }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+LogicalResult matMul(KernelContext &ctx) {
+  const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+  if (a.rank() != 2 || b.rank() != 2)
+    return ctx.error() << "In[0] and In[1] must be matrices";
+  bool ta = ctx.getBool("transpose_a").value_or(false);
+  bool tb = ctx.getBool("transpose_b").value_or(false);
+  int64_t m = a.shape()[ta ? 1 : 0], k = a.shape()[ta ? 0 : 1];
+  int64_t kb = b.shape()[tb ? 1 : 0], n = b.shape()[tb ? 0 : 1];
+  if (k != kb)
+    return ctx.error() << "Matrix size-incompatible: In[0]: "
+                       << shapeText(a.shape()) << ", In[1]: "
+                       << shapeText(b.shape());
+  Tensor out(a.dtype(), {m, n});
+  if (failed(dispatchNumeric(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T *x = a.data<T>(), *y = b.data<T>();
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            // Accumulate in double for floats: the oracle should be exact.
+            double acc = 0;
+            for (int64_t p = 0; p < k; ++p)
+              acc += double(x[ta ? p * m + i : i * k + p]) *
+                     double(y[tb ? j * k + p : p * n + j]);
+            out.data<T>()[i * n + j] = T(acc);
+          }
+      })))
+    return ctx.error() << "dtype " << dtypeName(a.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+} // namespace
+
+KernelTable cleave::interp::getMathKernels() {
+  return {
+      {"Add", binary<Binary::Add>},
+      {"AddV2", binary<Binary::Add>},
+      {"Sub", binary<Binary::Sub>},
+      {"Mul", binary<Binary::Mul>},
+      {"Div", binary<Binary::Div>},
+      {"RealDiv", binary<Binary::RealDiv>},
+      {"FloorDiv", binary<Binary::FloorDiv>},
+      {"FloorMod", binary<Binary::FloorMod>},
+      {"DivNoNan", binary<Binary::DivNoNan>},
+      {"Maximum", binary<Binary::Max>},
+      {"Minimum", binary<Binary::Min>},
+      {"Pow", binary<Binary::Pow>},
+      {"SquaredDifference", binary<Binary::SquaredDifference>},
+      {"Less", binary<Binary::Less>},
+      {"LessEqual", binary<Binary::LessEqual>},
+      {"Greater", binary<Binary::Greater>},
+      {"GreaterEqual", binary<Binary::GreaterEqual>},
+      {"Equal", binary<Binary::Equal>},
+      {"NotEqual", binary<Binary::NotEqual>},
+      {"LogicalAnd", logical<true>},
+      {"LogicalOr", logical<false>},
+      {"LogicalNot", logicalNot},
+      {"Neg", unary<Unary::Neg>},
+      {"Square", unary<Unary::Square>},
+      {"Sqrt", unary<Unary::Sqrt>},
+      {"Rsqrt", unary<Unary::Rsqrt>},
+      {"Exp", unary<Unary::Exp>},
+      {"Log", unary<Unary::Log>},
+      {"Log1p", unary<Unary::Log1p>},
+      {"Abs", unary<Unary::Abs>},
+      {"Sign", unary<Unary::Sign>},
+      {"Sigmoid", unary<Unary::Sigmoid>},
+      {"Tanh", unary<Unary::Tanh>},
+      {"Reciprocal", unary<Unary::Reciprocal>},
+      {"Floor", unary<Unary::Floor>},
+      {"AddN", addN},
+      {"Cast", cast},
+      {"Sum", reduce<Reduce::Sum>},
+      {"Mean", reduce<Reduce::Mean>},
+      {"Prod", reduce<Reduce::Prod>},
+      {"Max", reduce<Reduce::Max>},
+      {"Min", reduce<Reduce::Min>},
+      {"ArgMax", argReduce<true>},
+      {"ArgMin", argReduce<false>},
+      {"MatMul", matMul},
+      // Activations are element-wise too.
+      {"Relu", unary<Unary::Relu>},
+      {"Relu6", unary<Unary::Relu6>},
+      {"Elu", unary<Unary::Elu>},
+  };
+}

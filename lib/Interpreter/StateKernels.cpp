@@ -1,0 +1,159 @@
+//===- StateKernels.cpp - variables and optimizer updates -----------------===//
+//
+// Variables live in the interpreter's State and persist across runs. A ref
+// variable (VariableV2) is named by its shared_name or node name; a resource
+// handle (VarHandleOp) carries that name as its value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::interp;
+
+namespace {
+std::string variableName(KernelContext &ctx, graph::NodeOp node) {
+  auto shared = dyn_cast_or_null<StringAttr>(node.getTFAttr("shared_name"));
+  return shared && !shared.getValue().empty() ? shared.str()
+                                              : node.getName().str();
+}
+
+/// The variable a Ref input refers to (the VariableV2 node feeding it,
+/// through Identity-like nodes).
+FailureOr<std::string> refTarget(KernelContext &ctx, unsigned input) {
+  Value v = ctx.node.getDataInputs()[input];
+  while (auto producer = v.getDefiningOp<graph::NodeOp>()) {
+    StringRef op = producer.getOpType();
+    if (op == "VariableV2" || op == "Variable")
+      return variableName(ctx, producer);
+    if (op != "Identity" && op != "RefIdentity" && op != "Assign" &&
+        op != "AssignAdd" && op != "AssignSub")
+      break;
+    v = producer.getDataInputs()[0];
+  }
+  return ctx.error() << "input " << input
+                     << " is not a reference to a variable", failure();
+}
+
+/// A ref variable's output: its value, or an invalid tensor while it is
+/// uninitialized (only Assign may consume that; the executor checks).
+LogicalResult variable(KernelContext &ctx) {
+  std::string name = variableName(ctx, ctx.node);
+  auto it = ctx.state.variables.find(name);
+  ctx.outputs[0] = it == ctx.state.variables.end() ? Tensor() : it->second;
+  return success();
+}
+
+/// Assign, AssignAdd, AssignSub and ApplyGradientDescent on a ref variable.
+enum class Update { Assign, Add, Sub, GradientDescent };
+
+template <Update kind> LogicalResult updateRef(KernelContext &ctx) {
+  FailureOr<std::string> name = refTarget(ctx, 0);
+  if (failed(name))
+    return failure();
+  Tensor &slot = ctx.state.variables[*name];
+  const Tensor &value = ctx.inputs[kind == Update::GradientDescent ? 2 : 1];
+  if (kind == Update::Assign) {
+    bool validate = ctx.getBool("validate_shape").value_or(true);
+    if (validate && slot.isValid() && slot.shape() != value.shape())
+      return ctx.error() << "Assign requires shapes of both tensors to match";
+    slot = value;
+    ctx.outputs[0] = slot;
+    return success();
+  }
+  if (!slot.isValid())
+    return ctx.error() << "Attempting to use uninitialized value " << *name;
+  if (slot.shape() != value.shape() || slot.dtype() != value.dtype())
+    return ctx.error() << "the update's shape or dtype does not match the "
+                          "variable's";
+  double alpha = kind == Update::GradientDescent
+                     ? ctx.inputs[1].getAsDouble(0)
+                     : 1.0;
+  Tensor next(slot.dtype(), slot.shape());
+  for (int64_t i = 0; i < next.numElements(); ++i) {
+    double delta = value.getAsDouble(i) * (kind == Update::Add ? 1 : -alpha);
+    double v = slot.getAsDouble(i) + delta;
+    switch (slot.dtype()) {
+    case kFloat: next.data<float>()[i] = float(v); break;
+    case kDouble: next.data<double>()[i] = v; break;
+    case kInt32: next.data<int32_t>()[i] = int32_t(slot.getAsInt(i) + (kind == Update::Add ? value.getAsInt(i) : -value.getAsInt(i))); break;
+    case kInt64: next.data<int64_t>()[i] = slot.getAsInt(i) + (kind == Update::Add ? value.getAsInt(i) : -value.getAsInt(i)); break;
+    default: return ctx.error() << "unsupported dtype " << dtypeName(slot.dtype());
+    }
+  }
+  slot = next;
+  ctx.outputs[0] = slot;
+  return success();
+}
+
+LogicalResult varHandle(KernelContext &ctx) {
+  Tensor handle(kResource, {});
+  handle.strings()[0] = variableName(ctx, ctx.node);
+  ctx.outputs[0] = handle;
+  return success();
+}
+
+LogicalResult readVariable(KernelContext &ctx) {
+  const std::string &name = ctx.inputs[0].strings()[0];
+  auto it = ctx.state.variables.find(name);
+  if (it == ctx.state.variables.end())
+    return ctx.error() << "Could not find variable " << name
+                       << ". This could mean that the variable has been "
+                          "deleted or was never initialized.";
+  ctx.outputs[0] = it->second;
+  return success();
+}
+
+template <Update kind> LogicalResult updateResource(KernelContext &ctx) {
+  const std::string &name = ctx.inputs[0].strings()[0];
+  Tensor &slot = ctx.state.variables[name];
+  const Tensor &value = ctx.inputs[kind == Update::GradientDescent ? 2 : 1];
+  if (kind == Update::Assign) {
+    slot = value;
+    return success();
+  }
+  if (!slot.isValid())
+    return ctx.error() << "Could not find variable " << name;
+  if (slot.shape() != value.shape())
+    return ctx.error() << "the update's shape does not match the variable's";
+  double alpha = kind == Update::GradientDescent
+                     ? ctx.inputs[1].getAsDouble(0)
+                     : 1.0;
+  Tensor next(slot.dtype(), slot.shape());
+  for (int64_t i = 0; i < next.numElements(); ++i) {
+    double v = slot.getAsDouble(i) +
+               value.getAsDouble(i) * (kind == Update::Add ? 1 : -alpha);
+    if (slot.dtype() == kFloat)
+      next.data<float>()[i] = float(v);
+    else if (slot.dtype() == kDouble)
+      next.data<double>()[i] = v;
+    else if (slot.dtype() == kInt64)
+      next.data<int64_t>()[i] = int64_t(v);
+    else if (slot.dtype() == kInt32)
+      next.data<int32_t>()[i] = int32_t(v);
+    else
+      return ctx.error() << "unsupported dtype " << dtypeName(slot.dtype());
+  }
+  slot = next;
+  return success();
+}
+} // namespace
+
+KernelTable cleave::interp::getStateKernels() {
+  return {
+      {"VariableV2", variable},
+      {"Variable", variable},
+      {"Assign", updateRef<Update::Assign>},
+      {"AssignAdd", updateRef<Update::Add>},
+      {"AssignSub", updateRef<Update::Sub>},
+      {"ApplyGradientDescent", updateRef<Update::GradientDescent>},
+      {"VarHandleOp", varHandle},
+      {"ReadVariableOp", readVariable},
+      {"AssignVariableOp", updateResource<Update::Assign>},
+      {"AssignAddVariableOp", updateResource<Update::Add>},
+      {"AssignSubVariableOp", updateResource<Update::Sub>},
+      {"ResourceApplyGradientDescent",
+       updateResource<Update::GradientDescent>},
+  };
+}

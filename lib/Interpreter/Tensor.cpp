@@ -1,0 +1,266 @@
+//===- Tensor.cpp - host tensors of the reference interpreter -------------===//
+
+#include "cleave/Interpreter/Tensor.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace cleave::interp;
+
+size_t cleave::interp::dtypeSize(int32_t dtype) {
+  switch (dtype) {
+  case kFloat: case kInt32: case kUInt32: return 4;
+  case kDouble: case kInt64: case kUInt64: return 8;
+  case kInt16: case kUInt16: return 2;
+  case kInt8: case kUInt8: case kBool: return 1;
+  default: return 0;
+  }
+}
+
+std::string cleave::interp::dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case kFloat: return "float";
+  case kDouble: return "double";
+  case kInt32: return "int32";
+  case kInt64: return "int64";
+  case kInt16: return "int16";
+  case kInt8: return "int8";
+  case kUInt8: return "uint8";
+  case kUInt16: return "uint16";
+  case kUInt32: return "uint32";
+  case kUInt64: return "uint64";
+  case kBool: return "bool";
+  case kString: return "string";
+  case kResource: return "resource";
+  default: return "dtype " + std::to_string(dtype);
+  }
+}
+
+Tensor::Tensor(int32_t dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  int64_t n = numElements();
+  // Strings, and resource handles (held as the resource's name).
+  if (dtype == kString || dtype == kResource)
+    strings_ = std::make_shared<std::vector<std::string>>(n);
+  buffer_ = std::make_shared<std::vector<char>>(n * dtypeSize(dtype), 0);
+}
+
+int64_t Tensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape_)
+    n *= d;
+  return n;
+}
+
+Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+double Tensor::getAsDouble(int64_t i) const {
+  switch (dtype_) {
+  case kFloat: return data<float>()[i];
+  case kDouble: return data<double>()[i];
+  case kInt32: return data<int32_t>()[i];
+  case kInt64: return data<int64_t>()[i];
+  case kInt16: return data<int16_t>()[i];
+  case kInt8: return data<int8_t>()[i];
+  case kUInt8: return data<uint8_t>()[i];
+  case kUInt16: return data<uint16_t>()[i];
+  case kUInt32: return data<uint32_t>()[i];
+  case kUInt64: return double(data<uint64_t>()[i]);
+  case kBool: return data<bool>()[i] ? 1 : 0;
+  default: return 0;
+  }
+}
+
+int64_t Tensor::getAsInt(int64_t i) const {
+  switch (dtype_) {
+  case kInt32: return data<int32_t>()[i];
+  case kInt64: return data<int64_t>()[i];
+  case kInt16: return data<int16_t>()[i];
+  case kInt8: return data<int8_t>()[i];
+  case kUInt8: return data<uint8_t>()[i];
+  case kUInt16: return data<uint16_t>()[i];
+  case kUInt32: return data<uint32_t>()[i];
+  case kUInt64: return int64_t(data<uint64_t>()[i]);
+  case kBool: return data<bool>()[i] ? 1 : 0;
+  default: return int64_t(getAsDouble(i));
+  }
+}
+
+std::string Tensor::toString(int64_t maxElements) const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << dtypeName(dtype_) << " [";
+  llvm::interleave(shape_, os, ",");
+  os << "] ";
+  int64_t n = numElements();
+  // Nested brackets like numpy, elided past maxElements.
+  std::vector<int64_t> strides(shape_.size(), 1);
+  for (int64_t d = int64_t(shape_.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape_[d + 1];
+  auto element = [&](int64_t i) {
+    if (dtype_ == kString)
+      os << '"' << (*strings_)[i] << '"';
+    else if (dtype_ == kBool)
+      os << (data<bool>()[i] ? "true" : "false");
+    else if (dtype_ == kFloat || dtype_ == kDouble)
+      os << llvm::format("%g", getAsDouble(i));
+    else
+      os << getAsInt(i);
+  };
+  if (shape_.empty()) {
+    element(0);
+    return out;
+  }
+  // Dimension d spans blocks of strides[d] * shape[d] elements.
+  for (int64_t i = 0; i < n && i < maxElements; ++i) {
+    for (size_t d = 0; d < shape_.size(); ++d)
+      if (i % (strides[d] * shape_[d]) == 0)
+        os << "[";
+    element(i);
+    int64_t closing = 0;
+    for (size_t d = 0; d < shape_.size(); ++d)
+      if ((i + 1) % (strides[d] * shape_[d]) == 0)
+        ++closing;
+    for (int64_t c = 0; c < closing; ++c)
+      os << "]";
+    if (i + 1 < n)
+      os << ", ";
+  }
+  if (n > maxElements)
+    os << "...";
+  if (n == 0)
+    os << "[]";
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+static const char *npyDescr(int32_t dtype) {
+  switch (dtype) {
+  case kFloat: return "<f4";
+  case kDouble: return "<f8";
+  case kInt32: return "<i4";
+  case kInt64: return "<i8";
+  case kInt16: return "<i2";
+  case kInt8: return "|i1";
+  case kUInt8: return "|u1";
+  case kUInt16: return "<u2";
+  case kUInt32: return "<u4";
+  case kUInt64: return "<u8";
+  case kBool: return "|b1";
+  default: return nullptr;
+  }
+}
+
+bool cleave::interp::readNpy(llvm::StringRef bytes, Tensor &tensor,
+                             std::string &error) {
+  if (!bytes.starts_with("\x93NUMPY") || bytes.size() < 10) {
+    error = "not a .npy file";
+    return false;
+  }
+  uint8_t major = bytes[6];
+  size_t headerLen, offset;
+  if (major == 1) {
+    headerLen = uint8_t(bytes[8]) | (uint8_t(bytes[9]) << 8);
+    offset = 10;
+  } else {
+    if (bytes.size() < 12) {
+      error = "truncated .npy header";
+      return false;
+    }
+    headerLen = uint8_t(bytes[8]) | (uint8_t(bytes[9]) << 8) |
+                (uint8_t(bytes[10]) << 16) | (uint32_t(uint8_t(bytes[11])) << 24);
+    offset = 12;
+  }
+  if (bytes.size() < offset + headerLen) {
+    error = "truncated .npy header";
+    return false;
+  }
+  llvm::StringRef header = bytes.substr(offset, headerLen);
+  auto field = [&](llvm::StringRef key) {
+    size_t at = header.find(("'" + key + "'").str());
+    if (at == llvm::StringRef::npos)
+      return llvm::StringRef();
+    return header.drop_front(at + key.size() + 2).ltrim(" :");
+  };
+  llvm::StringRef descr = field("descr");
+  if (!descr.consume_front("'")) {
+    error = ".npy header has no descr";
+    return false;
+  }
+  descr = descr.take_until([](char c) { return c == '\''; });
+  int32_t dtype = 0;
+  for (int32_t dt : {kFloat, kDouble, kInt32, kInt64, kInt16, kInt8, kUInt8,
+                     kUInt16, kUInt32, kUInt64, kBool})
+    if (descr == npyDescr(dt) ||
+        (descr.size() == 3 && descr.drop_front() ==
+                                  llvm::StringRef(npyDescr(dt)).drop_front() &&
+         dtypeSize(dt) == 1))
+      dtype = dt;
+  if (!dtype) {
+    error = "unsupported .npy dtype '" + descr.str() + "'";
+    return false;
+  }
+  if (field("fortran_order").starts_with("True")) {
+    error = "Fortran-ordered .npy files are not supported";
+    return false;
+  }
+  llvm::StringRef shapeText = field("shape");
+  if (!shapeText.consume_front("(")) {
+    error = ".npy header has no shape";
+    return false;
+  }
+  shapeText = shapeText.take_until([](char c) { return c == ')'; });
+  std::vector<int64_t> shape;
+  llvm::SmallVector<llvm::StringRef> parts;
+  shapeText.split(parts, ',', -1, false);
+  for (llvm::StringRef p : parts) {
+    int64_t d;
+    if (p.trim().getAsInteger(10, d) || d < 0) {
+      error = "malformed .npy shape";
+      return false;
+    }
+    shape.push_back(d);
+  }
+  tensor = Tensor(dtype, shape);
+  llvm::StringRef payload = bytes.drop_front(offset + headerLen);
+  if (payload.size() != tensor.byteSize()) {
+    error = ".npy payload has " + std::to_string(payload.size()) +
+            " bytes, the shape needs " + std::to_string(tensor.byteSize());
+    return false;
+  }
+  std::memcpy(tensor.raw(), payload.data(), payload.size());
+  return true;
+}
+
+std::string cleave::interp::writeNpy(const Tensor &tensor) {
+  std::string header = "{'descr': '";
+  header += npyDescr(tensor.dtype()) ? npyDescr(tensor.dtype()) : "|V1";
+  header += "', 'fortran_order': False, 'shape': (";
+  for (size_t d = 0; d < tensor.shape().size(); ++d)
+    header += (d ? ", " : "") + std::to_string(tensor.shape()[d]);
+  if (tensor.rank() == 1)
+    header += ","; // a 1-tuple, as Python writes it
+  header += "), }";
+  // Pad so that the data starts at a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  out += header;
+  out.append(tensor.raw(), tensor.byteSize());
+  return out;
+}

@@ -1,0 +1,250 @@
+//===- graph-run.cpp - run a graph with the reference interpreter ---------===//
+//
+//   graph-run model.pbtxt --feed x=[[1,2],[3,4]] --feed y=@y.npy
+//             --fetch sum [--target train] [--init init] [--steps N]
+//             [--output-dir DIR]
+//
+// Fetches are printed as "name = dtype [shape] values"; with --output-dir
+// each is also written as DIR/<name>.npy ('/' and ':' become '_').
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/InitAll.h"
+#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Support/ToolInit.h"
+#include "cleave/Translate/GraphDef.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::interp;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
+                                          cl::desc("<graph: .pb, .pbtxt or .mlir>"));
+static cl::list<std::string>
+    feedOpts("feed", cl::desc("name=value: a literal ([[1,2],[3,4]], 3.5, "
+                              "true) or @file.npy"));
+static cl::list<std::string> fetchOpts("fetch",
+                                       cl::desc("tensor to print: node[:port]"));
+static cl::list<std::string> targetOpts("target",
+                                        cl::desc("node to run for effect"));
+static cl::list<std::string>
+    initOpts("init", cl::desc("node run once before the steps (e.g. init)"));
+static cl::opt<unsigned> steps("steps", cl::desc("times to run the step"),
+                               cl::init(1));
+static cl::opt<std::string> outputDir("output-dir",
+                                      cl::desc("write fetches as .npy here"));
+
+/// Parses a nested-list literal into values and a shape.
+static bool parseLiteral(StringRef text, std::vector<double> &values,
+                         std::vector<int64_t> &shape, bool &isBool,
+                         std::string &error) {
+  text = text.trim();
+  isBool = text.contains("true") || text.contains("false");
+  std::vector<int64_t> counts; // elements seen at each depth
+  int depth = 0, maxDepth = 0;
+  std::vector<int64_t> widths;
+  size_t i = 0;
+  auto fail = [&](std::string why) {
+    error = why;
+    return false;
+  };
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == '[') {
+      ++depth;
+      maxDepth = std::max(maxDepth, depth);
+      if (int(counts.size()) < depth)
+        counts.resize(depth, 0);
+      counts[depth - 1] = 0;
+      ++i;
+    } else if (c == ']') {
+      if (!depth)
+        return fail("unbalanced ']'");
+      int64_t n = counts[depth - 1] + 1;
+      if (int(widths.size()) < depth)
+        widths.resize(depth, -1);
+      if (widths[depth - 1] == -1)
+        widths[depth - 1] = n;
+      else if (widths[depth - 1] != n)
+        return fail("ragged literal: rows of different lengths");
+      --depth;
+      ++i;
+    } else if (c == ',') {
+      if (depth)
+        ++counts[depth - 1];
+      ++i;
+    } else if (c == ' ') {
+      ++i;
+    } else {
+      size_t end = text.find_first_of(",] ", i);
+      StringRef token = text.slice(i, end);
+      double v;
+      if (token == "true")
+        v = 1;
+      else if (token == "false")
+        v = 0;
+      else if (token.getAsDouble(v))
+        return fail("'" + token.str() + "' is not a number");
+      values.push_back(v);
+      i = end == StringRef::npos ? text.size() : end;
+    }
+  }
+  if (depth)
+    return fail("unbalanced '['");
+  shape.assign(widths.begin(), widths.end());
+  if (maxDepth == 0 && values.size() != 1)
+    return fail("expected one value or a bracketed list");
+  // "[]" is one empty dimension.
+  if (maxDepth == 1 && values.empty())
+    shape = {0};
+  return true;
+}
+
+static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
+                         const std::vector<double> &values) {
+  Tensor t(dtype, shape);
+  for (size_t i = 0; i < values.size(); ++i) {
+    switch (dtype) {
+    case kFloat: t.data<float>()[i] = values[i]; break;
+    case kDouble: t.data<double>()[i] = values[i]; break;
+    case kInt32: t.data<int32_t>()[i] = int32_t(values[i]); break;
+    case kInt64: t.data<int64_t>()[i] = int64_t(values[i]); break;
+    case kBool: t.data<bool>()[i] = values[i] != 0; break;
+    case kUInt8: t.data<uint8_t>()[i] = uint8_t(values[i]); break;
+    default: break;
+    }
+  }
+  return t;
+}
+
+/// The dtype a feed of `name` must have: its node's result element type.
+static int32_t feedDtype(ModuleOp module, StringRef name) {
+  auto [nodeName, portText] = name.split(':');
+  unsigned port = 0;
+  if (!portText.empty())
+    portText.getAsInteger(10, port);
+  int32_t dtype = kFloat;
+  module.walk([&](graph::NodeOp node) {
+    if (node.getName() == nodeName && port < node.getOutputs().size())
+      if (auto type = dyn_cast<TensorType>(node.getOutputs()[port].getType()))
+        if (int32_t dt = graph::typeToDataType(type.getElementType()); dt > 0)
+          dtype = dt;
+  });
+  return dtype;
+}
+
+int main(int argc, char **argv) {
+  cleave::initTool(argc, argv);
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Cleave reference interpreter: runs a graph\n");
+  DialectRegistry registry;
+  cleave::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFilename);
+  if (!file) {
+    llvm::errs() << "graph-run: cannot open '" << inputFilename
+                 << "': " << file.getError().message() << "\n";
+    return 1;
+  }
+  OwningOpRef<ModuleOp> module;
+  if (detectInputFormat((*file)->getBuffer()) == InputFormat::MLIR) {
+    sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  } else {
+    module = importGraphDef(**file, &context);
+  }
+  if (!module)
+    return 1;
+
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string &feed : feedOpts) {
+    auto [name, value] = StringRef(feed).split('=');
+    if (name.empty() || value.empty()) {
+      llvm::errs() << "graph-run: --feed expects name=value, got '" << feed
+                   << "'\n";
+      return 1;
+    }
+    Tensor tensor;
+    std::string error;
+    if (value.consume_front("@")) {
+      auto bytes = llvm::MemoryBuffer::getFile(value);
+      if (!bytes) {
+        llvm::errs() << "graph-run: --feed " << name << ": cannot open '"
+                     << value << "': " << bytes.getError().message() << "\n";
+        return 1;
+      }
+      if (!readNpy((*bytes)->getBuffer(), tensor, error)) {
+        llvm::errs() << "graph-run: --feed " << name << ": " << value << ": "
+                     << error << "\n";
+        return 1;
+      }
+    } else {
+      std::vector<double> values;
+      std::vector<int64_t> shape;
+      bool isBool;
+      if (!parseLiteral(value, values, shape, isBool, error)) {
+        llvm::errs() << "graph-run: --feed " << name << ": " << error << "\n";
+        return 1;
+      }
+      tensor = makeTensor(feedDtype(*module, name), shape, values);
+    }
+    feeds.emplace_back(name.str(), tensor);
+  }
+
+  Interpreter interpreter(*module);
+  std::vector<std::string> fetches(fetchOpts.begin(), fetchOpts.end());
+  std::vector<std::string> targets(targetOpts.begin(), targetOpts.end());
+  if (!initOpts.empty()) {
+    std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
+    if (failed(interpreter.run(feeds, {}, initTargets)))
+      return 1;
+  }
+  for (unsigned step = 0; step < steps; ++step) {
+    FailureOr<std::vector<Tensor>> results =
+        interpreter.run(feeds, fetches, targets);
+    if (failed(results))
+      return 1;
+    for (auto [name, tensor] : llvm::zip(fetches, *results)) {
+      if (steps > 1)
+        llvm::outs() << "step " << step << ": ";
+      llvm::outs() << name << " = " << tensor.toString() << "\n";
+      if (!outputDir.empty() && step + 1 == steps) {
+        std::string fileName = name;
+        for (char &c : fileName)
+          if (c == '/' || c == ':')
+            c = '_';
+        llvm::SmallString<128> path(outputDir);
+        llvm::sys::path::append(path, fileName + ".npy");
+        std::error_code ec;
+        llvm::raw_fd_ostream out(path, ec);
+        if (ec) {
+          llvm::errs() << "graph-run: cannot write '" << path
+                       << "': " << ec.message() << "\n";
+          return 1;
+        }
+        out << writeNpy(tensor);
+      }
+    }
+  }
+  return 0;
+}
