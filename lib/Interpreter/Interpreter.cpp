@@ -152,10 +152,12 @@ std::pair<StringRef, unsigned> splitTensorName(StringRef name) {
   return {name, 0};
 }
 
-std::string shapeString(const std::vector<int64_t> &shape) {
+std::string shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
+    s += (i ? "," : "") + (ShapedType::isDynamic(shape[i])
+                               ? std::string("?")
+                               : std::to_string(shape[i]));
   return s + "]";
 }
 
@@ -195,7 +197,13 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
                             << "': no such tensor in the graph",
              failure();
     Value v = node.getOutputs()[port];
-    if (auto type = dyn_cast<TensorType>(v.getType())) {
+    // A placeholder's declared shape, whether or not inference ran.
+    Type declared = v.getType();
+    if (auto shape = dyn_cast_or_null<ShapeAttr>(node.getTFAttr("shape")))
+      if (auto type = dyn_cast<TensorType>(declared);
+          type && node.getOpType().starts_with("Placeholder"))
+        declared = getTensorType(type.getElementType(), shape);
+    if (auto type = dyn_cast<TensorType>(declared)) {
       int32_t dt = typeToDataType(type.getElementType());
       if (dt > 0 && dt != tensor.dtype())
         return node.emitError() << "Node '" << node.getName()
@@ -211,8 +219,9 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
         if (!matches)
           return node.emitError()
                      << "Node '" << node.getName() << "': fed a tensor of shape "
-                     << shapeString(tensor.shape()) << ", which does not match "
-                     << ranked,
+                     << shapeString(tensor.shape())
+                     << ", which does not match its shape "
+                     << shapeString(ranked.getShape()),
                  failure();
       }
     }
