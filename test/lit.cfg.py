@@ -32,3 +32,12 @@ if shutil.which("cmake"):
 # instrumented side poisons, so manual poisoning would report false
 # use-after-poison errors. Heap, stack and leak checks stay on.
 config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0"
+
+# The PyTorch oracle runs when Debian's python3-torch is installed.
+import subprocess
+try:
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch, numpy"],
+                      capture_output=True, timeout=120).returncode == 0:
+        config.available_features.add("torch")
+except (OSError, subprocess.TimeoutExpired):
+    pass

@@ -127,6 +127,127 @@ LogicalResult reluGrad(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
+/// Window geometry of Conv2D and pooling in NHWC: output size and the
+/// padding before the first element, as TensorFlow's GetWindowedOutputSize.
+struct Window {
+  int64_t out, padBefore;
+};
+
+Window window(int64_t in, int64_t size, int64_t stride, int64_t dilation,
+              bool same) {
+  int64_t effective = (size - 1) * dilation + 1;
+  if (!same)
+    return {in < effective ? 0 : (in - effective + stride) / stride, 0};
+  int64_t out = (in + stride - 1) / stride;
+  int64_t pad = std::max<int64_t>((out - 1) * stride + effective - in, 0);
+  return {out, pad / 2};
+}
+
+/// Reads the NHWC window attrs; fails with a message on bad values.
+LogicalResult windowAttrs(KernelContext &ctx, std::vector<int64_t> &strides,
+                          bool &same) {
+  if (ctx.getString("data_format").value_or("NHWC") != "NHWC")
+    return ctx.error() << "only NHWC is supported by the interpreter";
+  strides = ctx.getIntList("strides").value_or(std::vector<int64_t>());
+  if (strides.size() != 4 || strides[0] != 1 || strides[3] != 1)
+    return ctx.error() << "strides must have 4 entries with batch and depth "
+                          "strides of 1";
+  std::string padding = ctx.getString("padding").value_or("");
+  if (padding != "SAME" && padding != "VALID")
+    return ctx.error() << "padding '" << padding
+                       << "' is not supported (SAME or VALID)";
+  same = padding == "SAME";
+  return success();
+}
+
+LogicalResult conv2D(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0], &filter = ctx.inputs[1];
+  std::vector<int64_t> strides;
+  bool same;
+  if (failed(windowAttrs(ctx, strides, same)))
+    return failure();
+  auto dilations = ctx.getIntList("dilations").value_or(
+      std::vector<int64_t>{1, 1, 1, 1});
+  if (in.rank() != 4 || filter.rank() != 4 || !isFloating(in))
+    return ctx.error() << "input and filter must be 4-D float tensors";
+  int64_t n = in.shape()[0], h = in.shape()[1], w = in.shape()[2],
+          c = in.shape()[3];
+  int64_t kh = filter.shape()[0], kw = filter.shape()[1],
+          fc = filter.shape()[2], oc = filter.shape()[3];
+  if (fc != c)
+    return ctx.error() << "input depth must be evenly divisible by filter "
+                          "depth: " << c << " vs " << fc;
+  Window wh = window(h, kh, strides[1], dilations[1], same);
+  Window ww = window(w, kw, strides[2], dilations[2], same);
+  Tensor out(in.dtype(), {n, wh.out, ww.out, oc});
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t y = 0; y < wh.out; ++y)
+      for (int64_t x = 0; x < ww.out; ++x)
+        for (int64_t o = 0; o < oc; ++o) {
+          double acc = 0;
+          for (int64_t i = 0; i < kh; ++i) {
+            int64_t iy = y * strides[1] + i * dilations[1] - wh.padBefore;
+            if (iy < 0 || iy >= h)
+              continue;
+            for (int64_t j = 0; j < kw; ++j) {
+              int64_t ix = x * strides[2] + j * dilations[2] - ww.padBefore;
+              if (ix < 0 || ix >= w)
+                continue;
+              for (int64_t k = 0; k < c; ++k)
+                acc += in.getAsDouble(((b * h + iy) * w + ix) * c + k) *
+                       filter.getAsDouble(((i * kw + j) * c + k) * oc + o);
+            }
+          }
+          store(out, ((b * wh.out + y) * ww.out + x) * oc + o, acc);
+        }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+template <bool isMax> LogicalResult pool(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> strides;
+  bool same;
+  if (failed(windowAttrs(ctx, strides, same)))
+    return failure();
+  auto ksize = ctx.getIntList("ksize").value_or(std::vector<int64_t>());
+  if (ksize.size() != 4 || ksize[0] != 1 || ksize[3] != 1)
+    return ctx.error() << "ksize must have 4 entries with batch and depth "
+                          "sizes of 1";
+  if (in.rank() != 4 || !isFloating(in))
+    return ctx.error() << "input must be a 4-D float tensor";
+  int64_t n = in.shape()[0], h = in.shape()[1], w = in.shape()[2],
+          c = in.shape()[3];
+  Window wh = window(h, ksize[1], strides[1], 1, same);
+  Window ww = window(w, ksize[2], strides[2], 1, same);
+  Tensor out(in.dtype(), {n, wh.out, ww.out, c});
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t y = 0; y < wh.out; ++y)
+      for (int64_t x = 0; x < ww.out; ++x)
+        for (int64_t k = 0; k < c; ++k) {
+          // Padding never takes part: max ignores it, the average divides
+          // by the number of real elements, as in TensorFlow.
+          double acc = isMax ? -INFINITY : 0;
+          int64_t count = 0;
+          for (int64_t i = 0; i < ksize[1]; ++i) {
+            int64_t iy = y * strides[1] + i - wh.padBefore;
+            if (iy < 0 || iy >= h)
+              continue;
+            for (int64_t j = 0; j < ksize[2]; ++j) {
+              int64_t ix = x * strides[2] + j - ww.padBefore;
+              if (ix < 0 || ix >= w)
+                continue;
+              double v = in.getAsDouble(((b * h + iy) * w + ix) * c + k);
+              acc = isMax ? std::max(acc, v) : acc + v;
+              ++count;
+            }
+          }
+          store(out, ((b * wh.out + y) * ww.out + x) * c + k,
+                isMax ? acc : acc / std::max<int64_t>(count, 1));
+        }
+  ctx.outputs[0] = out;
+  return success();
+}
 } // namespace
 
 KernelTable cleave::interp::getNNKernels() {
@@ -137,5 +258,8 @@ KernelTable cleave::interp::getNNKernels() {
       {"LogSoftmax", softmax<true>},
       {"SparseSoftmaxCrossEntropyWithLogits", sparseSoftmaxCrossEntropy},
       {"ReluGrad", reluGrad},
+      {"Conv2D", conv2D},
+      {"MaxPool", pool<true>},
+      {"AvgPool", pool<false>},
   };
 }
