@@ -48,6 +48,39 @@ LogicalResult variable(KernelContext &ctx) {
 /// Assign, AssignAdd, AssignSub and ApplyGradientDescent on a ref variable.
 enum class Update { Assign, Add, Sub, GradientDescent };
 
+/// The variable's next value: old + value, old - value, or
+/// old - alpha * value (alpha is input 1 of the Apply ops). Integers stay
+/// exact; an unsupported dtype gives an invalid tensor.
+Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
+                   const std::vector<Tensor> &inputs) {
+  Tensor next(old.dtype(), old.shape());
+  double alpha =
+      kind == Update::GradientDescent ? inputs[1].getAsDouble(0) : 1.0;
+  int64_t sign = kind == Update::Add ? 1 : -1;
+  for (int64_t i = 0; i < next.numElements(); ++i) {
+    switch (old.dtype()) {
+    case kFloat:
+      next.data<float>()[i] =
+          float(old.getAsDouble(i) + sign * alpha * value.getAsDouble(i));
+      break;
+    case kDouble:
+      next.data<double>()[i] =
+          old.getAsDouble(i) + sign * alpha * value.getAsDouble(i);
+      break;
+    case kInt32:
+      next.data<int32_t>()[i] =
+          int32_t(old.getAsInt(i) + sign * value.getAsInt(i));
+      break;
+    case kInt64:
+      next.data<int64_t>()[i] = old.getAsInt(i) + sign * value.getAsInt(i);
+      break;
+    default:
+      return Tensor();
+    }
+  }
+  return next;
+}
+
 template <Update kind> LogicalResult updateRef(KernelContext &ctx) {
   FailureOr<std::string> name = refTarget(ctx, 0);
   if (failed(name))
@@ -67,21 +100,9 @@ template <Update kind> LogicalResult updateRef(KernelContext &ctx) {
   if (slot.shape() != value.shape() || slot.dtype() != value.dtype())
     return ctx.error() << "the update's shape or dtype does not match the "
                           "variable's";
-  double alpha = kind == Update::GradientDescent
-                     ? ctx.inputs[1].getAsDouble(0)
-                     : 1.0;
-  Tensor next(slot.dtype(), slot.shape());
-  for (int64_t i = 0; i < next.numElements(); ++i) {
-    double delta = value.getAsDouble(i) * (kind == Update::Add ? 1 : -alpha);
-    double v = slot.getAsDouble(i) + delta;
-    switch (slot.dtype()) {
-    case kFloat: next.data<float>()[i] = float(v); break;
-    case kDouble: next.data<double>()[i] = v; break;
-    case kInt32: next.data<int32_t>()[i] = int32_t(slot.getAsInt(i) + (kind == Update::Add ? value.getAsInt(i) : -value.getAsInt(i))); break;
-    case kInt64: next.data<int64_t>()[i] = slot.getAsInt(i) + (kind == Update::Add ? value.getAsInt(i) : -value.getAsInt(i)); break;
-    default: return ctx.error() << "unsupported dtype " << dtypeName(slot.dtype());
-    }
-  }
+  Tensor next = applyUpdate(kind, slot, value, ctx.inputs);
+  if (!next.isValid())
+    return ctx.error() << "unsupported dtype " << dtypeName(slot.dtype());
   slot = next;
   ctx.outputs[0] = slot;
   return success();
@@ -117,24 +138,9 @@ template <Update kind> LogicalResult updateResource(KernelContext &ctx) {
     return ctx.error() << "Could not find variable " << name;
   if (slot.shape() != value.shape())
     return ctx.error() << "the update's shape does not match the variable's";
-  double alpha = kind == Update::GradientDescent
-                     ? ctx.inputs[1].getAsDouble(0)
-                     : 1.0;
-  Tensor next(slot.dtype(), slot.shape());
-  for (int64_t i = 0; i < next.numElements(); ++i) {
-    double v = slot.getAsDouble(i) +
-               value.getAsDouble(i) * (kind == Update::Add ? 1 : -alpha);
-    if (slot.dtype() == kFloat)
-      next.data<float>()[i] = float(v);
-    else if (slot.dtype() == kDouble)
-      next.data<double>()[i] = v;
-    else if (slot.dtype() == kInt64)
-      next.data<int64_t>()[i] = int64_t(v);
-    else if (slot.dtype() == kInt32)
-      next.data<int32_t>()[i] = int32_t(v);
-    else
-      return ctx.error() << "unsupported dtype " << dtypeName(slot.dtype());
-  }
+  Tensor next = applyUpdate(kind, slot, value, ctx.inputs);
+  if (!next.isValid())
+    return ctx.error() << "unsupported dtype " << dtypeName(slot.dtype());
   slot = next;
   return success();
 }
