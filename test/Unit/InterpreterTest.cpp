@@ -1,0 +1,74 @@
+//===- InterpreterTest.cpp - unit tests of the reference interpreter ------===//
+
+#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Translate/GraphDef.h"
+#include "cleave/tf/graph.pb.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::interp;
+
+namespace {
+
+TEST(TensorTest, NpyRoundTrip) {
+  Tensor t(kFloat, {2, 3});
+  for (int i = 0; i < 6; ++i)
+    t.data<float>()[i] = i * 0.5f;
+  Tensor back;
+  std::string error;
+  ASSERT_TRUE(readNpy(writeNpy(t), back, error)) << error;
+  EXPECT_EQ(back.dtype(), kFloat);
+  EXPECT_EQ(back.shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(back.data<float>()[5], 2.5f);
+  EXPECT_EQ(t.toString(), "float [2,3] [[0, 0.5, 1], [1.5, 2, 2.5]]");
+  EXPECT_FALSE(readNpy("not npy", back, error));
+  EXPECT_EQ(error, "not a .npy file");
+}
+
+TEST(InterpreterTest, VariablesPersistAcrossRuns) {
+  tensorflow::GraphDef graph;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    node { name: "v" op: "VariableV2"
+           attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "shape" value { shape { } } } }
+    node { name: "zero" op: "Const"
+           attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 0 } } } }
+    node { name: "one" op: "Const"
+           attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 1 } } } }
+    node { name: "init" op: "Assign" input: "v" input: "zero"
+           attr { key: "T" value { type: DT_INT64 } } }
+    node { name: "inc" op: "AssignAdd" input: "v" input: "one"
+           attr { key: "T" value { type: DT_INT64 } } }
+  )pb", &graph));
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module = importGraphDef(graph, &ctx);
+  ASSERT_TRUE(module);
+  Interpreter interpreter(*module);
+  ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
+  for (int step = 1; step <= 3; ++step) {
+    auto results = interpreter.run({}, {"inc"}, {});
+    ASSERT_TRUE(succeeded(results));
+    EXPECT_EQ((*results)[0].getAsInt(0), step);
+  }
+  EXPECT_EQ(interpreter.getState().variables["v"].getAsInt(0), 3);
+}
+
+TEST(InterpreterTest, FetchingAMissingNodeFails) {
+  tensorflow::GraphDef graph;
+  MLIRContext ctx;
+  ScopedDiagnosticHandler silence(&ctx, [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module = importGraphDef(graph, &ctx);
+  ASSERT_TRUE(module);
+  Interpreter interpreter(*module);
+  EXPECT_TRUE(failed(interpreter.run({}, {"nope"}, {})));
+}
+
+} // namespace
