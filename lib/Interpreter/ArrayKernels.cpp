@@ -331,6 +331,12 @@ KernelTable cleave::interp::getArrayKernels() {
       {"StopGradient", forward},
       {"PreventGradient", forward},
       {"NoOp", noOp},
+      // Loop ops pass values through; the executor moves them between
+      // frames (Interpreter.cpp).
+      {"Enter", forward},
+      {"Exit", forward},
+      {"NextIteration", forward},
+      {"LoopCond", forward},
       {"Shape", shapeKernel},
       {"Size", sizeKernel},
       {"Rank", rankKernel},

@@ -167,11 +167,227 @@ std::string renderProducer(Value v) {
   return "<argument>";
 }
 
-bool isLoopOp(StringRef op) {
-  return op == "Enter" || op == "Exit" || op == "NextIteration" ||
-         op == "RefEnter" || op == "RefExit" || op == "RefNextIteration" ||
-         op == "LoopCond";
-}
+} // namespace
+
+namespace {
+/// Tagged-token dataflow, as TensorFlow's executor: every value lives in a
+/// frame (the root, or one iteration of a loop entered through Enter), and a
+/// node runs once per frame in which its inputs arrive. Enter moves a value
+/// into iteration 0 of a child frame (constant Enters into every iteration),
+/// NextIteration into the next iteration, Exit back to the parent frame.
+/// Dead values stop at NextIteration and Exit, which is how loops end.
+class Executor {
+public:
+  static constexpr unsigned kRootFrame = 0;
+
+  Executor(State &state, const llvm::DenseMap<Value, Tensor> &fed,
+           const llvm::DenseSet<Operation *> &needed, int64_t maxIterations)
+      : state(state), fed(fed), needed(needed), maxIterations(maxIterations) {
+    frames.push_back({kRootFrame, "", 0});
+  }
+
+  unsigned countRequiredInputs(NodeOp node) {
+    unsigned count = 0;
+    for (Value input : node.getInputs())
+      if (!fed.count(input) && input.getDefiningOp<NodeOp>())
+        ++count;
+    return count;
+  }
+
+  void schedule(NodeOp node, unsigned frame) { ready.push_back({node, frame}); }
+
+  const Slot *lookup(Value v, unsigned frame) const {
+    auto it = values.find({v, frame});
+    return it == values.end() ? nullptr : &it->second;
+  }
+
+  /// Whether `node` ran in the root frame.
+  bool ranInRoot(NodeOp node) const { return rootRuns.count(node); }
+
+  LogicalResult drain() {
+    for (size_t next = 0; next < ready.size(); ++next)
+      if (failed(execute(ready[next].first, ready[next].second)))
+        return failure();
+    return success();
+  }
+
+private:
+  struct Frame {
+    unsigned parent;
+    std::string name;
+    int64_t iteration;
+  };
+  struct Pending {
+    unsigned arrived = 0, dead = 0;
+    bool fired = false;
+  };
+
+  /// The frame for `iteration` of loop `name` entered from `parent`.
+  unsigned getFrame(unsigned parent, std::string name, int64_t iteration) {
+    // `name` is a copy: callers pass names stored in `frames`, which grows.
+    auto key = std::make_tuple(parent, name, iteration);
+    auto [it, inserted] = frameIds.try_emplace(key, frames.size());
+    if (inserted) {
+      frames.push_back({parent, name, iteration});
+      iterations[{parent, name}].push_back(it->second);
+      // Loop invariants (constant Enters) are visible in every iteration.
+      for (auto &[value, slot] : invariants[{parent, name}])
+        deliver(value, it->second, slot);
+    }
+    return it->second;
+  }
+
+  /// Makes `slot` the value of `v` in `frame` and wakes its consumers.
+  void deliver(Value v, unsigned frame, const Slot &slot) {
+    values[{v, frame}] = slot;
+    for (Operation *user : v.getUsers()) {
+      auto consumer = dyn_cast<NodeOp>(user);
+      if (!consumer || !needed.count(consumer))
+        continue;
+      // A value used twice by one node arrives twice.
+      for (Value input : consumer.getInputs()) {
+        if (input != v)
+          continue;
+        Pending &p = pending[{consumer, frame}];
+        ++p.arrived;
+        p.dead += slot.dead;
+        if (p.fired)
+          continue;
+        bool isMerge = consumer.getOpType() == "Merge" ||
+                       consumer.getOpType() == "RefMerge";
+        unsigned required = countRequiredInputs(consumer);
+        if ((isMerge && (!slot.dead || p.dead == required)) ||
+            (!isMerge && p.arrived == required)) {
+          p.fired = true;
+          schedule(consumer, frame);
+        }
+      }
+    }
+  }
+
+  /// The input's value in `frame`: fed, or delivered.
+  Slot input(Value v, unsigned frame) {
+    if (auto it = fed.find(v); it != fed.end())
+      return {it->second, false};
+    if (auto it = values.find({v, frame}); it != values.end())
+      return it->second;
+    return {Tensor(), true}; // a Merge input that has not arrived
+  }
+
+  LogicalResult execute(NodeOp node, unsigned frame) {
+    StringRef op = node.getOpType();
+    if (frame == kRootFrame)
+      rootRuns.insert(node);
+    bool isMerge = op == "Merge" || op == "RefMerge";
+    bool deadControl = false, deadData = false, allDead = true;
+    std::vector<Tensor> inputs;
+    std::vector<bool> inputDead;
+    for (Value v : node.getInputs()) {
+      Slot slot = input(v, frame);
+      if (isa<ControlType>(v.getType())) {
+        deadControl |= slot.dead;
+        continue;
+      }
+      deadData |= slot.dead;
+      allDead &= slot.dead;
+      inputs.push_back(slot.value);
+      inputDead.push_back(slot.dead);
+    }
+    bool dead = deadControl || (isMerge ? allDead : deadData);
+    SmallVector<Slot, 2> outputs(node.getOutputs().size());
+    if (dead) {
+      for (Slot &out : outputs)
+        out.dead = true;
+    } else if (isMerge) {
+      unsigned live = 0;
+      while (inputDead[live])
+        ++live;
+      Tensor index(kInt32, {});
+      index.data<int32_t>()[0] = live;
+      outputs[0] = {inputs[live], false};
+      outputs[1] = {index, false};
+    } else if (op == "Switch" || op == "RefSwitch") {
+      bool pred = inputs[1].numElements() == 1 && inputs[1].getAsInt(0) != 0;
+      outputs[pred ? 1 : 0] = {inputs[0], false};
+      outputs[pred ? 0 : 1].dead = true;
+    } else {
+      // An uninitialized ref variable may only be assigned to.
+      for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
+        if (!inputs[i].isValid() &&
+            !(i == 0 && (op == "Assign" || op == "IsVariableInitialized")))
+          return node.emitError()
+                 << "Node '" << node.getName()
+                 << "': Attempting to use uninitialized value "
+                 << renderProducer(v);
+      Kernel kernel = lookupKernel(op);
+      if (!kernel)
+        return node.emitError() << "Node '" << node.getName()
+                                << "': no reference kernel for op '" << op
+                                << "'";
+      KernelContext ctx(node, std::move(inputs), state);
+      if (failed(kernel(ctx)))
+        return failure();
+      for (auto [out, value] : llvm::zip(outputs, ctx.outputs))
+        out = {value, false};
+    }
+
+    // Where the outputs go.
+    unsigned target = frame;
+    if (op == "Enter" || op == "RefEnter") {
+      auto frameName = dyn_cast_or_null<StringAttr>(node.getTFAttr("frame_name"));
+      std::string name = frameName ? frameName.str() : "";
+      auto constant = dyn_cast_or_null<BoolAttr>(node.getTFAttr("is_constant"));
+      if (constant && constant.getValue()) {
+        // Into every iteration, present and future.
+        Slot control{Tensor(), outputs[0].dead};
+        for (unsigned iter : iterations[{frame, name}]) {
+          deliver(node.getOutputs()[0], iter, outputs[0]);
+          deliver(node.getControl(), iter, control);
+        }
+        auto &frameInvariants = invariants[{frame, name}];
+        frameInvariants.push_back({node.getOutputs()[0], outputs[0]});
+        frameInvariants.push_back({node.getControl(), control});
+        getFrame(frame, name, 0); // delivers them if iteration 0 is new
+        return success();
+      }
+      target = getFrame(frame, name, 0);
+    } else if (op == "NextIteration" || op == "RefNextIteration") {
+      if (outputs[0].dead)
+        return success(); // the loop ends here
+      Frame f = frames[frame]; // a copy: getFrame may grow `frames`
+      if (f.iteration + 1 >= maxIterations)
+        return node.emitError()
+               << "Node '" << node.getName() << "': loop '" << f.name
+               << "' did not finish within " << maxIterations
+               << " iterations (see --max-iterations)";
+      target = getFrame(f.parent, f.name, f.iteration + 1);
+    } else if (op == "Exit" || op == "RefExit") {
+      if (outputs[0].dead)
+        return success(); // only the last iteration's value leaves
+      target = frames[frame].parent;
+    }
+    for (auto [v, slot] : llvm::zip(node.getOutputs(), outputs))
+      deliver(v, target, slot);
+    // Control successors wait on the node's token in the target frame.
+    deliver(node.getControl(), target, Slot{Tensor(), dead});
+    return success();
+  }
+
+  State &state;
+  const llvm::DenseMap<Value, Tensor> &fed;
+  const llvm::DenseSet<Operation *> &needed;
+  int64_t maxIterations;
+  std::vector<Frame> frames;
+  std::map<std::tuple<unsigned, std::string, int64_t>, unsigned> frameIds;
+  std::map<std::pair<unsigned, std::string>, std::vector<unsigned>> iterations;
+  std::map<std::pair<unsigned, std::string>,
+           std::vector<std::pair<Value, Slot>>>
+      invariants;
+  llvm::DenseMap<std::pair<Value, unsigned>, Slot> values;
+  llvm::DenseMap<std::pair<Operation *, unsigned>, Pending> pending;
+  std::vector<std::pair<NodeOp, unsigned>> ready;
+  llvm::DenseSet<Operation *> rootRuns;
+};
 } // namespace
 
 FailureOr<std::vector<Tensor>>
@@ -263,109 +479,28 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     NodeOp node = stack.pop_back_val();
     if (!needed.insert(node).second)
       continue;
-    if (isLoopOp(node.getOpType()))
-      return node.emitError() << "Node '" << node.getName()
-                              << "': the interpreter does not run v1 loops ("
-                              << node.getOpType() << ") yet",
-             failure();
     for (Value input : node.getInputs())
       if (!fed.count(input))
         if (auto producer = input.getDefiningOp<NodeOp>())
           stack.push_back(producer);
   }
 
-  // Run in dependency order (Kahn's algorithm over the needed nodes).
-  llvm::DenseMap<Operation *, unsigned> pending;
-  llvm::DenseMap<Operation *, SmallVector<NodeOp, 2>> consumers;
-  SmallVector<NodeOp> ready;
-  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
-    if (!needed.count(node))
-      continue;
-    unsigned count = 0;
-    for (Value input : node.getInputs()) {
-      if (fed.count(input))
-        continue;
-      if (auto producer = input.getDefiningOp<NodeOp>()) {
-        ++count;
-        consumers[producer].push_back(node);
-      }
-    }
-    pending[node] = count;
-    if (!count)
-      ready.push_back(node);
-  }
-  llvm::DenseMap<Value, Slot> slots;
-  llvm::DenseSet<Operation *> deadNodes;
-  size_t executed = 0;
-  // Pop from the front so that independent nodes run in file order.
-  for (size_t next = 0; next < ready.size(); ++next) {
-    NodeOp node = ready[next];
-    ++executed;
-    bool anyDeadData = false, anyDeadControl = false;
-    std::vector<Tensor> inputs;
-    std::vector<bool> inputDead;
-    for (Value input : node.getInputs()) {
-      bool isControl = isa<ControlType>(input.getType());
-      if (isControl) {
-        anyDeadControl |= deadNodes.count(input.getDefiningOp()) != 0;
-        continue;
-      }
-      auto it = fed.find(input);
-      Slot slot = it != fed.end() ? Slot{it->second, false} : slots[input];
-      anyDeadData |= slot.dead;
-      inputs.push_back(slot.value);
-      inputDead.push_back(slot.dead);
-    }
-    bool isMerge = node.getOpType() == "Merge" || node.getOpType() == "RefMerge";
-    bool dead = anyDeadControl ||
-                (isMerge ? llvm::all_of(inputDead, [](bool d) { return d; })
-                         : anyDeadData);
-    if (dead) {
-      deadNodes.insert(node);
-      for (Value out : node.getOutputs())
-        slots[out].dead = true;
-    } else if (isMerge) {
-      unsigned live = 0;
-      while (inputDead[live])
-        ++live;
-      slots[node.getOutputs()[0]] = {inputs[live], false};
-      Tensor index(kInt32, {});
-      index.data<int32_t>()[0] = live;
-      slots[node.getOutputs()[1]] = {index, false};
-    } else if (node.getOpType() == "Switch" || node.getOpType() == "RefSwitch") {
-      bool pred = inputs[1].numElements() == 1 && inputs[1].getAsInt(0) != 0;
-      slots[node.getOutputs()[pred ? 1 : 0]] = {inputs[0], false};
-      slots[node.getOutputs()[pred ? 0 : 1]].dead = true;
-    } else {
-      // An uninitialized ref variable may only be assigned to.
-      StringRef op = node.getOpType();
-      for (auto [i, input] : llvm::enumerate(node.getDataInputs()))
-        if (!inputs[i].isValid() && !(i == 0 && (op == "Assign" ||
-                                                 op == "IsVariableInitialized")))
-          return node.emitError()
-                     << "Node '" << node.getName()
-                     << "': Attempting to use uninitialized value "
-                     << renderProducer(input),
-                 failure();
-      Kernel kernel = lookupKernel(node.getOpType());
-      if (!kernel)
-        return node.emitError() << "Node '" << node.getName()
-                                << "': no reference kernel for op '"
-                                << node.getOpType() << "'",
-               failure();
-      KernelContext ctx(node, std::move(inputs), state);
-      if (failed(kernel(ctx)))
-        return failure();
-      for (auto [out, value] : llvm::zip(node.getOutputs(), ctx.outputs))
-        slots[out] = {value, false};
-    }
-    for (NodeOp consumer : consumers[node])
-      if (--pending[consumer] == 0)
-        ready.push_back(consumer);
-  }
-  if (executed != needed.size())
-    return emitError(loc) << "the graph has a cycle among the nodes to run",
-           failure();
+  Executor executor(state, fed, needed, maxIterations);
+  for (auto node : graph.getBody().front().getOps<NodeOp>())
+    if (needed.count(node) && executor.countRequiredInputs(node) == 0)
+      executor.schedule(node, Executor::kRootFrame);
+  if (failed(executor.drain()))
+    return failure();
+  // An input that never arrives (a cycle that is not a loop, or a node in a
+  // loop body fed from outside the loop without an Enter) stalls a node.
+  const char *stalled = "one of its inputs never arrived (a cycle that is "
+                        "not a loop, or a loop body node fed from outside "
+                        "the loop without an Enter)";
+  for (const std::string &name : targets)
+    if (!executor.ranInRoot(byName.lookup(name)))
+      return byName.lookup(name).emitError()
+                 << "Node '" << name << "' never ran: " << stalled,
+             failure();
 
   std::vector<Tensor> results;
   for (auto [i, v] : llvm::enumerate(fetchValues)) {
@@ -374,13 +509,17 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       results.push_back(it->second);
       continue;
     }
-    const Slot &slot = slots[v];
-    if (slot.dead)
+    const Slot *slot = executor.lookup(v, Executor::kRootFrame);
+    if (!slot)
+      return emitError(loc) << "'" << fetches[i]
+                            << "' was never computed: " << stalled,
+             failure();
+    if (slot->dead)
       return emitError(loc) << "Retval[" << i << "] does not have value ('"
                             << fetches[i]
                             << "' is on an untaken Switch branch)",
              failure();
-    results.push_back(slot.value);
+    results.push_back(slot->value);
   }
   return results;
 }

@@ -45,6 +45,9 @@ static cl::list<std::string>
     initOpts("init", cl::desc("node run once before the steps (e.g. init)"));
 static cl::opt<unsigned> steps("steps", cl::desc("times to run the step"),
                                cl::init(1));
+static cl::opt<int64_t> maxIterations(
+    "max-iterations",
+    cl::desc("fail when a loop runs this many iterations"), cl::init(1000000));
 static cl::opt<std::string> outputDir("output-dir",
                                       cl::desc("write fetches as .npy here"));
 
@@ -212,6 +215,7 @@ int main(int argc, char **argv) {
   }
 
   Interpreter interpreter(*module);
+  interpreter.setMaxIterations(maxIterations);
   std::vector<std::string> fetches(fetchOpts.begin(), fetchOpts.end());
   std::vector<std::string> targets(targetOpts.begin(), targetOpts.end());
   if (!initOpts.empty()) {

@@ -44,9 +44,14 @@ public:
 
   State &getState() { return state; }
 
+  /// A v1 loop that runs this many iterations is an error (a loop that
+  /// never ends must not hang the oracle).
+  void setMaxIterations(int64_t limit) { maxIterations = limit; }
+
 private:
   mlir::ModuleOp module;
   State state;
+  int64_t maxIterations = 1000000;
 };
 
 } // namespace cleave::interp
