@@ -8,13 +8,6 @@ using namespace mlir;
 using namespace cleave::interp;
 
 namespace {
-std::string shapeText(const std::vector<int64_t> &s) {
-  std::string text = "[";
-  for (size_t i = 0; i < s.size(); ++i)
-    text += (i ? "," : "") + std::to_string(s[i]);
-  return text + "]";
-}
-
 LogicalResult constKernel(KernelContext &ctx) {
   FailureOr<Tensor> value = ctx.getTensor("value");
   if (failed(value))
@@ -179,7 +172,7 @@ LogicalResult transpose(KernelContext &ctx) {
   std::vector<int64_t> outShape;
   for (int64_t p : perm) {
     if (p < 0 || p >= in.rank() || seen[p])
-      return ctx.error() << shapeText(perm) << " is not a valid permutation";
+      return ctx.error() << shapeString(perm) << " is not a valid permutation";
     seen[p] = true;
     outShape.push_back(in.shape()[p]);
   }
@@ -211,8 +204,8 @@ LogicalResult concatV2(KernelContext &ctx) {
       if (d != axis && (t.rank() != rank || t.shape()[d] != first.shape()[d]))
         return ctx.error() << "ConcatOp : Dimension " << d
                            << " in both shapes must be equal: shape[0] = "
-                           << shapeText(first.shape()) << " vs. shape[" << i
-                           << "] = " << shapeText(t.shape());
+                           << shapeString(first.shape()) << " vs. shape[" << i
+                           << "] = " << shapeString(t.shape());
     outShape[axis] += t.shape()[axis];
   }
   Tensor out(first.dtype(), outShape);
@@ -246,8 +239,8 @@ LogicalResult pack(KernelContext &ctx) {
   for (const Tensor &t : ctx.inputs)
     if (t.shape() != first.shape())
       return ctx.error() << "Shapes of all inputs must match: values[0].shape = "
-                         << shapeText(first.shape()) << " != "
-                         << shapeText(t.shape());
+                         << shapeString(first.shape()) << " != "
+                         << shapeString(t.shape());
   std::vector<int64_t> outShape = first.shape();
   outShape.insert(outShape.begin() + axis, ctx.inputs.size());
   int64_t outer = 1, inner = 1;
@@ -270,11 +263,11 @@ LogicalResult fill(KernelContext &ctx) {
   for (int64_t d : dims)
     if (d < 0)
       return ctx.error() << "dims must be non-negative, got "
-                         << shapeText(dims);
+                         << shapeString(dims);
   const Tensor &value = ctx.inputs[1];
   if (value.rank() != 0)
     return ctx.error() << "value must be a scalar, got shape "
-                       << shapeText(value.shape());
+                       << shapeString(value.shape());
   ctx.outputs[0] = gather(value, dims, [](int64_t) { return 0; });
   return success();
 }

@@ -35,36 +35,21 @@ std::optional<int32_t> KernelContext::getType(StringRef name) {
 }
 
 std::optional<int64_t> KernelContext::getInt(StringRef name) {
-  auto i = dyn_cast_or_null<IntegerAttr>(node.getTFAttr(name));
-  if (!i || i.getType().isInteger(1))
-    return std::nullopt;
-  return i.getInt();
+  return node.getTFInt(name);
 }
 
 std::optional<bool> KernelContext::getBool(StringRef name) {
-  if (auto b = dyn_cast_or_null<BoolAttr>(node.getTFAttr(name)))
-    return b.getValue();
-  return std::nullopt;
+  return node.getTFBool(name);
 }
 
 std::optional<std::string> KernelContext::getString(StringRef name) {
-  if (auto s = dyn_cast_or_null<StringAttr>(node.getTFAttr(name)))
-    return s.str();
-  return std::nullopt;
+  return node.getTFString(name);
 }
 
 std::optional<std::vector<int64_t>> KernelContext::getIntList(StringRef name) {
-  auto list = dyn_cast_or_null<ArrayAttr>(node.getTFAttr(name));
-  if (!list)
-    return std::nullopt;
-  std::vector<int64_t> values;
-  for (Attribute a : list) {
-    auto i = dyn_cast<IntegerAttr>(a);
-    if (!i)
-      return std::nullopt;
-    values.push_back(i.getInt());
-  }
-  return values;
+  if (auto values = node.getTFIntList(name))
+    return std::vector<int64_t>(values->begin(), values->end());
+  return std::nullopt;
 }
 
 FailureOr<Tensor> KernelContext::getTensor(StringRef name) {
@@ -150,15 +135,6 @@ std::pair<StringRef, unsigned> splitTensorName(StringRef name) {
   if (!tail.empty() && !head.empty() && !tail.getAsInteger(10, port))
     return {head, port};
   return {name, 0};
-}
-
-std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + (ShapedType::isDynamic(shape[i])
-                               ? std::string("?")
-                               : std::to_string(shape[i]));
-  return s + "]";
 }
 
 std::string renderProducer(Value v) {

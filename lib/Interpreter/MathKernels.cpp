@@ -64,13 +64,6 @@ std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
   return indices;
 }
 
-std::string shapeText(const std::vector<int64_t> &s) {
-  std::string text = "[";
-  for (size_t i = 0; i < s.size(); ++i)
-    text += (i ? "," : "") + std::to_string(s[i]);
-  return text + "]";
-}
-
 enum class Binary {
   Add, Sub, Mul, Div, RealDiv, FloorDiv, FloorMod, DivNoNan, Max, Min, Pow,
   SquaredDifference, Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual
@@ -142,8 +135,8 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
                        << dtypeName(a.dtype()) << " and " << dtypeName(b.dtype());
   std::vector<int64_t> shape;
   if (!broadcastShape(a.shape(), b.shape(), shape))
-    return ctx.error() << "Incompatible shapes: " << shapeText(a.shape())
-                       << " vs. " << shapeText(b.shape());
+    return ctx.error() << "Incompatible shapes: " << shapeString(a.shape())
+                       << " vs. " << shapeString(b.shape());
   Tensor out(isComparison(op) ? kBool : a.dtype(), shape);
   auto ia = broadcastIndices(a.shape(), shape);
   auto ib = broadcastIndices(b.shape(), shape);
@@ -237,8 +230,8 @@ template <bool isAnd> LogicalResult logical(KernelContext &ctx) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   std::vector<int64_t> shape;
   if (!broadcastShape(a.shape(), b.shape(), shape))
-    return ctx.error() << "Incompatible shapes: " << shapeText(a.shape())
-                       << " vs. " << shapeText(b.shape());
+    return ctx.error() << "Incompatible shapes: " << shapeString(a.shape())
+                       << " vs. " << shapeString(b.shape());
   Tensor out(kBool, shape);
   auto ia = broadcastIndices(a.shape(), shape);
   auto ib = broadcastIndices(b.shape(), shape);
@@ -255,8 +248,8 @@ LogicalResult addN(KernelContext &ctx) {
   for (const Tensor &t : ctx.inputs)
     if (t.shape() != out.shape())
       return ctx.error() << "Inputs to operation AddN must have the same size "
-                            "and shape: " << shapeText(out.shape()) << " != "
-                         << shapeText(t.shape());
+                            "and shape: " << shapeString(out.shape()) << " != "
+                         << shapeString(t.shape());
   if (failed(dispatchNumeric(out.dtype(), [&](auto tag) {
         using T = decltype(tag);
         for (const Tensor &t : ctx.inputs)
@@ -407,8 +400,8 @@ LogicalResult matMul(KernelContext &ctx) {
   int64_t kb = b.shape()[tb ? 1 : 0], n = b.shape()[tb ? 0 : 1];
   if (k != kb)
     return ctx.error() << "Matrix size-incompatible: In[0]: "
-                       << shapeText(a.shape()) << ", In[1]: "
-                       << shapeText(b.shape());
+                       << shapeString(a.shape()) << ", In[1]: "
+                       << shapeString(b.shape());
   Tensor out(a.dtype(), {m, n});
   if (failed(dispatchNumeric(a.dtype(), [&](auto tag) {
         using T = decltype(tag);

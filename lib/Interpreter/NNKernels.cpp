@@ -175,8 +175,9 @@ LogicalResult conv2D(KernelContext &ctx) {
   int64_t kh = filter.shape()[0], kw = filter.shape()[1],
           fc = filter.shape()[2], oc = filter.shape()[3];
   if (fc != c)
-    return ctx.error() << "input depth must be evenly divisible by filter "
-                          "depth: " << c << " vs " << fc;
+    return ctx.error() << "input depth " << c
+                       << " does not match the filter's input depth " << fc
+                       << " (grouped convolutions are not supported yet)";
   Window wh = window(h, kh, strides[1], dilations[1], same);
   Window ww = window(w, kw, strides[2], dilations[2], same);
   Tensor out(in.dtype(), {n, wh.out, ww.out, oc});

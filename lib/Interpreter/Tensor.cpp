@@ -93,6 +93,23 @@ int64_t Tensor::getAsInt(int64_t i) const {
   }
 }
 
+bool Tensor::setFromDouble(int64_t i, double v) {
+  switch (dtype_) {
+  case kFloat: data<float>()[i] = float(v); return true;
+  case kDouble: data<double>()[i] = v; return true;
+  case kInt32: data<int32_t>()[i] = int32_t(v); return true;
+  case kInt64: data<int64_t>()[i] = int64_t(v); return true;
+  case kInt16: data<int16_t>()[i] = int16_t(v); return true;
+  case kInt8: data<int8_t>()[i] = int8_t(v); return true;
+  case kUInt8: data<uint8_t>()[i] = uint8_t(v); return true;
+  case kUInt16: data<uint16_t>()[i] = uint16_t(v); return true;
+  case kUInt32: data<uint32_t>()[i] = uint32_t(v); return true;
+  case kUInt64: data<uint64_t>()[i] = uint64_t(v); return true;
+  case kBool: data<bool>()[i] = v != 0; return true;
+  default: return false;
+  }
+}
+
 std::string Tensor::toString(int64_t maxElements) const {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -138,6 +155,14 @@ std::string Tensor::toString(int64_t maxElements) const {
   if (n == 0)
     os << "[]";
   return out;
+}
+
+std::string cleave::interp::shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") +
+         (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
+  return s + "]";
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,7 @@ Each case builds a one-op GraphDef, feeds random inputs as .npy through
 graph-run, and compares the fetched result with what PyTorch computes from
 the same inputs. Run with Debian's python3 (python3-torch, python3-numpy).
 
-Usage: torch_oracle.py --graph-run PATH [--work DIR]
+Usage: torch_oracle.py --graph-run PATH
 Prints one line per case and 'N passed, N failed'.
 """
 import argparse

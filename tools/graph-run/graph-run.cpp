@@ -32,24 +32,33 @@ using namespace cleave;
 using namespace cleave::interp;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runCategory("graph-run options");
 static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                          cl::desc("<graph: .pb, .pbtxt or .mlir>"));
+                                          cl::desc("<graph: .pb, .pbtxt or .mlir>"),
+                                          cl::cat(runCategory));
 static cl::list<std::string>
     feedOpts("feed", cl::desc("name=value: a literal ([[1,2],[3,4]], 3.5, "
-                              "true) or @file.npy"));
+                              "true) or @file.npy"),
+    cl::cat(runCategory));
 static cl::list<std::string> fetchOpts("fetch",
-                                       cl::desc("tensor to print: node[:port]"));
+                                       cl::desc("tensor to print: node[:port]"),
+    cl::cat(runCategory));
 static cl::list<std::string> targetOpts("target",
-                                        cl::desc("node to run for effect"));
+                                        cl::desc("node to run for effect"),
+    cl::cat(runCategory));
 static cl::list<std::string>
-    initOpts("init", cl::desc("node run once before the steps (e.g. init)"));
+    initOpts("init", cl::desc("node run once before the steps (e.g. init)"),
+    cl::cat(runCategory));
 static cl::opt<unsigned> steps("steps", cl::desc("times to run the step"),
-                               cl::init(1));
+                               cl::init(1),
+    cl::cat(runCategory));
 static cl::opt<int64_t> maxIterations(
     "max-iterations",
-    cl::desc("fail when a loop runs this many iterations"), cl::init(1000000));
+    cl::desc("fail when a loop runs this many iterations"), cl::init(1000000),
+    cl::cat(runCategory));
 static cl::opt<std::string> outputDir("output-dir",
-                                      cl::desc("write fetches as .npy here"));
+                                      cl::desc("write fetches as .npy here"),
+    cl::cat(runCategory));
 
 /// Parses a nested-list literal into values and a shape.
 static bool parseLiteral(StringRef text, std::vector<double> &values,
@@ -57,7 +66,8 @@ static bool parseLiteral(StringRef text, std::vector<double> &values,
                          std::string &error) {
   text = text.trim();
   isBool = text.contains("true") || text.contains("false");
-  std::vector<int64_t> counts; // elements seen at each depth
+  std::vector<int64_t> counts; // separators seen at each depth
+  std::vector<bool> nonEmpty;  // whether the open list at a depth has items
   int depth = 0, maxDepth = 0;
   std::vector<int64_t> widths;
   size_t i = 0;
@@ -70,14 +80,19 @@ static bool parseLiteral(StringRef text, std::vector<double> &values,
     if (c == '[') {
       ++depth;
       maxDepth = std::max(maxDepth, depth);
-      if (int(counts.size()) < depth)
+      if (depth > 1)
+        nonEmpty[depth - 2] = true; // a nested list is an item
+      if (int(counts.size()) < depth) {
         counts.resize(depth, 0);
+        nonEmpty.resize(depth, false);
+      }
       counts[depth - 1] = 0;
+      nonEmpty[depth - 1] = false;
       ++i;
     } else if (c == ']') {
       if (!depth)
         return fail("unbalanced ']'");
-      int64_t n = counts[depth - 1] + 1;
+      int64_t n = nonEmpty[depth - 1] ? counts[depth - 1] + 1 : 0;
       if (int(widths.size()) < depth)
         widths.resize(depth, -1);
       if (widths[depth - 1] == -1)
@@ -103,6 +118,8 @@ static bool parseLiteral(StringRef text, std::vector<double> &values,
       else if (token.getAsDouble(v))
         return fail("'" + token.str() + "' is not a number");
       values.push_back(v);
+      if (depth)
+        nonEmpty[depth - 1] = true;
       i = end == StringRef::npos ? text.size() : end;
     }
   }
@@ -111,26 +128,19 @@ static bool parseLiteral(StringRef text, std::vector<double> &values,
   shape.assign(widths.begin(), widths.end());
   if (maxDepth == 0 && values.size() != 1)
     return fail("expected one value or a bracketed list");
-  // "[]" is one empty dimension.
-  if (maxDepth == 1 && values.empty())
-    shape = {0};
   return true;
 }
 
+/// A tensor of `dtype` holding the literal's values, or an invalid tensor
+/// when the dtype cannot be written as a literal.
 static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
                          const std::vector<double> &values) {
   Tensor t(dtype, shape);
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (dtype) {
-    case kFloat: t.data<float>()[i] = values[i]; break;
-    case kDouble: t.data<double>()[i] = values[i]; break;
-    case kInt32: t.data<int32_t>()[i] = int32_t(values[i]); break;
-    case kInt64: t.data<int64_t>()[i] = int64_t(values[i]); break;
-    case kBool: t.data<bool>()[i] = values[i] != 0; break;
-    case kUInt8: t.data<uint8_t>()[i] = uint8_t(values[i]); break;
-    default: break;
-    }
-  }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!t.setFromDouble(i, values[i]))
+      return Tensor();
+  if (!dtypeSize(dtype))
+    return Tensor();
   return t;
 }
 
@@ -153,6 +163,7 @@ static int32_t feedDtype(ModuleOp module, StringRef name) {
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "Cleave reference interpreter: runs a graph\n");
   DialectRegistry registry;
@@ -209,7 +220,14 @@ int main(int argc, char **argv) {
         llvm::errs() << "graph-run: --feed " << name << ": " << error << "\n";
         return 1;
       }
-      tensor = makeTensor(feedDtype(*module, name), shape, values);
+      int32_t dtype = feedDtype(*module, name);
+      tensor = makeTensor(dtype, shape, values);
+      if (!tensor.isValid()) {
+        llvm::errs() << "graph-run: --feed " << name << ": a literal cannot "
+                     << "hold " << dtypeName(dtype)
+                     << " values; feed a .npy file\n";
+        return 1;
+      }
     }
     feeds.emplace_back(name.str(), tensor);
   }

@@ -89,6 +89,13 @@ def Graph_NodeOp : Graph_Op<"node", [
     ::mlir::Attribute getTFAttr(::llvm::StringRef attrName) {
       return getAttrs().get(attrName);
     }
+    /// Typed views of TensorFlow attrs; empty when the attr is absent or of
+    /// another kind.
+    std::optional<int64_t> getTFInt(::llvm::StringRef attrName);
+    std::optional<bool> getTFBool(::llvm::StringRef attrName);
+    std::optional<std::string> getTFString(::llvm::StringRef attrName);
+    std::optional<::llvm::SmallVector<int64_t>>
+    getTFIntList(::llvm::StringRef attrName);
   }];
 }
 

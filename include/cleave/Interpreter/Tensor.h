@@ -59,6 +59,9 @@ public:
   double getAsDouble(int64_t i) const;
   /// Element i converted to int64 (integer and bool dtypes).
   int64_t getAsInt(int64_t i) const;
+  /// Sets element i of a numeric or bool tensor, converting from double;
+  /// false for other dtypes.
+  bool setFromDouble(int64_t i, double value);
 
   /// "[2,3]" style shape and values as numpy prints them, e.g.
   /// "float [2,2] [[1, 2], [3, 4]]".
@@ -70,6 +73,10 @@ private:
   std::shared_ptr<std::vector<char>> buffer_;
   std::shared_ptr<std::vector<std::string>> strings_;
 };
+
+/// "[2,?,3]" as TensorFlow prints shapes in messages (negative dims, and
+/// MLIR's dynamic size, print as "?").
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
 /// Reads a NumPy .npy file (little-endian, C order) into a tensor.
 bool readNpy(llvm::StringRef bytes, Tensor &tensor, std::string &error);

@@ -65,6 +65,39 @@ OperandRange NodeOp::getControlInputs() {
   return getInputs().drop_front(getDataInputs().size());
 }
 
+std::optional<int64_t> NodeOp::getTFInt(StringRef attrName) {
+  auto i = dyn_cast_or_null<IntegerAttr>(getTFAttr(attrName));
+  if (!i || i.getType().isInteger(1))
+    return std::nullopt;
+  return i.getInt();
+}
+
+std::optional<bool> NodeOp::getTFBool(StringRef attrName) {
+  if (auto b = dyn_cast_or_null<BoolAttr>(getTFAttr(attrName)))
+    return b.getValue();
+  return std::nullopt;
+}
+
+std::optional<std::string> NodeOp::getTFString(StringRef attrName) {
+  if (auto s = dyn_cast_or_null<StringAttr>(getTFAttr(attrName)))
+    return s.str();
+  return std::nullopt;
+}
+
+std::optional<SmallVector<int64_t>> NodeOp::getTFIntList(StringRef attrName) {
+  auto list = dyn_cast_or_null<ArrayAttr>(getTFAttr(attrName));
+  if (!list)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (Attribute a : list) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    if (!i || i.getType().isInteger(1))
+      return std::nullopt;
+    values.push_back(i.getInt());
+  }
+  return values;
+}
+
 void NodeOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   // SSA names follow node names, with `/`, `-`, `.` and the like as `_`
   // (the printer would otherwise hex-escape them).

@@ -77,34 +77,17 @@ public:
     return values;
   }
   std::optional<int64_t> getIntAttr(StringRef name) const override {
-    auto i = dyn_cast_or_null<IntegerAttr>(node.getTFAttr(name));
-    if (!i || i.getType().isInteger(1))
-      return std::nullopt;
-    return i.getInt();
+    return node.getTFInt(name);
   }
   std::optional<bool> getBoolAttr(StringRef name) const override {
-    if (auto b = dyn_cast_or_null<BoolAttr>(node.getTFAttr(name)))
-      return b.getValue();
-    return std::nullopt;
+    return node.getTFBool(name);
   }
   std::optional<std::string> getStringAttr(StringRef name) const override {
-    if (auto s = dyn_cast_or_null<StringAttr>(node.getTFAttr(name)))
-      return s.str();
-    return std::nullopt;
+    return node.getTFString(name);
   }
   std::optional<SmallVector<int64_t>>
   getIntListAttr(StringRef name) const override {
-    auto list = dyn_cast_or_null<ArrayAttr>(node.getTFAttr(name));
-    if (!list)
-      return std::nullopt;
-    SmallVector<int64_t> values;
-    for (Attribute a : list) {
-      auto i = dyn_cast<IntegerAttr>(a);
-      if (!i)
-        return std::nullopt;
-      values.push_back(i.getInt());
-    }
-    return values;
+    return node.getTFIntList(name);
   }
   std::optional<Shape> getShapeAttr(StringRef name) const override {
     if (auto shape = dyn_cast_or_null<ShapeAttr>(node.getTFAttr(name)))
