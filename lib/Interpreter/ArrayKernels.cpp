@@ -295,6 +295,93 @@ LogicalResult tile(KernelContext &ctx) {
   return success();
 }
 
+/// GatherV2 along a constant axis (batch_dims 0).
+LogicalResult gatherV2(KernelContext &ctx) {
+  const Tensor &params = ctx.inputs[0], &indices = ctx.inputs[1];
+  int64_t axis = toInts(ctx.inputs[2]).at(0), rank = params.rank();
+  if (ctx.getInt("batch_dims").value_or(0) != 0)
+    return ctx.error() << "batch_dims other than 0 are not supported yet";
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "Expected axis in the range [" << -rank << ", "
+                       << rank << "), but got " << axis;
+  if (axis < 0)
+    axis += rank;
+  std::vector<int64_t> idx = toInts(indices);
+  int64_t limit = params.shape()[axis];
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] < 0 || idx[i] >= limit)
+      return ctx.error() << "indices[" << i << "] = " << idx[i]
+                         << " is not in [0, " << limit << ")";
+  std::vector<int64_t> outShape(params.shape().begin(),
+                                params.shape().begin() + axis);
+  outShape.insert(outShape.end(), indices.shape().begin(),
+                  indices.shape().end());
+  outShape.insert(outShape.end(), params.shape().begin() + axis + 1,
+                  params.shape().end());
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= params.shape()[d];
+  int64_t n = idx.size();
+  ctx.outputs[0] = gather(params, outShape, [&](int64_t i) {
+    int64_t in = i % inner, rest = i / inner;
+    int64_t k = rest % std::max<int64_t>(n, 1), outer = rest / std::max<int64_t>(n, 1);
+    return (outer * limit + idx[k]) * inner + in;
+  });
+  return success();
+}
+
+/// Slice: `size` elements from `begin` in each dimension (-1: to the end).
+LogicalResult slice(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> begin = toInts(ctx.inputs[1]), size = toInts(ctx.inputs[2]);
+  if (int64_t(begin.size()) != in.rank() || int64_t(size.size()) != in.rank())
+    return ctx.error() << "Expected begin and size arguments to be 1-D tensors "
+                          "of size " << in.rank();
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (size[d] == -1)
+      size[d] = in.shape()[d] - begin[d];
+    if (begin[d] < 0 || size[d] < 0 || begin[d] + size[d] > in.shape()[d])
+      return ctx.error() << "Expected begin[" << d << "] = " << begin[d]
+                         << " and size[" << d << "] = " << size[d]
+                         << " to fit in dimension " << in.shape()[d];
+  }
+  auto inStrides = stridesOf(in.shape()), outStrides = stridesOf(size);
+  ctx.outputs[0] = gather(in, size, [&](int64_t i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < in.rank(); ++d)
+      src += ((i / outStrides[d]) % size[d] + begin[d]) * inStrides[d];
+    return src;
+  });
+  return success();
+}
+
+/// Pad with zeros; paddings is an [rank, 2] tensor.
+LogicalResult pad(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> paddings = toInts(ctx.inputs[1]);
+  if (int64_t(paddings.size()) != 2 * in.rank())
+    return ctx.error() << "The first dimension of paddings must be the rank "
+                          "of inputs " << in.rank();
+  std::vector<int64_t> outShape;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (paddings[2 * d] < 0 || paddings[2 * d + 1] < 0)
+      return ctx.error() << "Paddings must be non-negative";
+    outShape.push_back(in.shape()[d] + paddings[2 * d] + paddings[2 * d + 1]);
+  }
+  Tensor out(in.dtype(), outShape);
+  auto inStrides = stridesOf(in.shape()), outStrides = stridesOf(outShape);
+  size_t size = dtypeSize(in.dtype());
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    int64_t dst = 0;
+    for (int64_t d = 0; d < in.rank(); ++d)
+      dst += ((i / inStrides[d]) % in.shape()[d] + paddings[2 * d]) *
+             outStrides[d];
+    std::memcpy(out.raw() + dst * size, in.raw() + i * size, size);
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
 template <int value> LogicalResult likeKernel(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   Tensor out(in.dtype(), in.shape());
@@ -341,6 +428,9 @@ KernelTable cleave::interp::getArrayKernels() {
       {"Pack", pack},
       {"Fill", fill},
       {"Tile", tile},
+      {"GatherV2", gatherV2},
+      {"Slice", slice},
+      {"Pad", pad},
       {"ZerosLike", likeKernel<0>},
       {"OnesLike", likeKernel<1>},
   };

@@ -3,6 +3,7 @@
 #include "Kernels.h"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 using namespace mlir;
@@ -421,6 +422,71 @@ LogicalResult matMul(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
+/// SelectV2: broadcast of condition, then and else.
+LogicalResult selectV2(KernelContext &ctx) {
+  const Tensor &c = ctx.inputs[0], &t = ctx.inputs[1], &e = ctx.inputs[2];
+  std::vector<int64_t> te, shape;
+  if (!broadcastShape(t.shape(), e.shape(), te) ||
+      !broadcastShape(c.shape(), te, shape))
+    return ctx.error() << "condition, then and else shapes are not "
+                          "broadcastable: " << shapeString(c.shape()) << ", "
+                       << shapeString(t.shape()) << ", "
+                       << shapeString(e.shape());
+  auto ic = broadcastIndices(c.shape(), shape);
+  auto it = broadcastIndices(t.shape(), shape);
+  auto ie = broadcastIndices(e.shape(), shape);
+  Tensor out(t.dtype(), shape);
+  size_t size = dtypeSize(t.dtype());
+  for (size_t i = 0; i < ic.size(); ++i) {
+    const Tensor &src = c.data<bool>()[ic[i]] ? t : e;
+    int64_t j = c.data<bool>()[ic[i]] ? it[i] : ie[i];
+    std::memcpy(out.raw() + i * size, src.raw() + j * size, size);
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// Select: as SelectV2, except that a vector condition picks whole rows of
+/// higher-rank operands.
+LogicalResult select(KernelContext &ctx) {
+  Tensor &c = ctx.inputs[0];
+  if (c.rank() == 1 && ctx.inputs[1].rank() > 1) {
+    std::vector<int64_t> shape(ctx.inputs[1].rank(), 1);
+    shape[0] = c.shape()[0];
+    c = c.reshaped(shape);
+  }
+  return selectV2(ctx);
+}
+
+LogicalResult range(KernelContext &ctx) {
+  double start = ctx.inputs[0].getAsDouble(0), limit = ctx.inputs[1].getAsDouble(0),
+         delta = ctx.inputs[2].getAsDouble(0);
+  if (delta == 0)
+    return ctx.error() << "Requires delta != 0: " << delta;
+  if ((delta > 0 && start > limit) || (delta < 0 && start < limit))
+    return ctx.error() << "Requires start <= limit when delta > 0: " << start
+                       << "/" << limit;
+  int64_t n = int64_t(std::ceil(std::fabs((limit - start) / delta)));
+  Tensor out(ctx.inputs[0].dtype(), {n});
+  for (int64_t i = 0; i < n; ++i)
+    out.setFromDouble(i, start + i * delta);
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// The *Grad helpers of the activations: dy * f'(y) from y and dy.
+template <bool isSigmoid> LogicalResult activationGrad(KernelContext &ctx) {
+  const Tensor &y = ctx.inputs[0], &dy = ctx.inputs[1];
+  if (y.shape() != dy.shape())
+    return ctx.error() << "y and dy must have the same shape";
+  Tensor out(y.dtype(), y.shape());
+  for (int64_t i = 0; i < y.numElements(); ++i) {
+    double v = y.getAsDouble(i), g = dy.getAsDouble(i);
+    out.setFromDouble(i, isSigmoid ? g * v * (1 - v) : g * (1 - v * v));
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
 } // namespace
 
 KernelTable cleave::interp::getMathKernels() {
@@ -470,6 +536,11 @@ KernelTable cleave::interp::getMathKernels() {
       {"ArgMax", argReduce<true>},
       {"ArgMin", argReduce<false>},
       {"MatMul", matMul},
+      {"Select", select},
+      {"SelectV2", selectV2},
+      {"Range", range},
+      {"SigmoidGrad", activationGrad<true>},
+      {"TanhGrad", activationGrad<false>},
       // Activations are element-wise too.
       {"Relu", unary<Unary::Relu>},
       {"Relu6", unary<Unary::Relu6>},

@@ -265,6 +265,46 @@ def main():
                                          extra_nodes=const_node("shape", [4, -1])),
                 T(x).reshape(4, -1).numpy())
 
+        # Gather, select, range, slice, pad and the activation gradients.
+        params = rng.standard_normal((4, 3, 2)).astype(np.float32)
+        idx = np.array([[2, 0], [1, 1]], dtype=np.int32)
+        for axis in (0, 1):
+            r.check("GatherV2/axis=%d" % axis,
+                    lambda: r.run("GatherV2", [params, idx], tattr(params)
+                                  + attr("Tparams", "type: DT_FLOAT")
+                                  + attr("Tindices", "type: DT_INT32")
+                                  + attr("Taxis", "type: DT_INT32"),
+                                  extra_nodes=const_node("axis", axis)),
+                    np.take(params, idx, axis=axis))
+        cond = rng.standard_normal((3, 1)) > 0
+        t = rng.standard_normal((3, 4)).astype(np.float32)
+        e = rng.standard_normal((4,)).astype(np.float32)
+        r.check("SelectV2", lambda: r.run("SelectV2", [cond, t, e], tattr(t)),
+                torch.where(T(cond), T(t), T(e)).numpy())
+        rows = rng.standard_normal((3,)) > 0
+        e2 = rng.standard_normal((3, 4)).astype(np.float32)
+        r.check("Select/rows", lambda: r.run("Select", [rows, t, e2], tattr(t)),
+                torch.where(T(rows)[:, None], T(t), T(e2)).numpy())
+        start, limit, delta = (np.array(v, dtype=np.int32) for v in (3, 17, 4))
+        r.check("Range/int32", lambda: r.run("Range", [start, limit, delta],
+                                             attr("Tidx", "type: DT_INT32")),
+                torch.arange(3, 17, 4, dtype=torch.int32).numpy())
+        x = rng.standard_normal((4, 5, 6)).astype(np.float32)
+        r.check("Slice", lambda: r.run("Slice", [x], tattr(x) + attr("Index", "type: DT_INT32"),
+                                       extra_nodes=const_node("begin", [1, 0, 2]) + "\n"
+                                       + const_node("size", [2, -1, 3])),
+                x[1:3, :, 2:5])
+        r.check("Pad", lambda: r.run("Pad", [x], tattr(x) + attr("Tpaddings", "type: DT_INT32"),
+                                     extra_nodes=const_node("paddings", [[1, 0], [0, 2], [3, 1]])),
+                F.pad(T(x), (3, 1, 0, 2, 1, 0)).numpy())
+        y = 1 / (1 + np.exp(-x))
+        dy = rng.standard_normal(x.shape).astype(np.float32)
+        r.check("SigmoidGrad", lambda: r.run("SigmoidGrad", [y, dy], tattr(y)),
+                (T(dy) * T(y) * (1 - T(y))).numpy())
+        ty = np.tanh(x)
+        r.check("TanhGrad", lambda: r.run("TanhGrad", [ty, dy], tattr(ty)),
+                (T(dy) * (1 - T(ty) ** 2)).numpy())
+
     print("%d passed, %d failed" % (r.passed, r.failed))
     return 1 if r.failed else 0
 
