@@ -414,6 +414,71 @@ std::string fillShape(InferenceContext &ctx) {
   return "";
 }
 
+/// GatherV2: params[:axis] + indices + params[axis+1:], for a constant axis.
+std::string gatherV2Shape(InferenceContext &ctx) {
+  Shape params = ctx.getInputShape(0), indices = ctx.getInputShape(1);
+  auto axis = ctx.getConstantInput(2);
+  if (!params.hasRank() || !indices.hasRank() || !axis || axis->size() != 1 ||
+      ctx.getIntAttr("batch_dims").value_or(0) != 0) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  int64_t a = (*axis)[0], rank = params.rank();
+  if (a < -rank || a >= rank)
+    return "Shape must be at least rank " + std::to_string(a + 1) +
+           " but is rank " + std::to_string(rank);
+  if (a < 0)
+    a += rank;
+  Shape out = Shape::of({});
+  out.dims.append(params.dims.begin(), params.dims.begin() + a);
+  out.dims.append(indices.dims.begin(), indices.dims.end());
+  out.dims.append(params.dims.begin() + a + 1, params.dims.end());
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// Slice with constant begin and size (-1: to the end).
+std::string sliceShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto begin = ctx.getConstantInput(1), size = ctx.getConstantInput(2);
+  if (!size) {
+    ctx.setOutput(0, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+    return "";
+  }
+  Shape out = Shape::of(*size);
+  for (size_t d = 0; d < size->size(); ++d) {
+    if ((*size)[d] != -1)
+      continue;
+    bool known = begin && in.hasRank() && d < in.dims.size() &&
+                 in.dims[d] >= 0;
+    out.dims[d] = known ? in.dims[d] - (*begin)[d] : Shape::kUnknown;
+  }
+  if (in.hasRank() && in.rank() != out.rank())
+    return "Shape must be rank " + std::to_string(in.rank()) +
+           " but is rank " + std::to_string(out.rank());
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// Pad with constant paddings ([rank, 2]).
+std::string padShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto paddings = ctx.getConstantInput(1);
+  if (!in.hasRank() || !paddings) {
+    ctx.setOutput(0, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+    return "";
+  }
+  if (int64_t(paddings->size()) != 2 * in.rank())
+    return "The first dimension of paddings must be the rank of inputs " +
+           std::to_string(in.rank());
+  Shape out = in;
+  for (int64_t d = 0; d < in.rank(); ++d)
+    if (in.dims[d] >= 0)
+      out.dims[d] = in.dims[d] + (*paddings)[2 * d] + (*paddings)[2 * d + 1];
+  ctx.setOutput(0, out);
+  return "";
+}
+
 std::string ensureShapeShape(InferenceContext &ctx) {
   std::string error;
   Shape declared = ctx.getShapeAttr("shape").value_or(Shape::unknown());
@@ -448,5 +513,8 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"ConcatV2", concatV2Shape},
       {"Pack", packShape},
       {"Fill", fillShape},
+      {"GatherV2", gatherV2Shape},
+      {"Slice", sliceShape},
+      {"Pad", padShape},
   };
 }
