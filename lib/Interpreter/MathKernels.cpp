@@ -10,21 +10,10 @@ using namespace mlir;
 using namespace cleave::interp;
 
 namespace {
-/// Calls `fn(T{})` with the C++ type of a numeric dtype.
+/// visitNumeric as a LogicalResult, for kernels that report unsupported
+/// dtypes.
 template <typename Fn> LogicalResult dispatchNumeric(int32_t dt, Fn &&fn) {
-  switch (dt) {
-  case kFloat: fn(float{}); return success();
-  case kDouble: fn(double{}); return success();
-  case kInt32: fn(int32_t{}); return success();
-  case kInt64: fn(int64_t{}); return success();
-  case kInt16: fn(int16_t{}); return success();
-  case kInt8: fn(int8_t{}); return success();
-  case kUInt8: fn(uint8_t{}); return success();
-  case kUInt16: fn(uint16_t{}); return success();
-  case kUInt32: fn(uint32_t{}); return success();
-  case kUInt64: fn(uint64_t{}); return success();
-  default: return failure();
-  }
+  return success(visitNumeric(dt, std::forward<Fn>(fn)));
 }
 
 /// NumPy broadcasting of two shapes; false when incompatible.

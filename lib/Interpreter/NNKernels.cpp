@@ -16,13 +16,6 @@ bool isFloating(const Tensor &t) {
   return t.dtype() == kFloat || t.dtype() == kDouble;
 }
 
-void store(Tensor &t, int64_t i, double v) {
-  if (t.dtype() == kFloat)
-    t.data<float>()[i] = float(v);
-  else
-    t.data<double>()[i] = v;
-}
-
 LogicalResult biasAdd(KernelContext &ctx) {
   const Tensor &value = ctx.inputs[0], &bias = ctx.inputs[1];
   if (!isFloating(value) || value.dtype() != bias.dtype())
@@ -41,7 +34,8 @@ LogicalResult biasAdd(KernelContext &ctx) {
     inner *= value.shape()[d];
   Tensor out(value.dtype(), value.shape());
   for (int64_t i = 0; i < value.numElements(); ++i)
-    store(out, i, value.getAsDouble(i) + bias.getAsDouble((i / inner) % c));
+    out.setFromDouble(i,
+                      value.getAsDouble(i) + bias.getAsDouble((i / inner) % c));
   ctx.outputs[0] = out;
   return success();
 }
@@ -58,7 +52,7 @@ LogicalResult biasAddGrad(KernelContext &ctx) {
     sums[(i / inner) % c] += grad.getAsDouble(i);
   Tensor out(grad.dtype(), {c});
   for (int64_t i = 0; i < c; ++i)
-    store(out, i, sums[i]);
+    out.setFromDouble(i, sums[i]);
   ctx.outputs[0] = out;
   return success();
 }
@@ -70,7 +64,8 @@ template <bool isLog> LogicalResult softmax(KernelContext &ctx) {
     return ctx.error() << "logits must be a floating tensor of rank >= 1";
   int64_t classes = logits.shape().back();
   Tensor out(logits.dtype(), logits.shape());
-  for (int64_t row = 0; classes && row < logits.numElements() / classes; ++row) {
+  for (int64_t row = 0; classes && row < logits.numElements() / classes;
+       ++row) {
     double maxV = -INFINITY, sum = 0;
     for (int64_t j = 0; j < classes; ++j)
       maxV = std::max(maxV, logits.getAsDouble(row * classes + j));
@@ -78,8 +73,8 @@ template <bool isLog> LogicalResult softmax(KernelContext &ctx) {
       sum += std::exp(logits.getAsDouble(row * classes + j) - maxV);
     for (int64_t j = 0; j < classes; ++j) {
       double shifted = logits.getAsDouble(row * classes + j) - maxV;
-      store(out, row * classes + j,
-            isLog ? shifted - std::log(sum) : std::exp(shifted) / sum);
+      out.setFromDouble(row * classes + j, isLog ? shifted - std::log(sum)
+                                                 : std::exp(shifted) / sum);
     }
   }
   ctx.outputs[0] = out;
@@ -93,7 +88,8 @@ LogicalResult sparseSoftmaxCrossEntropy(KernelContext &ctx) {
     return ctx.error() << "logits must be 2-D and labels 1-D with the same "
                           "batch size";
   int64_t batch = logits.shape()[0], classes = logits.shape()[1];
-  Tensor loss(logits.dtype(), {batch}), backprop(logits.dtype(), logits.shape());
+  Tensor loss(logits.dtype(), {batch}),
+      backprop(logits.dtype(), logits.shape());
   for (int64_t b = 0; b < batch; ++b) {
     int64_t label = labels.getAsInt(b);
     if (label < 0 || label >= classes)
@@ -106,10 +102,11 @@ LogicalResult sparseSoftmaxCrossEntropy(KernelContext &ctx) {
     for (int64_t j = 0; j < classes; ++j)
       sum += std::exp(logits.getAsDouble(b * classes + j) - maxV);
     double logSum = std::log(sum);
-    store(loss, b, logSum - (logits.getAsDouble(b * classes + label) - maxV));
+    loss.setFromDouble(b, logSum -
+                              (logits.getAsDouble(b * classes + label) - maxV));
     for (int64_t j = 0; j < classes; ++j) {
       double p = std::exp(logits.getAsDouble(b * classes + j) - maxV - logSum);
-      store(backprop, b * classes + j, p - (j == label ? 1 : 0));
+      backprop.setFromDouble(b * classes + j, p - (j == label ? 1 : 0));
     }
   }
   ctx.outputs[0] = loss;
@@ -123,7 +120,8 @@ LogicalResult reluGrad(KernelContext &ctx) {
     return ctx.error() << "gradients and features must have the same shape";
   Tensor out(grads.dtype(), grads.shape());
   for (int64_t i = 0; i < out.numElements(); ++i)
-    store(out, i, features.getAsDouble(i) > 0 ? grads.getAsDouble(i) : 0);
+    out.setFromDouble(i,
+                      features.getAsDouble(i) > 0 ? grads.getAsDouble(i) : 0);
   ctx.outputs[0] = out;
   return success();
 }
@@ -166,8 +164,8 @@ LogicalResult conv2D(KernelContext &ctx) {
   bool same;
   if (failed(windowAttrs(ctx, strides, same)))
     return failure();
-  auto dilations = ctx.getIntList("dilations").value_or(
-      std::vector<int64_t>{1, 1, 1, 1});
+  auto dilations =
+      ctx.getIntList("dilations").value_or(std::vector<int64_t>{1, 1, 1, 1});
   if (in.rank() != 4 || filter.rank() != 4 || !isFloating(in))
     return ctx.error() << "input and filter must be 4-D float tensors";
   int64_t n = in.shape()[0], h = in.shape()[1], w = in.shape()[2],
@@ -199,7 +197,7 @@ LogicalResult conv2D(KernelContext &ctx) {
                        filter.getAsDouble(((i * kw + j) * c + k) * oc + o);
             }
           }
-          store(out, ((b * wh.out + y) * ww.out + x) * oc + o, acc);
+          out.setFromDouble(((b * wh.out + y) * ww.out + x) * oc + o, acc);
         }
   ctx.outputs[0] = out;
   return success();
@@ -243,8 +241,8 @@ template <bool isMax> LogicalResult pool(KernelContext &ctx) {
               ++count;
             }
           }
-          store(out, ((b * wh.out + y) * ww.out + x) * c + k,
-                isMax ? acc : acc / std::max<int64_t>(count, 1));
+          out.setFromDouble(((b * wh.out + y) * ww.out + x) * c + k,
+                            isMax ? acc : acc / std::max<int64_t>(count, 1));
         }
   ctx.outputs[0] = out;
   return success();

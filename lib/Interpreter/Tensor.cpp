@@ -62,52 +62,36 @@ Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
 }
 
 double Tensor::getAsDouble(int64_t i) const {
-  switch (dtype_) {
-  case kFloat: return data<float>()[i];
-  case kDouble: return data<double>()[i];
-  case kInt32: return data<int32_t>()[i];
-  case kInt64: return data<int64_t>()[i];
-  case kInt16: return data<int16_t>()[i];
-  case kInt8: return data<int8_t>()[i];
-  case kUInt8: return data<uint8_t>()[i];
-  case kUInt16: return data<uint16_t>()[i];
-  case kUInt32: return data<uint32_t>()[i];
-  case kUInt64: return double(data<uint64_t>()[i]);
-  case kBool: return data<bool>()[i] ? 1 : 0;
-  default: return 0;
-  }
+  if (dtype_ == kBool)
+    return data<bool>()[i] ? 1 : 0;
+  double value = 0;
+  visitNumeric(dtype_, [&](auto tag) {
+    value = double(data<decltype(tag)>()[i]);
+  });
+  return value;
 }
 
 int64_t Tensor::getAsInt(int64_t i) const {
-  switch (dtype_) {
-  case kInt32: return data<int32_t>()[i];
-  case kInt64: return data<int64_t>()[i];
-  case kInt16: return data<int16_t>()[i];
-  case kInt8: return data<int8_t>()[i];
-  case kUInt8: return data<uint8_t>()[i];
-  case kUInt16: return data<uint16_t>()[i];
-  case kUInt32: return data<uint32_t>()[i];
-  case kUInt64: return int64_t(data<uint64_t>()[i]);
-  case kBool: return data<bool>()[i] ? 1 : 0;
-  default: return int64_t(getAsDouble(i));
-  }
+  if (dtype_ == kBool)
+    return data<bool>()[i] ? 1 : 0;
+  if (dtype_ == kFloat || dtype_ == kDouble)
+    return int64_t(getAsDouble(i));
+  int64_t value = 0;
+  visitNumeric(dtype_, [&](auto tag) {
+    value = int64_t(data<decltype(tag)>()[i]);
+  });
+  return value;
 }
 
 bool Tensor::setFromDouble(int64_t i, double v) {
-  switch (dtype_) {
-  case kFloat: data<float>()[i] = float(v); return true;
-  case kDouble: data<double>()[i] = v; return true;
-  case kInt32: data<int32_t>()[i] = int32_t(v); return true;
-  case kInt64: data<int64_t>()[i] = int64_t(v); return true;
-  case kInt16: data<int16_t>()[i] = int16_t(v); return true;
-  case kInt8: data<int8_t>()[i] = int8_t(v); return true;
-  case kUInt8: data<uint8_t>()[i] = uint8_t(v); return true;
-  case kUInt16: data<uint16_t>()[i] = uint16_t(v); return true;
-  case kUInt32: data<uint32_t>()[i] = uint32_t(v); return true;
-  case kUInt64: data<uint64_t>()[i] = uint64_t(v); return true;
-  case kBool: data<bool>()[i] = v != 0; return true;
-  default: return false;
+  if (dtype_ == kBool) {
+    data<bool>()[i] = v != 0;
+    return true;
   }
+  return visitNumeric(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    data<T>()[i] = T(v);
+  });
 }
 
 std::string Tensor::toString(int64_t maxElements) const {

@@ -26,6 +26,25 @@ enum DType : int32_t {
 
 /// Bytes per element, 0 for dtypes the interpreter does not compute with.
 size_t dtypeSize(int32_t dtype);
+
+/// Calls `fn(T{})` with the C++ element type of a numeric dtype (bool is
+/// not numeric here); false for other dtypes. The one dtype switch that
+/// element access and the kernels share.
+template <typename Fn> bool visitNumeric(int32_t dtype, Fn &&fn) {
+  switch (dtype) {
+  case kFloat: fn(float{}); return true;
+  case kDouble: fn(double{}); return true;
+  case kInt32: fn(int32_t{}); return true;
+  case kInt64: fn(int64_t{}); return true;
+  case kInt16: fn(int16_t{}); return true;
+  case kInt8: fn(int8_t{}); return true;
+  case kUInt8: fn(uint8_t{}); return true;
+  case kUInt16: fn(uint16_t{}); return true;
+  case kUInt32: fn(uint32_t{}); return true;
+  case kUInt64: fn(uint64_t{}); return true;
+  default: return false;
+  }
+}
 /// TensorFlow's name ("float", "int32") for messages.
 std::string dtypeName(int32_t dtype);
 
