@@ -137,31 +137,6 @@ LogicalResult squeeze(KernelContext &ctx) {
   return success();
 }
 
-/// Copies elements of `in` into a new tensor laid out as `outShape`, where
-/// output index i reads input index `source(i)`.
-template <typename SourceFn>
-Tensor gather(const Tensor &in, const std::vector<int64_t> &outShape,
-              SourceFn source) {
-  Tensor out(in.dtype(), outShape);
-  int64_t n = out.numElements();
-  size_t size = dtypeSize(in.dtype());
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t src = source(i);
-    if (in.dtype() == kString)
-      out.strings()[i] = in.strings()[src];
-    else
-      std::memcpy(out.raw() + i * size, in.raw() + src * size, size);
-  }
-  return out;
-}
-
-std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
 LogicalResult transpose(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> perm = toInts(ctx.inputs[1]);
@@ -382,19 +357,110 @@ LogicalResult pad(KernelContext &ctx) {
   return success();
 }
 
+/// OneHot: `depth` classes inserted at `axis`; indices outside [0, depth)
+/// give rows of off_value.
+LogicalResult oneHot(KernelContext &ctx) {
+  const Tensor &indices = ctx.inputs[0], &on = ctx.inputs[2],
+               &off = ctx.inputs[3];
+  int64_t depth = toInts(ctx.inputs[1]).at(0);
+  int64_t axis = ctx.getInt("axis").value_or(-1), rank = indices.rank();
+  if (depth < 0)
+    return ctx.error() << "depth must be non-negative, got: " << depth;
+  if (axis != -1 && (axis < 0 || axis > rank))
+    return ctx.error() << "Expected axis to be -1 or between [0, " << rank + 1
+                       << ").  But received: " << axis;
+  if (on.numElements() != 1 || off.numElements() != 1)
+    return ctx.error() << "on_value and off_value must be scalars";
+  if (axis == -1)
+    axis = rank;
+  std::vector<int64_t> shape = indices.shape();
+  shape.insert(shape.begin() + axis, depth);
+  int64_t inner = 1;
+  for (int64_t d = axis; d < rank; ++d)
+    inner *= indices.shape()[d];
+  Tensor out = gather(on, shape, [](int64_t) { return 0; });
+  size_t size = dtypeSize(out.dtype());
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t outer = i / (depth * inner), cls = i / inner % depth,
+            in = i % inner;
+    if (indices.getAsInt(outer * inner + in) != cls) {
+      if (out.dtype() == kString)
+        out.strings()[i] = off.strings()[0];
+      else
+        std::memcpy(out.raw() + i * size, off.raw(), size);
+    }
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// Where: the coordinates of the true (non-zero) elements, row-major.
+LogicalResult where(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  if (in.dtype() == kString || !dtypeSize(in.dtype()))
+    return ctx.error() << "unsupported dtype " << dtypeName(in.dtype());
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < in.numElements(); ++i)
+    if (in.dtype() == kBool ? in.data<bool>()[i] : in.getAsDouble(i) != 0)
+      hits.push_back(i);
+  Tensor out(kInt64, {int64_t(hits.size()), in.rank()});
+  auto strides = stridesOf(in.shape());
+  for (size_t k = 0; k < hits.size(); ++k)
+    for (int64_t d = 0; d < in.rank(); ++d)
+      out.data<int64_t>()[k * in.rank() + d] =
+          hits[k] / strides[d] % in.shape()[d];
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// BroadcastTo: NumPy broadcasting towards a fixed target shape.
+LogicalResult broadcastTo(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  std::vector<int64_t> target = toInts(ctx.inputs[1]), joined;
+  if (!broadcastShape(in.shape(), target, joined) || joined != target)
+    return ctx.error() << "Unable to broadcast tensor of shape "
+                       << shapeString(in.shape()) << " to tensor of shape "
+                       << shapeString(target);
+  std::vector<int64_t> sources = broadcastIndices(in.shape(), target);
+  ctx.outputs[0] =
+      gather(in, target, [&](int64_t i) { return sources[i]; });
+  return success();
+}
+
+/// BroadcastGradientArgs: for each of two shapes, the output dimensions a
+/// gradient must be summed over to get back to it (TensorFlow's BCast:
+/// none for equal shapes, otherwise every dimension that is 1, or missing,
+/// in that shape).
+LogicalResult broadcastGradientArgs(KernelContext &ctx) {
+  std::vector<int64_t> s0 = toInts(ctx.inputs[0]), s1 = toInts(ctx.inputs[1]);
+  std::vector<int64_t> joined;
+  if (!broadcastShape(s0, s1, joined))
+    return ctx.error() << "Incompatible shapes: " << shapeString(s0) << " vs. "
+                       << shapeString(s1);
+  std::vector<int64_t> r0, r1;
+  int64_t rank = joined.size();
+  auto dimOf = [&](const std::vector<int64_t> &s, int64_t d) {
+    int64_t offset = rank - int64_t(s.size());
+    return d < offset ? 1 : s[d - offset];
+  };
+  for (int64_t d = 0; s0 != s1 && d < rank; ++d) {
+    if (dimOf(s0, d) == 1)
+      r0.push_back(d);
+    if (dimOf(s1, d) == 1)
+      r1.push_back(d);
+  }
+  int32_t dt = ctx.inputs[0].dtype();
+  ctx.outputs[0] = vectorOf(dt, r0);
+  ctx.outputs[1] = vectorOf(dt, r1);
+  return success();
+}
+
 template <int value> LogicalResult likeKernel(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   Tensor out(in.dtype(), in.shape());
-  for (int64_t i = 0; value && i < out.numElements(); ++i) {
-    switch (in.dtype()) {
-    case kFloat: out.data<float>()[i] = 1; break;
-    case kDouble: out.data<double>()[i] = 1; break;
-    case kInt32: out.data<int32_t>()[i] = 1; break;
-    case kInt64: out.data<int64_t>()[i] = 1; break;
-    case kBool: out.data<bool>()[i] = true; break;
-    default: return ctx.error() << "unsupported dtype " << dtypeName(in.dtype());
-    }
-  }
+  for (int64_t i = 0; value && i < out.numElements(); ++i)
+    if (!out.setFromDouble(i, value))
+      return ctx.error() << "unsupported dtype " << dtypeName(in.dtype());
   ctx.outputs[0] = out;
   return success();
 }
@@ -431,6 +497,10 @@ KernelTable cleave::interp::getArrayKernels() {
       {"GatherV2", gatherV2},
       {"Slice", slice},
       {"Pad", pad},
+      {"OneHot", oneHot},
+      {"Where", where},
+      {"BroadcastTo", broadcastTo},
+      {"BroadcastGradientArgs", broadcastGradientArgs},
       {"ZerosLike", likeKernel<0>},
       {"OnesLike", likeKernel<1>},
   };

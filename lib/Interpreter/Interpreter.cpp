@@ -25,8 +25,15 @@ using namespace cleave::interp;
 // KernelContext
 //===----------------------------------------------------------------------===//
 
+Attribute KernelContext::getAttr(StringRef name) {
+  Attribute attr = node.getTFAttr(name);
+  if (auto placeholder = dyn_cast_or_null<PlaceholderAttr>(attr))
+    attr = bindings ? bindings.get(placeholder.getRef()) : Attribute();
+  return attr;
+}
+
 std::optional<int32_t> KernelContext::getType(StringRef name) {
-  if (auto type = dyn_cast_or_null<TypeAttr>(node.getTFAttr(name))) {
+  if (auto type = dyn_cast_or_null<TypeAttr>(getAttr(name))) {
     int32_t dt = typeToDataType(type.getValue());
     if (dt >= 0)
       return dt;
@@ -35,25 +42,46 @@ std::optional<int32_t> KernelContext::getType(StringRef name) {
 }
 
 std::optional<int64_t> KernelContext::getInt(StringRef name) {
-  return node.getTFInt(name);
+  auto i = dyn_cast_or_null<IntegerAttr>(getAttr(name));
+  if (!i || i.getType().isInteger(1))
+    return std::nullopt;
+  return i.getInt();
 }
 
 std::optional<bool> KernelContext::getBool(StringRef name) {
-  return node.getTFBool(name);
-}
-
-std::optional<std::string> KernelContext::getString(StringRef name) {
-  return node.getTFString(name);
-}
-
-std::optional<std::vector<int64_t>> KernelContext::getIntList(StringRef name) {
-  if (auto values = node.getTFIntList(name))
-    return std::vector<int64_t>(values->begin(), values->end());
+  if (auto b = dyn_cast_or_null<BoolAttr>(getAttr(name)))
+    return b.getValue();
   return std::nullopt;
 }
 
+std::optional<double> KernelContext::getFloat(StringRef name) {
+  if (auto f = dyn_cast_or_null<FloatAttr>(getAttr(name)))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+std::optional<std::string> KernelContext::getString(StringRef name) {
+  if (auto s = dyn_cast_or_null<StringAttr>(getAttr(name)))
+    return s.str();
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> KernelContext::getIntList(StringRef name) {
+  auto list = dyn_cast_or_null<ArrayAttr>(getAttr(name));
+  if (!list)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (Attribute a : list) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    if (!i || i.getType().isInteger(1))
+      return std::nullopt;
+    values.push_back(i.getInt());
+  }
+  return values;
+}
+
 FailureOr<Tensor> KernelContext::getTensor(StringRef name) {
-  auto attr = dyn_cast_or_null<TensorAttr>(node.getTFAttr(name));
+  auto attr = dyn_cast_or_null<TensorAttr>(getAttr(name));
   if (!attr)
     return error() << "missing tensor attr '" << name << "'", failure();
   int32_t dt = typeToDataType(attr.getDtype());
@@ -99,12 +127,21 @@ std::vector<int64_t> cleave::interp::toInts(const Tensor &t) {
   return values;
 }
 
+std::vector<int64_t>
+cleave::interp::stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
 Kernel cleave::interp::lookupKernel(StringRef opType) {
   static const llvm::StringMap<Kernel> *table = [] {
     auto *map = new llvm::StringMap<Kernel>();
     for (const KernelTable &family :
          {getArrayKernels(), getMathKernels(), getNNKernels(),
-          getStateKernels(), getRandomKernels()})
+          getStateKernels(), getRandomKernels(), getSliceKernels(),
+          getHostKernels(), getFunctionalKernels()})
       for (const auto &[name, kernel] : family) {
         if (!ops::lookupOp(name) || !map->try_emplace(name, kernel).second)
           llvm::report_fatal_error(llvm::Twine("bad kernel table entry '") +
@@ -156,9 +193,11 @@ class Executor {
 public:
   static constexpr unsigned kRootFrame = 0;
 
-  Executor(State &state, const llvm::DenseMap<Value, Tensor> &fed,
-           const llvm::DenseSet<Operation *> &needed, int64_t maxIterations)
-      : state(state), fed(fed), needed(needed), maxIterations(maxIterations) {
+  Executor(Interpreter &interpreter, DictionaryAttr bindings,
+           const llvm::DenseMap<Value, Tensor> &fed,
+           const llvm::DenseSet<Operation *> &needed)
+      : interpreter(interpreter), bindings(bindings), fed(fed), needed(needed),
+        maxIterations(interpreter.getMaxIterations()) {
     frames.push_back({kRootFrame, "", 0});
   }
 
@@ -247,6 +286,8 @@ private:
       return {it->second, false};
     if (auto it = values.find({v, frame}); it != values.end())
       return it->second;
+    if (isa<BlockArgument>(v)) // a function's control argument
+      return {Tensor(), false};
     return {Tensor(), true}; // a Merge input that has not arrived
   }
 
@@ -296,11 +337,14 @@ private:
                  << "': Attempting to use uninitialized value "
                  << renderProducer(v);
       Kernel kernel = lookupKernel(op);
+      if (!kernel && SymbolTable::lookupNearestSymbolFrom(
+                         node, StringAttr::get(node.getContext(), op)))
+        kernel = callFunctionNode;
       if (!kernel)
         return node.emitError() << "Node '" << node.getName()
                                 << "': no reference kernel for op '" << op
                                 << "'";
-      KernelContext ctx(node, std::move(inputs), state);
+      KernelContext ctx(node, std::move(inputs), interpreter, bindings);
       if (failed(kernel(ctx)))
         return failure();
       for (auto [out, value] : llvm::zip(outputs, ctx.outputs))
@@ -349,7 +393,8 @@ private:
     return success();
   }
 
-  State &state;
+  Interpreter &interpreter;
+  DictionaryAttr bindings;
   const llvm::DenseMap<Value, Tensor> &fed;
   const llvm::DenseSet<Operation *> &needed;
   int64_t maxIterations;
@@ -364,6 +409,69 @@ private:
   std::vector<std::pair<NodeOp, unsigned>> ready;
   llvm::DenseSet<Operation *> rootRuns;
 };
+} // namespace
+
+namespace {
+/// Runs the nodes of `body` that `roots` need (with `fed` values given)
+/// and returns `fetchValues`. The roots from `firstTarget` on are targets:
+/// each must run. `fetchNames` name the fetches in messages.
+FailureOr<std::vector<Tensor>>
+runBlock(Interpreter &interpreter, Block &body,
+         const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
+         ArrayRef<std::string> fetchNames, ArrayRef<NodeOp> roots,
+         size_t firstTarget, DictionaryAttr bindings, Location loc) {
+  // The nodes to run: everything the roots reach backwards, except through
+  // fed tensors.
+  llvm::DenseSet<Operation *> needed;
+  SmallVector<NodeOp> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    NodeOp node = stack.pop_back_val();
+    if (!needed.insert(node).second)
+      continue;
+    for (Value input : node.getInputs())
+      if (!fed.count(input))
+        if (auto producer = input.getDefiningOp<NodeOp>())
+          stack.push_back(producer);
+  }
+
+  Executor executor(interpreter, bindings, fed, needed);
+  for (auto node : body.getOps<NodeOp>())
+    if (needed.count(node) && executor.countRequiredInputs(node) == 0)
+      executor.schedule(node, Executor::kRootFrame);
+  if (failed(executor.drain()))
+    return failure();
+  // An input that never arrives (a cycle that is not a loop, or a node in a
+  // loop body fed from outside the loop without an Enter) stalls a node.
+  const char *stalled = "one of its inputs never arrived (a cycle that is "
+                        "not a loop, or a loop body node fed from outside "
+                        "the loop without an Enter)";
+  for (NodeOp target : roots.drop_front(firstTarget))
+    if (!executor.ranInRoot(target))
+      return target.emitError()
+                 << "Node '" << target.getName() << "' never ran: " << stalled,
+             failure();
+
+  std::vector<Tensor> results;
+  for (auto [i, v] : llvm::enumerate(fetchValues)) {
+    auto it = fed.find(v);
+    if (it != fed.end()) {
+      results.push_back(it->second);
+      continue;
+    }
+    const Slot *slot = executor.lookup(v, Executor::kRootFrame);
+    if (!slot)
+      return emitError(loc) << "'" << fetchNames[i]
+                            << "' was never computed: " << stalled,
+             failure();
+    if (slot->dead)
+      return emitError(loc) << "Retval[" << i << "] does not have value ('"
+                            << fetchNames[i]
+                            << "' is on an untaken Switch branch)",
+             failure();
+    results.push_back(slot->value);
+  }
+  return results;
+}
 } // namespace
 
 FailureOr<std::vector<Tensor>>
@@ -447,55 +555,88 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     roots.push_back(node);
   }
 
-  // The nodes to run: everything the roots reach backwards, except through
-  // fed tensors.
-  llvm::DenseSet<Operation *> needed;
-  SmallVector<NodeOp> stack(roots.begin(), roots.end());
-  while (!stack.empty()) {
-    NodeOp node = stack.pop_back_val();
-    if (!needed.insert(node).second)
-      continue;
-    for (Value input : node.getInputs())
-      if (!fed.count(input))
-        if (auto producer = input.getDefiningOp<NodeOp>())
-          stack.push_back(producer);
-  }
+  SmallVector<std::string> fetchNames(fetches.begin(), fetches.end());
+  return runBlock(*this, graph.getBody().front(), fed, fetchValues, fetchNames,
+                  roots, roots.size() - targets.size(), DictionaryAttr(),
+                  loc);
+}
 
-  Executor executor(state, fed, needed, maxIterations);
-  for (auto node : graph.getBody().front().getOps<NodeOp>())
-    if (needed.count(node) && executor.countRequiredInputs(node) == 0)
-      executor.schedule(node, Executor::kRootFrame);
-  if (failed(executor.drain()))
-    return failure();
-  // An input that never arrives (a cycle that is not a loop, or a node in a
-  // loop body fed from outside the loop without an Enter) stalls a node.
-  const char *stalled = "one of its inputs never arrived (a cycle that is "
-                        "not a loop, or a loop body node fed from outside "
-                        "the loop without an Enter)";
-  for (const std::string &name : targets)
-    if (!executor.ranInRoot(byName.lookup(name)))
-      return byName.lookup(name).emitError()
-                 << "Node '" << name << "' never ran: " << stalled,
-             failure();
+FailureOr<std::vector<Tensor>>
+Interpreter::call(StringRef function, ArrayRef<Tensor> args,
+                  DictionaryAttr bindings, Operation *caller) {
+  auto callerError = [&]() -> InFlightDiagnostic {
+    auto diag = caller->emitError();
+    if (auto node = dyn_cast<NodeOp>(caller))
+      diag << "Node '" << node.getName() << "': ";
+    return diag;
+  };
+  auto func = module.lookupSymbol<FuncOp>(function);
+  if (!func)
+    return callerError() << "function '" << function
+                         << "' is not in the graph's library",
+           failure();
+  if (func.getUncallable())
+    return callerError() << "function '" << function
+                         << "' has no name in the library and cannot be "
+                            "called",
+           failure();
+  // TensorFlow's executor would overflow its stack; the oracle says so.
+  constexpr unsigned kMaxCallDepth = 256;
+  if (callDepth >= kMaxCallDepth)
+    return callerError() << "calls nest deeper than " << kMaxCallDepth
+                         << " (unbounded recursion through '" << function
+                         << "'?)",
+           failure();
 
-  std::vector<Tensor> results;
-  for (auto [i, v] : llvm::enumerate(fetchValues)) {
-    auto it = fed.find(v);
-    if (it != fed.end()) {
-      results.push_back(it->second);
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Value, Tensor> fed;
+  size_t numData = 0;
+  for (BlockArgument arg : body.getArguments()) {
+    if (isa<ControlType>(arg.getType()))
       continue;
+    if (numData < args.size()) {
+      auto type = dyn_cast<TensorType>(arg.getType());
+      int32_t dt = type ? typeToDataType(type.getElementType()) : -1;
+      if (dt > 0 && dt != args[numData].dtype() &&
+          !isa<ResourceType>(type.getElementType()))
+        return callerError()
+                   << "argument " << numData << " of '" << function
+                   << "' must be " << dtypeName(dt) << ", but was given "
+                   << dtypeName(args[numData].dtype()),
+               failure();
+      fed[arg] = args[numData];
     }
-    const Slot *slot = executor.lookup(v, Executor::kRootFrame);
-    if (!slot)
-      return emitError(loc) << "'" << fetches[i]
-                            << "' was never computed: " << stalled,
-             failure();
-    if (slot->dead)
-      return emitError(loc) << "Retval[" << i << "] does not have value ('"
-                            << fetches[i]
-                            << "' is on an untaken Switch branch)",
-             failure();
-    results.push_back(slot->value);
+    ++numData;
   }
-  return results;
+  if (numData != args.size())
+    return callerError() << "function '" << function << "' takes " << numData
+                         << " arguments, but was called with " << args.size(),
+           failure();
+
+  // What runs: the producers of the results and control outputs, and, as in
+  // TensorFlow's function runtime, every stateful node.
+  ReturnOp ret = func.getReturnOp();
+  SmallVector<Value> results;
+  SmallVector<std::string> names;
+  SmallVector<NodeOp> roots;
+  for (Value v : ret.getOperands()) {
+    if (!isa<ControlType>(v.getType())) {
+      results.push_back(v);
+      names.push_back(function.str() + " result " +
+                      std::to_string(results.size() - 1));
+    }
+    if (auto producer = v.getDefiningOp<NodeOp>())
+      roots.push_back(producer);
+  }
+  for (auto node : body.getOps<NodeOp>()) {
+    const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
+    if ((spec && spec->isStateful) ||
+        module.lookupSymbol<FuncOp>(node.getOpType()))
+      roots.push_back(node);
+  }
+  ++callDepth;
+  auto outputs = runBlock(*this, body, fed, results, names, roots,
+                          roots.size(), bindings, caller->getLoc());
+  --callDepth;
+  return outputs;
 }

@@ -12,6 +12,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Interpreter/Interpreter.h"
 
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -19,13 +20,19 @@ namespace cleave::interp {
 
 class KernelContext {
 public:
-  KernelContext(graph::NodeOp node, std::vector<Tensor> inputs, State &state)
-      : node(node), inputs(std::move(inputs)), state(state),
+  KernelContext(graph::NodeOp node, std::vector<Tensor> inputs,
+                Interpreter &interpreter, mlir::DictionaryAttr bindings)
+      : node(node), inputs(std::move(inputs)), interpreter(interpreter),
+        state(interpreter.getState()), bindings(bindings),
         outputs(node.getOutputs().size()) {}
 
   graph::NodeOp node;
   std::vector<Tensor> inputs;
+  Interpreter &interpreter;
   State &state;
+  /// The attrs of the function instantiation the node runs in (null at the
+  /// top level): they give the values of #graph.placeholder attrs.
+  mlir::DictionaryAttr bindings;
   std::vector<Tensor> outputs;
 
   /// An error on the node: "Node 'name': ...".
@@ -33,10 +40,13 @@ public:
     return node.emitError() << "Node '" << node.getName() << "': ";
   }
 
-  /// The DataType of a `type` attr, or of the result element type.
+  /// The node's attr `name` with placeholders bound, or null.
+  mlir::Attribute getAttr(llvm::StringRef name);
+  /// The DataType of a `type` attr.
   std::optional<int32_t> getType(llvm::StringRef name);
   std::optional<int64_t> getInt(llvm::StringRef name);
   std::optional<bool> getBool(llvm::StringRef name);
+  std::optional<double> getFloat(llvm::StringRef name);
   std::optional<std::string> getString(llvm::StringRef name);
   std::optional<std::vector<int64_t>> getIntList(llvm::StringRef name);
   /// A `tensor` attr decoded to a host tensor.
@@ -51,12 +61,48 @@ KernelTable getMathKernels();
 KernelTable getNNKernels();
 KernelTable getStateKernels();
 KernelTable getRandomKernels();
+KernelTable getSliceKernels();
+KernelTable getHostKernels();
+KernelTable getFunctionalKernels();
 
 /// The kernel of `opType`, or null.
 Kernel lookupKernel(llvm::StringRef opType);
 
+/// The kernel of a node whose op type names a library function.
+mlir::LogicalResult callFunctionNode(KernelContext &ctx);
+
 /// Elements of `t` as int64 (integer tensors), for shapes and axes.
 std::vector<int64_t> toInts(const Tensor &t);
+
+/// Row-major strides of `shape`, in elements.
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
+
+/// NumPy broadcasting of two shapes; false when incompatible.
+bool broadcastShape(const std::vector<int64_t> &a,
+                    const std::vector<int64_t> &b, std::vector<int64_t> &out);
+
+/// For each element of a tensor of shape `out`, the flat index of the
+/// element of a tensor of shape `in` that broadcasts to it.
+std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
+                                      const std::vector<int64_t> &out);
+
+/// A new tensor of `outShape` whose element i is element `source(i)` of
+/// `in` (any dtype, strings included).
+template <typename SourceFn>
+Tensor gather(const Tensor &in, const std::vector<int64_t> &outShape,
+              SourceFn source) {
+  Tensor out(in.dtype(), outShape);
+  int64_t n = out.numElements();
+  size_t size = dtypeSize(in.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = source(i);
+    if (in.dtype() == kString || in.dtype() == kResource)
+      out.strings()[i] = in.strings()[src];
+    else
+      std::memcpy(out.raw() + i * size, in.raw() + src * size, size);
+  }
+  return out;
+}
 
 } // namespace cleave::interp
 

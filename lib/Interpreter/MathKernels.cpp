@@ -9,15 +9,7 @@
 using namespace mlir;
 using namespace cleave::interp;
 
-namespace {
-/// visitNumeric as a LogicalResult, for kernels that report unsupported
-/// dtypes.
-template <typename Fn> LogicalResult dispatchNumeric(int32_t dt, Fn &&fn) {
-  return success(visitNumeric(dt, std::forward<Fn>(fn)));
-}
-
-/// NumPy broadcasting of two shapes; false when incompatible.
-bool broadcastShape(const std::vector<int64_t> &a,
+bool cleave::interp::broadcastShape(const std::vector<int64_t> &a,
                     const std::vector<int64_t> &b, std::vector<int64_t> &out) {
   size_t rank = std::max(a.size(), b.size());
   out.assign(rank, 1);
@@ -31,8 +23,7 @@ bool broadcastShape(const std::vector<int64_t> &a,
   return true;
 }
 
-/// For each element of `out` shape, the flat index into a broadcast input.
-std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
+std::vector<int64_t> cleave::interp::broadcastIndices(const std::vector<int64_t> &in,
                                       const std::vector<int64_t> &out) {
   int64_t n = 1;
   for (int64_t d : out)
@@ -52,6 +43,13 @@ std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
     }
   }
   return indices;
+}
+
+namespace {
+/// visitNumeric as a LogicalResult, for kernels that report unsupported
+/// dtypes.
+template <typename Fn> LogicalResult dispatchNumeric(int32_t dt, Fn &&fn) {
+  return success(visitNumeric(dt, std::forward<Fn>(fn)));
 }
 
 enum class Binary {
@@ -463,15 +461,74 @@ LogicalResult range(KernelContext &ctx) {
   return success();
 }
 
-/// The *Grad helpers of the activations: dy * f'(y) from y and dy.
-template <bool isSigmoid> LogicalResult activationGrad(KernelContext &ctx) {
+/// The gradient helpers that take the forward output y and dy:
+/// SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad and ReciprocalGrad.
+enum class OutputGrad { Sigmoid, Tanh, Rsqrt, Sqrt, Reciprocal };
+
+template <OutputGrad kind> LogicalResult outputGrad(KernelContext &ctx) {
   const Tensor &y = ctx.inputs[0], &dy = ctx.inputs[1];
   if (y.shape() != dy.shape())
-    return ctx.error() << "y and dy must have the same shape";
+    return ctx.error() << "y and dy must have the same shape: "
+                       << shapeString(y.shape()) << " vs. "
+                       << shapeString(dy.shape());
   Tensor out(y.dtype(), y.shape());
   for (int64_t i = 0; i < y.numElements(); ++i) {
-    double v = y.getAsDouble(i), g = dy.getAsDouble(i);
-    out.setFromDouble(i, isSigmoid ? g * v * (1 - v) : g * (1 - v * v));
+    double v = y.getAsDouble(i), g = dy.getAsDouble(i), r = 0;
+    switch (kind) {
+    case OutputGrad::Sigmoid: r = g * v * (1 - v); break;
+    case OutputGrad::Tanh: r = g * (1 - v * v); break;
+    case OutputGrad::Rsqrt: r = -0.5 * g * v * v * v; break;
+    case OutputGrad::Sqrt: r = 0.5 * g / v; break;
+    case OutputGrad::Reciprocal: r = -g * v * v; break;
+    }
+    out.setFromDouble(i, r);
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// BatchMatMulV2: matrix products over broadcast batch dimensions, with
+/// adjoints (transposes, for real dtypes).
+LogicalResult batchMatMul(KernelContext &ctx) {
+  const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+  if (a.rank() < 2 || b.rank() < 2)
+    return ctx.error() << "In[0] and In[1] must have rank >= 2, but are "
+                       << shapeString(a.shape()) << " and "
+                       << shapeString(b.shape());
+  bool adjA = ctx.getBool("adj_x").value_or(false);
+  bool adjB = ctx.getBool("adj_y").value_or(false);
+  int64_t ra = a.rank(), rb = b.rank();
+  int64_t m = a.shape()[ra - (adjA ? 1 : 2)], k = a.shape()[ra - (adjA ? 2 : 1)];
+  int64_t kb = b.shape()[rb - (adjB ? 1 : 2)], n = b.shape()[rb - (adjB ? 2 : 1)];
+  std::vector<int64_t> batchA(a.shape().begin(), a.shape().end() - 2),
+      batchB(b.shape().begin(), b.shape().end() - 2), batch;
+  if (!broadcastShape(batchA, batchB, batch))
+    return ctx.error() << "In[0] and In[1] must have compatible batch "
+                          "dimensions: " << shapeString(a.shape()) << " vs. "
+                       << shapeString(b.shape());
+  if (k != kb)
+    return ctx.error() << "Matrix size-incompatible: In[0]: "
+                       << shapeString(a.shape()) << ", In[1]: "
+                       << shapeString(b.shape());
+  std::vector<int64_t> shape = batch;
+  shape.push_back(m);
+  shape.push_back(n);
+  Tensor out(a.dtype(), shape);
+  std::vector<int64_t> ia = broadcastIndices(batchA, batch),
+                       ib = broadcastIndices(batchB, batch);
+  for (size_t p = 0; p < ia.size(); ++p) {
+    int64_t baseA = ia[p] * m * k, baseB = ib[p] * k * n, baseOut = p * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        // Accumulate in double: the oracle should be exact.
+        double acc = 0;
+        for (int64_t q = 0; q < k; ++q)
+          acc += a.getAsDouble(baseA + (adjA ? q * m + i : i * k + q)) *
+                 b.getAsDouble(baseB + (adjB ? j * k + q : q * n + j));
+        if (!out.setFromDouble(baseOut + i * n + j, acc))
+          return ctx.error() << "dtype " << dtypeName(a.dtype())
+                             << " is not supported";
+      }
   }
   ctx.outputs[0] = out;
   return success();
@@ -528,8 +585,12 @@ KernelTable cleave::interp::getMathKernels() {
       {"Select", select},
       {"SelectV2", selectV2},
       {"Range", range},
-      {"SigmoidGrad", activationGrad<true>},
-      {"TanhGrad", activationGrad<false>},
+      {"SigmoidGrad", outputGrad<OutputGrad::Sigmoid>},
+      {"TanhGrad", outputGrad<OutputGrad::Tanh>},
+      {"RsqrtGrad", outputGrad<OutputGrad::Rsqrt>},
+      {"SqrtGrad", outputGrad<OutputGrad::Sqrt>},
+      {"ReciprocalGrad", outputGrad<OutputGrad::Reciprocal>},
+      {"BatchMatMulV2", batchMatMul},
       // Activations are element-wise too.
       {"Relu", unary<Unary::Relu>},
       {"Relu6", unary<Unary::Relu6>},

@@ -158,32 +158,22 @@ LogicalResult windowAttrs(KernelContext &ctx, std::vector<int64_t> &strides,
   return success();
 }
 
-LogicalResult conv2D(KernelContext &ctx) {
-  const Tensor &in = ctx.inputs[0], &filter = ctx.inputs[1];
-  std::vector<int64_t> strides;
-  bool same;
-  if (failed(windowAttrs(ctx, strides, same)))
-    return failure();
-  auto dilations =
-      ctx.getIntList("dilations").value_or(std::vector<int64_t>{1, 1, 1, 1});
-  if (in.rank() != 4 || filter.rank() != 4 || !isFloating(in))
-    return ctx.error() << "input and filter must be 4-D float tensors";
-  int64_t n = in.shape()[0], h = in.shape()[1], w = in.shape()[2],
-          c = in.shape()[3];
-  int64_t kh = filter.shape()[0], kw = filter.shape()[1],
-          fc = filter.shape()[2], oc = filter.shape()[3];
-  if (fc != c)
-    return ctx.error() << "input depth " << c
-                       << " does not match the filter's input depth " << fc
-                       << " (grouped convolutions are not supported yet)";
-  Window wh = window(h, kh, strides[1], dilations[1], same);
-  Window ww = window(w, kw, strides[2], dilations[2], same);
-  Tensor out(in.dtype(), {n, wh.out, ww.out, oc});
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t y = 0; y < wh.out; ++y)
-      for (int64_t x = 0; x < ww.out; ++x)
-        for (int64_t o = 0; o < oc; ++o) {
-          double acc = 0;
+/// The geometry of an NHWC convolution or pooling window.
+struct Conv {
+  int64_t n, h, w, c;      // input
+  int64_t kh, kw, oc;      // window (oc: output channels, convolution only)
+  std::vector<int64_t> strides, dilations;
+  Window wh, ww;           // output height and width
+
+  std::vector<int64_t> outputShape() const {
+    return {n, wh.out, ww.out, oc};
+  }
+  /// Calls fn(inputIndex, filterIndex, outputIndex) for every product of a
+  /// convolution (filter [kh, kw, c, oc]); padding taps are skipped.
+  template <typename Fn> void forEachTap(Fn &&fn) const {
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t y = 0; y < wh.out; ++y)
+        for (int64_t x = 0; x < ww.out; ++x)
           for (int64_t i = 0; i < kh; ++i) {
             int64_t iy = y * strides[1] + i * dilations[1] - wh.padBefore;
             if (iy < 0 || iy >= h)
@@ -193,57 +183,332 @@ LogicalResult conv2D(KernelContext &ctx) {
               if (ix < 0 || ix >= w)
                 continue;
               for (int64_t k = 0; k < c; ++k)
-                acc += in.getAsDouble(((b * h + iy) * w + ix) * c + k) *
-                       filter.getAsDouble(((i * kw + j) * c + k) * oc + o);
+                for (int64_t o = 0; o < oc; ++o)
+                  fn(((b * h + iy) * w + ix) * c + k,
+                     ((i * kw + j) * c + k) * oc + o,
+                     ((b * wh.out + y) * ww.out + x) * oc + o);
             }
           }
-          out.setFromDouble(((b * wh.out + y) * ww.out + x) * oc + o, acc);
-        }
-  ctx.outputs[0] = out;
-  return success();
+  }
+  /// Calls fn(outputIndex, inputIndices) for every pooling window (oc == c);
+  /// the indices are the window's in-bounds input elements in scan order.
+  template <typename Fn> void forEachWindow(Fn &&fn) const {
+    std::vector<int64_t> taps;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t y = 0; y < wh.out; ++y)
+        for (int64_t x = 0; x < ww.out; ++x)
+          for (int64_t k = 0; k < c; ++k) {
+            taps.clear();
+            for (int64_t i = 0; i < kh; ++i) {
+              int64_t iy = y * strides[1] + i - wh.padBefore;
+              for (int64_t j = 0; iy >= 0 && iy < h && j < kw; ++j) {
+                int64_t ix = x * strides[2] + j - ww.padBefore;
+                if (ix >= 0 && ix < w)
+                  taps.push_back(((b * h + iy) * w + ix) * c + k);
+              }
+            }
+            fn(((b * wh.out + y) * ww.out + x) * c + k, taps);
+          }
+  }
+};
+
+/// Reads a convolution's attrs for an input of `inShape` and a filter of
+/// `filterShape` ([kh, kw, c, oc]).
+FailureOr<Conv> convGeometry(KernelContext &ctx,
+                             const std::vector<int64_t> &inShape,
+                             const std::vector<int64_t> &filterShape) {
+  Conv g;
+  bool same;
+  if (failed(windowAttrs(ctx, g.strides, same)))
+    return failure();
+  g.dilations =
+      ctx.getIntList("dilations").value_or(std::vector<int64_t>{1, 1, 1, 1});
+  if (inShape.size() != 4 || filterShape.size() != 4 || g.dilations.size() != 4)
+    return ctx.error() << "input and filter must be 4-D, and dilations have 4 "
+                          "entries",
+           failure();
+  g.n = inShape[0], g.h = inShape[1], g.w = inShape[2], g.c = inShape[3];
+  g.kh = filterShape[0], g.kw = filterShape[1], g.oc = filterShape[3];
+  if (filterShape[2] != g.c)
+    return ctx.error() << "input depth " << g.c
+                       << " does not match the filter's input depth "
+                       << filterShape[2]
+                       << " (grouped convolutions are not supported yet)",
+           failure();
+  g.wh = window(g.h, g.kh, g.strides[1], g.dilations[1], same);
+  g.ww = window(g.w, g.kw, g.strides[2], g.dilations[2], same);
+  return g;
 }
 
-template <bool isMax> LogicalResult pool(KernelContext &ctx) {
-  const Tensor &in = ctx.inputs[0];
-  std::vector<int64_t> strides;
+/// Reads a pooling op's attrs for an input of `inShape`.
+FailureOr<Conv> poolGeometry(KernelContext &ctx,
+                             const std::vector<int64_t> &inShape) {
+  Conv g;
   bool same;
-  if (failed(windowAttrs(ctx, strides, same)))
+  if (failed(windowAttrs(ctx, g.strides, same)))
     return failure();
   auto ksize = ctx.getIntList("ksize").value_or(std::vector<int64_t>());
   if (ksize.size() != 4 || ksize[0] != 1 || ksize[3] != 1)
     return ctx.error() << "ksize must have 4 entries with batch and depth "
-                          "sizes of 1";
-  if (in.rank() != 4 || !isFloating(in))
-    return ctx.error() << "input must be a 4-D float tensor";
-  int64_t n = in.shape()[0], h = in.shape()[1], w = in.shape()[2],
-          c = in.shape()[3];
-  Window wh = window(h, ksize[1], strides[1], 1, same);
-  Window ww = window(w, ksize[2], strides[2], 1, same);
-  Tensor out(in.dtype(), {n, wh.out, ww.out, c});
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t y = 0; y < wh.out; ++y)
-      for (int64_t x = 0; x < ww.out; ++x)
-        for (int64_t k = 0; k < c; ++k) {
-          // Padding never takes part: max ignores it, the average divides
-          // by the number of real elements, as in TensorFlow.
-          double acc = isMax ? -INFINITY : 0;
-          int64_t count = 0;
-          for (int64_t i = 0; i < ksize[1]; ++i) {
-            int64_t iy = y * strides[1] + i - wh.padBefore;
-            if (iy < 0 || iy >= h)
-              continue;
-            for (int64_t j = 0; j < ksize[2]; ++j) {
-              int64_t ix = x * strides[2] + j - ww.padBefore;
-              if (ix < 0 || ix >= w)
-                continue;
-              double v = in.getAsDouble(((b * h + iy) * w + ix) * c + k);
-              acc = isMax ? std::max(acc, v) : acc + v;
-              ++count;
-            }
-          }
-          out.setFromDouble(((b * wh.out + y) * ww.out + x) * c + k,
-                            isMax ? acc : acc / std::max<int64_t>(count, 1));
-        }
+                          "sizes of 1",
+           failure();
+  if (inShape.size() != 4)
+    return ctx.error() << "input must be 4-D", failure();
+  g.n = inShape[0], g.h = inShape[1], g.w = inShape[2], g.c = inShape[3];
+  g.kh = ksize[1], g.kw = ksize[2], g.oc = g.c;
+  g.dilations = {1, 1, 1, 1};
+  g.wh = window(g.h, g.kh, g.strides[1], 1, same);
+  g.ww = window(g.w, g.kw, g.strides[2], 1, same);
+  return g;
+}
+
+/// Sums in double and stores into a tensor of `dtype` and `shape`.
+struct Accumulator {
+  std::vector<double> sums;
+  explicit Accumulator(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    sums.assign(n, 0);
+  }
+  Tensor finish(int32_t dtype, const std::vector<int64_t> &shape) const {
+    Tensor out(dtype, shape);
+    for (size_t i = 0; i < sums.size(); ++i)
+      out.setFromDouble(i, sums[i]);
+    return out;
+  }
+};
+
+LogicalResult conv2D(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0], &filter = ctx.inputs[1];
+  if (!isFloating(in))
+    return ctx.error() << "Conv2D supports float and double";
+  FailureOr<Conv> g = convGeometry(ctx, in.shape(), filter.shape());
+  if (failed(g))
+    return failure();
+  Accumulator out(g->outputShape());
+  g->forEachTap([&](int64_t x, int64_t f, int64_t y) {
+    out.sums[y] += in.getAsDouble(x) * filter.getAsDouble(f);
+  });
+  ctx.outputs[0] = out.finish(in.dtype(), g->outputShape());
+  return success();
+}
+
+/// Checks that `grad` has the shape the forward op would have produced.
+LogicalResult checkGradShape(KernelContext &ctx, const Tensor &grad,
+                             const std::vector<int64_t> &expected) {
+  if (grad.shape() != expected)
+    return ctx.error() << "out_backprop has shape " << shapeString(grad.shape())
+                       << ", but the forward output has shape "
+                       << shapeString(expected);
+  return success();
+}
+
+LogicalResult conv2DBackpropInput(KernelContext &ctx) {
+  std::vector<int64_t> inShape = toInts(ctx.inputs[0]);
+  const Tensor &filter = ctx.inputs[1], &dy = ctx.inputs[2];
+  FailureOr<Conv> g = convGeometry(ctx, inShape, filter.shape());
+  if (failed(g) || failed(checkGradShape(ctx, dy, g->outputShape())))
+    return failure();
+  Accumulator dx(inShape);
+  g->forEachTap([&](int64_t x, int64_t f, int64_t y) {
+    dx.sums[x] += dy.getAsDouble(y) * filter.getAsDouble(f);
+  });
+  ctx.outputs[0] = dx.finish(dy.dtype(), inShape);
+  return success();
+}
+
+LogicalResult conv2DBackpropFilter(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0], &dy = ctx.inputs[2];
+  std::vector<int64_t> filterShape = toInts(ctx.inputs[1]);
+  FailureOr<Conv> g = convGeometry(ctx, in.shape(), filterShape);
+  if (failed(g) || failed(checkGradShape(ctx, dy, g->outputShape())))
+    return failure();
+  Accumulator df(filterShape);
+  g->forEachTap([&](int64_t x, int64_t f, int64_t y) {
+    df.sums[f] += in.getAsDouble(x) * dy.getAsDouble(y);
+  });
+  ctx.outputs[0] = df.finish(dy.dtype(), filterShape);
+  return success();
+}
+
+/// MaxPool and AvgPool. Padding never takes part: max ignores it, the
+/// average divides by the number of real elements, as in TensorFlow.
+template <bool isMax> LogicalResult pool(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  if (!isFloating(in))
+    return ctx.error() << "pooling supports float and double";
+  FailureOr<Conv> g = poolGeometry(ctx, in.shape());
+  if (failed(g))
+    return failure();
+  Accumulator out(g->outputShape());
+  g->forEachWindow([&](int64_t o, const std::vector<int64_t> &taps) {
+    double acc = isMax ? -INFINITY : 0;
+    for (int64_t t : taps)
+      acc = isMax ? std::max(acc, in.getAsDouble(t)) : acc + in.getAsDouble(t);
+    out.sums[o] = isMax ? acc : acc / std::max<size_t>(taps.size(), 1);
+  });
+  ctx.outputs[0] = out.finish(in.dtype(), g->outputShape());
+  return success();
+}
+
+/// MaxPoolGrad: each window's gradient goes to its first maximum.
+LogicalResult maxPoolGrad(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0], &grad = ctx.inputs[2];
+  FailureOr<Conv> g = poolGeometry(ctx, in.shape());
+  if (failed(g) || failed(checkGradShape(ctx, grad, g->outputShape())))
+    return failure();
+  Accumulator dx(in.shape());
+  g->forEachWindow([&](int64_t o, const std::vector<int64_t> &taps) {
+    int64_t best = -1;
+    for (int64_t t : taps)
+      if (best < 0 || in.getAsDouble(t) > in.getAsDouble(best))
+        best = t;
+    if (best >= 0)
+      dx.sums[best] += grad.getAsDouble(o);
+  });
+  ctx.outputs[0] = dx.finish(grad.dtype(), in.shape());
+  return success();
+}
+
+/// AvgPoolGrad: each window's gradient is shared by its real elements.
+LogicalResult avgPoolGrad(KernelContext &ctx) {
+  std::vector<int64_t> inShape = toInts(ctx.inputs[0]);
+  const Tensor &grad = ctx.inputs[1];
+  FailureOr<Conv> g = poolGeometry(ctx, inShape);
+  if (failed(g) || failed(checkGradShape(ctx, grad, g->outputShape())))
+    return failure();
+  Accumulator dx(inShape);
+  g->forEachWindow([&](int64_t o, const std::vector<int64_t> &taps) {
+    for (int64_t t : taps)
+      dx.sums[t] += grad.getAsDouble(o) / taps.size();
+  });
+  ctx.outputs[0] = dx.finish(grad.dtype(), inShape);
+  return success();
+}
+
+/// SoftmaxCrossEntropyWithLogits: labels are a distribution per row
+/// (broadcast to the logits' shape).
+LogicalResult softmaxCrossEntropy(KernelContext &ctx) {
+  const Tensor &logits = ctx.inputs[0], &labels = ctx.inputs[1];
+  std::vector<int64_t> shape;
+  if (!broadcastShape(logits.shape(), labels.shape(), shape) ||
+      shape.size() != 2)
+    return ctx.error() << "logits and labels must be broadcastable to a "
+                          "2-D shape: logits_size="
+                       << shapeString(logits.shape())
+                       << " labels_size=" << shapeString(labels.shape());
+  std::vector<int64_t> li = broadcastIndices(logits.shape(), shape),
+                       ti = broadcastIndices(labels.shape(), shape);
+  int64_t batch = shape[0], classes = shape[1];
+  Tensor loss(logits.dtype(), {batch}), backprop(logits.dtype(), shape);
+  for (int64_t b = 0; b < batch; ++b) {
+    auto logit = [&](int64_t j) { return logits.getAsDouble(li[b * classes + j]); };
+    auto label = [&](int64_t j) { return labels.getAsDouble(ti[b * classes + j]); };
+    double maxV = -INFINITY, sum = 0, total = 0;
+    for (int64_t j = 0; j < classes; ++j)
+      maxV = std::max(maxV, logit(j));
+    for (int64_t j = 0; j < classes; ++j)
+      sum += std::exp(logit(j) - maxV);
+    double logSum = std::log(sum);
+    for (int64_t j = 0; j < classes; ++j) {
+      double logP = logit(j) - maxV - logSum;
+      total -= label(j) * logP;
+      backprop.setFromDouble(b * classes + j, std::exp(logP) - label(j));
+    }
+    loss.setFromDouble(b, total);
+  }
+  ctx.outputs[0] = loss;
+  ctx.outputs[1] = backprop;
+  return success();
+}
+
+/// FusedBatchNormV3 over the channel dimension (NHWC or NCHW). Training
+/// normalizes with the batch statistics and reports the unbiased variance
+/// (blended into the running one by exponential_avg_factor); inference
+/// uses the given mean and variance.
+LogicalResult fusedBatchNorm(KernelContext &ctx) {
+  const Tensor &x = ctx.inputs[0], &scale = ctx.inputs[1],
+               &offset = ctx.inputs[2], &mean = ctx.inputs[3],
+               &variance = ctx.inputs[4];
+  std::string format = ctx.getString("data_format").value_or("NHWC");
+  if (x.rank() != 4 || (format != "NHWC" && format != "NCHW"))
+    return ctx.error() << "input must be 4-dimensional in NHWC or NCHW, got "
+                       << shapeString(x.shape()) << " in " << format;
+  bool training = ctx.getBool("is_training").value_or(true);
+  double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
+  double factor = ctx.getFloat("exponential_avg_factor").value_or(1.0);
+  int64_t channel = format == "NCHW" ? 1 : 3, c = x.shape()[channel];
+  int64_t inner = format == "NCHW" ? x.shape()[2] * x.shape()[3] : 1;
+  for (const Tensor *t : {&scale, &offset})
+    if (t->shape() != std::vector<int64_t>{c})
+      return ctx.error() << "scale and offset must have shape [" << c << "]";
+  if (!training)
+    for (const Tensor *t : {&mean, &variance})
+      if (t->shape() != std::vector<int64_t>{c})
+        return ctx.error() << "mean and variance must have shape [" << c
+                           << "] for inference";
+  auto channelOf = [&](int64_t i) { return i / inner % c; };
+  int64_t count = x.numElements() / std::max<int64_t>(c, 1);
+  std::vector<double> mu(c, 0), var(c, 0);
+  if (training) {
+    for (int64_t i = 0; i < x.numElements(); ++i)
+      mu[channelOf(i)] += x.getAsDouble(i) / count;
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      double d = x.getAsDouble(i) - mu[channelOf(i)];
+      var[channelOf(i)] += d * d / count;
+    }
+  } else {
+    for (int64_t k = 0; k < c; ++k)
+      mu[k] = mean.getAsDouble(k), var[k] = variance.getAsDouble(k);
+  }
+  Tensor y(x.dtype(), x.shape());
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    int64_t k = channelOf(i);
+    y.setFromDouble(i, (x.getAsDouble(i) - mu[k]) / std::sqrt(var[k] + epsilon) *
+                               scale.getAsDouble(k) +
+                           offset.getAsDouble(k));
+  }
+  int32_t u = scale.dtype();
+  Tensor batchMean(u, {c}), batchVar(u, {c}), savedMean(u, {c}),
+      savedVar(u, {c});
+  for (int64_t k = 0; k < c; ++k) {
+    double reportedVar = var[k], reportedMean = mu[k];
+    if (training) {
+      reportedVar = count > 1 ? var[k] * count / (count - 1) : var[k];
+      if (factor != 1.0 && mean.numElements() == c &&
+          variance.numElements() == c) {
+        reportedMean = (1 - factor) * mean.getAsDouble(k) + factor * mu[k];
+        reportedVar = (1 - factor) * variance.getAsDouble(k) +
+                      factor * reportedVar;
+      }
+    }
+    batchMean.setFromDouble(k, reportedMean);
+    batchVar.setFromDouble(k, reportedVar);
+    savedMean.setFromDouble(k, mu[k]);
+    savedVar.setFromDouble(k, var[k]);
+  }
+  ctx.outputs[0] = y;
+  ctx.outputs[1] = batchMean;
+  ctx.outputs[2] = batchVar;
+  ctx.outputs[3] = savedMean;
+  ctx.outputs[4] = savedVar;
+  ctx.outputs[5] = Tensor(u, {0});
+  return success();
+}
+
+/// Relu6Grad and EluGrad: dy where the activation is not saturated.
+template <bool isElu> LogicalResult saturatedGrad(KernelContext &ctx) {
+  const Tensor &grads = ctx.inputs[0], &second = ctx.inputs[1];
+  if (grads.shape() != second.shape())
+    return ctx.error() << "gradients and features must have the same shape";
+  Tensor out(grads.dtype(), grads.shape());
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    double g = grads.getAsDouble(i), v = second.getAsDouble(i);
+    // Relu6Grad gets the features, EluGrad the outputs.
+    double r = isElu ? (v > 0 ? g : g * (v + 1)) : (v > 0 && v < 6 ? g : 0);
+    out.setFromDouble(i, r);
+  }
   ctx.outputs[0] = out;
   return success();
 }
@@ -256,9 +521,17 @@ KernelTable cleave::interp::getNNKernels() {
       {"Softmax", softmax<false>},
       {"LogSoftmax", softmax<true>},
       {"SparseSoftmaxCrossEntropyWithLogits", sparseSoftmaxCrossEntropy},
+      {"SoftmaxCrossEntropyWithLogits", softmaxCrossEntropy},
       {"ReluGrad", reluGrad},
+      {"Relu6Grad", saturatedGrad<false>},
+      {"EluGrad", saturatedGrad<true>},
       {"Conv2D", conv2D},
+      {"Conv2DBackpropInput", conv2DBackpropInput},
+      {"Conv2DBackpropFilter", conv2DBackpropFilter},
       {"MaxPool", pool<true>},
       {"AvgPool", pool<false>},
+      {"MaxPoolGrad", maxPoolGrad},
+      {"AvgPoolGrad", avgPoolGrad},
+      {"FusedBatchNormV3", fusedBatchNorm},
   };
 }

@@ -8,6 +8,8 @@
 
 #include "Kernels.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
@@ -144,6 +146,72 @@ template <Update kind> LogicalResult updateResource(KernelContext &ctx) {
   slot = next;
   return success();
 }
+/// The name of the variable that input `i` refers to: a resource handle's
+/// value, or the VariableV2 behind a Ref input.
+FailureOr<std::string> variableInput(KernelContext &ctx, unsigned i) {
+  if (ctx.inputs[i].dtype() == kResource)
+    return ctx.inputs[i].strings()[0];
+  return refTarget(ctx, i);
+}
+
+/// Momentum and Adam, as training_ops.cc computes them: `slots` are the
+/// variable and its accumulators (var, accum) or (var, m, v), the other
+/// inputs scalars and the gradient. Updated in double, stored in the
+/// variable's dtype.
+enum class Optimizer { Momentum, Adam };
+
+template <Optimizer kind> LogicalResult applyOptimizer(KernelContext &ctx) {
+  unsigned numSlots = kind == Optimizer::Momentum ? 2 : 3;
+  std::vector<Tensor *> slots;
+  for (unsigned i = 0; i < numSlots; ++i) {
+    FailureOr<std::string> name = variableInput(ctx, i);
+    if (failed(name))
+      return failure();
+    Tensor &slot = ctx.state.variables[*name];
+    if (!slot.isValid())
+      return ctx.error() << "Attempting to use uninitialized value " << *name;
+    slots.push_back(&slot);
+  }
+  const Tensor &grad = ctx.inputs[kind == Optimizer::Momentum ? 3 : 9];
+  for (Tensor *slot : slots)
+    if (slot->shape() != grad.shape())
+      return ctx.error() << "var and grad do not have the same shape: "
+                         << shapeString(slot->shape()) << " "
+                         << shapeString(grad.shape());
+  auto scalar = [&](unsigned i) { return ctx.inputs[i].getAsDouble(0); };
+  bool nesterov = ctx.getBool("use_nesterov").value_or(false);
+  std::vector<Tensor> next;
+  for (Tensor *slot : slots)
+    next.emplace_back(slot->dtype(), slot->shape());
+  for (int64_t i = 0; i < grad.numElements(); ++i) {
+    double g = grad.getAsDouble(i), var = slots[0]->getAsDouble(i);
+    if (kind == Optimizer::Momentum) {
+      double lr = scalar(2), momentum = scalar(4);
+      double accum = slots[1]->getAsDouble(i) * momentum + g;
+      var -= nesterov ? g * lr + accum * momentum * lr : lr * accum;
+      next[1].setFromDouble(i, accum);
+    } else {
+      double beta1Power = scalar(3), beta2Power = scalar(4), lr = scalar(5),
+             beta1 = scalar(6), beta2 = scalar(7), epsilon = scalar(8);
+      double alpha = lr * std::sqrt(1 - beta2Power) / (1 - beta1Power);
+      double m = slots[1]->getAsDouble(i) + (g - slots[1]->getAsDouble(i)) *
+                                                (1 - beta1);
+      double v = slots[2]->getAsDouble(i) +
+                 (g * g - slots[2]->getAsDouble(i)) * (1 - beta2);
+      double step = nesterov ? m * beta1 + (1 - beta1) * g : m;
+      var -= alpha * step / (std::sqrt(v) + epsilon);
+      next[1].setFromDouble(i, m);
+      next[2].setFromDouble(i, v);
+    }
+    if (!next[0].setFromDouble(i, var))
+      return ctx.error() << "unsupported dtype " << dtypeName(grad.dtype());
+  }
+  for (unsigned k = 0; k < numSlots; ++k)
+    *slots[k] = next[k];
+  if (!ctx.outputs.empty()) // the Ref variants output the variable
+    ctx.outputs[0] = next[0];
+  return success();
+}
 } // namespace
 
 KernelTable cleave::interp::getStateKernels() {
@@ -159,6 +227,10 @@ KernelTable cleave::interp::getStateKernels() {
       {"AssignVariableOp", updateResource<Update::Assign>},
       {"AssignAddVariableOp", updateResource<Update::Add>},
       {"AssignSubVariableOp", updateResource<Update::Sub>},
+      {"ApplyMomentum", applyOptimizer<Optimizer::Momentum>},
+      {"ResourceApplyMomentum", applyOptimizer<Optimizer::Momentum>},
+      {"ApplyAdam", applyOptimizer<Optimizer::Adam>},
+      {"ResourceApplyAdam", applyOptimizer<Optimizer::Adam>},
       {"ResourceApplyGradientDescent",
        updateResource<Update::GradientDescent>},
   };

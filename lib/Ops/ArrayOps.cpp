@@ -8,6 +8,8 @@
 #include "CommonShapeFns.h"
 #include "OpTables.h"
 
+#include "cleave/Ops/StridedSlice.h"
+
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
@@ -488,6 +490,220 @@ std::string ensureShapeShape(InferenceContext &ctx) {
   ctx.setOutput(0, *out);
   return "";
 }
+/// Normalizes a possibly negative axis into [0, rank); false if outside.
+bool normalizeAxis(int64_t &axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return false;
+  if (axis < 0)
+    axis += rank;
+  return true;
+}
+
+std::string axisError(int64_t axis, int64_t rank) {
+  return "-input rank(-" + std::to_string(rank) + ") <= split_dim < input rank (" +
+         std::to_string(rank) + "), but got " + std::to_string(axis);
+}
+
+/// Split: num_split equal pieces along the constant split_dim (input 0).
+std::string splitShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(1);
+  auto axis = ctx.getConstantInput(0);
+  int64_t n = ctx.getNumOutputs();
+  Shape piece = in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown();
+  if (in.hasRank() && axis && axis->size() == 1) {
+    int64_t a = (*axis)[0];
+    if (!normalizeAxis(a, in.rank()))
+      return axisError((*axis)[0], in.rank());
+    piece = in;
+    if (in.dims[a] >= 0) {
+      if (in.dims[a] % n)
+        return "Number of ways to split should evenly divide the split "
+               "dimension, but got split_dim " + std::to_string(a) +
+               " (size = " + std::to_string(in.dims[a]) + ") and num_split " +
+               std::to_string(n);
+      piece.dims[a] = in.dims[a] / n;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i)
+    ctx.setOutput(i, piece);
+  return "";
+}
+
+/// SplitV: pieces of the constant size_splits (one may be -1).
+std::string splitVShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto sizes = ctx.getConstantInput(1);
+  auto axis = ctx.getConstantInput(2);
+  unsigned n = ctx.getNumOutputs();
+  if (!in.hasRank() || !axis || axis->size() != 1 || !sizes) {
+    for (unsigned i = 0; i < n; ++i)
+      ctx.setOutput(i, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+    return "";
+  }
+  int64_t a = (*axis)[0];
+  if (!normalizeAxis(a, in.rank()))
+    return axisError((*axis)[0], in.rank());
+  if (sizes->size() != n)
+    return "Length of size_splits should be equal to the value of num_split "
+           "but got " + std::to_string(sizes->size()) + " and " +
+           std::to_string(n);
+  int64_t known = 0, unknownAt = -1;
+  for (auto [i, size] : llvm::enumerate(*sizes)) {
+    if (size == -1) {
+      if (unknownAt >= 0)
+        return "There can only be one -1 in the input.";
+      unknownAt = i;
+    } else {
+      known += size;
+    }
+  }
+  int64_t dim = in.dims[a];
+  if (dim >= 0 && ((unknownAt < 0 && known != dim) || known > dim))
+    return "Determined shape must either match input shape along split_dim "
+           "exactly if fully specified, or be less than the size of the input "
+           "along split_dim if not fully specified.  Got: " +
+           std::to_string(known);
+  for (unsigned i = 0; i < n; ++i) {
+    Shape piece = in;
+    piece.dims[a] = int64_t(i) == unknownAt
+                        ? (dim >= 0 ? dim - known : Shape::kUnknown)
+                        : (*sizes)[i];
+    ctx.setOutput(i, piece);
+  }
+  return "";
+}
+
+/// Unpack: `num` outputs with dimension `axis` removed.
+std::string unpackShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  Shape out = Shape::unknown();
+  if (in.hasRank()) {
+    int64_t axis = ctx.getIntAttr("axis").value_or(0);
+    if (!normalizeAxis(axis, in.rank()))
+      return "Invalid axis: " + std::to_string(axis) + "; must be in [" +
+             std::to_string(-in.rank()) + "," + std::to_string(in.rank()) + ")";
+    int64_t n = ctx.getNumOutputs();
+    if (in.dims[axis] >= 0 && in.dims[axis] != n)
+      return "Dimension must be " + std::to_string(n) + " but is " +
+             std::to_string(in.dims[axis]);
+    out = in;
+    out.dims.erase(out.dims.begin() + axis);
+  }
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    ctx.setOutput(i, out);
+  return "";
+}
+
+/// StridedSlice with constant begin, end and strides.
+std::string stridedSliceShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto begin = ctx.getConstantInput(1), end = ctx.getConstantInput(2),
+       strides = ctx.getConstantInput(3);
+  if (!in.hasRank() || !begin || !end || !strides) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  StridedSliceMasks masks;
+  masks.begin = ctx.getIntAttr("begin_mask").value_or(0);
+  masks.end = ctx.getIntAttr("end_mask").value_or(0);
+  masks.ellipsis = ctx.getIntAttr("ellipsis_mask").value_or(0);
+  masks.newAxis = ctx.getIntAttr("new_axis_mask").value_or(0);
+  masks.shrinkAxis = ctx.getIntAttr("shrink_axis_mask").value_or(0);
+  StridedSlicePlan plan;
+  std::string error =
+      planStridedSlice(in.dims, *begin, *end, *strides, masks, plan);
+  if (!error.empty())
+    return error;
+  ctx.setOutput(0, Shape::of(plan.outputShape));
+  return "";
+}
+
+/// OneHot: the indices' shape with `depth` inserted at `axis`.
+std::string oneHotShape(InferenceContext &ctx) {
+  Shape indices = ctx.getInputShape(0);
+  if (!indices.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  int64_t axis = ctx.getIntAttr("axis").value_or(-1), rank = indices.rank();
+  if (axis < -1 || axis > rank)
+    return "Expected axis to be -1 or between [0, " + std::to_string(rank + 1) +
+           ").  But received: " + std::to_string(axis);
+  auto depth = ctx.getConstantInput(1);
+  if (depth && depth->size() == 1 && (*depth)[0] < 0)
+    return "depth must be non-negative, got: " + std::to_string((*depth)[0]);
+  Shape out = indices;
+  out.dims.insert(out.dims.begin() + (axis == -1 ? rank : axis),
+                  depth && depth->size() == 1 ? (*depth)[0] : Shape::kUnknown);
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// Where: [number of true elements, rank].
+std::string whereShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  ctx.setOutput(0, Shape::of({Shape::kUnknown,
+                              in.hasRank() ? in.rank() : Shape::kUnknown}));
+  return "";
+}
+
+/// BroadcastTo: the constant target, which the input must broadcast to.
+std::string broadcastToShape(InferenceContext &ctx) {
+  std::string error = shapes::fromShapeInput(ctx, 1);
+  if (!error.empty())
+    return error;
+  Shape in = ctx.getInputShape(0), target = ctx.getOutputs()[0];
+  if (!in.hasRank() || !target.hasRank())
+    return "";
+  if (in.rank() > target.rank())
+    return "Rank of input (" + std::to_string(in.rank()) +
+           ") must be no greater than rank of output shape (" +
+           std::to_string(target.rank()) + ").";
+  int64_t offset = target.rank() - in.rank();
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    int64_t from = in.dims[d], to = target.dims[d + offset];
+    if (from >= 0 && to >= 0 && from != 1 && from != to)
+      return "Unable to broadcast tensor of shape " + in.str() +
+             " to tensor of shape " + target.str();
+  }
+  return "";
+}
+
+/// BroadcastGradientArgs: two vectors of unknown length.
+std::string broadcastGradientArgsShape(InferenceContext &ctx) {
+  ctx.setOutput(0, Shape::ofRank(1));
+  ctx.setOutput(1, Shape::ofRank(1));
+  return "";
+}
+
+/// Tile: each dim times the constant multiple.
+std::string tileShape(InferenceContext &ctx) {
+  Shape in = ctx.getInputShape(0);
+  auto multiples = ctx.getConstantInput(1);
+  if (!in.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  if (!multiples) {
+    ctx.setOutput(0, Shape::ofRank(in.rank()));
+    return "";
+  }
+  if (int64_t(multiples->size()) != in.rank())
+    return "Expected multiples argument to be a vector of length " +
+           std::to_string(in.rank()) + " but got length " +
+           std::to_string(multiples->size());
+  Shape out = in;
+  for (int64_t d = 0; d < in.rank(); ++d)
+    if (in.dims[d] >= 0)
+      out.dims[d] = in.dims[d] * (*multiples)[d];
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// StridedSliceGrad: the constant `shape` input.
+std::string stridedSliceGradShape(InferenceContext &ctx) {
+  return shapes::fromShapeInput(ctx, 0);
+}
 } // namespace
 
 detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
@@ -516,5 +732,15 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"GatherV2", gatherV2Shape},
       {"Slice", sliceShape},
       {"Pad", padShape},
+      {"Split", splitShape},
+      {"SplitV", splitVShape},
+      {"Unpack", unpackShape},
+      {"StridedSlice", stridedSliceShape},
+      {"StridedSliceGrad", stridedSliceGradShape},
+      {"OneHot", oneHotShape},
+      {"Where", whereShape},
+      {"BroadcastTo", broadcastToShape},
+      {"BroadcastGradientArgs", broadcastGradientArgsShape},
+      {"Tile", tileShape},
   };
 }

@@ -78,6 +78,16 @@ std::optional<Shape> cleave::ops::mergeShapes(const Shape &a, const Shape &b,
   return out;
 }
 
+Shape cleave::ops::relaxShapes(const Shape &a, const Shape &b) {
+  if (!a.hasRank() || !b.hasRank() || a.rank() != b.rank())
+    return Shape::unknown();
+  Shape out = a;
+  for (int64_t d = 0; d < a.rank(); ++d)
+    if (a.dims[d] != b.dims[d])
+      out.dims[d] = Shape::kUnknown;
+  return out;
+}
+
 std::string shapes::unchanged(InferenceContext &ctx) {
   Shape in = ctx.getNumInputs() ? ctx.getInputShape(0) : Shape::unknown();
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
@@ -137,12 +147,41 @@ std::string shapes::reduction(InferenceContext &ctx) {
   return "";
 }
 
+std::string shapes::fromShapeInput(InferenceContext &ctx, unsigned index) {
+  if (auto dims = ctx.getConstantInput(index)) {
+    for (int64_t d : *dims)
+      if (d < 0)
+        return "Dimension " + std::to_string(d) + " must be >= 0";
+    ctx.setOutput(0, Shape::of(*dims));
+    return "";
+  }
+  Shape vector = ctx.getInputShape(index);
+  if (vector.hasRank() && vector.rank() != 1)
+    return "Shape must be rank 1 but is rank " + std::to_string(vector.rank());
+  ctx.setOutput(0, vector.hasRank() && vector.dims[0] >= 0
+                       ? Shape::ofRank(vector.dims[0])
+                       : Shape::unknown());
+  return "";
+}
+
+std::string shapes::fromShapeListAttr(InferenceContext &ctx,
+                                      llvm::StringRef name) {
+  auto list = ctx.getShapeListAttr(name);
+  if (!list || list->size() < ctx.getNumOutputs())
+    return "";
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    ctx.setOutput(i, (*list)[i]);
+  return "";
+}
+
 ShapeFn cleave::ops::lookupShapeFn(llvm::StringRef opType) {
   static const llvm::StringMap<ShapeFn> *table = [] {
     auto *map = new llvm::StringMap<ShapeFn>();
     for (const ShapeFnTable &family :
          {getArrayShapeFns(), getMathShapeFns(), getNNShapeFns(),
-          getControlFlowShapeFns(), getStateShapeFns()})
+          getControlFlowShapeFns(), getStateShapeFns(),
+          getFunctionalShapeFns(), getRandomShapeFns(), getHostShapeFns(),
+          getTPUShapeFns()})
       for (const auto &[name, fn] : family) {
         if (!lookupOp(name))
           llvm::report_fatal_error(llvm::Twine("shape function for unregistered op '") +

@@ -23,6 +23,10 @@ ShapeFnTable getMathShapeFns();
 ShapeFnTable getNNShapeFns();
 ShapeFnTable getControlFlowShapeFns();
 ShapeFnTable getStateShapeFns();
+ShapeFnTable getFunctionalShapeFns();
+ShapeFnTable getRandomShapeFns();
+ShapeFnTable getHostShapeFns();
+ShapeFnTable getTPUShapeFns();
 
 namespace shapes {
 /// Every output has the shape of input 0.
@@ -37,6 +41,15 @@ std::string none(InferenceContext &ctx);
 std::string fromShapeAttr(InferenceContext &ctx);
 /// Reductions over constant axes with keep_dims (Sum, Mean, Max, ...).
 std::string reduction(InferenceContext &ctx);
+/// Output 0 has the shape given by the constant vector input `index` (or
+/// that vector's length as its rank).
+std::string fromShapeInput(InferenceContext &ctx, unsigned index);
+template <unsigned index> std::string fromShapeInputAt(InferenceContext &ctx) {
+  return fromShapeInput(ctx, index);
+}
+/// Each output i has the shape of list attr `name`[i] when the attr is
+/// present and long enough (output_shapes, shapes).
+std::string fromShapeListAttr(InferenceContext &ctx, llvm::StringRef name);
 } // namespace shapes
 
 } // namespace cleave::ops::detail

@@ -76,16 +76,8 @@ namespace {
 /// and a scalar value_index.
 std::string mergeShape(InferenceContext &ctx) {
   Shape out = ctx.getNumInputs() ? ctx.getInputShape(0) : Shape::unknown();
-  for (unsigned i = 1; i < ctx.getNumInputs(); ++i) {
-    Shape s = ctx.getInputShape(i);
-    if (!out.hasRank() || !s.hasRank() || s.rank() != out.rank()) {
-      out = Shape::unknown();
-      break;
-    }
-    for (int64_t d = 0; d < out.rank(); ++d)
-      if (out.dims[d] != s.dims[d])
-        out.dims[d] = Shape::kUnknown;
-  }
+  for (unsigned i = 1; i < ctx.getNumInputs(); ++i)
+    out = relaxShapes(out, ctx.getInputShape(i));
   ctx.setOutput(0, out);
   ctx.setOutput(1, Shape::scalar());
   return "";

@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 namespace {
@@ -85,5 +87,83 @@ OpTable cleave::ops::detail::getFunctionalOps() {
        {"input: Tin"},
        {"output: Tout"},
        {"Tin: list(type) >= 1", "Tout: list(type) >= 1", "f: func"}},
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The shapes every one of `functions` agrees on, dim by dim.
+std::optional<llvm::SmallVector<Shape>>
+joinResults(InferenceContext &ctx, llvm::ArrayRef<llvm::StringRef> funcAttrs) {
+  std::optional<llvm::SmallVector<Shape>> joined;
+  for (llvm::StringRef attr : funcAttrs) {
+    auto shapes = ctx.getFunctionResultShapes(attr);
+    if (!shapes || (joined && shapes->size() != joined->size()))
+      return std::nullopt;
+    if (!joined) {
+      joined = shapes;
+      continue;
+    }
+    for (auto [mine, theirs] : llvm::zip(*joined, *shapes))
+      mine = relaxShapes(mine, theirs);
+  }
+  return joined;
+}
+
+void setOutputs(InferenceContext &ctx, llvm::ArrayRef<Shape> shapes) {
+  for (unsigned i = 0; i < ctx.getNumOutputs() && i < shapes.size(); ++i)
+    ctx.setOutput(i, shapes[i]);
+}
+
+/// If: output_shapes, or what both branches return.
+std::string ifShape(InferenceContext &ctx) {
+  auto declared = ctx.getShapeListAttr("output_shapes");
+  if (declared && !declared->empty())
+    return shapes::fromShapeListAttr(ctx, "output_shapes");
+  if (auto joined = joinResults(ctx, {"then_branch", "else_branch"}))
+    setOutputs(ctx, *joined);
+  return "";
+}
+
+/// While: output_shapes, or the loop variables' shapes where the body
+/// keeps them.
+std::string whileShape(InferenceContext &ctx) {
+  auto declared = ctx.getShapeListAttr("output_shapes");
+  if (declared && !declared->empty())
+    return shapes::fromShapeListAttr(ctx, "output_shapes");
+  auto body = ctx.getFunctionResultShapes("body");
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i) {
+    Shape in = ctx.getInputShape(i);
+    ctx.setOutput(i, body && i < body->size() ? relaxShapes(in, (*body)[i])
+                                              : Shape::unknown());
+  }
+  return "";
+}
+
+/// Calls: what the function returns.
+std::string callShape(InferenceContext &ctx) {
+  if (auto results = ctx.getFunctionResultShapes("f"))
+    setOutputs(ctx, *results);
+  return "";
+}
+
+std::string caseShape(InferenceContext &ctx) {
+  return shapes::fromShapeListAttr(ctx, "output_shapes");
+}
+} // namespace
+
+ShapeFnTable cleave::ops::detail::getFunctionalShapeFns() {
+  return {
+      {"If", ifShape},
+      {"StatelessIf", ifShape},
+      {"While", whileShape},
+      {"StatelessWhile", whileShape},
+      {"Case", caseShape},
+      {"StatelessCase", caseShape},
+      {"PartitionedCall", callShape},
+      {"StatefulPartitionedCall", callShape},
   };
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 OpTable cleave::ops::detail::getHostOps() {
@@ -55,5 +57,19 @@ OpTable cleave::ops::detail::getHostOps() {
        {"inputs: N * string"},
        {"summary: string"},
        {"N: int >= 1"}},
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+ShapeFnTable cleave::ops::detail::getHostShapeFns() {
+  return {
+      {"Print", shapes::unchanged},     {"PrintV2", shapes::none},
+      {"Assert", shapes::none},         {"StringFormat", shapes::scalar},
+      {"AsString", shapes::unchanged},  {"ScalarSummary", shapes::scalar},
+      {"HistogramSummary", shapes::scalar},
+      {"MergeSummary", shapes::scalar},
   };
 }

@@ -232,6 +232,37 @@ std::string matMulShape(InferenceContext &ctx) {
   return "";
 }
 
+/// BatchMatMulV2: broadcast batch dims, then [m, k] x [k, n] with adjoints.
+std::string batchMatMulShape(InferenceContext &ctx) {
+  Shape a = ctx.getInputShape(0), b = ctx.getInputShape(1);
+  for (const Shape &s : {a, b})
+    if (s.hasRank() && s.rank() < 2)
+      return "Shape must be at least rank 2 but is rank " +
+             std::to_string(s.rank());
+  if (!a.hasRank() || !b.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  bool adjA = ctx.getBoolAttr("adj_x").value_or(false);
+  bool adjB = ctx.getBoolAttr("adj_y").value_or(false);
+  int64_t ra = a.rank(), rb = b.rank();
+  int64_t m = a.dims[ra - (adjA ? 1 : 2)], ka = a.dims[ra - (adjA ? 2 : 1)];
+  int64_t kb = b.dims[rb - (adjB ? 1 : 2)], n = b.dims[rb - (adjB ? 2 : 1)];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    return "Dimensions must be equal, but are " + std::to_string(ka) +
+           " and " + std::to_string(kb);
+  std::string error;
+  auto batch = broadcastShapes(
+      Shape::of(llvm::ArrayRef(a.dims).drop_back(2)),
+      Shape::of(llvm::ArrayRef(b.dims).drop_back(2)), error);
+  if (!batch)
+    return error;
+  batch->dims.push_back(m);
+  batch->dims.push_back(n);
+  ctx.setOutput(0, *batch);
+  return "";
+}
+
 /// ArgMax/ArgMin: the input without the reduced axis.
 std::string argReduceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
@@ -300,6 +331,7 @@ std::string rangeShape(InferenceContext &ctx) {
 detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
   ShapeFnTable table = {
       {"AddN", addNShape},         {"MatMul", matMulShape},
+      {"BatchMatMulV2", batchMatMulShape},
       {"ArgMax", argReduceShape},  {"ArgMin", argReduceShape},
       {"Select", selectShape},     {"SelectV2", selectV2Shape},
       {"Range", rangeShape},       {"Cast", shapes::unchanged},

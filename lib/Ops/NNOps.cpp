@@ -269,6 +269,36 @@ std::string poolShape(InferenceContext &ctx) {
   return windowed(ctx, ctx.getInputShape(0), (*ksize)[nchw ? 2 : 1],
                   (*ksize)[nchw ? 3 : 2], /*keep channels*/ -2);
 }
+
+/// FusedBatchNormV3: y like x; the statistics are channel vectors.
+std::string fusedBatchNormShape(InferenceContext &ctx) {
+  Shape x = ctx.getInputShape(0);
+  if (x.hasRank() && x.rank() != 4 && x.rank() != 5)
+    return "Shape must be rank 4 but is rank " + std::to_string(x.rank());
+  std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
+  int64_t channels = Shape::kUnknown;
+  if (x.hasRank())
+    channels = x.dims[format == "NCHW" || format == "NCDHW" ? 1 : x.rank() - 1];
+  for (unsigned i = 1; i < ctx.getNumInputs(); ++i) {
+    Shape s = ctx.getInputShape(i);
+    if (!s.hasRank() || s.rank() != 1)
+      continue;
+    bool inference = !ctx.getBoolAttr("is_training").value_or(true);
+    // Training takes empty mean and variance.
+    if (i >= 3 && !inference)
+      continue;
+    if (channels >= 0 && s.dims[0] >= 0 && s.dims[0] != channels)
+      return "Dimensions must be equal, but are " + std::to_string(channels) +
+             " and " + std::to_string(s.dims[0]);
+    if (channels < 0)
+      channels = s.dims[0];
+  }
+  ctx.setOutput(0, x);
+  for (unsigned i = 1; i < 5; ++i)
+    ctx.setOutput(i, Shape::of({channels}));
+  ctx.setOutput(5, Shape::of({0}));
+  return "";
+}
 } // namespace
 
 detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
@@ -281,6 +311,10 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
       {"MaxPool", poolShape},
       {"AvgPool", poolShape},
       {"L2Loss", shapes::scalar},
+      {"FusedBatchNormV3", fusedBatchNormShape},
+      {"Conv2DBackpropInput", shapes::fromShapeInputAt<0>},
+      {"Conv2DBackpropFilter", shapes::fromShapeInputAt<1>},
+      {"AvgPoolGrad", shapes::fromShapeInputAt<0>},
   };
   for (const char *op : {"Relu", "Relu6", "Elu", "Selu", "LeakyRelu",
                          "Softmax", "LogSoftmax", "ReluGrad", "Relu6Grad",

@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 namespace {
@@ -83,4 +85,34 @@ OpTable cleave::ops::detail::getRandomOps() {
        /*isStateful=*/true},
       {"StatelessRandomGetAlg", {}, {"alg: int32"}, {}, /*isStateful=*/true},
   };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string keyCounterShape(InferenceContext &ctx) {
+  ctx.setOutput(0, Shape::of({1}));
+  ctx.setOutput(1, Shape::of({2}));
+  ctx.setOutput(2, Shape::scalar());
+  return "";
+}
+} // namespace
+
+ShapeFnTable cleave::ops::detail::getRandomShapeFns() {
+  ShapeFnTable table = {
+      {"StatelessRandomGetKeyCounterAlg", keyCounterShape},
+      {"StatelessRandomGetKeyCounter", keyCounterShape},
+      {"StatelessRandomGetAlg", shapes::scalar},
+      {"RandomShuffle", shapes::unchanged},
+  };
+  for (const char *op :
+       {"RandomUniform", "RandomStandardNormal", "TruncatedNormal",
+        "RandomUniformInt", "StatelessRandomUniform", "StatelessRandomNormal",
+        "StatelessTruncatedNormal", "StatelessRandomUniformV2",
+        "StatelessRandomNormalV2", "StatelessTruncatedNormalV2",
+        "StatelessRandomUniformIntV2"})
+    table.push_back({op, shapes::fromShapeInputAt<0>});
+  return table;
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 OpTable cleave::ops::detail::getTPUOps() {
@@ -91,5 +93,57 @@ OpTable cleave::ops::detail::getTPUOps() {
        {"dtypes: list(type)", "shapes: list(shape)",
         "device_ordinal: int = -1"},
        /*isStateful=*/true},
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// TPUReplicatedInput: the shape every replica's input agrees on (packed
+/// inputs hold all replicas at once, so nothing is known).
+std::string replicatedInputShape(InferenceContext &ctx) {
+  if (ctx.getBoolAttr("is_packed").value_or(false)) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  Shape out = Shape::unknown();
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    std::string error;
+    auto merged = mergeShapes(out, ctx.getInputShape(i), error);
+    if (!merged)
+      return "Input " + std::to_string(i) +
+             " of TPUReplicatedInput has a different shape than input 0: " +
+             error;
+    out = *merged;
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
+std::string replicatedOutputShape(InferenceContext &ctx) {
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    ctx.setOutput(i, ctx.getInputShape(0));
+  return "";
+}
+
+std::string shapesAttr(InferenceContext &ctx) {
+  return shapes::fromShapeListAttr(ctx, "shapes");
+}
+} // namespace
+
+ShapeFnTable cleave::ops::detail::getTPUShapeFns() {
+  return {
+      {"TPUReplicateMetadata", shapes::none},
+      {"TPUReplicatedInput", replicatedInputShape},
+      {"TPUReplicatedOutput", replicatedOutputShape},
+      {"TPUCompilationResult", shapes::scalar},
+      {"InfeedDequeue", shapes::fromShapeAttr},
+      {"InfeedDequeueTuple", shapesAttr},
+      {"InfeedEnqueueTuple", shapes::none},
+      {"OutfeedEnqueue", shapes::none},
+      {"OutfeedEnqueueTuple", shapes::none},
+      {"OutfeedDequeueTuple", shapesAttr},
   };
 }

@@ -25,9 +25,9 @@ namespace cleave::interp {
 /// VarHandleOp share the namespace of their `shared_name`, or node name).
 struct State {
   llvm::StringMap<Tensor> variables;
-  /// How often each stateful random node has run: successive runs draw
-  /// new numbers, reproducibly.
-  llvm::StringMap<uint64_t> randomDraws;
+  /// How often each stateful node that needs to know has run: random ops
+  /// draw new numbers each run, reproducibly; Print honours first_n.
+  llvm::StringMap<uint64_t> nodeRuns;
 };
 
 class Interpreter {
@@ -42,16 +42,28 @@ public:
       llvm::ArrayRef<std::string> fetches,
       llvm::ArrayRef<std::string> targets);
 
+  /// Calls `function` of the module's library on `args` (its data
+  /// arguments, in order), as a function call node would: the nodes its
+  /// results and control outputs need run, and so do its stateful nodes.
+  /// `bindings` gives the values of the body's attr placeholders; errors
+  /// are reported on `caller`.
+  mlir::FailureOr<std::vector<Tensor>> call(llvm::StringRef function,
+                                            llvm::ArrayRef<Tensor> args,
+                                            mlir::DictionaryAttr bindings,
+                                            mlir::Operation *caller);
+
   State &getState() { return state; }
 
-  /// A v1 loop that runs this many iterations is an error (a loop that
-  /// never ends must not hang the oracle).
+  /// A loop (v1 frames or While) that runs this many iterations is an error:
+  /// a loop that never ends must not hang the oracle.
   void setMaxIterations(int64_t limit) { maxIterations = limit; }
+  int64_t getMaxIterations() const { return maxIterations; }
 
 private:
   mlir::ModuleOp module;
   State state;
   int64_t maxIterations = 1000000;
+  unsigned callDepth = 0;
 };
 
 } // namespace cleave::interp

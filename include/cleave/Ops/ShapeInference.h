@@ -63,6 +63,12 @@ public:
   virtual std::optional<llvm::SmallVector<int64_t>>
   getIntListAttr(llvm::StringRef name) const = 0;
   virtual std::optional<Shape> getShapeAttr(llvm::StringRef name) const = 0;
+  virtual std::optional<llvm::SmallVector<Shape>>
+  getShapeListAttr(llvm::StringRef name) const = 0;
+  /// The result shapes of the function that func attr `name` names; for
+  /// "" (a node whose op type is a function name) the node's own function.
+  virtual std::optional<llvm::SmallVector<Shape>>
+  getFunctionResultShapes(llvm::StringRef name) const = 0;
   /// The shape of a tensor-valued attr (Const's `value`).
   virtual std::optional<Shape> getTensorAttrShape(llvm::StringRef name) const = 0;
 
@@ -91,6 +97,10 @@ ShapeFn lookupShapeFn(llvm::StringRef opType);
 /// set when they are incompatible.
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b,
                                      std::string &error);
+
+/// The most specific shape that both are instances of: dims that differ,
+/// or ranks that differ, become unknown (the shape of a Merge or an If).
+Shape relaxShapes(const Shape &a, const Shape &b);
 
 /// The most specific shape compatible with both, or nothing (with `error`).
 std::optional<Shape> mergeShapes(const Shape &a, const Shape &b,

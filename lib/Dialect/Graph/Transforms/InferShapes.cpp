@@ -7,6 +7,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 
+#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SetVector.h"
@@ -94,6 +95,39 @@ public:
       return toShape(shape);
     return std::nullopt;
   }
+  std::optional<SmallVector<Shape>>
+  getFunctionResultShapes(StringRef name) const override {
+    StringRef function = node.getOpType();
+    if (!name.empty()) {
+      auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr(name));
+      if (!f)
+        return std::nullopt;
+      function = f.getName().getValue();
+    }
+    auto func = SymbolTable::lookupNearestSymbolFrom<FuncOp>(
+        node, StringAttr::get(node.getContext(), function));
+    if (!func || func.getBody().empty())
+      return std::nullopt;
+    SmallVector<Shape> shapes;
+    for (Value v : func.getReturnOp().getOperands())
+      if (!isa<ControlType>(v.getType()))
+        shapes.push_back(toShape(v.getType()));
+    return shapes;
+  }
+  std::optional<SmallVector<Shape>>
+  getShapeListAttr(StringRef name) const override {
+    auto list = dyn_cast_or_null<ArrayAttr>(node.getTFAttr(name));
+    if (!list)
+      return std::nullopt;
+    SmallVector<Shape> shapes;
+    for (Attribute a : list) {
+      auto shape = dyn_cast<ShapeAttr>(a);
+      if (!shape)
+        return std::nullopt;
+      shapes.push_back(toShape(shape));
+    }
+    return shapes;
+  }
   std::optional<Shape> getTensorAttrShape(StringRef name) const override {
     if (auto tensor = dyn_cast_or_null<TensorAttr>(node.getTFAttr(name)))
       return toShape(tensor.getShape());
@@ -109,18 +143,40 @@ private:
 struct GraphInferShapesPass
     : public graph::impl::GraphInferShapesPassBase<GraphInferShapesPass> {
   void runOnOperation() override {
-    for (Operation &op : *getOperation().getBody()) {
-      if (op.getNumRegions() != 1 || op.getRegion(0).empty())
-        continue;
-      if (failed(inferBody(op.getRegion(0).front())))
-        return signalPassFailure();
+    // Function bodies first, since calls take their result shapes; a
+    // function may call another defined after it, so repeat until the
+    // results stop changing (they only ever gain information).
+    SmallVector<FuncOp> functions(getOperation().getOps<FuncOp>());
+    for (size_t round = 0; round <= functions.size(); ++round) {
+      bool changed = false;
+      for (FuncOp func : functions) {
+        if (func.getBody().empty())
+          continue;
+        SmallVector<Type> before(func.getReturnOp().getOperandTypes());
+        if (failed(inferBody(func.getBody().front())))
+          return signalPassFailure();
+        changed |= before != SmallVector<Type>(func.getReturnOp().getOperandTypes());
+      }
+      if (!changed)
+        break;
     }
+    for (auto graph : getOperation().getOps<GraphOp>())
+      if (failed(inferBody(graph.getBody().front())))
+        return signalPassFailure();
   }
 
   LogicalResult inferBody(Block &block);
   LogicalResult inferNode(NodeOp node, SmallVectorImpl<NodeOp> &changedUsers);
 };
 } // namespace
+
+/// A call by function name: the function's result shapes.
+static std::string callByNameShape(ops::InferenceContext &ctx) {
+  if (auto results = ctx.getFunctionResultShapes(""))
+    for (unsigned i = 0; i < ctx.getNumOutputs() && i < results->size(); ++i)
+      ctx.setOutput(i, (*results)[i]);
+  return "";
+}
 
 static std::string describeInputs(NodeOp node) {
   std::string text;
@@ -133,6 +189,8 @@ LogicalResult
 GraphInferShapesPass::inferNode(NodeOp node,
                                 SmallVectorImpl<NodeOp> &changedUsers) {
   ops::ShapeFn fn = ops::lookupShapeFn(node.getOpType());
+  if (!fn && !ops::lookupOp(node.getOpType()))
+    fn = callByNameShape; // a node whose op type may name a function
   if (!fn)
     return success();
   NodeContext ctx(node);

@@ -1,0 +1,162 @@
+//===- FunctionalKernels.cpp - calls and functional control flow ----------===//
+//
+// If, Case, While and the call ops run library functions through
+// Interpreter::call. A node whose op type names a function is a call too;
+// its own attrs bind the function's attr placeholders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+using namespace cleave::interp;
+
+namespace {
+/// Call-site attrs with placeholders of an enclosing function bound.
+DictionaryAttr bind(KernelContext &ctx, DictionaryAttr callSite) {
+  if (!ctx.bindings || !callSite)
+    return callSite;
+  SmallVector<NamedAttribute> bound;
+  for (NamedAttribute attr : callSite) {
+    Attribute value = attr.getValue();
+    if (auto placeholder = dyn_cast<PlaceholderAttr>(value))
+      value = ctx.bindings.get(placeholder.getRef());
+    if (value)
+      bound.emplace_back(attr.getName(), value);
+  }
+  return DictionaryAttr::get(ctx.node.getContext(), bound);
+}
+
+/// The function a func-valued attr names.
+FailureOr<FuncAttr> funcAttr(KernelContext &ctx, StringRef name) {
+  if (auto f = dyn_cast_or_null<FuncAttr>(ctx.getAttr(name)))
+    return f;
+  return ctx.error() << "attr '" << name << "' must name a function",
+         failure();
+}
+
+FailureOr<std::vector<Tensor>> callAttr(KernelContext &ctx, FuncAttr f,
+                                        ArrayRef<Tensor> args) {
+  return ctx.interpreter.call(f.getName().getValue(), args,
+                              bind(ctx, f.getAttrs()), ctx.node);
+}
+
+/// Sets the node's outputs to `results`, which must match them in number.
+LogicalResult setOutputs(KernelContext &ctx, StringRef function,
+                         std::vector<Tensor> results) {
+  if (results.size() != ctx.outputs.size())
+    return ctx.error() << "function '" << function << "' returned "
+                       << results.size() << " values, but the node has "
+                       << ctx.outputs.size() << " outputs";
+  ctx.outputs = std::move(results);
+  return success();
+}
+
+/// A predicate as TensorFlow reads one: a scalar is true when non-zero (or,
+/// for strings, non-empty); any other tensor when it has elements.
+bool isTrue(const Tensor &t) {
+  if (t.rank() != 0)
+    return t.numElements() > 0;
+  if (t.dtype() == kString)
+    return !t.strings()[0].empty();
+  if (t.dtype() == kBool)
+    return t.data<bool>()[0];
+  return dtypeSize(t.dtype()) && t.getAsDouble(0) != 0;
+}
+
+LogicalResult ifKernel(KernelContext &ctx) {
+  FailureOr<FuncAttr> branch =
+      funcAttr(ctx, isTrue(ctx.inputs[0]) ? "then_branch" : "else_branch");
+  if (failed(branch))
+    return failure();
+  std::vector<Tensor> args(ctx.inputs.begin() + 1, ctx.inputs.end());
+  auto results = callAttr(ctx, *branch, args);
+  if (failed(results))
+    return failure();
+  return setOutputs(ctx, branch->getName().getValue(), std::move(*results));
+}
+
+/// Case: branch `branch_index`; an index out of range takes the last one.
+LogicalResult caseKernel(KernelContext &ctx) {
+  auto branches = dyn_cast_or_null<ArrayAttr>(ctx.getAttr("branches"));
+  if (!branches || branches.empty())
+    return ctx.error() << "attr 'branches' must list at least one function";
+  int64_t index = ctx.inputs[0].getAsInt(0);
+  if (index < 0 || index >= int64_t(branches.size()))
+    index = branches.size() - 1;
+  auto branch = dyn_cast<FuncAttr>(branches[index]);
+  if (!branch)
+    return ctx.error() << "branch " << index << " is not a function";
+  std::vector<Tensor> args(ctx.inputs.begin() + 1, ctx.inputs.end());
+  auto results = callAttr(ctx, branch, args);
+  if (failed(results))
+    return failure();
+  return setOutputs(ctx, branch.getName().getValue(), std::move(*results));
+}
+
+LogicalResult whileKernel(KernelContext &ctx) {
+  FailureOr<FuncAttr> cond = funcAttr(ctx, "cond"), body = funcAttr(ctx, "body");
+  if (failed(cond) || failed(body))
+    return failure();
+  std::vector<Tensor> state = ctx.inputs;
+  for (int64_t iteration = 0;; ++iteration) {
+    auto predicate = callAttr(ctx, *cond, state);
+    if (failed(predicate))
+      return failure();
+    if (predicate->size() != 1)
+      return ctx.error() << "the loop condition '"
+                         << cond->getName().getValue()
+                         << "' must return one value, not "
+                         << predicate->size();
+    if (!isTrue((*predicate)[0]))
+      break;
+    if (iteration >= ctx.interpreter.getMaxIterations())
+      return ctx.error() << "loop did not finish within "
+                         << ctx.interpreter.getMaxIterations()
+                         << " iterations (see --max-iterations)";
+    auto next = callAttr(ctx, *body, state);
+    if (failed(next))
+      return failure();
+    if (next->size() != state.size())
+      return ctx.error() << "the loop body '" << body->getName().getValue()
+                         << "' returned " << next->size()
+                         << " values for " << state.size() << " loop variables";
+    state = std::move(*next);
+  }
+  return setOutputs(ctx, body->getName().getValue(), std::move(state));
+}
+
+LogicalResult partitionedCall(KernelContext &ctx) {
+  FailureOr<FuncAttr> f = funcAttr(ctx, "f");
+  if (failed(f))
+    return failure();
+  auto results = callAttr(ctx, *f, ctx.inputs);
+  if (failed(results))
+    return failure();
+  return setOutputs(ctx, f->getName().getValue(), std::move(*results));
+}
+} // namespace
+
+LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
+  StringRef function = ctx.node.getOpType();
+  auto results = ctx.interpreter.call(function, ctx.inputs,
+                                      bind(ctx, ctx.node.getAttrs()), ctx.node);
+  if (failed(results))
+    return failure();
+  return setOutputs(ctx, function, std::move(*results));
+}
+
+KernelTable cleave::interp::getFunctionalKernels() {
+  return {
+      {"If", ifKernel},
+      {"StatelessIf", ifKernel},
+      {"Case", caseKernel},
+      {"StatelessCase", caseKernel},
+      {"While", whileKernel},
+      {"StatelessWhile", whileKernel},
+      {"PartitionedCall", partitionedCall},
+      {"StatefulPartitionedCall", partitionedCall},
+  };
+}
