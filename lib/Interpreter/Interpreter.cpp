@@ -10,6 +10,7 @@
 #include "Kernels.h"
 
 #include "cleave/Ops/OpRegistry.h"
+#include "cleave/Translate/NodeDefUtil.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -29,6 +30,11 @@ Attribute KernelContext::getAttr(StringRef name) {
   Attribute attr = node.getTFAttr(name);
   if (auto placeholder = dyn_cast_or_null<PlaceholderAttr>(attr))
     attr = bindings ? bindings.get(placeholder.getRef()) : Attribute();
+  // A producer may have stripped attrs equal to their defaults.
+  if (!attr)
+    if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
+      if (const ops::AttrSpec *attrSpec = spec->findAttr(name))
+        attr = getDefaultAttr(*attrSpec, node.getContext());
   return attr;
 }
 
@@ -336,6 +342,8 @@ private:
                  << "Node '" << node.getName()
                  << "': Attempting to use uninitialized value "
                  << renderProducer(v);
+      if (validated.insert(node).second && failed(validateNodeAttrs(node)))
+        return failure();
       Kernel kernel = lookupKernel(op);
       if (!kernel && SymbolTable::lookupNearestSymbolFrom(
                          node, StringAttr::get(node.getContext(), op)))
@@ -408,6 +416,7 @@ private:
   llvm::DenseMap<std::pair<Operation *, unsigned>, Pending> pending;
   std::vector<std::pair<NodeOp, unsigned>> ready;
   llvm::DenseSet<Operation *> rootRuns;
+  llvm::DenseSet<Operation *> validated;
 };
 } // namespace
 

@@ -100,7 +100,7 @@ std::optional<llvm::SmallVector<Shape>>
 joinResults(InferenceContext &ctx, llvm::ArrayRef<llvm::StringRef> funcAttrs) {
   std::optional<llvm::SmallVector<Shape>> joined;
   for (llvm::StringRef attr : funcAttrs) {
-    auto shapes = ctx.getFunctionResultShapes(attr);
+    auto shapes = ctx.getFunctionResultShapes(attr, /*firstArg=*/1);
     if (!shapes || (joined && shapes->size() != joined->size()))
       return std::nullopt;
     if (!joined) {
@@ -128,24 +128,20 @@ std::string ifShape(InferenceContext &ctx) {
   return "";
 }
 
-/// While: output_shapes, or the loop variables' shapes where the body
-/// keeps them.
+/// While: output_shapes, or else the loop variables' shapes: TensorFlow
+/// requires the body to keep them unless output_shapes relaxes them.
 std::string whileShape(InferenceContext &ctx) {
   auto declared = ctx.getShapeListAttr("output_shapes");
   if (declared && !declared->empty())
     return shapes::fromShapeListAttr(ctx, "output_shapes");
-  auto body = ctx.getFunctionResultShapes("body");
-  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i) {
-    Shape in = ctx.getInputShape(i);
-    ctx.setOutput(i, body && i < body->size() ? relaxShapes(in, (*body)[i])
-                                              : Shape::unknown());
-  }
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    ctx.setOutput(i, ctx.getInputShape(i));
   return "";
 }
 
 /// Calls: what the function returns.
 std::string callShape(InferenceContext &ctx) {
-  if (auto results = ctx.getFunctionResultShapes("f"))
+  if (auto results = ctx.getFunctionResultShapes("f", /*firstArg=*/0))
     setOutputs(ctx, *results);
   return "";
 }

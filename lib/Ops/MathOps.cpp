@@ -8,6 +8,8 @@
 #include "CommonShapeFns.h"
 #include "OpTables.h"
 
+#include <cmath>
+
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
@@ -311,16 +313,15 @@ std::string selectShape(InferenceContext &ctx) {
 
 /// Range: a vector whose length follows from constant bounds.
 std::string rangeShape(InferenceContext &ctx) {
-  auto start = ctx.getConstantInput(0), limit = ctx.getConstantInput(1),
-       delta = ctx.getConstantInput(2);
-  if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
-      delta->size() == 1) {
-    int64_t s = (*start)[0], l = (*limit)[0], d = (*delta)[0];
+  auto start = ctx.getConstantScalar(0), limit = ctx.getConstantScalar(1),
+       delta = ctx.getConstantScalar(2);
+  if (start && limit && delta) {
+    double s = *start, l = *limit, d = *delta;
     if (d == 0)
       return "Requires delta != 0";
-    int64_t n = d > 0 ? (l > s ? (l - s + d - 1) / d : 0)
-                      : (s > l ? (s - l - d - 1) / -d : 0);
-    ctx.setOutput(0, Shape::of({n}));
+    if ((d > 0 && s > l) || (d < 0 && s < l))
+      return "Requires start <= limit when delta > 0";
+    ctx.setOutput(0, Shape::of({int64_t(std::ceil(std::fabs((l - s) / d)))}));
     return "";
   }
   ctx.setOutput(0, Shape::ofRank(1));

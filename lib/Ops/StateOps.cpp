@@ -125,8 +125,17 @@ OpTable cleave::ops::detail::getStateOps() {
 //===----------------------------------------------------------------------===//
 
 
+namespace {
+/// ReadVariableOp / ResourceGather: from the variable's declared shape.
+std::string readVariableShape(InferenceContext &ctx) {
+  ctx.setOutput(0, ctx.getResourceShape(0));
+  return "";
+}
+} // namespace
+
 detail::ShapeFnTable cleave::ops::detail::getStateShapeFns() {
   return {
+      {"ReadVariableOp", readVariableShape},
       {"VariableV2", shapes::fromShapeAttr},
       {"Variable", shapes::fromShapeAttr},
       {"IsVariableInitialized", shapes::scalar},

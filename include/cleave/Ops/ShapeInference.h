@@ -56,6 +56,11 @@ public:
   /// The elements of input `index` when it is a constant integer tensor.
   virtual std::optional<llvm::SmallVector<int64_t>>
   getConstantInput(unsigned index) const = 0;
+  /// Input `index` when it is a constant numeric scalar (any dtype).
+  virtual std::optional<double> getConstantScalar(unsigned index) const = 0;
+  /// The shape of the variable a resource input refers to, when known
+  /// (a VarHandleOp's `shape`).
+  virtual Shape getResourceShape(unsigned index) const = 0;
   virtual std::optional<int64_t> getIntAttr(llvm::StringRef name) const = 0;
   virtual std::optional<bool> getBoolAttr(llvm::StringRef name) const = 0;
   virtual std::optional<std::string>
@@ -65,10 +70,11 @@ public:
   virtual std::optional<Shape> getShapeAttr(llvm::StringRef name) const = 0;
   virtual std::optional<llvm::SmallVector<Shape>>
   getShapeListAttr(llvm::StringRef name) const = 0;
-  /// The result shapes of the function that func attr `name` names; for
-  /// "" (a node whose op type is a function name) the node's own function.
+  /// The result shapes of the function that func attr `name` names (for
+  /// "", a node whose op type is a function name: that function), called
+  /// with inputs `firstArg`... of this node as its arguments.
   virtual std::optional<llvm::SmallVector<Shape>>
-  getFunctionResultShapes(llvm::StringRef name) const = 0;
+  getFunctionResultShapes(llvm::StringRef name, unsigned firstArg) const = 0;
   /// The shape of a tensor-valued attr (Const's `value`).
   virtual std::optional<Shape> getTensorAttrShape(llvm::StringRef name) const = 0;
 

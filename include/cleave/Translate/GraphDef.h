@@ -44,6 +44,10 @@ struct GraphDefImportOptions {
   /// Tensors the caller will fetch ("node" or "node:port"), checked to exist
   /// like TensorFlow's -tf-output-arrays.
   std::vector<std::string> outputArrays;
+  /// Fill in the registry defaults of attrs that nodes of registered ops
+  /// lack, as TensorFlow's importer does. Off by default: a round trip then
+  /// no longer reproduces a file whose producer stripped defaults.
+  bool addDefaultAttrs = false;
 };
 
 /// Parses `buffer` (text or binary, sniffed) and imports it. Diagnostics go

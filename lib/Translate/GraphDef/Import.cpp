@@ -8,6 +8,8 @@
 
 #include "Internal.h"
 
+#include "cleave/Translate/NodeDefUtil.h"
+
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -716,6 +718,8 @@ OwningOpRef<ModuleOp> Importer::importGraph(const tf::GraphDef &graphDef) {
   body.tree = tree;
   if (failed(importNodes(graphDef.node(), body)))
     return nullptr;
+  if (options.addDefaultAttrs)
+    owned->walk([](NodeOp node) { addDefaultAttrs(node); });
   if (failed(checkOutputArrays(graph, fileLoc)))
     return nullptr;
   return owned;

@@ -28,6 +28,12 @@ static llvm::cl::list<std::string> outputArrays(
                    "import fails when one does not exist"),
     llvm::cl::CommaSeparated);
 
+static llvm::cl::opt<bool> addDefaultAttrs(
+    "graphdef-add-default-attrs",
+    llvm::cl::desc("Fill in the registry defaults of attrs that nodes lack "
+                   "(a round trip then writes them out)"),
+    llvm::cl::init(false));
+
 void cleave::registerGraphDefTranslations() {
   TranslateToMLIRRegistration importReg(
       "import-graphdef", "GraphDef (.pb or .pbtxt, sniffed) to graph dialect",
@@ -38,6 +44,7 @@ void cleave::registerGraphDefTranslations() {
         GraphDefImportOptions options;
         options.strictTensors = strictTensors;
         options.outputArrays.assign(outputArrays.begin(), outputArrays.end());
+        options.addDefaultAttrs = addDefaultAttrs;
         OwningOpRef<ModuleOp> module =
             importGraphDef(*buffer, context, options);
         if (!module)

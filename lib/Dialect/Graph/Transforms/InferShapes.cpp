@@ -47,6 +47,9 @@ static Type withShape(TensorType type, const Shape &shape) {
   return RankedTensorType::get(dims, type.getElementType());
 }
 
+/// Refines the result types of the nodes of `block` to a fixed point.
+static LogicalResult inferBody(Block &block);
+
 namespace {
 /// One node as the shape functions see it.
 class NodeContext : public ops::InferenceContext {
@@ -77,6 +80,42 @@ public:
       values.push_back(v.getSExtValue());
     return values;
   }
+  std::optional<double> getConstantScalar(unsigned i) const override {
+    if (i >= inputs.size())
+      return std::nullopt;
+    auto producer = inputs[i].getDefiningOp<NodeOp>();
+    if (!producer || producer.getOpType() != "Const")
+      return std::nullopt;
+    auto tensor = dyn_cast_or_null<TensorAttr>(producer.getTFAttr("value"));
+    auto dense = tensor ? dyn_cast_or_null<DenseElementsAttr>(tensor.getValue())
+                        : DenseElementsAttr();
+    if (!dense || dense.getNumElements() != 1)
+      return std::nullopt;
+    if (auto floats = dyn_cast<DenseFPElementsAttr>(dense))
+      return (*floats.getValues<APFloat>().begin()).convertToDouble();
+    if (auto ints = dyn_cast<DenseIntElementsAttr>(dense);
+        ints && !ints.getElementType().isInteger(1))
+      return double((*ints.getValues<APInt>().begin()).getSExtValue());
+    return std::nullopt;
+  }
+  Shape getResourceShape(unsigned i) const override {
+    // Through the ops that forward a handle unchanged.
+    Value v = i < inputs.size() ? inputs[i] : Value();
+    while (auto producer = v ? v.getDefiningOp<NodeOp>() : NodeOp()) {
+      StringRef op = producer.getOpType();
+      if (op == "VarHandleOp") {
+        if (auto shape = dyn_cast_or_null<ShapeAttr>(producer.getTFAttr("shape")))
+          return toShape(shape);
+        break;
+      }
+      if (op != "Identity" && op != "Enter" && op != "Switch" &&
+          op != "TPUReplicatedInput")
+        break;
+      v = producer.getDataInputs().empty() ? Value()
+                                           : producer.getDataInputs()[0];
+    }
+    return Shape::unknown();
+  }
   std::optional<int64_t> getIntAttr(StringRef name) const override {
     return node.getTFInt(name);
   }
@@ -96,7 +135,7 @@ public:
     return std::nullopt;
   }
   std::optional<SmallVector<Shape>>
-  getFunctionResultShapes(StringRef name) const override {
+  getFunctionResultShapes(StringRef name, unsigned firstArg) const override {
     StringRef function = node.getOpType();
     if (!name.empty()) {
       auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr(name));
@@ -108,10 +147,33 @@ public:
         node, StringAttr::get(node.getContext(), function));
     if (!func || func.getBody().empty())
       return std::nullopt;
+    // As TensorFlow instantiates a function per call site, infer a copy of
+    // the body with this call's argument shapes. Calls nested in the copy
+    // (it is outside the module) and deep recursion use the shared body.
+    static unsigned depth = 0;
+    FuncOp specialized;
+    if (depth < 8) {
+      specialized = func.clone();
+      unsigned arg = firstArg;
+      for (BlockArgument blockArg : specialized.getBody().front().getArguments())
+        if (auto type = dyn_cast<TensorType>(blockArg.getType());
+            type && arg < inputs.size())
+          blockArg.setType(withShape(type, toShape(inputs[arg++].getType())));
+      ScopedDiagnosticHandler quiet(node.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      ++depth;
+      if (failed(inferBody(specialized.getBody().front()))) {
+        specialized.erase();
+        specialized = FuncOp();
+      }
+      --depth;
+    }
     SmallVector<Shape> shapes;
-    for (Value v : func.getReturnOp().getOperands())
+    for (Value v : (specialized ? specialized : func).getReturnOp().getOperands())
       if (!isa<ControlType>(v.getType()))
         shapes.push_back(toShape(v.getType()));
+    if (specialized)
+      specialized.erase();
     return shapes;
   }
   std::optional<SmallVector<Shape>>
@@ -165,14 +227,12 @@ struct GraphInferShapesPass
         return signalPassFailure();
   }
 
-  LogicalResult inferBody(Block &block);
-  LogicalResult inferNode(NodeOp node, SmallVectorImpl<NodeOp> &changedUsers);
 };
 } // namespace
 
 /// A call by function name: the function's result shapes.
 static std::string callByNameShape(ops::InferenceContext &ctx) {
-  if (auto results = ctx.getFunctionResultShapes(""))
+  if (auto results = ctx.getFunctionResultShapes("", 0))
     for (unsigned i = 0; i < ctx.getNumOutputs() && i < results->size(); ++i)
       ctx.setOutput(i, (*results)[i]);
   return "";
@@ -185,8 +245,7 @@ static std::string describeInputs(NodeOp node) {
   return text;
 }
 
-LogicalResult
-GraphInferShapesPass::inferNode(NodeOp node,
+static LogicalResult inferNode(NodeOp node,
                                 SmallVectorImpl<NodeOp> &changedUsers) {
   ops::ShapeFn fn = ops::lookupShapeFn(node.getOpType());
   if (!fn && !ops::lookupOp(node.getOpType()))
@@ -223,7 +282,7 @@ GraphInferShapesPass::inferNode(NodeOp node,
   return success();
 }
 
-LogicalResult GraphInferShapesPass::inferBody(Block &block) {
+static LogicalResult inferBody(Block &block) {
   // Refinement only adds information, so the worklist drains; the bound is a
   // guard against a shape function that is not monotone.
   llvm::SetVector<NodeOp> worklist;

@@ -1,0 +1,34 @@
+//===- NodeDefUtil.h - attr defaults and attr validation --------*- C++ -*-===//
+//
+// TensorFlow's node_def_util for graph.node: the registry's attr defaults as
+// attributes (AddDefaultsToNodeDef), and the check that a node's attrs are
+// what its op declares (ValidateNodeDef), with TensorFlow's messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_TRANSLATE_NODEDEFUTIL_H
+#define CLEAVE_TRANSLATE_NODEDEFUTIL_H
+
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Ops/OpRegistry.h"
+
+namespace cleave {
+
+/// The default of `attr` as the importer would have represented it, or
+/// null when the attr has no default.
+mlir::Attribute getDefaultAttr(const ops::AttrSpec &attr,
+                               mlir::MLIRContext *context);
+
+/// Adds the defaults of the attrs a node of a registered op lacks (what a
+/// producer that stripped defaults left out).
+void addDefaultAttrs(graph::NodeOp node);
+
+/// Checks a node of a registered op against its signature: every attr
+/// present or defaulted, of the declared kind, with an allowed value.
+/// Placeholders (in function bodies) are not checked. Emits the error on
+/// the node; unregistered ops always pass.
+mlir::LogicalResult validateNodeAttrs(graph::NodeOp node);
+
+} // namespace cleave
+
+#endif // CLEAVE_TRANSLATE_NODEDEFUTIL_H

@@ -1,0 +1,188 @@
+//===- NodeDefUtil.cpp - attr defaults and attr validation ----------------===//
+//
+// Defaults are written in the registry as TensorFlow writes them in
+// REGISTER_OP ("DT_INT32", "'NHWC'", "[1, 1, 1, 1]"); they are turned into
+// an AttrValue in text format and imported like any other attr, so a
+// defaulted attr is exactly what an explicit one would be.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Translate/NodeDefUtil.h"
+
+#include "Internal.h"
+
+#include "cleave/tf/attr_value.pb.h"
+#include "google/protobuf/text_format.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+
+namespace tf = tensorflow;
+
+/// The AttrValue text of a registry default.
+static std::string defaultAsText(const ops::AttrSpec &attr) {
+  StringRef type = attr.type, text = attr.defaultValue;
+  if (type == "string")
+    return "s: " + text.str();
+  if (type == "int")
+    return "i: " + text.str();
+  if (type == "float")
+    return "f: " + text.str();
+  if (type == "bool")
+    return "b: " + text.str();
+  if (type == "type")
+    return "type: " + text.str();
+  if (type == "shape") {
+    if (text.starts_with("{"))
+      return "shape " + text.str();
+    // "[2, 3]": the dims.
+    std::string dims;
+    SmallVector<StringRef> parts;
+    text.trim("[]").split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef part : parts)
+      dims += "dim { size: " + part.trim().str() + " } ";
+    return "shape { " + dims + "}";
+  }
+  if (type.consume_front("list(") && type.consume_back(")")) {
+    if (text.trim("[] ").empty())
+      return "list { }";
+    StringRef field = type == "int"     ? "i"
+                      : type == "float" ? "f"
+                      : type == "bool"  ? "b"
+                      : type == "type"  ? "type"
+                      : type == "string" ? "s"
+                                         : "";
+    if (field.empty())
+      return "";
+    return "list { " + field.str() + ": " + text.str() + " }";
+  }
+  return "";
+}
+
+Attribute cleave::getDefaultAttr(const ops::AttrSpec &attr,
+                                 MLIRContext *context) {
+  if (attr.defaultValue.empty())
+    return {};
+  tf::AttrValue value;
+  std::string text = defaultAsText(attr);
+  if (text.empty() ||
+      !google::protobuf::TextFormat::ParseFromString(text, &value))
+    return {};
+  std::string error;
+  return graphdef::importAttrValue(value, context, error);
+}
+
+void cleave::addDefaultAttrs(NodeOp node) {
+  const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
+  if (!spec)
+    return;
+  NamedAttrList attrs(node.getAttrs());
+  bool changed = false;
+  for (const ops::AttrSpec &attr : spec->attrs)
+    if (!attrs.get(attr.name))
+      if (Attribute value = getDefaultAttr(attr, node.getContext())) {
+        attrs.set(attr.name, value);
+        changed = true;
+      }
+  if (changed)
+    node.setAttrsAttr(attrs.getDictionary(node.getContext()));
+}
+
+/// The AttrValue kind of an imported attr, as TensorFlow names it.
+static std::string kindOf(Attribute attr) {
+  if (isa<StringAttr>(attr))
+    return "string";
+  if (isa<BoolAttr>(attr))
+    return "bool";
+  if (isa<IntegerAttr>(attr))
+    return "int";
+  if (isa<FloatAttr>(attr))
+    return "float";
+  if (isa<TypeAttr>(attr))
+    return "type";
+  if (isa<ShapeAttr>(attr))
+    return "shape";
+  if (isa<TensorAttr>(attr))
+    return "tensor";
+  if (isa<FuncAttr>(attr))
+    return "func";
+  if (auto list = dyn_cast<ArrayAttr>(attr))
+    return list.empty() ? "list" : "list(" + kindOf(list[0]) + ")";
+  return "unknown";
+}
+
+static std::string typeName(MLIRContext *ctx, int32_t dt) {
+  return getDataTypeName(dataTypeToType(ctx, dt));
+}
+
+LogicalResult cleave::validateNodeAttrs(NodeOp node) {
+  const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
+  if (!spec)
+    return success();
+  MLIRContext *ctx = node.getContext();
+  auto fail = [&]() {
+    return node.emitError() << "Node '" << node.getName() << "': ";
+  };
+  for (const ops::AttrSpec &attr : spec->attrs) {
+    Attribute value = node.getTFAttr(attr.name);
+    if (!value) {
+      if (!attr.defaultValue.empty())
+        continue;
+      return fail() << "NodeDef missing attr '" << attr.name
+                    << "' from Op<name=" << spec->name << ">";
+    }
+    if (isa<PlaceholderAttr>(value))
+      continue;
+    std::string kind = kindOf(value);
+    bool isList = StringRef(attr.type).starts_with("list(");
+    bool kindMatches = kind == attr.type || (isList && kind == "list") ||
+                       (attr.type == "func" && kind == "func");
+    if (!kindMatches)
+      return fail() << "AttrValue had value with type '" << kind << "' when '"
+                    << attr.type << "' expected for attr '" << attr.name
+                    << "'";
+    // Allowed values and minimums, element by element for lists.
+    SmallVector<Attribute> items;
+    if (auto list = dyn_cast<ArrayAttr>(value))
+      items.assign(list.begin(), list.end());
+    else
+      items.push_back(value);
+    for (Attribute item : items) {
+      if (auto type = dyn_cast<TypeAttr>(item)) {
+        int32_t dt = typeToDataType(type.getValue());
+        if (!attr.allowedTypes.empty() &&
+            !llvm::is_contained(attr.allowedTypes, dt)) {
+          std::string allowed;
+          for (int32_t t : attr.allowedTypes)
+            allowed += (allowed.empty() ? "" : ", ") + typeName(ctx, t);
+          return fail() << "Value for attr '" << attr.name << "' of "
+                        << getDataTypeName(type.getValue())
+                        << " is not in the list of allowed values: "
+                        << allowed;
+        }
+      } else if (auto s = dyn_cast<StringAttr>(item)) {
+        if (!attr.allowedStrings.empty() &&
+            !llvm::is_contained(attr.allowedStrings, s.getValue())) {
+          std::string allowed;
+          for (const std::string &a : attr.allowedStrings)
+            allowed += (allowed.empty() ? "\"" : ", \"") + a + "\"";
+          return fail() << "Value for attr '" << attr.name << "' of \""
+                        << s.getValue()
+                        << "\" is not in the list of allowed values: "
+                        << allowed;
+        }
+      }
+    }
+    if (attr.minimum) {
+      int64_t actual = isList ? int64_t(items.size())
+                              : cast<IntegerAttr>(value).getInt();
+      if (actual < *attr.minimum)
+        return fail() << (isList ? "Length for attr '" : "Value for attr '")
+                      << attr.name << "' of " << actual
+                      << " must be at least minimum " << *attr.minimum;
+    }
+  }
+  return success();
+}
