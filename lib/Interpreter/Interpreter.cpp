@@ -147,7 +147,7 @@ Kernel cleave::interp::lookupKernel(StringRef opType) {
     for (const KernelTable &family :
          {getArrayKernels(), getMathKernels(), getNNKernels(),
           getStateKernels(), getRandomKernels(), getSliceKernels(),
-          getHostKernels(), getFunctionalKernels()})
+          getHostKernels(), getFunctionalKernels(), getDataKernels()})
       for (const auto &[name, kernel] : family) {
         if (!ops::lookupOp(name) || !map->try_emplace(name, kernel).second)
           llvm::report_fatal_error(llvm::Twine("bad kernel table entry '") +

@@ -64,6 +64,7 @@ KernelTable getRandomKernels();
 KernelTable getSliceKernels();
 KernelTable getHostKernels();
 KernelTable getFunctionalKernels();
+KernelTable getDataKernels();
 
 /// The kernel of `opType`, or null.
 Kernel lookupKernel(llvm::StringRef opType);

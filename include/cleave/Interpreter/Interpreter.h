@@ -21,6 +21,13 @@
 
 namespace cleave::interp {
 
+/// A TensorArray: its elements (invalid tensors where not yet written).
+struct TensorArray {
+  int32_t dtype = 0;
+  bool dynamicSize = false;
+  std::vector<Tensor> elements;
+};
+
 /// Tensors a run reads and writes: variables by name (VariableV2 and
 /// VarHandleOp share the namespace of their `shared_name`, or node name).
 struct State {
@@ -28,6 +35,8 @@ struct State {
   /// How often each stateful node that needs to know has run: random ops
   /// draw new numbers each run, reproducibly; Print honours first_n.
   llvm::StringMap<uint64_t> nodeRuns;
+  /// TensorArrays by handle: each run of a TensorArrayV3 node makes one.
+  llvm::StringMap<TensorArray> tensorArrays;
 };
 
 class Interpreter {
