@@ -556,21 +556,36 @@ struct Registry {
 } // namespace
 
 static Registry buildRegistry() {
-  using TableFn = OpTable (*)();
-  static constexpr TableFn kTables[] = {
-      getArrayOps,       getMathOps,       getNNOps,     getStateOps,
-      getControlFlowOps, getFunctionalOps, getRandomOps, getHostOps,
-      getTPUOps,         getDataOps};
+  // Each family is device-compilable or host-only by default.
+  struct Family {
+    OpTable (*table)();
+    bool onDevice;
+  };
+  static constexpr Family kFamilies[] = {
+      {getArrayOps, true},       {getMathOps, true},
+      {getNNOps, true},          {getStateOps, true},
+      {getControlFlowOps, true}, {getFunctionalOps, true},
+      {getRandomOps, true},      {getTPUOps, true},
+      {getHostOps, false},       {getDataOps, false}};
+  std::vector<StringRef> exceptions = getDeviceSupportExceptions();
   Registry registry;
-  for (TableFn table : kTables) {
-    for (const OpTableEntry &entry : table()) {
+  for (const Family &family : kFamilies) {
+    for (const OpTableEntry &entry : family.table()) {
       llvm::Expected<OpSpec> spec = parseOpTableEntry(entry);
       if (!spec)
         llvm::report_fatal_error(llvm::Twine("cleave op table: ") +
                                  llvm::toString(spec.takeError()));
+      spec->isDeviceCompilable =
+          family.onDevice != llvm::is_contained(exceptions, spec->name);
       registry.ops.push_back(std::move(*spec));
     }
   }
+  for (StringRef name : exceptions)
+    if (!llvm::any_of(registry.ops,
+                      [&](const OpSpec &op) { return op.name == name; }))
+      llvm::report_fatal_error("cleave op table: device support exception "
+                               "for unregistered op '" + llvm::Twine(name) +
+                               "'");
   llvm::sort(registry.ops,
              [](const OpSpec &a, const OpSpec &b) { return a.name < b.name; });
   auto duplicate = std::adjacent_find(

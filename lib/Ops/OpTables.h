@@ -45,6 +45,11 @@ OpTable getHostOps();        // logging_ops, string_ops, summary
 OpTable getTPUOps();         // tpu_replication_ops, tpu_infeed/outfeed
 OpTable getDataOps();        // data_flow, list, lookup, dataset, parsing
 
+/// Ops whose device support differs from their family's default
+/// (DeviceSupport.cpp): host-only ops of device families, and device ops of
+/// host families.
+std::vector<llvm::StringRef> getDeviceSupportExceptions();
+
 /// Parses one table entry. Fails with a message naming the op and the
 /// offending spec; the registry turns that into a fatal error, tests can
 /// check it directly.

@@ -70,3 +70,22 @@ TEST(OpRegistryTest, MalformedSpecsAreRejectedWithTheOpName) {
 }
 
 } // namespace
+
+namespace {
+TEST(OpRegistryTest, KnowsWhatTheDeviceCompiles) {
+  for (const char *op : {"MatMul", "Conv2D", "ReadVariableOp",
+                         "ResourceApplyAdam", "While", "TPUReplicatedInput",
+                         "InfeedDequeueTuple", "TensorArrayV3",
+                         "StatelessRandomUniformV2"}) {
+    ASSERT_NE(lookupOp(op), nullptr) << op;
+    EXPECT_TRUE(lookupOp(op)->isDeviceCompilable) << op;
+  }
+  for (const char *op : {"PrintV2", "StringFormat", "AsString",
+                         "ScalarSummary", "VariableV2", "Assign", "_Recv",
+                         "TPUCompilationResult", "MapDataset",
+                         "HashTableV2"}) {
+    ASSERT_NE(lookupOp(op), nullptr) << op;
+    EXPECT_FALSE(lookupOp(op)->isDeviceCompilable) << op;
+  }
+}
+} // namespace

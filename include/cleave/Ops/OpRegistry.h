@@ -61,6 +61,11 @@ struct OpSpec {
   /// Ops that only update Ref inputs (Assign, ApplyGradientDescent) are not
   /// stateful in TensorFlow; see mayHaveSideEffects().
   bool isStateful = false;
+  /// Whether the device backend can compile the op (TensorFlow: it has an
+  /// XLA kernel for TPU). Host-only ops (strings, printing, summaries,
+  /// datasets, ref variables, host transfers) are not; inside a replicated
+  /// computation they must be outside-compiled.
+  bool isDeviceCompilable = false;
 
   const AttrSpec *findAttr(llvm::StringRef attrName) const;
 
