@@ -158,6 +158,12 @@ Kernel cleave::interp::lookupKernel(StringRef opType) {
   return table->lookup(opType);
 }
 
+bool cleave::interp::hasKernel(StringRef opType) {
+  // Merge and Switch are the executor's own.
+  return lookupKernel(opType) || opType == "Merge" || opType == "RefMerge" ||
+         opType == "Switch" || opType == "RefSwitch";
+}
+
 //===----------------------------------------------------------------------===//
 // Interpreter
 //===----------------------------------------------------------------------===//

@@ -39,6 +39,10 @@ struct State {
   llvm::StringMap<TensorArray> tensorArrays;
 };
 
+/// Whether the interpreter has a kernel for `opType` (calls by function
+/// name aside).
+bool hasKernel(llvm::StringRef opType);
+
 class Interpreter {
 public:
   explicit Interpreter(mlir::ModuleOp module);

@@ -1,0 +1,75 @@
+//===- graph-ops.cpp - list what Cleave knows about each op ---------------===//
+//
+//   graph-ops              one line per registered op (tab-separated)
+//   graph-ops --markdown   the table of docs/generated/Ops.md
+//   graph-ops Conv2D ...   only these ops (unknown names are an error)
+//
+// For each op: whether the device backend compiles it, whether it is
+// stateful, and whether it has a shape function and a reference kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Ops/OpRegistry.h"
+#include "cleave/Ops/ShapeInference.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace cleave;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("graph-ops options");
+static cl::opt<bool> markdown("markdown",
+                              cl::desc("Write a Markdown table"),
+                              cl::cat(category));
+static cl::list<std::string> names(cl::Positional, cl::desc("[op ...]"),
+                                   cl::cat(category));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Lists the op registry: device support, statefulness, shape "
+      "functions and reference kernels\n");
+  std::vector<const ops::OpSpec *> selected;
+  if (names.empty()) {
+    selected = ops::getRegisteredOps();
+  } else {
+    for (const std::string &name : names) {
+      const ops::OpSpec *op = ops::lookupOp(name);
+      if (!op) {
+        llvm::errs() << "graph-ops: op '" << name << "' is not registered\n";
+        return 1;
+      }
+      selected.push_back(op);
+    }
+  }
+  llvm::raw_ostream &os = llvm::outs();
+  auto yes = [](bool b) { return b ? "yes" : "-"; };
+  size_t device = 0, shapes = 0, kernels = 0;
+  if (markdown)
+    os << "| op | device | stateful | shape function | reference kernel |\n"
+       << "|---|---|---|---|---|\n";
+  else
+    os << "op\tdevice\tstateful\tshape_fn\tkernel\n";
+  for (const ops::OpSpec *op : selected) {
+    bool hasShapeFn = ops::lookupShapeFn(op->name) != nullptr;
+    bool hasKernel = interp::hasKernel(op->name);
+    device += op->isDeviceCompilable;
+    shapes += hasShapeFn;
+    kernels += hasKernel;
+    const char *sep = markdown ? " | " : "\t";
+    os << (markdown ? "| `" : "") << op->name << (markdown ? "`" : "") << sep
+       << yes(op->isDeviceCompilable) << sep << yes(op->isStateful) << sep
+       << yes(hasShapeFn) << sep << yes(hasKernel) << (markdown ? " |" : "")
+       << "\n";
+  }
+  if (markdown)
+    os << "\n" << selected.size() << " ops: " << device
+       << " device-compilable, " << shapes << " with a shape function, "
+       << kernels << " with a reference kernel.\n";
+  return 0;
+}
