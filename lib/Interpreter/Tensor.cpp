@@ -247,7 +247,8 @@ bool cleave::interp::readNpy(llvm::StringRef bytes, Tensor &tensor,
             " bytes, the shape needs " + std::to_string(tensor.byteSize());
     return false;
   }
-  std::memcpy(tensor.raw(), payload.data(), payload.size());
+  if (!payload.empty()) // an empty tensor has no buffer to copy into
+    std::memcpy(tensor.raw(), payload.data(), payload.size());
   return true;
 }
 

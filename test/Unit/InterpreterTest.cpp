@@ -29,6 +29,9 @@ TEST(TensorTest, NpyRoundTrip) {
   EXPECT_EQ(t.toString(), "float [2,3] [[0, 0.5, 1], [1.5, 2, 2.5]]");
   EXPECT_FALSE(readNpy("not npy", back, error));
   EXPECT_EQ(error, "not a .npy file");
+  // Empty tensors, which have no buffer (checked under UBSan).
+  ASSERT_TRUE(readNpy(writeNpy(Tensor(kInt64, {0})), back, error)) << error;
+  EXPECT_EQ(back.shape(), (std::vector<int64_t>{0}));
 }
 
 TEST(InterpreterTest, VariablesPersistAcrossRuns) {
