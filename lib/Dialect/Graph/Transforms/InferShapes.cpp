@@ -50,6 +50,19 @@ static Type withShape(TensorType type, const Shape &shape) {
 /// Refines the result types of the nodes of `block` to a fixed point.
 static LogicalResult inferBody(Block &block);
 
+/// Makes a function's type follow its body after inference: the argument
+/// types of its block and the types its graph.return returns.
+static void syncFunctionType(FuncOp func) {
+  Block &body = func.getBody().front();
+  ReturnOp ret = func.getReturnOp();
+  SmallVector<Type> results;
+  for (Value v : ret.getOperands())
+    if (!isa<ControlType>(v.getType()))
+      results.push_back(v.getType());
+  func.setFunctionType(FunctionType::get(
+      func.getContext(), body.getArgumentTypes(), results));
+}
+
 namespace {
 /// One node as the shape functions see it.
 class NodeContext : public ops::InferenceContext {
@@ -162,7 +175,9 @@ public:
       ScopedDiagnosticHandler quiet(node.getContext(),
                                     [](Diagnostic &) { return success(); });
       ++depth;
-      if (failed(inferBody(specialized.getBody().front()))) {
+      if (succeeded(inferBody(specialized.getBody().front()))) {
+        syncFunctionType(specialized);
+      } else {
         specialized.erase();
         specialized = FuncOp();
       }
@@ -217,6 +232,7 @@ struct GraphInferShapesPass
         SmallVector<Type> before(func.getReturnOp().getOperandTypes());
         if (failed(inferBody(func.getBody().front())))
           return signalPassFailure();
+        syncFunctionType(func);
         changed |= before != SmallVector<Type>(func.getReturnOp().getOperandTypes());
       }
       if (!changed)
