@@ -417,7 +417,10 @@ LogicalResult where(KernelContext &ctx) {
 LogicalResult broadcastTo(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> target = toInts(ctx.inputs[1]), joined;
-  if (!broadcastShape(in.shape(), target, joined) || joined != target)
+  if (!broadcastShape(in.shape(), target, joined))
+    return ctx.error() << "Incompatible shapes: " << shapeString(in.shape())
+                       << " vs. " << shapeString(target);
+  if (joined != target)
     return ctx.error() << "Unable to broadcast tensor of shape "
                        << shapeString(in.shape()) << " to tensor of shape "
                        << shapeString(target);

@@ -1,9 +1,9 @@
 //===- HostKernels.cpp - printing, string formatting and summaries --------===//
 //
 // The host-only ops of a training graph. Tensors are rendered as
-// TensorFlow's Tensor::SummarizeValue does: flat and space-separated for
-// the v1 Print op, NumPy-style nested brackets with quoted strings for
-// PrintV2 / StringFormat.
+// TensorFlow's Tensor::SummarizeValue does: for the v1 Print op, nested
+// brackets without separators ("[1 2][3...]"); for PrintV2 / StringFormat,
+// NumPy-style brackets with quoted strings.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,16 +49,55 @@ std::string formatElement(const Tensor &t, int64_t i, bool quoteStrings) {
   }
 }
 
-/// v1: the first `summarize` elements, flat, then "..." if there are more.
+/// v1 (TensorFlow's PrintOneDim): the first `limit` elements in nested
+/// brackets without separators between rows ("[1 2][3...]"), "..." where
+/// a row or the tensor is cut short.
+void summarizeV1(const Tensor &t, int64_t limit, int64_t dim, int64_t &next,
+                 std::string &text) {
+  if (next >= limit)
+    return;
+  int64_t size = t.shape()[dim];
+  if (dim == t.rank() - 1) {
+    for (int64_t i = 0; i < size; ++i) {
+      if (next >= limit) {
+        if (dim != 0)
+          text += "...";
+        return;
+      }
+      text += (i ? " " : "") + formatElement(t, next++, /*quoteStrings=*/false);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < size; ++i) {
+    bool opened = next < limit;
+    if (opened)
+      text += "[";
+    summarizeV1(t, limit, dim + 1, next, text);
+    if (next < limit || opened)
+      text += "]";
+  }
+}
+
 std::string summarizeFlat(const Tensor &t, int64_t summarize) {
+  int64_t n = t.numElements();
+  int64_t limit = summarize < 0 ? n : std::min(n, summarize);
+  if (t.rank() == 0)
+    return n ? formatElement(t, 0, /*quoteStrings=*/false) : "";
   std::string text;
-  int64_t n = t.numElements(),
-          shown = summarize < 0 ? n : std::min(n, summarize);
-  for (int64_t i = 0; i < shown; ++i)
-    text += (i ? " " : "") + formatElement(t, i, /*quoteStrings=*/false);
-  if (shown < n)
+  int64_t next = 0;
+  summarizeV1(t, limit, 0, next, text);
+  if (n > limit)
     text += "...";
   return text;
+}
+
+/// What separates two entries of dimension `dim` in the v2 form, as NumPy
+/// prints: a space in the last dimension, else one newline per inner
+/// dimension and an indent.
+std::string spacing(int64_t dim, int64_t rank) {
+  if (dim == rank - 1)
+    return " ";
+  return std::string(rank - dim - 1, '\n') + std::string(dim + 1, ' ');
 }
 
 /// v2: nested brackets; each dimension longer than 2 * summarize shows its
@@ -75,13 +114,13 @@ void summarizeNested(const Tensor &t, int64_t summarize, int64_t dim,
   bool elide = summarize >= 0 && size > 2 * summarize;
   text += "[";
   for (int64_t i = 0; i < size; ++i) {
+    if (i)
+      text += spacing(dim, t.rank());
     if (elide && i == summarize) {
-      text += dim + 1 == t.rank() ? " ..." : "\n" + std::string(dim + 1, ' ') + "...";
+      text += "...";
       i = size - summarize - 1;
       continue;
     }
-    if (i)
-      text += dim + 1 == t.rank() ? " " : "\n" + std::string(dim + 1, ' ');
     summarizeNested(t, summarize, dim + 1, offset + i * stride, text);
   }
   text += "]";
@@ -182,6 +221,10 @@ LogicalResult asString(KernelContext &ctx) {
   if (precision > -1 && !isFloat)
     return ctx.error() << "precision not supported for datatype "
                        << dtypeName(in.dtype());
+  if ((scientific || shortest) && !isFloat)
+    return ctx.error() << "scientific and shortest format not supported for "
+                          "datatype "
+                       << dtypeName(in.dtype());
   std::string format = "%";
   if (fill == "-" || fill == "0" || fill == " " || fill == "+")
     format += fill;
@@ -198,10 +241,11 @@ LogicalResult asString(KernelContext &ctx) {
       out.strings()[i] = in.strings()[i];
       continue;
     }
-    if (in.dtype() == kBool) {
-      std::snprintf(buffer, sizeof buffer, (format + "s").c_str(),
-                    in.data<bool>()[i] ? "true" : "false");
-    } else if (isFloat) {
+    if (in.dtype() == kBool) { // width and fill do not apply
+      out.strings()[i] = in.data<bool>()[i] ? "true" : "false";
+      continue;
+    }
+    if (isFloat) {
       std::string spec = format + (shortest ? "g" : scientific ? "e" : "f");
       std::snprintf(buffer, sizeof buffer, spec.c_str(), in.getAsDouble(i));
     } else if (in.dtype() == kUInt64) {
@@ -238,9 +282,11 @@ LogicalResult scalarSummary(KernelContext &ctx) {
   std::string summary;
   for (int64_t i = 0; i < tags.numElements(); ++i) {
     std::string value;
-    value += char(0x0a); // tag, length-delimited
-    appendVarint(value, tags.strings()[i].size());
-    value += tags.strings()[i];
+    if (!tags.strings()[i].empty()) { // proto3 leaves an empty tag out
+      value += char(0x0a);            // tag, length-delimited
+      appendVarint(value, tags.strings()[i].size());
+      value += tags.strings()[i];
+    }
     value += char(0x15); // simple_value, fixed32
     float f = float(values.getAsDouble(i));
     char bytes[4];

@@ -389,7 +389,7 @@ private:
       if (outputs[0].dead)
         return success(); // the loop ends here
       Frame f = frames[frame]; // a copy: getFrame may grow `frames`
-      if (f.iteration + 1 >= maxIterations)
+      if (f.iteration + 1 > maxIterations)
         return node.emitError()
                << "Node '" << node.getName() << "': loop '" << f.name
                << "' did not finish within " << maxIterations

@@ -3,6 +3,7 @@
 #include "Kernels.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 
@@ -448,11 +449,20 @@ LogicalResult select(KernelContext &ctx) {
 LogicalResult range(KernelContext &ctx) {
   double start = ctx.inputs[0].getAsDouble(0), limit = ctx.inputs[1].getAsDouble(0),
          delta = ctx.inputs[2].getAsDouble(0);
+  // As StrCat prints numbers: 1, not 1.000000e+00.
+  auto text = [](double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", v);
+    return std::string(buffer);
+  };
   if (delta == 0)
-    return ctx.error() << "Requires delta != 0: " << delta;
-  if ((delta > 0 && start > limit) || (delta < 0 && start < limit))
-    return ctx.error() << "Requires start <= limit when delta > 0: " << start
-                       << "/" << limit;
+    return ctx.error() << "Requires delta != 0: " << text(delta);
+  if (delta > 0 && start > limit)
+    return ctx.error() << "Requires start <= limit when delta > 0: "
+                       << text(start) << "/" << text(limit);
+  if (delta < 0 && start < limit)
+    return ctx.error() << "Requires start >= limit when delta < 0: "
+                       << text(start) << "/" << text(limit);
   int64_t n = int64_t(std::ceil(std::fabs((limit - start) / delta)));
   Tensor out(ctx.inputs[0].dtype(), {n});
   for (int64_t i = 0; i < n; ++i)

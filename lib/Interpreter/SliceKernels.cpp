@@ -162,11 +162,10 @@ LogicalResult stridedSliceGrad(KernelContext &ctx) {
   if (failed(plan(ctx, shape, p)))
     return failure();
   std::vector<int64_t> sources = sliceSources(shape, p);
-  if (int64_t(sources.size()) != dy.numElements())
+  std::vector<int64_t> expected(p.outputShape.begin(), p.outputShape.end());
+  if (dy.shape() != expected)
     return ctx.error() << "shape of dy was " << shapeString(dy.shape())
-                       << " instead of " << shapeString(std::vector<int64_t>(
-                                                p.outputShape.begin(),
-                                                p.outputShape.end()));
+                       << " instead of " << shapeString(expected);
   Tensor out(dy.dtype(), shape);
   size_t size = dtypeSize(dy.dtype());
   for (size_t i = 0; i < sources.size(); ++i)

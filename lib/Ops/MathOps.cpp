@@ -9,6 +9,7 @@
 #include "OpTables.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
@@ -317,10 +318,20 @@ std::string rangeShape(InferenceContext &ctx) {
        delta = ctx.getConstantScalar(2);
   if (start && limit && delta) {
     double s = *start, l = *limit, d = *delta;
+    // As StrCat prints numbers: 1, not 1.000000.
+    auto text = [](double v) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%g", v);
+      return std::string(buffer);
+    };
     if (d == 0)
-      return "Requires delta != 0";
-    if ((d > 0 && s > l) || (d < 0 && s < l))
-      return "Requires start <= limit when delta > 0";
+      return "Requires delta != 0: " + text(d);
+    if (d > 0 && s > l)
+      return "Requires start <= limit when delta > 0: " + text(s) + "/" +
+             text(l);
+    if (d < 0 && s < l)
+      return "Requires start >= limit when delta < 0: " + text(s) + "/" +
+             text(l);
     ctx.setOutput(0, Shape::of({int64_t(std::ceil(std::fabs((l - s) / d)))}));
     return "";
   }

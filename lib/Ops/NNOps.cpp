@@ -193,9 +193,9 @@ std::string biasAddGradShape(InferenceContext &ctx) {
   return "";
 }
 
-/// The (Sparse)SoftmaxCrossEntropyWithLogits pair: loss [batch] and
-/// backprop [batch, classes].
-std::string crossEntropyShape(InferenceContext &ctx) {
+/// SparseSoftmaxCrossEntropyWithLogits: loss [batch] and backprop
+/// [batch, classes] from the logits.
+std::string sparseCrossEntropyShape(InferenceContext &ctx) {
   Shape logits = ctx.getInputShape(0);
   if (logits.hasRank() && logits.rank() != 2)
     return "Shape must be rank 2 but is rank " + std::to_string(logits.rank());
@@ -203,6 +203,22 @@ std::string crossEntropyShape(InferenceContext &ctx) {
     logits = Shape::ofRank(2);
   ctx.setOutput(0, Shape::of({logits.dims[0]}));
   ctx.setOutput(1, logits);
+  return "";
+}
+
+/// SoftmaxCrossEntropyWithLogits: logits and labels broadcast to one
+/// [batch, classes] shape.
+std::string crossEntropyShape(InferenceContext &ctx) {
+  std::string error;
+  auto joined = broadcastShapes(ctx.getInputShape(0), ctx.getInputShape(1),
+                                error);
+  if (!joined)
+    return error;
+  if (joined->hasRank() && joined->rank() != 2)
+    return "Shape must be rank 2 but is rank " + std::to_string(joined->rank());
+  Shape both = joined->hasRank() ? *joined : Shape::ofRank(2);
+  ctx.setOutput(0, Shape::of({both.dims[0]}));
+  ctx.setOutput(1, both);
   return "";
 }
 
@@ -293,10 +309,13 @@ std::string fusedBatchNormShape(InferenceContext &ctx) {
     if (channels < 0)
       channels = s.dims[0];
   }
+  if (x.hasRank())
+    x.dims[format == "NCHW" || format == "NCDHW" ? 1 : x.rank() - 1] = channels;
   ctx.setOutput(0, x);
   for (unsigned i = 1; i < 5; ++i)
     ctx.setOutput(i, Shape::of({channels}));
-  ctx.setOutput(5, Shape::of({0}));
+  // reserve_space_3 is implementation-defined (a scalar on CPU).
+  ctx.setOutput(5, Shape::unknown());
   return "";
 }
 } // namespace
@@ -306,7 +325,7 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
       {"BiasAdd", biasAddShape},
       {"BiasAddGrad", biasAddGradShape},
       {"SoftmaxCrossEntropyWithLogits", crossEntropyShape},
-      {"SparseSoftmaxCrossEntropyWithLogits", crossEntropyShape},
+      {"SparseSoftmaxCrossEntropyWithLogits", sparseCrossEntropyShape},
       {"Conv2D", conv2DShape},
       {"MaxPool", poolShape},
       {"AvgPool", poolShape},
