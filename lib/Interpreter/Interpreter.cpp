@@ -9,6 +9,7 @@
 
 #include "Kernels.h"
 
+#include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Translate/NodeDefUtil.h"
 #include "mlir/IR/Diagnostics.h"
@@ -147,7 +148,8 @@ Kernel cleave::interp::lookupKernel(StringRef opType) {
     for (const KernelTable &family :
          {getArrayKernels(), getMathKernels(), getNNKernels(),
           getStateKernels(), getRandomKernels(), getSliceKernels(),
-          getHostKernels(), getFunctionalKernels(), getDataKernels()})
+          getHostKernels(), getFunctionalKernels(), getDataKernels(),
+          getReplicationKernels()})
       for (const auto &[name, kernel] : family) {
         if (!ops::lookupOp(name) || !map->try_emplace(name, kernel).second)
           llvm::report_fatal_error(llvm::Twine("bad kernel table entry '") +
@@ -499,8 +501,16 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   if (!graph)
     return emitError(loc, "the module has no graph.graph to run"), failure();
   llvm::StringMap<NodeOp> byName;
-  for (auto node : graph.getBody().front().getOps<NodeOp>())
+  for (Operation &op : graph.getBody().front()) {
+    auto node = dyn_cast<NodeOp>(op);
+    if (!node)
+      return op.emitError() << "the interpreter runs flat graphs; '"
+                            << op.getName()
+                            << "' holds a region (export the graph to a "
+                               "GraphDef to flatten it)",
+             failure();
     byName[node.getName()] = node;
+  }
 
   // Resolve feeds and fetches.
   llvm::DenseMap<Value, Tensor> fed;
@@ -511,6 +521,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return emitError(loc) << "cannot feed '" << name
                             << "': no such tensor in the graph",
              failure();
+    if (auto error = getReplicationFeedError(node, port))
+      return node.emitError() << *error, failure();
     Value v = node.getOutputs()[port];
     // A placeholder's declared shape, whether or not inference ran.
     Type declared = v.getType();
@@ -555,6 +567,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
                             << nodeName << "' has " << node.getOutputs().size()
                             << " outputs",
              failure();
+    if (auto error = getReplicationFetchError(node))
+      return node.emitError() << *error, failure();
     fetchValues.push_back(node.getOutputs()[port]);
   }
   SmallVector<NodeOp> roots;
@@ -567,6 +581,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return emitError(loc) << "cannot run target '" << name
                             << "': no node named '" << name << "'",
              failure();
+    if (auto error = getReplicationFetchError(node))
+      return node.emitError() << *error, failure();
     roots.push_back(node);
   }
 

@@ -65,6 +65,7 @@ KernelTable getSliceKernels();
 KernelTable getHostKernels();
 KernelTable getFunctionalKernels();
 KernelTable getDataKernels();
+KernelTable getReplicationKernels();
 
 /// The kernel of `opType`, or null.
 Kernel lookupKernel(llvm::StringRef opType);

@@ -2,10 +2,13 @@
 //
 //   graph-diff a.pbtxt b.pb     exit 0 when equal, 1 with a report otherwise
 //   ... | graph-diff a.pbtxt -  (`-` reads standard input)
+//   graph-diff --ignore-node-order a.pbtxt b.pbtxt
 //
 // Each file may be text or binary (sniffed). Messages are compared field by
 // field with repeated-field order significant and map fields as maps,
-// exactly what "lossless" means for Cleave's round trips.
+// exactly what "lossless" means for Cleave's round trips. With
+// --ignore-node-order, GraphDef.node is compared as a map keyed by name:
+// node order carries no meaning, and regions (graph.cluster) reorder it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,14 +61,22 @@ static bool load(const char *path, tensorflow::GraphDef &graph) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    std::cerr << "usage: graph-diff <a.pb|a.pbtxt> <b.pb|b.pbtxt>\n";
+  bool ignoreNodeOrder =
+      argc == 4 && std::string(argv[1]) == "--ignore-node-order";
+  if (argc != 3 && !ignoreNodeOrder) {
+    std::cerr << "usage: graph-diff [--ignore-node-order] <a.pb|a.pbtxt> "
+                 "<b.pb|b.pbtxt>\n";
     return 2;
   }
+  const char *pathA = argv[argc - 2], *pathB = argv[argc - 1];
   tensorflow::GraphDef a, b;
-  if (!load(argv[1], a) || !load(argv[2], b))
+  if (!load(pathA, a) || !load(pathB, b))
     return 2;
   pb::util::MessageDifferencer differ;
+  if (ignoreNodeOrder)
+    differ.TreatAsMap(
+        tensorflow::GraphDef::descriptor()->FindFieldByName("node"),
+        tensorflow::NodeDef::descriptor()->FindFieldByName("name"));
   std::string report;
   differ.ReportDifferencesToString(&report);
   if (differ.Compare(a, b))

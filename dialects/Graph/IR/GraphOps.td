@@ -96,6 +96,15 @@ def Graph_NodeOp : Graph_Op<"node", [
     std::optional<std::string> getTFString(::llvm::StringRef attrName);
     std::optional<::llvm::SmallVector<int64_t>>
     getTFIntList(::llvm::StringRef attrName);
+
+    /// A new node at the builder's insertion point. `inputs` holds the data
+    /// inputs followed by the control inputs; `device` may be empty.
+    static NodeOp create(::mlir::OpBuilder &builder, ::mlir::Location loc,
+                         ::llvm::StringRef opType, ::llvm::StringRef name,
+                         ::mlir::TypeRange outputTypes,
+                         ::mlir::ValueRange inputs,
+                         ::mlir::DictionaryAttr attrs,
+                         ::llvm::StringRef device = {});
   }];
 }
 
@@ -160,6 +169,97 @@ def Graph_ReturnOp : Graph_Op<"return", [Terminator, HasParent<"FuncOp">]> {
                        OptionalAttr<StrArrayAttr>:$spellings);
   let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
   let hasVerifier = 1;
+}
+
+def Graph_ClusterOp : Graph_Op<"cluster", [
+    SingleBlockImplicitTerminator<"YieldOp">, RegionKindInterface,
+    HasOnlyGraphRegion]> {
+  let summary = "the nodes of one replicated computation (`_tpu_replicate`)";
+  let description = [{
+    Formed by `graph-cluster-formation` from the nodes tagged
+    `_tpu_replicate = "<cluster>"`. The body holds those nodes, in graph
+    order and without the tag, and yields the values (data or control) that
+    nodes outside the cluster use; the op's results are those values, then
+    a control token.
+
+    The cluster's `TPUReplicateMetadata` node is folded into the op:
+    `metadata` is its attr map (num_replicas, topology, ...), `metadata_name`
+    and `metadata_device` its name and device, and the op's operands are its
+    control inputs (usually the pivot). Inside the body, the block argument
+    stands for the metadata's control token; outside, the op's `control`
+    result does. Export writes the nodes back flat, tagged again, with the
+    metadata node first.
+
+    ```mlir
+    %r, %r_ctl = graph.cluster "cluster" [%pivot_ctl] {metadata = {num_replicas = 1 : i64, ...}, metadata_name = "TPUReplicateMetadata"} -> (tensor<f32>) {
+    ^bb0(%metadata_ctl: !graph.control):
+      %y, %y_ctl = graph.node "Neg" "y"(%x) [%metadata_ctl] {T = f32} : (tensor<f32>) -> tensor<f32>
+      graph.yield %y : tensor<f32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_ControlType>:$control_inputs,
+                       StrAttr:$cluster,
+                       DictionaryAttr:$metadata,
+                       StrAttr:$metadata_name,
+                       OptionalAttr<StrAttr>:$metadata_device);
+  let results = (outs Variadic<AnyType>:$outputs, Graph_ControlType:$control);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $cluster (`[` $control_inputs^ `]`)? attr-dict-with-keyword
+    (`->` `(` type($outputs)^ `)`)? $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The body's stand-in for the metadata node's control token.
+    ::mlir::BlockArgument getMetadataControl() {
+      return getBody().front().getArgument(0);
+    }
+    /// `num_replicas` of the folded metadata.
+    int64_t getNumReplicas();
+  }];
+}
+
+def Graph_ReplicateOp : Graph_Op<"replicate", [
+    SingleBlockImplicitTerminator<"YieldOp">, RegionKindInterface,
+    HasOnlyGraphRegion]> {
+  let summary = "a cluster run by `n` replicas";
+  let description = [{
+    Wraps a `graph.cluster` whose metadata has `num_replicas = n > 1`. Each
+    block argument is one `TPUReplicatedInput`: its `n` per-replica values
+    are operands `[i*n, (i+1)*n)` (input-major). Results are output-major:
+    result `k*n + r` is replica `r`'s copy of the `k`-th yielded value, which
+    is where the `TPUReplicatedOutput` of that value put its output `r`. The
+    last result is the cluster's control token.
+
+    `input_nodes[i]` and `output_nodes[k]` keep the folded
+    TPUReplicatedInput/Output nodes (`name`, `attrs`, optional `device`,
+    `controls`: how many of the trailing control operands were theirs), so
+    export writes them back; an empty dictionary in `output_nodes` marks a
+    value that had no TPUReplicatedOutput (a control token, say), whose users
+    read replica 0.
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs, I64Attr:$n,
+                       ArrayAttr:$input_nodes, ArrayAttr:$output_nodes);
+  let results = (outs Variadic<AnyType>:$outputs, Graph_ControlType:$control);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`(` $inputs^ `:` type($inputs) `)`)? attr-dict-with-keyword
+    (`->` `(` type($outputs)^ `)`)? $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The cluster it wraps.
+    ClusterOp getCluster();
+  }];
+}
+
+def Graph_YieldOp : Graph_Op<"yield", [
+    Terminator, ParentOneOf<["ClusterOp", "ReplicateOp"]>]> {
+  let summary = "the values a cluster or replicate region hands out";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
 }
 
 #endif // CLEAVE_DIALECT_GRAPH_IR_GRAPHOPS_TD

@@ -37,4 +37,102 @@ def GraphInferShapesPass : Pass<"graph-infer-shapes", "::mlir::ModuleOp"> {
   }];
 }
 
+def GraphReplicatePass : Pass<"graph-replicate", "::mlir::ModuleOp"> {
+  let summary = "Tag a computation for N replicas as TensorFlow's tpu.replicate() does";
+  let description = [{
+    Rewrites the graph into what TensorFlow's Python `tpu.replicate()`
+    would have built. `computation` names either a function of the library
+    or a name scope of the graph:
+
+    * a function: every top-level call of it (a node whose op is the
+      function, or a `PartitionedCall`/`StatefulPartitionedCall` of it) is
+      one replica's inputs and outputs; a single call is mirrored to every
+      replica. The body is inlined once, its names made unique as
+      `graph.unique_name` would (`dense` -> `dense_1`).
+    * a name scope: the nodes named `<scope>/...` are the computation; each
+      value they read from outside is a replicated input (the same value
+      for every replica), each value read outside is an output, whose
+      users read replica 0.
+
+    The pass adds `TPUReplicatedInput` `input<i>` (`index = i`), the
+    cluster name (`cluster`, then `cluster_1`, ...), the pivot
+    `<cluster>/pivot`, `TPUReplicateMetadata` with the metadata options,
+    identities `replicated_input_<i>`, output identities on
+    `TPU_REPLICATED_CORE:0`, `TPUReplicatedOutput` `output<i>`,
+    `TPUCompilationResult` and the per-replica identities
+    `output_<i>_shard_<r>` (NoOps `shard_<r>` when there are no outputs).
+    Every node of the computation gets `_tpu_replicate = <cluster>`; nodes
+    with no data input get a control input from the metadata, as under
+    TensorFlow's `control_dependencies([metadata])`.
+
+    Outside compilation: each scope of `outside-compilation` is named by a
+    counter ("0", "1", ...) in the order given; nodes that already carry
+    `_xla_outside_compilation` keep it. With `allow-soft-placement`, nodes
+    the device backend cannot compile go to `auto<N>` scopes (a node joins
+    the scope of its producers when they all share one). A scope whose
+    nodes sit on `TPU_REPLICATED_CORE:<k>` is recorded as `"<scope>:<k>"`
+    in the metadata's `host_compute_core`, and its nodes leave that device.
+    Without soft placement, uncompilable nodes are reported as a warning
+    (the first 5, then `... and <n> more`).
+
+    Errors, on the node: `TPU computations cannot be nested`, `Cannot nest
+    outside_compilation clusters`, `Non-resource Variables are not supported
+    inside TPU computations (operator name: <name>)`, `Replicas must have
+    the same number of inputs. ...` and `Replicas must have matching input
+    types. ...`.
+  }];
+  let options = [
+    Option<"computation", "computation", "std::string", "",
+           "the function or name scope to replicate">,
+    Option<"numReplicas", "num-replicas", "int64_t", "1",
+           "number of replicas (TPUReplicateMetadata num_replicas)">,
+    ListOption<"outsideCompilation", "outside-compilation", "std::string",
+               "name scopes inside the computation that run on the host">,
+    Option<"allowSoftPlacement", "allow-soft-placement", "bool", "false",
+           "move ops the device cannot compile to the host (auto<N> scopes)">,
+    Option<"numCoresPerReplica", "num-cores-per-replica", "int64_t", "1",
+           "metadata num_cores_per_replica">,
+    Option<"topology", "topology", "std::string", "",
+           "metadata topology (a serialized TopologyProto)">,
+    ListOption<"deviceAssignment", "device-assignment", "int64_t",
+               "metadata device_assignment (flattened core assignment)">,
+    Option<"useTpu", "use-tpu", "bool", "true", "metadata use_tpu">,
+    Option<"stepMarkerLocation", "step-marker-location", "std::string",
+           "\"STEP_MARK_AT_ENTRY\"", "metadata step_marker_location">,
+    Option<"useSpmdForXlaPartitioning", "use-spmd-for-xla-partitioning",
+           "bool", "false", "metadata use_spmd_for_xla_partitioning">
+  ];
+}
+
+def GraphClusterFormationPass
+    : Pass<"graph-cluster-formation", "::mlir::ModuleOp"> {
+  let summary = "Form one graph.cluster per _tpu_replicate value";
+  let description = [{
+    Works on graphs tagged by `graph-replicate` or by TensorFlow. For each
+    `TPUReplicateMetadata`, the nodes tagged with its `_tpu_replicate` value
+    move into one `graph.cluster`, placed where the last of them was; nodes
+    between them that depend on the cluster move after it. The cluster
+    yields only the values (data or control) used outside it, and folds the
+    metadata node into its attributes; members lose the tag.
+
+    With `num_replicas > 1` the cluster is wrapped in a `graph.replicate`
+    with `n = num_replicas`: each `TPUReplicatedInput` read by the cluster
+    becomes one block argument with its `n` operands, and each
+    `TPUReplicatedOutput` of a cluster result becomes `n` results (result
+    `k*n + r` is replica `r` of the `k`-th yielded value). With one replica
+    TPUReplicatedInput/Output stay as nodes: they are identities.
+
+    Export writes a clustered graph back flat and tagged.
+
+    Errors, on the node: an empty `_tpu_replicate`; a metadata node without
+    it, or two with the same value; a cluster without metadata; a missing or
+    non-positive `num_replicas`; a node outside the cluster that reads one of
+    its values other than through TPUReplicatedOutput (`... depends on TPU
+    computation ..., which is not allowed.`); a node both feeding and fed by
+    the cluster (`Op has cyclic dependency with a compilation cluster`); a
+    TPUReplicatedInput/Output with the wrong number of replicas, or still
+    used outside the cluster after folding.
+  }];
+}
+
 #endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_PASSES_TD

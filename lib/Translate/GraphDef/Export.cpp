@@ -10,6 +10,7 @@
 
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "google/protobuf/arena.h"
@@ -41,8 +42,8 @@ static LogicalResult exportNode(NodeOp node, tf::NodeDef &def,
   if (auto device = node.getDevice())
     def.set_device(device->str());
   std::string error;
-  if (failed(graphdef::exportAttrMap(node.getAttrs(), *def.mutable_attr(),
-                                     error)))
+  if (failed(
+          graphdef::exportAttrMap(node.getAttrs(), *def.mutable_attr(), error)))
     return node.emitOpError("node '") << node.getName() << "': " << error;
   if (auto info = node.getDebugInfoAttr())
     if (failed(graphdef::attrToProto(
@@ -52,6 +53,87 @@ static LogicalResult exportNode(NodeOp node, tf::NodeDef &def,
     if (failed(graphdef::attrToProto(type, *def.mutable_experimental_type(),
                                      error)))
       return node.emitOpError("full_type: ") << error;
+  return success();
+}
+
+/// Writes a node that graph-cluster-formation folded into an op: `entry` is
+/// its {name, attrs, device?, controls?} and `controls` the op's trailing
+/// control operands, of which it takes its share.
+static LogicalResult exportFoldedNode(Operation *op, DictionaryAttr entry,
+                                      StringRef opType, ValueRange inputs,
+                                      ValueRange &controls,
+                                      tf::GraphDef &graphDef) {
+  tf::NodeDef &def = *graphDef.add_node();
+  def.set_name(entry.getAs<StringAttr>("name").str());
+  def.set_op(opType.str());
+  for (Value input : inputs)
+    def.add_input(graphdef::renderInput(input, false));
+  int64_t numControls = 0;
+  if (auto count = entry.getAs<IntegerAttr>("controls"))
+    numControls = count.getInt();
+  if (numControls > (int64_t)controls.size())
+    return op->emitOpError("'") << def.name() << "' claims more control "
+                                << "inputs than the op has";
+  for (Value control : controls.take_front(numControls))
+    def.add_input(graphdef::renderInput(control, false));
+  controls = controls.drop_front(numControls);
+  if (auto device = entry.getAs<StringAttr>("device"))
+    def.set_device(device.str());
+  std::string error;
+  if (failed(graphdef::exportAttrMap(entry.getAs<DictionaryAttr>("attrs"),
+                                     *def.mutable_attr(), error)))
+    return op->emitOpError("node '") << def.name() << "': " << error;
+  return success();
+}
+
+/// A cluster goes back flat: its metadata node, then its nodes tagged
+/// `_tpu_replicate` again.
+static LogicalResult exportCluster(ClusterOp cluster, tf::GraphDef &graphDef) {
+  NamedAttrList entry;
+  entry.set("name", cluster.getMetadataNameAttr());
+  entry.set("attrs", cluster.getMetadataAttr());
+  if (auto device = cluster.getMetadataDeviceAttr())
+    entry.set("device", device);
+  ValueRange controls = cluster.getControlInputs();
+  entry.set("controls",
+            IntegerAttr::get(IntegerType::get(cluster.getContext(), 64),
+                             controls.size()));
+  if (failed(exportFoldedNode(cluster,
+                              entry.getDictionary(cluster.getContext()),
+                              "TPUReplicateMetadata", {}, controls, graphDef)))
+    return failure();
+  for (auto node : cluster.getBody().front().getOps<NodeOp>()) {
+    tf::NodeDef &def = *graphDef.add_node();
+    if (failed(exportNode(node, def, false)))
+      return failure();
+    (*def.mutable_attr())["_tpu_replicate"].set_s(cluster.getCluster().str());
+  }
+  return success();
+}
+
+/// A replicate region goes back as its TPUReplicatedInput nodes, the
+/// cluster, then its TPUReplicatedOutput nodes.
+static LogicalResult exportReplicate(ReplicateOp replicate,
+                                     tf::GraphDef &graphDef) {
+  uint64_t n = replicate.getN();
+  ArrayAttr inputNodes = replicate.getInputNodes();
+  ValueRange operands = replicate.getInputs();
+  ValueRange controls = operands.drop_front(inputNodes.size() * n);
+  for (auto [i, entry] : llvm::enumerate(inputNodes))
+    if (failed(exportFoldedNode(replicate, cast<DictionaryAttr>(entry),
+                                "TPUReplicatedInput", operands.slice(i * n, n),
+                                controls, graphDef)))
+      return failure();
+  if (failed(exportCluster(replicate.getCluster(), graphDef)))
+    return failure();
+  Operation *yield = replicate.getBody().front().getTerminator();
+  for (auto [k, entry] : llvm::enumerate(replicate.getOutputNodes())) {
+    auto dict = cast<DictionaryAttr>(entry);
+    if (!dict.empty() &&
+        failed(exportFoldedNode(replicate, dict, "TPUReplicatedOutput",
+                                yield->getOperand(k), controls, graphDef)))
+      return failure();
+  }
   return success();
 }
 
@@ -131,9 +213,24 @@ LogicalResult cleave::exportGraphDef(ModuleOp module, tf::GraphDef &graphDef) {
   }
   std::string error;
   if (graph) {
-    for (auto node : graph.getBody().front().getOps<NodeOp>())
-      if (failed(exportNode(node, *graphDef.add_node(), false)))
+    for (Operation &op : graph.getBody().front()) {
+      LogicalResult written =
+          TypeSwitch<Operation *, LogicalResult>(&op)
+              .Case([&](NodeOp node) {
+                return exportNode(node, *graphDef.add_node(), false);
+              })
+              .Case([&](ClusterOp cluster) {
+                return exportCluster(cluster, graphDef);
+              })
+              .Case([&](ReplicateOp replicate) {
+                return exportReplicate(replicate, graphDef);
+              })
+              .Default([](Operation *op) {
+                return op->emitOpError("cannot be exported to a GraphDef");
+              });
+      if (failed(written))
         return failure();
+    }
     if (auto versions = graph.getVersionsAttr()) {
       tf::VersionDef *v = graphDef.mutable_versions();
       v->set_producer(versions.getProducer());
@@ -158,8 +255,8 @@ LogicalResult cleave::exportGraphDef(ModuleOp module, tf::GraphDef &graphDef) {
         return graph.emitOpError("debug_info: ") << error;
   }
   for (auto func : module.getOps<FuncOp>())
-    if (failed(exportFunction(
-            func, *graphDef.mutable_library()->add_function())))
+    if (failed(
+            exportFunction(func, *graphDef.mutable_library()->add_function())))
       return failure();
   return success();
 }

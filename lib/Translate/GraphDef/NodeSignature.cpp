@@ -91,8 +91,8 @@ FailureOr<bool> graphdef::resolveOutputArgs(StringRef opType,
   // Library functions take precedence over registered ops, as in
   // TensorFlow's FunctionLibraryDefinition. Most graphs have none.
   if (module && !module.getOps<FuncOp>().empty())
-    func = dyn_cast_or_null<FuncOp>(SymbolTable::lookupSymbolIn(
-        module, StringAttr::get(ctx, opType)));
+    func = dyn_cast_or_null<FuncOp>(
+        SymbolTable::lookupSymbolIn(module, StringAttr::get(ctx, opType)));
   if (func)
     collectFromSignature(func.getSignature(), decls);
   else if (const ops::OpSpec *spec = ops::lookupOp(opType))
@@ -125,9 +125,8 @@ FailureOr<bool> graphdef::resolveOutputArgs(StringRef opType,
     if (!d.typeListAttr.empty()) {
       Attribute attr = attrs.get(d.typeListAttr);
       auto list = dyn_cast_or_null<ArrayAttr>(attr);
-      bool ok = list && llvm::all_of(list, [](Attribute a) {
-                  return isa<TypeAttr>(a);
-                });
+      bool ok = list && llvm::all_of(
+                            list, [](Attribute a) { return isa<TypeAttr>(a); });
       if (!ok) {
         error = "Expected '" + d.typeListAttr + "' to be a list of types";
         return failure();
@@ -172,8 +171,7 @@ static StringRef getArgName(BlockArgument arg) {
 
 /// In a function body, the "out_arg:idx" of port `port` of `node`, if its
 /// signature is known.
-static std::optional<std::string> getOutputArgRef(NodeOp node,
-                                                  unsigned port) {
+static std::optional<std::string> getOutputArgRef(NodeOp node, unsigned port) {
   SmallVector<graphdef::OutputArg> args;
   std::string error;
   auto module = node->getParentOfType<ModuleOp>();
@@ -190,7 +188,48 @@ static std::optional<std::string> getOutputArgRef(NodeOp node,
   return std::nullopt;
 }
 
+/// The input string of a value a graph.cluster or graph.replicate defines,
+/// as the flat GraphDef names it; values those ops only pass through are
+/// followed to the node inside, which `value` is set to (returning nullopt).
+static std::optional<std::string> renderRegionValue(Value &value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (auto cluster = dyn_cast<ClusterOp>(parent))
+        return ("^" + cluster.getMetadataName()).str();
+      if (auto replicate = dyn_cast<ReplicateOp>(parent))
+        return cast<DictionaryAttr>(
+                   replicate.getInputNodes()[arg.getArgNumber()])
+            .getAs<StringAttr>("name")
+            .str();
+      return std::nullopt;
+    }
+    Operation *def = value.getDefiningOp();
+    unsigned port = cast<OpResult>(value).getResultNumber();
+    if (auto cluster = dyn_cast<ClusterOp>(def)) {
+      if (value == cluster.getControl())
+        return ("^" + cluster.getMetadataName()).str();
+      value = cluster.getBody().front().getTerminator()->getOperand(port);
+      continue;
+    }
+    if (auto replicate = dyn_cast<ReplicateOp>(def)) {
+      if (value == replicate.getControl())
+        return ("^" + replicate.getCluster().getMetadataName()).str();
+      uint64_t n = replicate.getN();
+      auto tro = cast<DictionaryAttr>(replicate.getOutputNodes()[port / n]);
+      if (auto name = tro.getAs<StringAttr>("name"))
+        return port % n ? (name.getValue() + ":" + Twine(port % n)).str()
+                        : name.str();
+      value = replicate.getBody().front().getTerminator()->getOperand(port / n);
+      continue;
+    }
+    return std::nullopt;
+  }
+}
+
 std::string graphdef::renderInput(Value value, bool inFunction) {
+  if (auto text = renderRegionValue(value))
+    return *text;
   if (auto arg = dyn_cast<BlockArgument>(value))
     return getArgName(arg).str();
   auto node = value.getDefiningOp<NodeOp>();
@@ -221,6 +260,8 @@ static std::pair<StringRef, unsigned> splitIndex(StringRef text) {
 
 bool graphdef::spellingMatches(StringRef spelling, Value value,
                                bool inFunction) {
+  if (renderRegionValue(value))
+    return false;
   bool isControl = isa<ControlType>(value.getType());
   if (isControl != spelling.starts_with("^"))
     return false;

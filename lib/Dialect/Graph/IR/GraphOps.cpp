@@ -20,30 +20,29 @@ void GraphOp::build(OpBuilder &builder, OperationState &state) {
   body->push_back(new Block);
 }
 
-/// Node names must be unique within one graph or function body; function
-/// arguments share that namespace in TensorFlow.
-static LogicalResult verifyUniqueNodeNames(Operation *op, Block &block,
+/// Node names must be unique within one graph or function body, clusters
+/// included; function arguments share that namespace in TensorFlow.
+static LogicalResult verifyUniqueNodeNames(Block &block,
                                            ArrayRef<StringRef> argNames) {
   llvm::StringSet<> seen;
   for (StringRef name : argNames)
     seen.insert(name.split(':').first);
-  for (Operation &nested : block) {
-    auto node = dyn_cast<NodeOp>(nested);
-    if (!node)
-      continue;
-    if (!seen.insert(node.getName()).second)
-      return node.emitOpError()
-             << "Duplicated node (or function argument) with the same name: `"
-             << node.getName() << "`";
-  }
-  return success();
+  WalkResult result = block.walk([&](NodeOp node) {
+    if (seen.insert(node.getName()).second)
+      return WalkResult::advance();
+    node.emitOpError()
+        << "Duplicated node (or function argument) with the same name: `"
+        << node.getName() << "`";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
 }
 
 LogicalResult GraphOp::verifyRegions() {
   for (Operation &op : getBody().front())
-    if (!isa<NodeOp>(op))
+    if (!isa<NodeOp, ClusterOp, ReplicateOp>(op))
       return op.emitOpError("is not allowed in a graph.graph body");
-  return verifyUniqueNodeNames(*this, getBody().front(), {});
+  return verifyUniqueNodeNames(getBody().front(), {});
 }
 
 //===----------------------------------------------------------------------===//
@@ -76,6 +75,22 @@ std::optional<bool> NodeOp::getTFBool(StringRef attrName) {
   if (auto b = dyn_cast_or_null<BoolAttr>(getTFAttr(attrName)))
     return b.getValue();
   return std::nullopt;
+}
+
+NodeOp NodeOp::create(OpBuilder &builder, Location loc, StringRef opType,
+                     StringRef name, TypeRange outputTypes, ValueRange inputs,
+                     DictionaryAttr attrs, StringRef device) {
+  OperationState state(loc, getOperationName());
+  state.addOperands(inputs);
+  state.addTypes(outputTypes);
+  state.addTypes(ControlType::get(builder.getContext()));
+  auto &props = state.getOrAddProperties<Properties>();
+  props.op_type = builder.getStringAttr(opType);
+  props.name = builder.getStringAttr(name);
+  if (!device.empty())
+    props.device = builder.getStringAttr(device);
+  props.attrs = attrs ? attrs : builder.getDictionaryAttr({});
+  return cast<NodeOp>(builder.create(state));
 }
 
 std::optional<std::string> NodeOp::getTFString(StringRef attrName) {
@@ -249,7 +264,7 @@ LogicalResult FuncOp::verify() {
   for (Operation &op : entry.without_terminator())
     if (!isa<NodeOp>(op))
       return op.emitOpError("is not allowed in a graph.func body");
-  return verifyUniqueNodeNames(*this, entry, argNames);
+  return verifyUniqueNodeNames(entry, argNames);
 }
 
 ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -305,3 +320,97 @@ LogicalResult ReturnOp::verify() {
 
 #define GET_OP_CLASSES
 #include "cleave/Dialect/Graph/IR/GraphOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ClusterOp and ReplicateOp
+//===----------------------------------------------------------------------===//
+
+/// The body's terminator yields values of the given types.
+static LogicalResult verifyYield(Operation *op, Block &body,
+                                 TypeRange expected) {
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return op->emitOpError("expects a graph.yield terminator");
+  if (yield.getOperands().getTypes() != expected)
+    return op->emitOpError("yields ")
+           << yield.getOperands().size() << " values whose types differ from "
+           << "what the op declares";
+  return success();
+}
+
+int64_t ClusterOp::getNumReplicas() {
+  if (auto n = dyn_cast_or_null<IntegerAttr>(getMetadata().get("num_replicas")))
+    return n.getInt();
+  return 1;
+}
+
+LogicalResult ClusterOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 ||
+      !isa<ControlType>(body.getArgument(0).getType()))
+    return emitOpError("expects one !graph.control block argument standing "
+                       "for the metadata's control token");
+  for (Operation &op : body.without_terminator())
+    if (!isa<NodeOp>(op))
+      return op.emitOpError("is not allowed in a graph.cluster body");
+  return verifyYield(*this, body, getOutputs().getTypes());
+}
+
+ClusterOp ReplicateOp::getCluster() {
+  for (Operation &op : getBody().front())
+    if (auto cluster = dyn_cast<ClusterOp>(op))
+      return cluster;
+  return {};
+}
+
+LogicalResult ReplicateOp::verify() {
+  int64_t n = getN();
+  if (n < 2)
+    return emitOpError("expects 'n' to be at least 2, got ") << n;
+  Block &body = getBody().front();
+  unsigned numGroups = body.getNumArguments();
+  if (getInputNodes().size() != numGroups)
+    return emitOpError("expects one input_nodes entry per block argument");
+  unsigned numData = 0;
+  for (Value v : getInputs())
+    numData += !isa<ControlType>(v.getType());
+  if (numData != n * numGroups)
+    return emitOpError("expects number of data operands (")
+           << numData << ") to be equal to 'n' * number of block arguments ("
+           << n << " * " << numGroups << ")";
+  for (unsigned g = 0; g < numGroups; ++g)
+    for (int64_t r = 0; r < n; ++r)
+      if (getInputs()[g * n + r].getType() != body.getArgument(g).getType())
+        return emitOpError("incompatible types for operand ")
+               << g * n + r << " and block argument " << g;
+  int64_t numControls = 0;
+  for (ArrayAttr list : {getInputNodes(), getOutputNodes()})
+    for (Attribute entry : list) {
+      auto dict = dyn_cast<DictionaryAttr>(entry);
+      if (!dict)
+        return emitOpError("input_nodes and output_nodes hold dictionaries");
+      if (auto c = dict.getAs<IntegerAttr>("controls"))
+        numControls += c.getInt();
+    }
+  if (numData + numControls != getInputs().size())
+    return emitOpError("expects ")
+           << numControls << " control operands after the data operands";
+  ClusterOp cluster = getCluster();
+  if (!cluster || cluster->getBlock() != &body ||
+      body.getOperations().size() != 2)
+    return emitOpError("expects its body to hold exactly one graph.cluster");
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (getOutputNodes().size() != yield.getNumOperands())
+    return emitOpError("expects one output_nodes entry per yielded value");
+  if (getOutputs().size() != n * yield.getNumOperands())
+    return emitOpError("expects number of results (")
+           << getOutputs().size()
+           << ") to be equal to 'n' * number of yielded values (" << n
+           << " * " << yield.getNumOperands() << ")";
+  for (auto [k, type] : llvm::enumerate(yield.getOperandTypes()))
+    for (int64_t r = 0; r < n; ++r)
+      if (getOutputs()[k * n + r].getType() != type)
+        return emitOpError("incompatible types for result ")
+               << k * n + r << " and yielded value " << k;
+  return success();
+}

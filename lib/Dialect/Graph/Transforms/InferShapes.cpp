@@ -9,7 +9,6 @@
 
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace cleave::graph {

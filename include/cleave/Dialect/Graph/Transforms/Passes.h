@@ -4,6 +4,7 @@
 #define CLEAVE_DIALECT_GRAPH_TRANSFORMS_PASSES_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace cleave::graph {

@@ -1,0 +1,603 @@
+//===- Replicate.cpp - graph-replicate: tpu.replicate() as a pass ---------===//
+//
+// Builds, around an existing computation, the nodes TensorFlow's Python
+// tpu.replicate() would have created while tracing it, in the same order
+// (so unique names come out the same), and tags the computation with
+// _tpu_replicate and its host parts with _xla_outside_compilation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Ops/OpRegistry.h"
+#include "cleave/Translate/NodeDefUtil.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace cleave::graph {
+#define GEN_PASS_DEF_GRAPHREPLICATEPASS
+#include "cleave/Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace cleave::graph
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+
+namespace {
+
+/// TPUReplicateContext's limit on listed unsupported ops.
+constexpr int kMaxWarningLines = 5;
+constexpr StringLiteral kReplicatedCore = "/device:TPU_REPLICATED_CORE:0";
+
+/// Whether a node's name lies in name scope `scope` (or is the scope).
+bool inScope(StringRef name, StringRef scope) {
+  return name == scope ||
+         (name.starts_with(scope) && name.size() > scope.size() &&
+          name[scope.size()] == '/');
+}
+
+Type elementTypeOf(Value value) {
+  if (auto tensor = dyn_cast<TensorType>(value.getType()))
+    return tensor.getElementType();
+  return value.getType();
+}
+
+std::string formatTypes(ArrayRef<Value> values) {
+  SmallVector<std::string> names;
+  for (Value v : values)
+    names.push_back(getPythonDTypeName(elementTypeOf(v)));
+  return "[" + llvm::join(names, ", ") + "]";
+}
+
+/// The function a node calls: its op type, or the `f` of a PartitionedCall.
+StringRef getCallee(NodeOp node) {
+  if (node.getOpType() == "PartitionedCall" ||
+      node.getOpType() == "StatefulPartitionedCall") {
+    if (auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr("f")))
+      return f.getName().getValue();
+    return "";
+  }
+  return node.getOpType();
+}
+
+/// Whether the device backend compiles `node`: its registry entry says so;
+/// calls compile with their callee; unknown ops run on the host.
+bool isDeviceCompilable(NodeOp node, ModuleOp module) {
+  if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
+    return spec->isDeviceCompilable;
+  return static_cast<bool>(module.lookupSymbol<FuncOp>(node.getOpType()));
+}
+
+InFlightDiagnostic nodeError(NodeOp node) {
+  return node.emitError() << "Node '" << node.getName() << "': ";
+}
+
+class GraphReplicatePass
+    : public graph::impl::GraphReplicatePassBase<GraphReplicatePass> {
+public:
+  using GraphReplicatePassBase::GraphReplicatePassBase;
+
+  void runOnOperation() override;
+
+private:
+  /// What the user named, before any rewrite.
+  struct Computation {
+    FuncOp function;              ///< Set in function mode.
+    SmallVector<NodeOp> callSites; ///< Function mode: one per replica (or 1).
+    SmallVector<NodeOp> members;  ///< Scope mode: the scope's nodes.
+    /// Per replica, its input values (before mirroring).
+    SmallVector<SmallVector<Value>> replicaInputs;
+  };
+
+  LogicalResult resolve(GraphOp graph, Computation &comp);
+  LogicalResult checkReplicaInputs(Computation &comp, Location loc);
+  LogicalResult checkMember(NodeOp node);
+  LogicalResult markOutsideCompilation(ArrayRef<NodeOp> members,
+                                       NodeOp metadata);
+  void reportUnsupported(ArrayRef<NodeOp> members);
+  NodeOp createNode(OpBuilder &b, Location loc, StringRef opType,
+                    StringRef baseName, TypeRange types, ValueRange inputs,
+                    ArrayRef<NamedAttribute> attrs, StringRef device = {});
+  DictionaryAttr metadataAttrs(Builder &b, StringRef cluster);
+
+  std::optional<NameUniquer> names;
+};
+
+} // namespace
+
+NodeOp GraphReplicatePass::createNode(OpBuilder &b, Location loc,
+                                      StringRef opType, StringRef baseName,
+                                      TypeRange types, ValueRange inputs,
+                                      ArrayRef<NamedAttribute> attrs,
+                                      StringRef device) {
+  return NodeOp::create(b, loc, opType, names->unique(baseName), types, inputs,
+                        b.getDictionaryAttr(attrs), device);
+}
+
+LogicalResult GraphReplicatePass::resolve(GraphOp graph, Computation &comp) {
+  ModuleOp module = getOperation();
+  Block &body = graph.getBody().front();
+  comp.function = module.lookupSymbol<FuncOp>(computation);
+  if (comp.function) {
+    for (auto node : body.getOps<NodeOp>())
+      if (getCallee(node) == computation)
+        comp.callSites.push_back(node);
+    if (comp.callSites.empty())
+      return comp.function.emitError("graph-replicate: function '")
+             << computation << "' has no call site in the graph";
+    if (comp.callSites.size() != 1 &&
+        (int64_t)comp.callSites.size() != numReplicas)
+      return comp.callSites[1].emitError("graph-replicate: ")
+             << comp.callSites.size() << " call sites of '" << computation
+             << "' for num-replicas=" << numReplicas
+             << ": give one call site per replica, or one call site whose "
+                "inputs every replica shares";
+    for (NodeOp call : comp.callSites)
+      comp.replicaInputs.emplace_back(call.getDataInputs().begin(),
+                                      call.getDataInputs().end());
+    return checkReplicaInputs(comp, comp.callSites.front().getLoc());
+  }
+  for (auto node : body.getOps<NodeOp>())
+    if (inScope(node.getName(), computation))
+      comp.members.push_back(node);
+  if (comp.members.empty())
+    return graph.emitError("graph-replicate: computation '")
+           << computation
+           << "' is neither a function of the library nor a name scope of "
+              "the graph";
+  // Inbound edges, in order of first use, become the replicated inputs.
+  llvm::DenseSet<Operation *> memberSet;
+  for (NodeOp node : comp.members)
+    memberSet.insert(node);
+  llvm::SetVector<Value> inbound;
+  for (NodeOp node : comp.members)
+    for (Value input : node.getDataInputs())
+      if (!memberSet.contains(input.getDefiningOp()))
+        inbound.insert(input);
+  comp.replicaInputs.emplace_back(inbound.begin(), inbound.end());
+  return success();
+}
+
+LogicalResult GraphReplicatePass::checkReplicaInputs(Computation &comp,
+                                                     Location loc) {
+  ArrayRef<Value> first = comp.replicaInputs.front();
+  for (auto [i, inputs] : llvm::enumerate(comp.replicaInputs)) {
+    if (inputs.size() != first.size())
+      return nodeError(comp.callSites[i])
+             << "Replicas must have the same number of inputs. Replica 0 had "
+             << first.size() << " inputs, replica " << i << " had "
+             << inputs.size() << " inputs.";
+    for (auto [a, b] : llvm::zip(first, inputs))
+      if (elementTypeOf(a) != elementTypeOf(b))
+        return nodeError(comp.callSites[i])
+               << "Replicas must have matching input types. Replica 0 had "
+                  "input types "
+               << formatTypes(first) << ", replica " << i
+               << " had input types " << formatTypes(inputs);
+  }
+  unsigned numArgs = 0;
+  for (Type t : comp.function.getArgumentTypes())
+    numArgs += !isa<ControlType>(t);
+  if (first.size() != numArgs)
+    return emitError(loc) << "Supplied computation cannot be called with the "
+                             "specified inputs. You specified "
+                          << first.size() << " inputs, but the computation '"
+                          << computation << "' needs " << numArgs;
+  return success();
+}
+
+LogicalResult GraphReplicatePass::checkMember(NodeOp node) {
+  if (node.getTFAttr(kTPUReplicateAttr))
+    return nodeError(node) << "TPU computations cannot be nested";
+  for (Value input : node.getDataInputs())
+    if (isa<RefType>(elementTypeOf(input)))
+      return nodeError(node) << "Non-resource Variables are not supported "
+                                "inside TPU computations (operator name: "
+                             << node.getName() << ")";
+  for (NamedAttribute attr : node.getAttrs())
+    if (isa<PlaceholderAttr>(attr.getValue()))
+      return nodeError(node)
+             << "attr '" << attr.getName().getValue()
+             << "' is a placeholder: only functions with concrete attrs can "
+                "be inlined into a replicated computation";
+  return success();
+}
+
+DictionaryAttr GraphReplicatePass::metadataAttrs(Builder &b,
+                                                 StringRef cluster) {
+  // The Python op wrapper writes every attr of the OpDef, defaults included.
+  NamedAttrList attrs;
+  if (const ops::OpSpec *spec = ops::lookupOp("TPUReplicateMetadata"))
+    for (const ops::AttrSpec &attr : spec->attrs)
+      if (Attribute value = getDefaultAttr(attr, b.getContext()))
+        attrs.set(attr.name, value);
+  attrs.set("num_replicas", b.getI64IntegerAttr(numReplicas));
+  attrs.set("num_cores_per_replica", b.getI64IntegerAttr(numCoresPerReplica));
+  attrs.set("topology", b.getStringAttr(topology));
+  SmallVector<Attribute> assignment;
+  for (int64_t core : deviceAssignment)
+    assignment.push_back(b.getI64IntegerAttr(core));
+  attrs.set("device_assignment", b.getArrayAttr(assignment));
+  attrs.set("use_tpu", b.getBoolAttr(useTpu));
+  attrs.set("step_marker_location", b.getStringAttr(stepMarkerLocation));
+  attrs.set("allow_soft_placement", b.getBoolAttr(allowSoftPlacement));
+  attrs.set("use_spmd_for_xla_partitioning",
+            b.getBoolAttr(useSpmdForXlaPartitioning));
+  attrs.set(kTPUReplicateAttr, b.getStringAttr(cluster));
+  return attrs.getDictionary(b.getContext());
+}
+
+/// The TPU_REPLICATED_CORE index a device names, if it names one.
+static std::optional<int> getReplicatedCore(StringRef device) {
+  size_t at = device.find("TPU_REPLICATED_CORE:");
+  if (at == StringRef::npos)
+    return std::nullopt;
+  int core;
+  StringRef digits = device.drop_front(at + strlen("TPU_REPLICATED_CORE:"));
+  if (digits.consumeInteger(10, core))
+    return std::nullopt;
+  return core;
+}
+
+LogicalResult
+GraphReplicatePass::markOutsideCompilation(ArrayRef<NodeOp> members,
+                                           NodeOp metadata) {
+  Builder b(&getContext());
+  for (auto [i, outer] : llvm::enumerate(outsideCompilation))
+    for (auto [j, inner] : llvm::enumerate(outsideCompilation))
+      if (i != j && inScope(inner, outer))
+        return metadata.emitError("Cannot nest outside_compilation clusters")
+               << " (outside-compilation scope '" << inner << "' lies in '"
+               << outer << "')";
+  llvm::StringSet<> taken;
+  for (NodeOp node : members)
+    if (auto scope = getStringTFAttr(node, kOutsideCompilationAttr);
+        !scope.empty())
+      taken.insert(scope);
+  SmallVector<Attribute> hostComputeCores;
+  int counter = 0;
+  for (StringRef scopePrefix : outsideCompilation) {
+    // TPUReplicateContext's counter, skipping names the graph already uses.
+    std::string scope;
+    do
+      scope = std::to_string(counter++);
+    while (taken.contains(scope));
+    bool matched = false, recorded = false;
+    for (NodeOp node : members) {
+      if (!inScope(node.getName(), scopePrefix))
+        continue;
+      if (node.getTFAttr(kOutsideCompilationAttr))
+        return nodeError(node) << "Cannot nest outside_compilation clusters";
+      matched = true;
+      setTFAttr(node, kOutsideCompilationAttr, b.getStringAttr(scope));
+      // The scope was entered on a replicated core: the host computation
+      // talks to that core, and its nodes run on the host.
+      if (auto core = getReplicatedCore(node.getDevice().value_or(""))) {
+        if (!recorded)
+          hostComputeCores.push_back(
+              b.getStringAttr(scope + ":" + std::to_string(*core)));
+        recorded = true;
+        node.removeDeviceAttr();
+      }
+    }
+    if (!matched)
+      return metadata.emitError("graph-replicate: outside-compilation scope '")
+             << scopePrefix << "' names no node of the computation";
+  }
+  if (!hostComputeCores.empty())
+    setTFAttr(metadata, "host_compute_core", b.getArrayAttr(hostComputeCores));
+
+  if (!allowSoftPlacement)
+    return success();
+  // auto<N>: a node joins its producers' scope when they all share one
+  // (then no path leaves the scope and comes back), else opens a new one.
+  llvm::DenseMap<Operation *, std::string> autoScope;
+  llvm::DenseSet<Operation *> memberSet(members.begin(), members.end());
+  int autoCounter = 0;
+  for (NodeOp node : members) {
+    if (node.getTFAttr(kOutsideCompilationAttr) ||
+        isDeviceCompilable(node, getOperation()))
+      continue;
+    std::optional<std::string> shared;
+    bool joinable = true;
+    for (Value input : node.getInputs()) {
+      Operation *producer = input.getDefiningOp();
+      if (!producer || !memberSet.contains(producer))
+        continue;
+      auto it = autoScope.find(producer);
+      if (it == autoScope.end() || (shared && *shared != it->second)) {
+        joinable = false;
+        break;
+      }
+      shared = it->second;
+    }
+    std::string scope = joinable && shared
+                            ? *shared
+                            : "auto" + std::to_string(autoCounter++);
+    autoScope[node] = scope;
+    setTFAttr(node, kOutsideCompilationAttr, b.getStringAttr(scope));
+  }
+  return success();
+}
+
+void GraphReplicatePass::reportUnsupported(ArrayRef<NodeOp> members) {
+  SmallVector<NodeOp> unsupported;
+  for (NodeOp node : members)
+    if (!node.getTFAttr(kOutsideCompilationAttr) &&
+        !isDeviceCompilable(node, getOperation()))
+      unsupported.push_back(node);
+  if (unsupported.empty())
+    return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << unsupported.size() << " unsupported operations found: ";
+  for (NodeOp node : ArrayRef(unsupported).take_front(kMaxWarningLines))
+    os << "\n  " << node.getOpType() << " (" << node.getName() << ")";
+  unsupported.front().emitWarning(text);
+  if (unsupported.size() > kMaxWarningLines)
+    unsupported[kMaxWarningLines].emitWarning()
+        << "... and " << unsupported.size() - kMaxWarningLines << " more";
+}
+
+void GraphReplicatePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty()) {
+    module.emitError("graph-replicate: the module has no graph.graph");
+    return signalPassFailure();
+  }
+  GraphOp graph = *graphs.begin();
+  if (computation.empty()) {
+    graph.emitError("graph-replicate: option 'computation' is required (a "
+                    "function of the library or a name scope)");
+    return signalPassFailure();
+  }
+  if (numReplicas < 1) {
+    graph.emitError("graph-replicate: option 'num-replicas' must be at "
+                    "least 1, got ")
+        << numReplicas;
+    return signalPassFailure();
+  }
+  Computation comp;
+  if (failed(resolve(graph, comp)))
+    return signalPassFailure();
+  if (comp.function) {
+    for (auto node : comp.function.getBody().getOps<NodeOp>())
+      if (failed(checkMember(node)))
+        return signalPassFailure();
+  } else {
+    for (NodeOp node : comp.members)
+      if (failed(checkMember(node)))
+        return signalPassFailure();
+  }
+
+  Block &body = graph.getBody().front();
+  names.emplace(body);
+  MLIRContext *ctx = &getContext();
+  OpBuilder b(ctx);
+  Operation *first = comp.function ? comp.callSites.front().getOperation()
+                                   : comp.members.front().getOperation();
+  Location loc = first->getLoc();
+  b.setInsertionPoint(first);
+
+  // Fan-in: one TPUReplicatedInput per input, replica r's value at r.
+  unsigned numInputs = comp.replicaInputs.front().size();
+  SmallVector<NodeOp> replicatedInputs;
+  for (unsigned i = 0; i < numInputs; ++i) {
+    SmallVector<Value> perReplica;
+    for (int64_t r = 0; r < numReplicas; ++r)
+      perReplica.push_back(
+          comp.replicaInputs[comp.replicaInputs.size() == 1 ? 0 : r][i]);
+    Value v = perReplica.front();
+    replicatedInputs.push_back(createNode(
+        b, loc, "TPUReplicatedInput", "input" + std::to_string(i),
+        v.getType(), perReplica,
+        {b.getNamedAttr("N", b.getI64IntegerAttr(numReplicas)),
+         b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))),
+         b.getNamedAttr("index", b.getI64IntegerAttr(i)),
+         b.getNamedAttr("is_mirrored_variable", b.getBoolAttr(false)),
+         b.getNamedAttr("is_packed", b.getBoolAttr(false))}));
+  }
+  std::string cluster = names->unique("cluster");
+  StringAttr clusterAttr = b.getStringAttr(cluster);
+  auto tag = b.getNamedAttr(kTPUReplicateAttr, clusterAttr);
+  NodeOp pivot =
+      createNode(b, loc, "NoOp", cluster + "/pivot", {}, {},
+                 {b.getNamedAttr("_pivot_for_cluster", clusterAttr)});
+  NodeOp metadata =
+      NodeOp::create(b, loc, "TPUReplicateMetadata",
+                     names->unique("TPUReplicateMetadata"), {},
+                     pivot.getControl(), metadataAttrs(b, cluster));
+  Value metadataControl = metadata.getControl();
+  SmallVector<Value> computationInputs;
+  for (auto [i, input] : llvm::enumerate(replicatedInputs)) {
+    Value v = input.getOutputs()[0];
+    NodeOp identity = createNode(
+        b, loc, "Identity", "replicated_input_" + std::to_string(i),
+        v.getType(), {v, metadataControl},
+        {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))), tag,
+         b.getNamedAttr("_tpu_input_identity", b.getBoolAttr(true))});
+    computationInputs.push_back(identity.getOutputs()[0]);
+  }
+
+  // The computation itself, tagged; nodes without data inputs depend on
+  // the metadata as under control_dependencies([metadata]).
+  SmallVector<NodeOp> members;
+  SmallVector<Value> outputs, outputOperations;
+  auto adopt = [&](NodeOp node) {
+    setTFAttr(node, kTPUReplicateAttr, clusterAttr);
+    if (node.getDataInputs().empty()) {
+      SmallVector<Value> inputs(node.getInputs());
+      inputs.push_back(metadataControl);
+      node->setOperands(inputs);
+    }
+    members.push_back(node);
+  };
+  if (comp.function) {
+    Block &fbody = comp.function.getBody().front();
+    IRMapping mapping;
+    unsigned dataArg = 0;
+    DenseMap<StringRef, Value> argByName;
+    for (auto [arg, name] :
+         llvm::zip(fbody.getArguments(), comp.function.getArgNames())) {
+      if (isa<ControlType>(arg.getType()))
+        continue;
+      Value input = computationInputs[dataArg++];
+      mapping.map(arg, input);
+      argByName[cast<StringAttr>(name).getValue().split(':').first] = input;
+    }
+    for (auto [arg, name] :
+         llvm::zip(fbody.getArguments(), comp.function.getArgNames()))
+      if (isa<ControlType>(arg.getType()))
+        if (Value data = argByName.lookup(
+                cast<StringAttr>(name).getValue().drop_front().split(':').first))
+          mapping.map(arg, data.getDefiningOp<NodeOp>().getControl());
+    // Name scopes are made unique as a whole: "dense/..." -> "dense_1/...".
+    llvm::StringMap<std::string> scopeNames;
+    SmallVector<NodeOp> cloned;
+    for (auto node : fbody.getOps<NodeOp>()) {
+      auto copy = cast<NodeOp>(b.cloneWithoutRegions(*node));
+      auto [head, tail] = node.getName().split('/');
+      std::string name;
+      if (tail.empty()) {
+        name = names->unique(head);
+      } else {
+        auto [it, inserted] = scopeNames.try_emplace(head);
+        if (inserted)
+          it->second = names->unique(head);
+        name = names->unique(it->second + "/" + tail.str());
+      }
+      copy.setNameAttr(b.getStringAttr(name));
+      copy.removeSpellingsAttr();
+      mapping.map(node.getOperation(), copy.getOperation());
+      mapping.map(node->getResults(), copy->getResults());
+      cloned.push_back(copy);
+    }
+    for (NodeOp copy : cloned) {
+      for (OpOperand &operand : copy->getOpOperands())
+        operand.set(mapping.lookupOrDefault(operand.get()));
+      adopt(copy);
+    }
+    ReturnOp ret = comp.function.getReturnOp();
+    unsigned numData = ret.getNames().size();
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      (i < numData ? outputs : outputOperations)
+          .push_back(mapping.lookupOrDefault(v));
+  } else {
+    llvm::DenseSet<Operation *> memberSet;
+    for (NodeOp node : comp.members)
+      memberSet.insert(node);
+    DenseMap<Value, Value> inputMap;
+    for (auto [outside, inside] :
+         llvm::zip(comp.replicaInputs.front(), computationInputs))
+      inputMap[outside] = inside;
+    for (NodeOp node : comp.members) {
+      for (OpOperand &operand : node->getOpOperands())
+        if (Value inside = inputMap.lookup(operand.get()))
+          operand.set(inside);
+      adopt(node);
+    }
+    // Values read outside the scope are the outputs, in graph order.
+    for (NodeOp node : comp.members)
+      for (Value v : node.getOutputs())
+        if (llvm::any_of(v.getUsers(), [&](Operation *user) {
+              return !memberSet.contains(user);
+            }))
+          outputs.push_back(v);
+  }
+  if (failed(markOutsideCompilation(members, metadata)))
+    return signalPassFailure();
+  if (!allowSoftPlacement)
+    reportUnsupported(members);
+
+  // Fan-out: identities inside the computation, then TPUReplicatedOutput,
+  // the compilation status and per-replica identities outside it.
+  b.setInsertionPointAfter(members.empty() ? metadata : members.back());
+  SmallVector<Value> outputIdentities;
+  for (Value v : outputs) {
+    auto producer = v.getDefiningOp<NodeOp>();
+    StringRef device = producer ? producer.getDevice().value_or("") : "";
+    NodeOp identity = createNode(
+        b, loc, "Identity", "Identity", v.getType(), v,
+        {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))), tag,
+         b.getNamedAttr("_tpu_output_identity", b.getBoolAttr(true))},
+        device.empty() ? StringRef(kReplicatedCore) : device);
+    outputIdentities.push_back(identity.getOutputs()[0]);
+  }
+  SmallVector<NodeOp> replicatedOutputs;
+  for (auto [i, v] : llvm::enumerate(outputIdentities))
+    replicatedOutputs.push_back(createNode(
+        b, loc, "TPUReplicatedOutput", "output" + std::to_string(i),
+        SmallVector<Type>(numReplicas, v.getType()), v,
+        {b.getNamedAttr("num_replicas", b.getI64IntegerAttr(numReplicas)),
+         b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v)))}));
+  if (useTpu)
+    createNode(b, loc, "TPUCompilationResult", "TPUCompilationResult",
+               RankedTensorType::get({}, StringType::get(ctx)),
+               metadataControl,
+               {b.getNamedAttr("_tpu_compilation_status", clusterAttr)});
+  else
+    createNode(b, loc, "NoOp", "compilation_status", {}, metadataControl, {});
+  // shards[r][k]: replica r's k-th output (or its shard NoOp).
+  SmallVector<SmallVector<NodeOp>> shards(numReplicas);
+  for (int64_t r = 0; r < numReplicas; ++r) {
+    if (outputs.empty()) {
+      shards[r].push_back(createNode(b, loc, "NoOp",
+                                     "shard_" + std::to_string(r), {},
+                                     outputOperations, {}));
+      continue;
+    }
+    for (auto [k, tro] : llvm::enumerate(replicatedOutputs)) {
+      Value v = tro.getOutputs()[r];
+      SmallVector<Value> inputs{v};
+      inputs.append(outputOperations);
+      shards[r].push_back(createNode(
+          b, loc, "Identity",
+          "output_" + std::to_string(k) + "_shard_" + std::to_string(r),
+          v.getType(), inputs,
+          {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v)))}));
+    }
+  }
+
+  // Users of the old outputs read the shards.
+  if (comp.function) {
+    for (auto [r, call] : llvm::enumerate(comp.callSites)) {
+      for (auto [k, result] : llvm::enumerate(call.getOutputs()))
+        result.replaceAllUsesWith(shards[r][k].getOutputs()[0]);
+      // A control edge on the call waits for all of its replica's outputs.
+      SmallVector<OpOperand *> controlUses;
+      for (OpOperand &use : call.getControl().getUses())
+        controlUses.push_back(&use);
+      for (OpOperand *use : controlUses) {
+        auto user = cast<NodeOp>(use->getOwner());
+        SmallVector<Value> inputs;
+        for (Value v : user.getInputs()) {
+          if (v != call.getControl()) {
+            inputs.push_back(v);
+            continue;
+          }
+          for (NodeOp shard : shards[r])
+            inputs.push_back(shard.getControl());
+        }
+        user->setOperands(inputs);
+      }
+      call.erase();
+    }
+  } else {
+    llvm::DenseSet<Operation *> memberSet;
+    for (NodeOp node : members)
+      memberSet.insert(node);
+    for (auto [k, v] : llvm::enumerate(outputs)) {
+      Operation *identity = outputIdentities[k].getDefiningOp();
+      v.replaceUsesWithIf(shards[0][k].getOutputs()[0], [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return !memberSet.contains(user) && user != identity;
+      });
+    }
+  }
+}
