@@ -59,9 +59,11 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   MLIRContext context(registry);
   context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
   context.loadAllAvailableDialects();
-  // As mlir-opt: expected diagnostics must not carry the op dump note.
-  context.printOpOnDiagnostic(!config.shouldVerifyDiagnostics());
   cleave::InputFormat format = cleave::detectInputFormat(buffer->getBuffer());
+  // As mlir-opt: expected diagnostics must not carry the op dump note. A
+  // GraphDef's diagnostics point at the node's text, which says more.
+  context.printOpOnDiagnostic(format == cleave::InputFormat::MLIR &&
+                              !config.shouldVerifyDiagnostics());
   llvm::SourceMgr sourceMgr;
   const llvm::MemoryBuffer *raw = buffer.get();
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());

@@ -129,12 +129,12 @@ LogicalResult GraphReplicatePass::resolve(GraphOp graph, Computation &comp) {
         comp.callSites.push_back(node);
     if (comp.callSites.empty())
       return comp.function.emitError("graph-replicate: function '")
-             << computation << "' has no call site in the graph";
+             << computation.getValue() << "' has no call site in the graph";
     if (comp.callSites.size() != 1 &&
         (int64_t)comp.callSites.size() != numReplicas)
       return comp.callSites[1].emitError("graph-replicate: ")
-             << comp.callSites.size() << " call sites of '" << computation
-             << "' for num-replicas=" << numReplicas
+             << comp.callSites.size() << " call sites of '" << computation.getValue()
+             << "' for num-replicas=" << numReplicas.getValue()
              << ": give one call site per replica, or one call site whose "
                 "inputs every replica shares";
     for (NodeOp call : comp.callSites)
@@ -147,7 +147,7 @@ LogicalResult GraphReplicatePass::resolve(GraphOp graph, Computation &comp) {
       comp.members.push_back(node);
   if (comp.members.empty())
     return graph.emitError("graph-replicate: computation '")
-           << computation
+           << computation.getValue()
            << "' is neither a function of the library nor a name scope of "
               "the graph";
   // Inbound edges, in order of first use, become the replicated inputs.
@@ -187,7 +187,7 @@ LogicalResult GraphReplicatePass::checkReplicaInputs(Computation &comp,
     return emitError(loc) << "Supplied computation cannot be called with the "
                              "specified inputs. You specified "
                           << first.size() << " inputs, but the computation '"
-                          << computation << "' needs " << numArgs;
+                          << computation.getValue() << "' needs " << numArgs;
   return success();
 }
 
@@ -360,7 +360,7 @@ void GraphReplicatePass::runOnOperation() {
   if (numReplicas < 1) {
     graph.emitError("graph-replicate: option 'num-replicas' must be at "
                     "least 1, got ")
-        << numReplicas;
+        << numReplicas.getValue();
     return signalPassFailure();
   }
   Computation comp;
@@ -425,17 +425,11 @@ void GraphReplicatePass::runOnOperation() {
     computationInputs.push_back(identity.getOutputs()[0]);
   }
 
-  // The computation itself, tagged; nodes without data inputs depend on
-  // the metadata as under control_dependencies([metadata]).
+  // The computation itself, tagged.
   SmallVector<NodeOp> members;
   SmallVector<Value> outputs, outputOperations;
   auto adopt = [&](NodeOp node) {
     setTFAttr(node, kTPUReplicateAttr, clusterAttr);
-    if (node.getDataInputs().empty()) {
-      SmallVector<Value> inputs(node.getInputs());
-      inputs.push_back(metadataControl);
-      node->setOperands(inputs);
-    }
     members.push_back(node);
   };
   if (comp.function) {
@@ -510,6 +504,23 @@ void GraphReplicatePass::runOnOperation() {
             }))
           outputs.push_back(v);
   }
+  // As TPUReplicateContext.AddOp: a node with no inputs and no control
+  // input from inside the computation (its nodes and input identities)
+  // hangs off the pivot.
+  llvm::DenseSet<Operation *> memberSet(members.begin(), members.end());
+  llvm::DenseSet<Operation *> inContext(memberSet);
+  for (Value input : computationInputs)
+    inContext.insert(input.getDefiningOp());
+  for (NodeOp node : members) {
+    if (!node.getDataInputs().empty() ||
+        llvm::any_of(node.getControlInputs(), [&](Value control) {
+          return inContext.contains(control.getDefiningOp());
+        }))
+      continue;
+    SmallVector<Value> inputs(node.getInputs());
+    inputs.push_back(pivot.getControl());
+    node->setOperands(inputs);
+  }
   if (failed(markOutsideCompilation(members, metadata)))
     return signalPassFailure();
   if (!allowSoftPlacement)
@@ -529,13 +540,6 @@ void GraphReplicatePass::runOnOperation() {
         device.empty() ? StringRef(kReplicatedCore) : device);
     outputIdentities.push_back(identity.getOutputs()[0]);
   }
-  SmallVector<NodeOp> replicatedOutputs;
-  for (auto [i, v] : llvm::enumerate(outputIdentities))
-    replicatedOutputs.push_back(createNode(
-        b, loc, "TPUReplicatedOutput", "output" + std::to_string(i),
-        SmallVector<Type>(numReplicas, v.getType()), v,
-        {b.getNamedAttr("num_replicas", b.getI64IntegerAttr(numReplicas)),
-         b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v)))}));
   if (useTpu)
     createNode(b, loc, "TPUCompilationResult", "TPUCompilationResult",
                RankedTensorType::get({}, StringType::get(ctx)),
@@ -543,24 +547,29 @@ void GraphReplicatePass::runOnOperation() {
                {b.getNamedAttr("_tpu_compilation_status", clusterAttr)});
   else
     createNode(b, loc, "NoOp", "compilation_status", {}, metadataControl, {});
-  // shards[r][k]: replica r's k-th output (or its shard NoOp).
+  // shards[r][k]: replica r's k-th output (or its shard NoOp), created
+  // output by output as TensorFlow does.
   SmallVector<SmallVector<NodeOp>> shards(numReplicas);
-  for (int64_t r = 0; r < numReplicas; ++r) {
-    if (outputs.empty()) {
+  if (outputs.empty())
+    for (int64_t r = 0; r < numReplicas; ++r)
       shards[r].push_back(createNode(b, loc, "NoOp",
                                      "shard_" + std::to_string(r), {},
                                      outputOperations, {}));
-      continue;
-    }
-    for (auto [k, tro] : llvm::enumerate(replicatedOutputs)) {
-      Value v = tro.getOutputs()[r];
-      SmallVector<Value> inputs{v};
+  for (auto [k, v] : llvm::enumerate(outputIdentities)) {
+    NodeOp tro = createNode(
+        b, loc, "TPUReplicatedOutput", "output" + std::to_string(k),
+        SmallVector<Type>(numReplicas, v.getType()), v,
+        {b.getNamedAttr("num_replicas", b.getI64IntegerAttr(numReplicas)),
+         b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v)))});
+    for (int64_t r = 0; r < numReplicas; ++r) {
+      Value replica = tro.getOutputs()[r];
+      SmallVector<Value> inputs{replica};
       inputs.append(outputOperations);
       shards[r].push_back(createNode(
           b, loc, "Identity",
           "output_" + std::to_string(k) + "_shard_" + std::to_string(r),
-          v.getType(), inputs,
-          {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v)))}));
+          replica.getType(), inputs,
+          {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(replica)))}));
     }
   }
 
@@ -589,9 +598,6 @@ void GraphReplicatePass::runOnOperation() {
       call.erase();
     }
   } else {
-    llvm::DenseSet<Operation *> memberSet;
-    for (NodeOp node : members)
-      memberSet.insert(node);
     for (auto [k, v] : llvm::enumerate(outputs)) {
       Operation *identity = outputIdentities[k].getDefiningOp();
       v.replaceUsesWithIf(shards[0][k].getOutputs()[0], [&](OpOperand &use) {
