@@ -63,3 +63,91 @@ graph.graph {
   // expected-error @+1 {{expected one of qint8, quint8, qint16, quint16, qint32}}
   %a_ctl = graph.node "NoOp" "a" {t = !graph.quantized<qint4>} : () -> ()
 }
+
+// -----
+
+graph.graph {
+  // expected-error @+1 {{expects one !graph.control block argument standing for the metadata's control token}}
+  %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+  ^bb0:
+    graph.yield
+  }
+}
+
+// -----
+
+graph.graph {
+  // expected-error @+1 {{yields 1 values whose types differ from what the op declares}}
+  %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+  ^bb0(%m: !graph.control):
+    %n_ctl = graph.node "NoOp" "n" : () -> ()
+    graph.yield %n_ctl : !graph.control
+  }
+}
+
+// -----
+
+graph.graph {
+  %a, %a_ctl = graph.node "Placeholder" "a" {dtype = f32} : () -> tensor<*xf32>
+  // expected-error @+1 {{expects 'n' to be at least 2, got 1}}
+  %r_ctl = graph.replicate(%a : tensor<*xf32>) attributes {input_nodes = [{attrs = {}, name = "in"}], n = 1 : i64, output_nodes = []} {
+  ^bb0(%arg: tensor<*xf32>):
+    %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+    ^bb0(%m: !graph.control):
+      graph.yield
+    }
+    graph.yield
+  }
+}
+
+// -----
+
+graph.graph {
+  %a, %a_ctl = graph.node "Placeholder" "a" {dtype = f32} : () -> tensor<*xf32>
+  // expected-error @+1 {{expects number of data operands (1) to be equal to 'n' * number of block arguments (2 * 1)}}
+  %r_ctl = graph.replicate(%a : tensor<*xf32>) attributes {input_nodes = [{attrs = {}, name = "in"}], n = 2 : i64, output_nodes = []} {
+  ^bb0(%arg: tensor<*xf32>):
+    %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+    ^bb0(%m: !graph.control):
+      graph.yield
+    }
+    graph.yield
+  }
+}
+
+// -----
+
+graph.graph {
+  %a, %a_ctl = graph.node "Placeholder" "a" {dtype = f32} : () -> tensor<*xf32>
+  // expected-error @+1 {{expects each folded node to have a 'name' string and an 'attrs' dictionary}}
+  %r_ctl = graph.replicate(%a, %a : tensor<*xf32>, tensor<*xf32>) attributes {input_nodes = [{attrs = {}}], n = 2 : i64, output_nodes = []} {
+  ^bb0(%arg: tensor<*xf32>):
+    %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+    ^bb0(%m: !graph.control):
+      graph.yield
+    }
+    graph.yield
+  }
+}
+
+// -----
+
+graph.graph {
+  // expected-error @+1 {{expects its body to hold exactly one graph.cluster}}
+  %r_ctl = graph.replicate attributes {input_nodes = [], n = 2 : i64, output_nodes = []} {
+    graph.yield
+  }
+}
+
+// -----
+
+graph.graph {
+  // expected-error @+1 {{expects number of results (1) to be equal to 'n' * number of yielded values (2 * 1)}}
+  %r, %r_ctl = graph.replicate attributes {input_nodes = [], n = 2 : i64, output_nodes = [{}]} -> (!graph.control) {
+    %c, %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} -> (!graph.control) {
+    ^bb0(%m: !graph.control):
+      graph.yield %m : !graph.control
+    }
+    graph.yield %c : !graph.control
+  }
+}

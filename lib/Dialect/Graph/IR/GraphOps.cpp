@@ -389,6 +389,14 @@ LogicalResult ReplicateOp::verify() {
       auto dict = dyn_cast<DictionaryAttr>(entry);
       if (!dict)
         return emitOpError("input_nodes and output_nodes hold dictionaries");
+      // An empty output entry: a yielded value without TPUReplicatedOutput.
+      if (dict.empty() && list == getOutputNodes())
+        continue;
+      if (!dict.getAs<StringAttr>("name") ||
+          !dict.getAs<DictionaryAttr>("attrs"))
+        return emitOpError("expects each folded node to have a 'name' string "
+                           "and an 'attrs' dictionary, got ")
+               << dict;
       if (auto c = dict.getAs<IntegerAttr>("controls"))
         numControls += c.getInt();
     }

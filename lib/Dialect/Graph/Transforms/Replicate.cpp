@@ -363,6 +363,26 @@ void GraphReplicatePass::runOnOperation() {
         << numReplicas.getValue();
     return signalPassFailure();
   }
+  if (numCoresPerReplica < 1) {
+    graph.emitError("graph-replicate: option 'num-cores-per-replica' must "
+                    "be at least 1, got ")
+        << numCoresPerReplica.getValue();
+    return signalPassFailure();
+  }
+  // The names of TensorFlow's xla::DebugOptions::StepMarkerLocation.
+  if (!llvm::is_contained({"STEP_MARK_AT_ENTRY",
+                           "STEP_MARK_AT_TOP_LEVEL_WHILE_LOOP",
+                           "STEP_MARK_AT_SECOND_LEVEL_WHILE_LOOP",
+                           "STEP_MARK_NONE"},
+                          StringRef(stepMarkerLocation))) {
+    graph.emitError("graph-replicate: option 'step-marker-location' must be "
+                    "one of STEP_MARK_AT_ENTRY, "
+                    "STEP_MARK_AT_TOP_LEVEL_WHILE_LOOP, "
+                    "STEP_MARK_AT_SECOND_LEVEL_WHILE_LOOP, STEP_MARK_NONE; "
+                    "got '")
+        << stepMarkerLocation.getValue() << "'";
+    return signalPassFailure();
+  }
   Computation comp;
   if (failed(resolve(graph, comp)))
     return signalPassFailure();
