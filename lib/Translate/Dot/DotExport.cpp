@@ -33,30 +33,43 @@ StringRef getStringAttr(NodeOp node, StringRef name) {
   return "";
 }
 
+/// A node as the flat graph has it: a graph.node, or one that a
+/// graph.cluster / graph.replicate folded (metadata, replicated inputs and
+/// outputs).
+struct DotNode {
+  StringRef name, opType, device;
+  /// Its inputs, in flat-graph terms.
+  SmallVector<Value> inputs;
+};
+
 class DotWriter {
 public:
   explicit DotWriter(llvm::raw_ostream &os) : os(os) {}
 
   void writeBody(Block &block, StringRef prefix) {
     // Group nodes: replicate cluster -> outside-compilation scope -> nodes.
-    llvm::MapVector<StringRef, llvm::MapVector<StringRef,
-                                               SmallVector<NodeOp>>> groups;
-    for (auto node : block.getOps<NodeOp>())
-      groups[getStringAttr(node, "_tpu_replicate")]
-            [getStringAttr(node, "_xla_outside_compilation")]
-                .push_back(node);
+    groups.clear();
+    for (Operation &op : block) {
+      if (auto node = dyn_cast<NodeOp>(op))
+        addNode(node, getStringAttr(node, "_tpu_replicate"));
+      else if (auto cluster = dyn_cast<ClusterOp>(op))
+        addCluster(cluster);
+      else if (auto replicate = dyn_cast<ReplicateOp>(op))
+        addReplicate(replicate);
+    }
     for (auto &[cluster, scopes] : groups) {
       if (!cluster.empty())
         os << "  subgraph \"cluster_" << escape(prefix) << escape(cluster)
            << "\" {\n    label=\"" << escape(cluster)
-           << "\"; color=\"" << kClusterColor << "\"; penwidth=2;\n";
+           << clusterSuffix.lookup(cluster) << "\"; color=\""
+           << kClusterColor << "\"; penwidth=2;\n";
       for (auto &[scope, nodes] : scopes) {
         if (!scope.empty())
           os << "  subgraph \"cluster_" << escape(prefix) << escape(cluster)
              << "_oc_" << escape(scope) << "\" {\n    label=\"outside "
              << escape(scope) << "\"; style=dashed; color=\""
              << kOutsideColor << "\";\n";
-        for (NodeOp node : nodes)
+        for (const DotNode &node : nodes)
           writeNode(node, prefix);
         if (!scope.empty())
           os << "  }\n";
@@ -64,15 +77,10 @@ public:
       if (!cluster.empty())
         os << "  }\n";
     }
-    for (auto node : block.getOps<NodeOp>())
-      for (Value input : node.getInputs())
-        if (auto producer = input.getDefiningOp<NodeOp>())
-          os << "  \"" << escape(prefix) << escape(producer.getName())
-             << "\" -> \"" << escape(prefix) << escape(node.getName())
-             << "\"" << (isa<ControlType>(input.getType())
-                             ? " [style=dashed]"
-                             : "")
-             << ";\n";
+    for (auto &[cluster, scopes] : groups)
+      for (auto &[scope, nodes] : scopes)
+        for (const DotNode &node : nodes)
+          writeEdges(node, prefix);
   }
 
   void writeLegend() {
@@ -85,19 +93,87 @@ public:
   }
 
 private:
-  void writeNode(NodeOp node, StringRef prefix) {
-    StringRef device = node.getDevice().value_or("");
+  SmallVector<DotNode> &group(StringRef cluster, StringRef scope) {
+    return groups[cluster][scope];
+  }
+
+  void addNode(NodeOp node, StringRef cluster) {
+    group(cluster, getStringAttr(node, "_xla_outside_compilation"))
+        .push_back({node.getName(), node.getOpType(),
+                    node.getDevice().value_or(""),
+                    SmallVector<Value>(node.getInputs())});
+  }
+
+  /// A folded node of a replicate region, from its {name, device?,
+  /// controls?} entry; it takes its share of the trailing `controls`.
+  static DotNode foldedNode(Attribute entry, StringRef opType,
+                            SmallVector<Value> inputs, ValueRange &controls) {
+    auto dict = cast<DictionaryAttr>(entry);
+    StringRef device;
+    if (auto d = dict.getAs<StringAttr>("device"))
+      device = d.getValue();
+    if (auto count = dict.getAs<IntegerAttr>("controls")) {
+      llvm::append_range(inputs, controls.take_front(count.getInt()));
+      controls = controls.drop_front(count.getInt());
+    }
+    return {dict.getAs<StringAttr>("name").getValue(), opType, device,
+            std::move(inputs)};
+  }
+
+  void addCluster(ClusterOp cluster) {
+    StringRef name = cluster.getCluster();
+    group(name, "").push_back(
+        {cluster.getMetadataName(), "TPUReplicateMetadata",
+         cluster.getMetadataDevice().value_or(""),
+         SmallVector<Value>(cluster.getControlInputs())});
+    for (auto node : cluster.getBody().front().getOps<NodeOp>())
+      addNode(node, name);
+  }
+
+  void addReplicate(ReplicateOp replicate) {
+    uint64_t n = replicate.getN();
+    ValueRange operands = replicate.getInputs();
+    ArrayAttr inputNodes = replicate.getInputNodes();
+    ValueRange controls = operands.drop_front(inputNodes.size() * n);
+    for (auto [i, entry] : llvm::enumerate(inputNodes)) {
+      ValueRange perReplica = operands.slice(i * n, n);
+      group("", "").push_back(foldedNode(entry, "TPUReplicatedInput",
+                                         SmallVector<Value>(perReplica),
+                                         controls));
+    }
+    ClusterOp cluster = replicate.getCluster();
+    clusterSuffix[cluster.getCluster()] =
+        " (" + std::to_string(n) + " replicas)";
+    addCluster(cluster);
+    Operation *yield = replicate.getBody().front().getTerminator();
+    for (auto [k, entry] : llvm::enumerate(replicate.getOutputNodes()))
+      if (!cast<DictionaryAttr>(entry).empty())
+        group("", "").push_back(foldedNode(entry, "TPUReplicatedOutput",
+                                           {yield->getOperand(k)}, controls));
+  }
+
+  void writeNode(const DotNode &node, StringRef prefix) {
     auto [it, inserted] = deviceColors.insert(
-        {device, kDevicePalette[deviceColors.size() %
-                                std::size(kDevicePalette)]});
-    os << "    \"" << escape(prefix) << escape(node.getName())
-       << "\" [label=\"" << escape(node.getName()) << "\\n"
-       << escape(node.getOpType()) << "\", style=filled, fillcolor=\""
-       << it->second << "\"];\n";
+        {node.device, kDevicePalette[deviceColors.size() %
+                                     std::size(kDevicePalette)]});
+    os << "    \"" << escape(prefix) << escape(node.name) << "\" [label=\""
+       << escape(node.name) << "\\n" << escape(node.opType)
+       << "\", style=filled, fillcolor=\"" << it->second << "\"];\n";
+  }
+
+  void writeEdges(const DotNode &node, StringRef prefix) {
+    for (Value input : node.inputs)
+      if (std::optional<FlatValue> producer = getFlatValue(input))
+        os << "  \"" << escape(prefix) << escape(producer->node) << "\" -> \""
+           << escape(prefix) << escape(node.name) << "\""
+           << (producer->isControl ? " [style=dashed]" : "") << ";\n";
   }
 
   llvm::raw_ostream &os;
   llvm::MapVector<StringRef, const char *> deviceColors;
+  llvm::MapVector<StringRef, llvm::MapVector<StringRef, SmallVector<DotNode>>>
+      groups;
+  llvm::StringMap<std::string> clusterSuffix;
 };
 } // namespace
 

@@ -188,65 +188,24 @@ static std::optional<std::string> getOutputArgRef(NodeOp node, unsigned port) {
   return std::nullopt;
 }
 
-/// The input string of a value a graph.cluster or graph.replicate defines,
-/// as the flat GraphDef names it; values those ops only pass through are
-/// followed to the node inside, which `value` is set to (returning nullopt).
-static std::optional<std::string> renderRegionValue(Value &value) {
-  while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      Operation *parent = arg.getOwner()->getParentOp();
-      if (auto cluster = dyn_cast<ClusterOp>(parent))
-        return ("^" + cluster.getMetadataName()).str();
-      if (auto replicate = dyn_cast<ReplicateOp>(parent))
-        return cast<DictionaryAttr>(
-                   replicate.getInputNodes()[arg.getArgNumber()])
-            .getAs<StringAttr>("name")
-            .str();
-      return std::nullopt;
-    }
-    Operation *def = value.getDefiningOp();
-    unsigned port = cast<OpResult>(value).getResultNumber();
-    if (auto cluster = dyn_cast<ClusterOp>(def)) {
-      if (value == cluster.getControl())
-        return ("^" + cluster.getMetadataName()).str();
-      value = cluster.getBody().front().getTerminator()->getOperand(port);
-      continue;
-    }
-    if (auto replicate = dyn_cast<ReplicateOp>(def)) {
-      if (value == replicate.getControl())
-        return ("^" + replicate.getCluster().getMetadataName()).str();
-      uint64_t n = replicate.getN();
-      auto tro = cast<DictionaryAttr>(replicate.getOutputNodes()[port / n]);
-      if (auto name = tro.getAs<StringAttr>("name"))
-        return port % n ? (name.getValue() + ":" + Twine(port % n)).str()
-                        : name.str();
-      value = replicate.getBody().front().getTerminator()->getOperand(port / n);
-      continue;
-    }
-    return std::nullopt;
-  }
-}
-
 std::string graphdef::renderInput(Value value, bool inFunction) {
-  if (auto text = renderRegionValue(value))
-    return *text;
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    return getArgName(arg).str();
-  auto node = value.getDefiningOp<NodeOp>();
-  if (!node)
+  std::optional<FlatValue> flat = getFlatValue(value);
+  if (!flat) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return getArgName(arg).str();
     return "<not a node>";
-  StringRef name = node.getName();
-  if (value == node.getControl())
-    return ("^" + name).str();
-  unsigned port = cast<OpResult>(value).getResultNumber();
-  if (inFunction) {
-    if (auto ref = getOutputArgRef(node, port))
-      return (name + ":" + *ref).str();
-    return (name + ":" + Twine(port)).str();
   }
-  if (port == 0)
-    return name.str();
-  return (name + ":" + Twine(port)).str();
+  if (flat->isControl)
+    return ("^" + flat->node).str();
+  if (inFunction) {
+    if (auto node = value.getDefiningOp<NodeOp>())
+      if (auto ref = getOutputArgRef(node, flat->port))
+        return (flat->node + ":" + *ref).str();
+    return (flat->node + ":" + Twine(flat->port)).str();
+  }
+  if (flat->port == 0)
+    return flat->node.str();
+  return (flat->node + ":" + Twine(flat->port)).str();
 }
 
 /// Splits "name:idx" into (name, idx), with idx 0 when absent.
@@ -260,7 +219,11 @@ static std::pair<StringRef, unsigned> splitIndex(StringRef text) {
 
 bool graphdef::spellingMatches(StringRef spelling, Value value,
                                bool inFunction) {
-  if (renderRegionValue(value))
+  // Values of regions are spelled as export renders them.
+  if (!isa<BlockArgument>(value) && !value.getDefiningOp<NodeOp>())
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(value);
+      arg && !isa<FuncOp>(arg.getOwner()->getParentOp()))
     return false;
   bool isControl = isa<ControlType>(value.getType());
   if (isControl != spelling.starts_with("^"))

@@ -422,3 +422,42 @@ LogicalResult ReplicateOp::verify() {
                << k * n + r << " and yielded value " << k;
   return success();
 }
+
+std::optional<FlatValue> cleave::graph::getFlatValue(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (auto cluster = dyn_cast_or_null<ClusterOp>(parent))
+        return FlatValue{cluster.getMetadataName(), 0, true};
+      if (auto replicate = dyn_cast_or_null<ReplicateOp>(parent))
+        return FlatValue{
+            cast<DictionaryAttr>(replicate.getInputNodes()[arg.getArgNumber()])
+                .getAs<StringAttr>("name")
+                .getValue(),
+            0, false};
+      return std::nullopt;
+    }
+    Operation *def = value.getDefiningOp();
+    unsigned port = cast<OpResult>(value).getResultNumber();
+    if (auto node = dyn_cast<NodeOp>(def))
+      return FlatValue{node.getName(), port, value == node.getControl()};
+    if (auto cluster = dyn_cast<ClusterOp>(def)) {
+      if (value == cluster.getControl())
+        return FlatValue{cluster.getMetadataName(), 0, true};
+      value = cluster.getBody().front().getTerminator()->getOperand(port);
+      continue;
+    }
+    if (auto replicate = dyn_cast<ReplicateOp>(def)) {
+      if (value == replicate.getControl())
+        return FlatValue{replicate.getCluster().getMetadataName(), 0, true};
+      uint64_t n = replicate.getN();
+      auto tro = cast<DictionaryAttr>(replicate.getOutputNodes()[port / n]);
+      if (auto name = tro.getAs<StringAttr>("name"))
+        return FlatValue{name.getValue(), unsigned(port % n), false};
+      value =
+          replicate.getBody().front().getTerminator()->getOperand(port / n);
+      continue;
+    }
+    return std::nullopt;
+  }
+}

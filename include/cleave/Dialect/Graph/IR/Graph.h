@@ -51,6 +51,20 @@ mlir::TensorType getTensorType(mlir::Type elementType, ShapeAttr shape = {});
 /// as TensorFlow prints it in messages.
 std::string getDataTypeName(mlir::Type dtype);
 
+/// What a value names in the flat graph that GraphDef export writes: output
+/// `port` of node `node`, or its control token.
+struct FlatValue {
+  llvm::StringRef node;
+  unsigned port = 0;
+  bool isControl = false;
+};
+
+/// The flat name of `value`. Values that graph.cluster and graph.replicate
+/// define stand for a folded node (TPUReplicatedInput/Output, the metadata)
+/// or pass a node's output through; both resolve to that node. Function
+/// arguments have no node: nullopt.
+std::optional<FlatValue> getFlatValue(mlir::Value value);
+
 } // namespace cleave::graph
 
 #endif // CLEAVE_DIALECT_GRAPH_IR_GRAPH_H
