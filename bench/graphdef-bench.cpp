@@ -1,9 +1,14 @@
 //===- graphdef-bench.cpp - GraphDef import/export benchmark driver -------===//
 //
-//   cleave-graphdef-bench generate N out.pb     writes a realistic GraphDef
+//   cleave-graphdef-bench generate N out.pb [--tower]
+//       writes a realistic GraphDef; with --tower the layers' compute lies
+//       in name scope "model/" (variables stay outside), ready to replicate.
 //   cleave-graphdef-bench roundtrip in.pb [out.mlir]
 //       times parse, import, export and serialize of a binary GraphDef and
 //       optionally writes the module (generic form) for mlir-opt to parse.
+//   cleave-graphdef-bench replicate in.pb REPLICAS
+//       times graph-replicate (computation=model, one outside-compilation
+//       scope) and graph-cluster-formation on a --tower graph, then export.
 //
 // The generated graph mixes what training graphs contain: constants with
 // small tensors, placeholders and variables on a parameter-server device,
@@ -13,11 +18,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/InitAll.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "google/protobuf/arena.h"
@@ -38,7 +47,7 @@ static void addAttrType(tf::NodeDef &n, const char *key, tf::DataType t) {
   (*n.mutable_attr())[key].set_type(t);
 }
 
-static void generate(long numNodes, tf::GraphDef &g) {
+static void generate(long numNodes, bool tower, tf::GraphDef &g) {
   const char *devices[] = {"/job:worker/replica:0/task:0/device:CPU:0",
                            "/job:worker/replica:0/task:0/device:GPU:0",
                            "/job:ps/replica:0/task:0/device:CPU:0", ""};
@@ -58,11 +67,12 @@ static void generate(long numNodes, tf::GraphDef &g) {
     ++i;
   }
   for (long layer = 0; i < numNodes; ++layer) {
-    std::string scope = "layer" + std::to_string(layer) + "/";
+    std::string varScope = "layer" + std::to_string(layer) + "/";
+    std::string scope = (tower ? "model/" : "") + varScope;
     const char *device = devices[layer % 4];
     // Weights: a variable on the ps, a constant initializer, its read.
     tf::NodeDef *w = g.add_node();
-    w->set_name(scope + "kernel");
+    w->set_name(varScope + "kernel");
     w->set_op("VariableV2");
     w->set_device(devices[2]);
     addAttrType(*w, "dtype", tf::DT_FLOAT);
@@ -72,7 +82,7 @@ static void generate(long numNodes, tf::GraphDef &g) {
     (*w->mutable_attr())["container"].set_s("");
     (*w->mutable_attr())["shared_name"].set_s("");
     tf::NodeDef *init = g.add_node();
-    init->set_name(scope + "kernel/Initializer/Const");
+    init->set_name(varScope + "kernel/Initializer/Const");
     init->set_op("Const");
     addAttrType(*init, "dtype", tf::DT_FLOAT);
     auto *t = (*init->mutable_attr())["value"].mutable_tensor();
@@ -80,12 +90,12 @@ static void generate(long numNodes, tf::GraphDef &g) {
     t->mutable_tensor_shape()->add_dim()->set_size(4);
     for (int k = 0; k < 4; ++k)
       t->add_float_val(0.01f * (k + layer % 7));
-    (*init->mutable_attr())["_class"].mutable_list()->add_s("loc:@" + scope +
+    (*init->mutable_attr())["_class"].mutable_list()->add_s("loc:@" + varScope +
                                                              "kernel");
     tf::NodeDef *read = g.add_node();
-    read->set_name(scope + "kernel/read");
+    read->set_name(varScope + "kernel/read");
     read->set_op("Identity");
-    read->add_input(scope + "kernel");
+    read->add_input(varScope + "kernel");
     read->set_device(devices[2]);
     addAttrType(*read, "T", tf::DT_FLOAT);
     // Dense layer.
@@ -93,7 +103,7 @@ static void generate(long numNodes, tf::GraphDef &g) {
     mm->set_name(scope + "MatMul");
     mm->set_op("MatMul");
     mm->add_input(prev);
-    mm->add_input(scope + "kernel/read");
+    mm->add_input(varScope + "kernel/read");
     mm->set_device(device);
     addAttrType(*mm, "T", tf::DT_FLOAT);
     (*mm->mutable_attr())["transpose_a"].set_b(false);
@@ -105,7 +115,7 @@ static void generate(long numNodes, tf::GraphDef &g) {
     bias->set_name(scope + "BiasAdd");
     bias->set_op("BiasAdd");
     bias->add_input(scope + "MatMul");
-    bias->add_input(scope + "kernel/Initializer/Const");
+    bias->add_input(varScope + "kernel/Initializer/Const");
     bias->set_device(device);
     addAttrType(*bias, "T", tf::DT_FLOAT);
     (*bias->mutable_attr())["data_format"].set_s("NHWC");
@@ -120,7 +130,7 @@ static void generate(long numNodes, tf::GraphDef &g) {
     group->set_name(scope + "tuple/group_deps");
     group->set_op("NoOp");
     group->add_input("^" + scope + "Relu");
-    group->add_input("^" + scope + "kernel/read");
+    group->add_input("^" + varScope + "kernel/read");
     tf::NodeDef *dep = g.add_node();
     dep->set_name(scope + "tuple/control_dependency");
     dep->set_op("Identity");
@@ -157,11 +167,85 @@ static long peakRssMiB() {
   return usage.ru_maxrss / 1024;
 }
 
+static bool readGraphDef(const char *path, google::protobuf::Arena &arena,
+                         tf::GraphDef *&g) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string bytes = buffer.str();
+  g = google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  stream.SetTotalBytesLimit(INT32_MAX);
+  if (!g->ParseFromCodedStream(&stream)) {
+    std::cerr << "cannot parse " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Times `pipeline` (passes on the module) alone; the verifier runs
+/// afterwards, untimed.
+static double timePass(mlir::ModuleOp module, llvm::StringRef pipeline) {
+  mlir::PassManager pm(module->getContext());
+  pm.enableVerifier(false);
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm))) {
+    std::cerr << "bad pipeline " << pipeline.str() << "\n";
+    std::exit(1);
+  }
+  auto t0 = Clock::now();
+  if (mlir::failed(pm.run(module)))
+    std::exit(1);
+  auto t1 = Clock::now();
+  if (mlir::failed(mlir::verify(module)))
+    std::exit(1);
+  return seconds(t0, t1);
+}
+
+static int replicate(const char *path, long replicas) {
+  google::protobuf::Arena arena;
+  tf::GraphDef *g;
+  if (!readGraphDef(path, arena, g))
+    return 1;
+  mlir::DialectRegistry registry;
+  cleave::registerAllDialects(registry);
+  cleave::registerAllPasses();
+  mlir::MLIRContext ctx(registry);
+  ctx.disableMultithreading();
+  auto t0 = Clock::now();
+  auto module = cleave::importGraphDef(*g, &ctx);
+  if (!module)
+    return 1;
+  auto t1 = Clock::now();
+  double replicateS = timePass(
+      *module, "graph-replicate{computation=model num-replicas=" +
+                   std::to_string(replicas) +
+                   " outside-compilation=model/layer1}");
+  double clusterS =
+      timePass(*module, "graph-cluster-formation");
+  auto t2 = Clock::now();
+  tf::GraphDef &out =
+      *google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
+  if (mlir::failed(cleave::exportGraphDef(*module, out)))
+    return 1;
+  auto t3 = Clock::now();
+  long tagged = 0;
+  for (const tf::NodeDef &node : out.node())
+    tagged += node.attr().count("_tpu_replicate");
+  std::printf("nodes=%d\nimport_s=%.3f\nreplicate_s=%.3f\ncluster_s=%.3f\n"
+              "export_s=%.3f\nexported_nodes=%d\ntagged_nodes=%ld\n"
+              "peak_rss_mib=%ld\n",
+              g->node_size(), seconds(t0, t1), replicateS, clusterS,
+              seconds(t2, t3), out.node_size(), tagged, peakRssMiB());
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   if (argc >= 4 && std::string(argv[1]) == "generate") {
     tf::GraphDef g;
-    generate(std::stol(argv[2]), g);
+    generate(std::stol(argv[2]), argc >= 5 && std::string(argv[4]) == "--tower",
+             g);
     std::ofstream out(argv[3], std::ios::binary);
     g.SerializeToOstream(&out);
     std::cout << "generated " << g.node_size() << " nodes\n";
@@ -229,7 +313,10 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
-  std::cerr << "usage: cleave-graphdef-bench generate N out.pb\n"
-               "       cleave-graphdef-bench roundtrip in.pb [out.mlir]\n";
+  if (argc >= 4 && std::string(argv[1]) == "replicate")
+    return replicate(argv[2], std::stol(argv[3]));
+  std::cerr << "usage: cleave-graphdef-bench generate N out.pb [--tower]\n"
+               "       cleave-graphdef-bench roundtrip in.pb [out.mlir]\n"
+               "       cleave-graphdef-bench replicate in.pb REPLICAS\n";
   return 2;
 }
