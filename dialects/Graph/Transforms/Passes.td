@@ -61,9 +61,11 @@ def GraphReplicatePass : Pass<"graph-replicate", "::mlir::ModuleOp"> {
     `TPU_REPLICATED_CORE:0`, `TPUReplicatedOutput` `output<i>`,
     `TPUCompilationResult` and the per-replica identities
     `output_<i>_shard_<r>` (NoOps `shard_<r>` when there are no outputs).
-    Every node of the computation gets `_tpu_replicate = <cluster>`; nodes
-    with no data input get a control input from the metadata, as under
-    TensorFlow's `control_dependencies([metadata])`.
+    Every node of the computation gets `_tpu_replicate = <cluster>`; as in
+    `TPUReplicateContext.AddOp`, a node with no inputs and no control input
+    from inside the computation gets a control input from the pivot. The
+    input identities wait for the metadata, the per-replica identities for
+    the function's control outputs.
 
     Outside compilation: each scope of `outside-compilation` is named by a
     counter ("0", "1", ...) in the order given; nodes that already carry
@@ -79,7 +81,8 @@ def GraphReplicatePass : Pass<"graph-replicate", "::mlir::ModuleOp"> {
     outside_compilation clusters`, `Non-resource Variables are not supported
     inside TPU computations (operator name: <name>)`, `Replicas must have
     the same number of inputs. ...` and `Replicas must have matching input
-    types. ...`.
+    types. ...`; wrong options (no `computation`, `num-replicas` below 1,
+    an unknown `step-marker-location`, ...) are named in the error.
   }];
   let options = [
     Option<"computation", "computation", "std::string", "",
