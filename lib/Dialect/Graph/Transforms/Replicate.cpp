@@ -87,19 +87,43 @@ public:
 private:
   /// What the user named, before any rewrite.
   struct Computation {
-    FuncOp function;              ///< Set in function mode.
+    FuncOp function;               ///< Set in function mode.
     SmallVector<NodeOp> callSites; ///< Function mode: one per replica (or 1).
-    SmallVector<NodeOp> members;  ///< Scope mode: the scope's nodes.
+    SmallVector<NodeOp> members;   ///< Scope mode: the scope's nodes.
     /// Per replica, its input values (before mirroring).
     SmallVector<SmallVector<Value>> replicaInputs;
   };
 
+  /// What the pass builds, step by step.
+  struct Replication {
+    StringAttr cluster;
+    NodeOp pivot, metadata;
+    /// The replicated_input_<i> identities: the computation's inputs.
+    SmallVector<Value> computationInputs;
+    /// The computation's nodes, in graph order.
+    SmallVector<NodeOp> members;
+    /// Its data outputs and (function mode) control outputs.
+    SmallVector<Value> outputs, outputOperations;
+    /// The output identities inside the computation, one per output.
+    SmallVector<Value> outputIdentities;
+    /// shards[r][k]: replica r's k-th result (or its shard NoOp).
+    SmallVector<SmallVector<NodeOp>> shards;
+  };
+
+  LogicalResult checkOptions(GraphOp graph);
   LogicalResult resolve(GraphOp graph, Computation &comp);
   LogicalResult checkReplicaInputs(Computation &comp, Location loc);
   LogicalResult checkMember(NodeOp node);
   LogicalResult markOutsideCompilation(ArrayRef<NodeOp> members,
                                        NodeOp metadata);
   void reportUnsupported(ArrayRef<NodeOp> members);
+  void buildFanIn(OpBuilder &b, Location loc, const Computation &comp,
+                  Replication &rep);
+  void inlineFunction(OpBuilder &b, FuncOp function, Replication &rep);
+  void adoptScope(const Computation &comp, Replication &rep);
+  void tagMembers(Replication &rep);
+  void buildFanOut(OpBuilder &b, Location loc, Replication &rep);
+  void rewireUsers(Computation &comp, Replication &rep);
   NodeOp createNode(OpBuilder &b, Location loc, StringRef opType,
                     StringRef baseName, TypeRange types, ValueRange inputs,
                     ArrayRef<NamedAttribute> attrs, StringRef device = {});
@@ -133,7 +157,8 @@ LogicalResult GraphReplicatePass::resolve(GraphOp graph, Computation &comp) {
     if (comp.callSites.size() != 1 &&
         (int64_t)comp.callSites.size() != numReplicas)
       return comp.callSites[1].emitError("graph-replicate: ")
-             << comp.callSites.size() << " call sites of '" << computation.getValue()
+             << comp.callSites.size() << " call sites of '"
+             << computation.getValue()
              << "' for num-replicas=" << numReplicas.getValue()
              << ": give one call site per replica, or one call site whose "
                 "inputs every replica shares";
@@ -177,8 +202,8 @@ LogicalResult GraphReplicatePass::checkReplicaInputs(Computation &comp,
         return nodeError(comp.callSites[i])
                << "Replicas must have matching input types. Replica 0 had "
                   "input types "
-               << formatTypes(first) << ", replica " << i
-               << " had input types " << formatTypes(inputs);
+               << formatTypes(first) << ", replica " << i << " had input types "
+               << formatTypes(inputs);
   }
   unsigned numArgs = 0;
   for (Type t : comp.function.getArgumentTypes())
@@ -316,9 +341,8 @@ GraphReplicatePass::markOutsideCompilation(ArrayRef<NodeOp> members,
       }
       shared = it->second;
     }
-    std::string scope = joinable && shared
-                            ? *shared
-                            : "auto" + std::to_string(autoCounter++);
+    std::string scope =
+        joinable && shared ? *shared : "auto" + std::to_string(autoCounter++);
     autoScope[node] = scope;
     setTFAttr(node, kOutsideCompilationAttr, b.getStringAttr(scope));
   }
@@ -344,238 +368,196 @@ void GraphReplicatePass::reportUnsupported(ArrayRef<NodeOp> members) {
         << "... and " << unsupported.size() - kMaxWarningLines << " more";
 }
 
-void GraphReplicatePass::runOnOperation() {
-  ModuleOp module = getOperation();
-  auto graphs = module.getOps<GraphOp>();
-  if (graphs.empty()) {
-    module.emitError("graph-replicate: the module has no graph.graph");
-    return signalPassFailure();
-  }
-  GraphOp graph = *graphs.begin();
-  if (computation.empty()) {
-    graph.emitError("graph-replicate: option 'computation' is required (a "
-                    "function of the library or a name scope)");
-    return signalPassFailure();
-  }
-  if (numReplicas < 1) {
-    graph.emitError("graph-replicate: option 'num-replicas' must be at "
-                    "least 1, got ")
-        << numReplicas.getValue();
-    return signalPassFailure();
-  }
-  if (numCoresPerReplica < 1) {
-    graph.emitError("graph-replicate: option 'num-cores-per-replica' must "
-                    "be at least 1, got ")
-        << numCoresPerReplica.getValue();
-    return signalPassFailure();
-  }
+LogicalResult GraphReplicatePass::checkOptions(GraphOp graph) {
+  if (computation.empty())
+    return graph.emitError("graph-replicate: option 'computation' is "
+                           "required (a function of the library or a name "
+                           "scope)");
+  if (numReplicas < 1)
+    return graph.emitError("graph-replicate: option 'num-replicas' must be "
+                           "at least 1, got ")
+           << numReplicas.getValue();
+  if (numCoresPerReplica < 1)
+    return graph.emitError("graph-replicate: option 'num-cores-per-replica' "
+                           "must be at least 1, got ")
+           << numCoresPerReplica.getValue();
   // The names of TensorFlow's xla::DebugOptions::StepMarkerLocation.
-  if (!llvm::is_contained({"STEP_MARK_AT_ENTRY",
-                           "STEP_MARK_AT_TOP_LEVEL_WHILE_LOOP",
-                           "STEP_MARK_AT_SECOND_LEVEL_WHILE_LOOP",
-                           "STEP_MARK_NONE"},
-                          StringRef(stepMarkerLocation))) {
-    graph.emitError("graph-replicate: option 'step-marker-location' must be "
-                    "one of STEP_MARK_AT_ENTRY, "
-                    "STEP_MARK_AT_TOP_LEVEL_WHILE_LOOP, "
-                    "STEP_MARK_AT_SECOND_LEVEL_WHILE_LOOP, STEP_MARK_NONE; "
-                    "got '")
-        << stepMarkerLocation.getValue() << "'";
-    return signalPassFailure();
-  }
-  Computation comp;
-  if (failed(resolve(graph, comp)))
-    return signalPassFailure();
-  if (comp.function) {
-    for (auto node : comp.function.getBody().getOps<NodeOp>())
-      if (failed(checkMember(node)))
-        return signalPassFailure();
-  } else {
-    for (NodeOp node : comp.members)
-      if (failed(checkMember(node)))
-        return signalPassFailure();
-  }
+  if (!llvm::is_contained(
+          {"STEP_MARK_AT_ENTRY", "STEP_MARK_AT_TOP_LEVEL_WHILE_LOOP",
+           "STEP_MARK_AT_SECOND_LEVEL_WHILE_LOOP", "STEP_MARK_NONE"},
+          StringRef(stepMarkerLocation)))
+    return graph.emitError("graph-replicate: option 'step-marker-location' "
+                           "must be one of STEP_MARK_AT_ENTRY, "
+                           "STEP_MARK_AT_TOP_LEVEL_WHILE_LOOP, "
+                           "STEP_MARK_AT_SECOND_LEVEL_WHILE_LOOP, "
+                           "STEP_MARK_NONE; got '")
+           << stepMarkerLocation.getValue() << "'";
+  return success();
+}
 
-  Block &body = graph.getBody().front();
-  names.emplace(body);
-  MLIRContext *ctx = &getContext();
-  OpBuilder b(ctx);
-  Operation *first = comp.function ? comp.callSites.front().getOperation()
-                                   : comp.members.front().getOperation();
-  Location loc = first->getLoc();
-  b.setInsertionPoint(first);
-
-  // Fan-in: one TPUReplicatedInput per input, replica r's value at r.
+void GraphReplicatePass::buildFanIn(OpBuilder &b, Location loc,
+                                    const Computation &comp, Replication &rep) {
+  // One TPUReplicatedInput per input, replica r's value at r.
   unsigned numInputs = comp.replicaInputs.front().size();
-  SmallVector<NodeOp> replicatedInputs;
+  SmallVector<Value> replicatedInputs;
   for (unsigned i = 0; i < numInputs; ++i) {
     SmallVector<Value> perReplica;
     for (int64_t r = 0; r < numReplicas; ++r)
       perReplica.push_back(
           comp.replicaInputs[comp.replicaInputs.size() == 1 ? 0 : r][i]);
     Value v = perReplica.front();
-    replicatedInputs.push_back(createNode(
-        b, loc, "TPUReplicatedInput", "input" + std::to_string(i),
-        v.getType(), perReplica,
-        {b.getNamedAttr("N", b.getI64IntegerAttr(numReplicas)),
-         b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))),
-         b.getNamedAttr("index", b.getI64IntegerAttr(i)),
-         b.getNamedAttr("is_mirrored_variable", b.getBoolAttr(false)),
-         b.getNamedAttr("is_packed", b.getBoolAttr(false))}));
+    replicatedInputs.push_back(
+        createNode(
+            b, loc, "TPUReplicatedInput", "input" + std::to_string(i),
+            v.getType(), perReplica,
+            {b.getNamedAttr("N", b.getI64IntegerAttr(numReplicas)),
+             b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))),
+             b.getNamedAttr("index", b.getI64IntegerAttr(i)),
+             b.getNamedAttr("is_mirrored_variable", b.getBoolAttr(false)),
+             b.getNamedAttr("is_packed", b.getBoolAttr(false))})
+            .getOutputs()[0]);
   }
   std::string cluster = names->unique("cluster");
-  StringAttr clusterAttr = b.getStringAttr(cluster);
-  auto tag = b.getNamedAttr(kTPUReplicateAttr, clusterAttr);
-  NodeOp pivot =
-      createNode(b, loc, "NoOp", cluster + "/pivot", {}, {},
-                 {b.getNamedAttr("_pivot_for_cluster", clusterAttr)});
-  NodeOp metadata =
-      NodeOp::create(b, loc, "TPUReplicateMetadata",
-                     names->unique("TPUReplicateMetadata"), {},
-                     pivot.getControl(), metadataAttrs(b, cluster));
-  Value metadataControl = metadata.getControl();
-  SmallVector<Value> computationInputs;
-  for (auto [i, input] : llvm::enumerate(replicatedInputs)) {
-    Value v = input.getOutputs()[0];
-    NodeOp identity = createNode(
-        b, loc, "Identity", "replicated_input_" + std::to_string(i),
-        v.getType(), {v, metadataControl},
-        {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))), tag,
-         b.getNamedAttr("_tpu_input_identity", b.getBoolAttr(true))});
-    computationInputs.push_back(identity.getOutputs()[0]);
-  }
+  rep.cluster = b.getStringAttr(cluster);
+  rep.pivot = createNode(b, loc, "NoOp", cluster + "/pivot", {}, {},
+                         {b.getNamedAttr("_pivot_for_cluster", rep.cluster)});
+  rep.metadata = NodeOp::create(
+      b, loc, "TPUReplicateMetadata", names->unique("TPUReplicateMetadata"), {},
+      rep.pivot.getControl(), metadataAttrs(b, cluster));
+  // Under control_dependencies([metadata]).
+  for (auto [i, v] : llvm::enumerate(replicatedInputs))
+    rep.computationInputs.push_back(
+        createNode(b, loc, "Identity", "replicated_input_" + std::to_string(i),
+                   v.getType(), {v, rep.metadata.getControl()},
+                   {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))),
+                    b.getNamedAttr(kTPUReplicateAttr, rep.cluster),
+                    b.getNamedAttr("_tpu_input_identity", b.getBoolAttr(true))})
+            .getOutputs()[0]);
+}
 
-  // The computation itself, tagged.
-  SmallVector<NodeOp> members;
-  SmallVector<Value> outputs, outputOperations;
-  auto adopt = [&](NodeOp node) {
-    setTFAttr(node, kTPUReplicateAttr, clusterAttr);
-    members.push_back(node);
-  };
-  if (comp.function) {
-    Block &fbody = comp.function.getBody().front();
-    IRMapping mapping;
-    unsigned dataArg = 0;
-    DenseMap<StringRef, Value> argByName;
-    for (auto [arg, name] :
-         llvm::zip(fbody.getArguments(), comp.function.getArgNames())) {
-      if (isa<ControlType>(arg.getType()))
-        continue;
-      Value input = computationInputs[dataArg++];
-      mapping.map(arg, input);
-      argByName[cast<StringAttr>(name).getValue().split(':').first] = input;
-    }
-    for (auto [arg, name] :
-         llvm::zip(fbody.getArguments(), comp.function.getArgNames()))
-      if (isa<ControlType>(arg.getType()))
-        if (Value data = argByName.lookup(
-                cast<StringAttr>(name).getValue().drop_front().split(':').first))
-          mapping.map(arg, data.getDefiningOp<NodeOp>().getControl());
-    // Name scopes are made unique as a whole: "dense/..." -> "dense_1/...".
-    llvm::StringMap<std::string> scopeNames;
-    SmallVector<NodeOp> cloned;
-    for (auto node : fbody.getOps<NodeOp>()) {
-      auto copy = cast<NodeOp>(b.cloneWithoutRegions(*node));
-      auto [head, tail] = node.getName().split('/');
-      std::string name;
-      if (tail.empty()) {
-        name = names->unique(head);
-      } else {
-        auto [it, inserted] = scopeNames.try_emplace(head);
-        if (inserted)
-          it->second = names->unique(head);
-        name = names->unique(it->second + "/" + tail.str());
-      }
-      copy.setNameAttr(b.getStringAttr(name));
-      copy.removeSpellingsAttr();
-      mapping.map(node.getOperation(), copy.getOperation());
-      mapping.map(node->getResults(), copy->getResults());
-      cloned.push_back(copy);
-    }
-    for (NodeOp copy : cloned) {
-      for (OpOperand &operand : copy->getOpOperands())
-        operand.set(mapping.lookupOrDefault(operand.get()));
-      adopt(copy);
-    }
-    ReturnOp ret = comp.function.getReturnOp();
-    unsigned numData = ret.getNames().size();
-    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      (i < numData ? outputs : outputOperations)
-          .push_back(mapping.lookupOrDefault(v));
-  } else {
-    llvm::DenseSet<Operation *> memberSet;
-    for (NodeOp node : comp.members)
-      memberSet.insert(node);
-    DenseMap<Value, Value> inputMap;
-    for (auto [outside, inside] :
-         llvm::zip(comp.replicaInputs.front(), computationInputs))
-      inputMap[outside] = inside;
-    for (NodeOp node : comp.members) {
-      for (OpOperand &operand : node->getOpOperands())
-        if (Value inside = inputMap.lookup(operand.get()))
-          operand.set(inside);
-      adopt(node);
-    }
-    // Values read outside the scope are the outputs, in graph order.
-    for (NodeOp node : comp.members)
-      for (Value v : node.getOutputs())
-        if (llvm::any_of(v.getUsers(), [&](Operation *user) {
-              return !memberSet.contains(user);
-            }))
-          outputs.push_back(v);
+void GraphReplicatePass::inlineFunction(OpBuilder &b, FuncOp function,
+                                        Replication &rep) {
+  Block &fbody = function.getBody().front();
+  IRMapping mapping;
+  unsigned dataArg = 0;
+  DenseMap<StringRef, Value> argByName;
+  for (auto [arg, name] :
+       llvm::zip(fbody.getArguments(), function.getArgNames())) {
+    if (isa<ControlType>(arg.getType()))
+      continue;
+    Value input = rep.computationInputs[dataArg++];
+    mapping.map(arg, input);
+    argByName[cast<StringAttr>(name).getValue().split(':').first] = input;
   }
+  // A control input on argument "x" ("^x") waits for its input identity.
+  for (auto [arg, name] :
+       llvm::zip(fbody.getArguments(), function.getArgNames()))
+    if (isa<ControlType>(arg.getType()))
+      if (Value data = argByName.lookup(
+              cast<StringAttr>(name).getValue().drop_front().split(':').first))
+        mapping.map(arg, data.getDefiningOp<NodeOp>().getControl());
+  // Name scopes are made unique as a whole: "dense/..." -> "dense_1/...".
+  llvm::StringMap<std::string> scopeNames;
+  for (auto node : fbody.getOps<NodeOp>()) {
+    auto copy = cast<NodeOp>(b.cloneWithoutRegions(*node));
+    auto [head, tail] = node.getName().split('/');
+    std::string name;
+    if (tail.empty()) {
+      name = names->unique(head);
+    } else {
+      auto [it, inserted] = scopeNames.try_emplace(head);
+      if (inserted)
+        it->second = names->unique(head);
+      name = names->unique(it->second + "/" + tail.str());
+    }
+    copy.setNameAttr(b.getStringAttr(name));
+    copy.removeSpellingsAttr();
+    mapping.map(node->getResults(), copy->getResults());
+    rep.members.push_back(copy);
+  }
+  for (NodeOp copy : rep.members)
+    for (OpOperand &operand : copy->getOpOperands())
+      operand.set(mapping.lookupOrDefault(operand.get()));
+  ReturnOp ret = function.getReturnOp();
+  unsigned numData = ret.getNames().size();
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    (i < numData ? rep.outputs : rep.outputOperations)
+        .push_back(mapping.lookupOrDefault(v));
+}
+
+void GraphReplicatePass::adoptScope(const Computation &comp, Replication &rep) {
+  DenseMap<Value, Value> inputMap;
+  for (auto [outside, inside] :
+       llvm::zip(comp.replicaInputs.front(), rep.computationInputs))
+    inputMap[outside] = inside;
+  llvm::DenseSet<Operation *> memberSet(comp.members.begin(),
+                                        comp.members.end());
+  for (NodeOp node : comp.members) {
+    for (OpOperand &operand : node->getOpOperands())
+      if (Value inside = inputMap.lookup(operand.get()))
+        operand.set(inside);
+    rep.members.push_back(node);
+  }
+  // Values read outside the scope are the outputs, in graph order.
+  for (NodeOp node : comp.members)
+    for (Value v : node.getOutputs())
+      if (llvm::any_of(v.getUsers(), [&](Operation *user) {
+            return !memberSet.contains(user);
+          }))
+        rep.outputs.push_back(v);
+}
+
+void GraphReplicatePass::tagMembers(Replication &rep) {
   // As TPUReplicateContext.AddOp: a node with no inputs and no control
   // input from inside the computation (its nodes and input identities)
   // hangs off the pivot.
-  llvm::DenseSet<Operation *> memberSet(members.begin(), members.end());
-  llvm::DenseSet<Operation *> inContext(memberSet);
-  for (Value input : computationInputs)
+  llvm::DenseSet<Operation *> inContext(rep.members.begin(), rep.members.end());
+  for (Value input : rep.computationInputs)
     inContext.insert(input.getDefiningOp());
-  for (NodeOp node : members) {
+  for (NodeOp node : rep.members) {
+    setTFAttr(node, kTPUReplicateAttr, rep.cluster);
     if (!node.getDataInputs().empty() ||
         llvm::any_of(node.getControlInputs(), [&](Value control) {
           return inContext.contains(control.getDefiningOp());
         }))
       continue;
     SmallVector<Value> inputs(node.getInputs());
-    inputs.push_back(pivot.getControl());
+    inputs.push_back(rep.pivot.getControl());
     node->setOperands(inputs);
   }
-  if (failed(markOutsideCompilation(members, metadata)))
-    return signalPassFailure();
-  if (!allowSoftPlacement)
-    reportUnsupported(members);
+}
 
-  // Fan-out: identities inside the computation, then TPUReplicatedOutput,
-  // the compilation status and per-replica identities outside it.
-  b.setInsertionPointAfter(members.empty() ? metadata : members.back());
-  SmallVector<Value> outputIdentities;
-  for (Value v : outputs) {
+void GraphReplicatePass::buildFanOut(OpBuilder &b, Location loc,
+                                     Replication &rep) {
+  // Identities inside the computation (so that no input is an output).
+  for (Value v : rep.outputs) {
     auto producer = v.getDefiningOp<NodeOp>();
     StringRef device = producer ? producer.getDevice().value_or("") : "";
-    NodeOp identity = createNode(
-        b, loc, "Identity", "Identity", v.getType(), v,
-        {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))), tag,
-         b.getNamedAttr("_tpu_output_identity", b.getBoolAttr(true))},
-        device.empty() ? StringRef(kReplicatedCore) : device);
-    outputIdentities.push_back(identity.getOutputs()[0]);
+    rep.outputIdentities.push_back(
+        createNode(
+            b, loc, "Identity", "Identity", v.getType(), v,
+            {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(v))),
+             b.getNamedAttr(kTPUReplicateAttr, rep.cluster),
+             b.getNamedAttr("_tpu_output_identity", b.getBoolAttr(true))},
+            device.empty() ? StringRef(kReplicatedCore) : device)
+            .getOutputs()[0]);
   }
+  Value metadataControl = rep.metadata.getControl();
   if (useTpu)
     createNode(b, loc, "TPUCompilationResult", "TPUCompilationResult",
-               RankedTensorType::get({}, StringType::get(ctx)),
+               RankedTensorType::get({}, StringType::get(&getContext())),
                metadataControl,
-               {b.getNamedAttr("_tpu_compilation_status", clusterAttr)});
+               {b.getNamedAttr("_tpu_compilation_status", rep.cluster)});
   else
     createNode(b, loc, "NoOp", "compilation_status", {}, metadataControl, {});
-  // shards[r][k]: replica r's k-th output (or its shard NoOp), created
-  // output by output as TensorFlow does.
-  SmallVector<SmallVector<NodeOp>> shards(numReplicas);
-  if (outputs.empty())
+  // Per-replica results, created output by output as TensorFlow does.
+  rep.shards.resize(numReplicas);
+  if (rep.outputs.empty())
     for (int64_t r = 0; r < numReplicas; ++r)
-      shards[r].push_back(createNode(b, loc, "NoOp",
-                                     "shard_" + std::to_string(r), {},
-                                     outputOperations, {}));
-  for (auto [k, v] : llvm::enumerate(outputIdentities)) {
+      rep.shards[r].push_back(createNode(b, loc, "NoOp",
+                                         "shard_" + std::to_string(r), {},
+                                         rep.outputOperations, {}));
+  for (auto [k, v] : llvm::enumerate(rep.outputIdentities)) {
     NodeOp tro = createNode(
         b, loc, "TPUReplicatedOutput", "output" + std::to_string(k),
         SmallVector<Type>(numReplicas, v.getType()), v,
@@ -584,46 +566,93 @@ void GraphReplicatePass::runOnOperation() {
     for (int64_t r = 0; r < numReplicas; ++r) {
       Value replica = tro.getOutputs()[r];
       SmallVector<Value> inputs{replica};
-      inputs.append(outputOperations);
-      shards[r].push_back(createNode(
+      inputs.append(rep.outputOperations);
+      rep.shards[r].push_back(createNode(
           b, loc, "Identity",
           "output_" + std::to_string(k) + "_shard_" + std::to_string(r),
           replica.getType(), inputs,
           {b.getNamedAttr("T", TypeAttr::get(elementTypeOf(replica)))}));
     }
   }
+}
 
-  // Users of the old outputs read the shards.
-  if (comp.function) {
-    for (auto [r, call] : llvm::enumerate(comp.callSites)) {
-      for (auto [k, result] : llvm::enumerate(call.getOutputs()))
-        result.replaceAllUsesWith(shards[r][k].getOutputs()[0]);
-      // A control edge on the call waits for all of its replica's outputs.
-      SmallVector<OpOperand *> controlUses;
-      for (OpOperand &use : call.getControl().getUses())
-        controlUses.push_back(&use);
-      for (OpOperand *use : controlUses) {
-        auto user = cast<NodeOp>(use->getOwner());
-        SmallVector<Value> inputs;
-        for (Value v : user.getInputs()) {
-          if (v != call.getControl()) {
-            inputs.push_back(v);
-            continue;
-          }
-          for (NodeOp shard : shards[r])
-            inputs.push_back(shard.getControl());
-        }
-        user->setOperands(inputs);
-      }
-      call.erase();
+void GraphReplicatePass::rewireUsers(Computation &comp,
+                                     Replication &rep) {
+  if (!comp.function) {
+    // Outside users of the scope read replica 0.
+    llvm::DenseSet<Operation *> memberSet(rep.members.begin(),
+                                          rep.members.end());
+    for (auto [k, v] : llvm::enumerate(rep.outputs)) {
+      Operation *identity = rep.outputIdentities[k].getDefiningOp();
+      v.replaceUsesWithIf(
+          rep.shards[0][k].getOutputs()[0], [&](OpOperand &use) {
+            Operation *user = use.getOwner();
+            return !memberSet.contains(user) && user != identity;
+          });
     }
-  } else {
-    for (auto [k, v] : llvm::enumerate(outputs)) {
-      Operation *identity = outputIdentities[k].getDefiningOp();
-      v.replaceUsesWithIf(shards[0][k].getOutputs()[0], [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return !memberSet.contains(user) && user != identity;
-      });
-    }
+    return;
   }
+  for (auto [r, call] : llvm::enumerate(comp.callSites)) {
+    for (auto [k, result] : llvm::enumerate(call.getOutputs()))
+      result.replaceAllUsesWith(rep.shards[r][k].getOutputs()[0]);
+    // A control edge on the call waits for all of its replica's results.
+    SmallVector<Operation *> controlUsers(call.getControl().getUsers());
+    for (Operation *user : controlUsers) {
+      SmallVector<Value> operands;
+      for (Value v : user->getOperands()) {
+        if (v != call.getControl()) {
+          operands.push_back(v);
+          continue;
+        }
+        for (NodeOp shard : rep.shards[r])
+          operands.push_back(shard.getControl());
+      }
+      user->setOperands(operands);
+    }
+    call.erase();
+  }
+}
+
+void GraphReplicatePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty()) {
+    module.emitError("graph-replicate: the module has no graph.graph");
+    return signalPassFailure();
+  }
+  GraphOp graph = *graphs.begin();
+  if (failed(checkOptions(graph)))
+    return signalPassFailure();
+  Computation comp;
+  if (failed(resolve(graph, comp)))
+    return signalPassFailure();
+  auto toCheck =
+      comp.function
+          ? SmallVector<NodeOp>(comp.function.getBody().getOps<NodeOp>())
+          : comp.members;
+  for (NodeOp node : toCheck)
+    if (failed(checkMember(node)))
+      return signalPassFailure();
+
+  names.emplace(graph.getBody().front());
+  OpBuilder b(&getContext());
+  Operation *first = comp.function ? comp.callSites.front().getOperation()
+                                   : comp.members.front().getOperation();
+  Location loc = first->getLoc();
+  b.setInsertionPoint(first);
+  Replication rep;
+  buildFanIn(b, loc, comp, rep);
+  if (comp.function)
+    inlineFunction(b, comp.function, rep);
+  else
+    adoptScope(comp, rep);
+  tagMembers(rep);
+  if (failed(markOutsideCompilation(rep.members, rep.metadata)))
+    return signalPassFailure();
+  if (!allowSoftPlacement)
+    reportUnsupported(rep.members);
+  b.setInsertionPointAfter(rep.members.empty() ? rep.metadata
+                                               : rep.members.back());
+  buildFanOut(b, loc, rep);
+  rewireUsers(comp, rep);
 }
