@@ -33,32 +33,33 @@ using namespace cleave::interp;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory runCategory("graph-run options");
-static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                          cl::desc("<graph: .pb, .pbtxt or .mlir>"),
-                                          cl::cat(runCategory));
+static cl::opt<std::string>
+    inputFilename(cl::Positional, cl::Required,
+                  cl::desc("<graph: .pb, .pbtxt or .mlir>"),
+                  cl::cat(runCategory));
 static cl::list<std::string>
-    feedOpts("feed", cl::desc("name=value: a literal ([[1,2],[3,4]], 3.5, "
-                              "true) or @file.npy"),
-    cl::cat(runCategory));
+    feedOpts("feed",
+             cl::desc("name=value: a literal ([[1,2],[3,4]], 3.5, "
+                      "true) or @file.npy"),
+             cl::cat(runCategory));
 static cl::list<std::string> fetchOpts("fetch",
                                        cl::desc("tensor to print: node[:port]"),
-    cl::cat(runCategory));
+                                       cl::cat(runCategory));
 static cl::list<std::string> targetOpts("target",
                                         cl::desc("node to run for effect"),
-    cl::cat(runCategory));
+                                        cl::cat(runCategory));
 static cl::list<std::string>
     initOpts("init", cl::desc("node run once before the steps (e.g. init)"),
-    cl::cat(runCategory));
+             cl::cat(runCategory));
 static cl::opt<unsigned> steps("steps", cl::desc("times to run the step"),
-                               cl::init(1),
-    cl::cat(runCategory));
-static cl::opt<int64_t> maxIterations(
-    "max-iterations",
-    cl::desc("fail when a loop runs this many iterations"), cl::init(1000000),
-    cl::cat(runCategory));
+                               cl::init(1), cl::cat(runCategory));
+static cl::opt<int64_t>
+    maxIterations("max-iterations",
+                  cl::desc("fail when a loop runs this many iterations"),
+                  cl::init(1000000), cl::cat(runCategory));
 static cl::opt<std::string> outputDir("output-dir",
                                       cl::desc("write fetches as .npy here"),
-    cl::cat(runCategory));
+                                      cl::cat(runCategory));
 
 /// Parses a nested-list literal into values and a shape.
 static bool parseLiteral(StringRef text, std::vector<double> &values,
@@ -146,17 +147,19 @@ static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
 
 /// The dtype a feed of `name` must have: its node's result element type.
 static int32_t feedDtype(ModuleOp module, StringRef name) {
-  auto [nodeName, portText] = name.split(':');
+  StringRef nodeName = name.split(':').first, portText = name.split(':').second;
   unsigned port = 0;
   if (!portText.empty())
     portText.getAsInteger(10, port);
   int32_t dtype = kFloat;
-  module.walk([&](graph::NodeOp node) {
-    if (node.getName() == nodeName && port < node.getOutputs().size())
-      if (auto type = dyn_cast<TensorType>(node.getOutputs()[port].getType()))
-        if (int32_t dt = graph::typeToDataType(type.getElementType()); dt > 0)
-          dtype = dt;
-  });
+  // Feeds name nodes of the top-level graph, not of functions.
+  for (auto graph : module.getOps<graph::GraphOp>())
+    graph.walk([&](graph::NodeOp node) {
+      if (node.getName() == nodeName && port < node.getOutputs().size())
+        if (auto type = dyn_cast<TensorType>(node.getOutputs()[port].getType()))
+          if (int32_t dt = graph::typeToDataType(type.getElementType()); dt > 0)
+            dtype = dt;
+    });
   return dtype;
 }
 

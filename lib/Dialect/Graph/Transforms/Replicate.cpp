@@ -576,8 +576,7 @@ void GraphReplicatePass::buildFanOut(OpBuilder &b, Location loc,
   }
 }
 
-void GraphReplicatePass::rewireUsers(Computation &comp,
-                                     Replication &rep) {
+void GraphReplicatePass::rewireUsers(Computation &comp, Replication &rep) {
   if (!comp.function) {
     // Outside users of the scope read replica 0.
     llvm::DenseSet<Operation *> memberSet(rep.members.begin(),
