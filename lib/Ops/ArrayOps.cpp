@@ -744,3 +744,54 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"Tile", tileShape},
   };
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients (array_grad.py), in TensorFlow's node order and names
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string passThroughGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.getOutputGrad(0));
+  return "";
+}
+
+/// Reshape, ExpandDims, Squeeze: the gradient takes the input's shape back.
+std::string reshapeGrad(GradientContext &ctx) {
+  GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
+  ctx.setInputGrad(0, ctx.op("Reshape", {ctx.getOutputGrad(0), shape}));
+  return "";
+}
+
+std::string transposeGrad(GradientContext &ctx) {
+  auto perm = ctx.getConstantInts(ctx.getInput(1));
+  if (!perm)
+    return "gradient of Transpose needs a constant permutation";
+  std::vector<int64_t> inverse(perm->size());
+  for (auto [i, p] : llvm::enumerate(*perm)) {
+    if (p < 0 || p >= int64_t(perm->size()))
+      return "Transpose permutation " + std::to_string(p) +
+             " is out of range";
+    inverse[p] = i;
+  }
+  GradTensor inv = ctx.intVector(inverse, "InvertPermutation");
+  ctx.setInputGrad(0, ctx.op("Transpose", {ctx.getOutputGrad(0), inv}));
+  return "";
+}
+
+std::string preventGradient(GradientContext &ctx) {
+  std::string message = ctx.getStringAttr("message").value_or("");
+  return "Gradient explicitly disabled. Reason: " + message;
+}
+} // namespace
+
+detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
+  return {
+      {"Identity", passThroughGrad},
+      {"Snapshot", passThroughGrad},
+      {"Reshape", reshapeGrad},
+      {"ExpandDims", reshapeGrad},
+      {"Squeeze", reshapeGrad},
+      {"Transpose", transposeGrad},
+      {"PreventGradient", preventGradient},
+  };
+}

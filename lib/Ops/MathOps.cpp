@@ -364,3 +364,272 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
     table.push_back({op, shapes::reduction});
   return table;
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients (math_grad.py), in TensorFlow's node order and names
+//===----------------------------------------------------------------------===//
+
+namespace {
+using grads::broadcastArgs;
+using grads::sumToShape;
+
+std::string identityGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.getOutputGrad(0));
+  return "";
+}
+
+std::string addGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  auto b = broadcastArgs(ctx);
+  ctx.setInputGrad(0, sumToShape(ctx, grad, b.rx, b.sx));
+  ctx.setInputGrad(1, sumToShape(ctx, grad, b.ry, b.sy));
+  return "";
+}
+
+std::string subGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  auto b = broadcastArgs(ctx);
+  ctx.setInputGrad(0, sumToShape(ctx, grad, b.rx, b.sx));
+  GradTensor sum = ctx.op("Sum", {grad, b.ry},
+                          {GradAttr::boolean("keep_dims", false)}, "Sum_1");
+  ctx.setInputGrad(1, ctx.op("Reshape", {ctx.op("Neg", {sum}), b.sy}));
+  return "";
+}
+
+std::string mulGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  ctx.setInputGrad(0, sumToShape(ctx, ctx.op("Mul", {grad, y}), b.rx, b.sx));
+  ctx.setInputGrad(1, sumToShape(ctx, ctx.op("Mul", {x, grad}), b.ry, b.sy));
+  return "";
+}
+
+std::string realDivGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  ctx.setInputGrad(0,
+                   sumToShape(ctx, ctx.op("RealDiv", {grad, y}), b.rx, b.sx));
+  GradTensor negX = ctx.op("Neg", {x});
+  GradTensor quotient =
+      ctx.op("RealDiv", {ctx.op("RealDiv", {negX, y}), y});
+  ctx.setInputGrad(
+      1, sumToShape(ctx, ctx.op("Mul", {grad, quotient}, {}, "mul"), b.ry,
+                    b.sy));
+  return "";
+}
+
+std::string negGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.op("Neg", {ctx.getOutputGrad(0)}));
+  return "";
+}
+
+std::string squareGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0);
+  ctx.setControlDependencies({grad});
+  GradTensor two = ctx.scalar(2.0, ctx.getDType(x));
+  GradTensor twoX = ctx.op("Mul", {x, two});
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, ctx.op("Mul", {grad, twoX}));
+  return "";
+}
+
+/// d/dx f(x) = <GradOp>(y, dy), with y = f(x): Sqrt, Rsqrt, Tanh, Sigmoid.
+template <const char *GradOp> std::string outputGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.op(GradOp, {ctx.getOutput(0), ctx.getOutputGrad(0)}));
+  return "";
+}
+constexpr char kSqrtGrad[] = "SqrtGrad";
+constexpr char kRsqrtGrad[] = "RsqrtGrad";
+constexpr char kTanhGrad[] = "TanhGrad";
+constexpr char kSigmoidGrad[] = "SigmoidGrad";
+constexpr char kReciprocalGrad[] = "ReciprocalGrad";
+
+std::string expGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("Mul", {ctx.getOutputGrad(0), ctx.getOutput(0)}, {}, "mul"));
+  return "";
+}
+
+std::string logGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setControlDependencies({grad});
+  GradTensor inverse = ctx.op("Reciprocal", {ctx.getInput(0)});
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, ctx.op("Mul", {grad, inverse}, {}, "mul"));
+  return "";
+}
+
+std::string absGrad(GradientContext &ctx) {
+  GradTensor sign = ctx.op("Sign", {ctx.getInput(0)});
+  ctx.setInputGrad(0,
+                   ctx.op("Mul", {ctx.getOutputGrad(0), sign}, {}, "mul"));
+  return "";
+}
+
+/// Maximum and Minimum: the gradient goes to the operand the selector
+/// picked (ties to x), each reduced to its operand's shape.
+template <const char *Selector>
+std::string maximumMinimumGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  GradTensor sx = ctx.op("Shape", {x});
+  GradTensor sy = ctx.op("Shape", {y});
+  GradTensor gradShape = ctx.op("Shape", {grad});
+  GradTensor zero = ctx.scalar(0.0, ctx.getDType(grad), "zeros/Const");
+  GradTensor zeros = ctx.op("Fill", {gradShape, zero}, {}, "zeros");
+  GradTensor mask = ctx.op(Selector, {x, y});
+  auto r = ctx.addNode("BroadcastGradientArgs", {sx, sy});
+  GradTensor xGrad = ctx.op("Select", {mask, grad, zeros});
+  GradTensor yGrad = ctx.op("Select", {mask, zeros, grad});
+  ctx.setInputGrad(0, sumToShape(ctx, xGrad, r[0], sx));
+  ctx.setInputGrad(1, sumToShape(ctx, yGrad, r[1], sy));
+  return "";
+}
+constexpr char kGreaterEqual[] = "GreaterEqual";
+constexpr char kLessEqual[] = "LessEqual";
+
+std::string matMulGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
+  bool ta = ctx.getBoolAttr("transpose_a").value_or(false);
+  bool tb = ctx.getBoolAttr("transpose_b").value_or(false);
+  auto matMul = [&](GradTensor l, GradTensor r, bool tl, bool tr) {
+    return ctx.op("MatMul", {l, r},
+                  {GradAttr::boolean("transpose_a", tl),
+                   GradAttr::boolean("transpose_b", tr)});
+  };
+  GradTensor ga, gb;
+  if (!ta && !tb) {
+    ga = matMul(grad, b, false, true);
+    gb = matMul(a, grad, true, false);
+  } else if (!ta && tb) {
+    ga = matMul(grad, b, false, false);
+    gb = matMul(grad, a, true, false);
+  } else if (ta && !tb) {
+    ga = matMul(b, grad, false, true);
+    gb = matMul(a, grad, false, false);
+  } else {
+    ga = matMul(b, grad, true, true);
+    gb = matMul(grad, a, true, true);
+  }
+  ctx.setInputGrad(0, ga);
+  ctx.setInputGrad(1, gb);
+  return "";
+}
+
+/// The gradient of a reduction's output, broadcast back to the input:
+/// BroadcastTo(Reshape(grad, kept), Shape(x)), where `kept` is x's shape
+/// with the reduced dims set to 1 (Shape(x) * keep + reduced).
+std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
+                                               GradTensor &inputShape,
+                                               std::string &error) {
+  GradTensor x = ctx.getInput(0);
+  Shape shape = ctx.getShape(x);
+  auto axes = ctx.getConstantInts(ctx.getInput(1));
+  if (!shape.hasRank() || !axes) {
+    error = "gradient of " + ctx.getOpType().str() +
+            " needs constant reduction axes and an input of known rank "
+            "(run graph-infer-shapes first)";
+    return std::nullopt;
+  }
+  int64_t rank = shape.rank();
+  std::vector<int64_t> keep(rank, 1), reduced(rank, 0);
+  for (int64_t axis : *axes) {
+    if (axis < -rank || axis >= rank) {
+      error = "Invalid reduction dimension " + std::to_string(axis) +
+              " for input with " + std::to_string(rank) + " dimensions.";
+      return std::nullopt;
+    }
+    int64_t d = axis < 0 ? axis + rank : axis;
+    keep[d] = 0;
+    reduced[d] = 1;
+  }
+  inputShape = ctx.op("Shape", {x});
+  GradTensor kept =
+      ctx.op("AddV2", {ctx.op("Mul", {inputShape, ctx.intVector(keep)}),
+                       ctx.intVector(reduced)});
+  GradTensor grad = ctx.op("Reshape", {ctx.getOutputGrad(0), kept});
+  return ctx.op("BroadcastTo", {grad, inputShape});
+}
+
+std::string sumGrad(GradientContext &ctx) {
+  std::string error;
+  GradTensor inputShape;
+  if (auto grad = broadcastReducedGrad(ctx, inputShape, error))
+    ctx.setInputGrad(0, *grad);
+  return error;
+}
+
+std::string meanGrad(GradientContext &ctx) {
+  std::string error;
+  GradTensor inputShape;
+  auto grad = broadcastReducedGrad(ctx, inputShape, error);
+  if (!grad)
+    return error;
+  // Divide by the number of elements each output averaged.
+  GradTensor axis0 = ctx.intVector({0});
+  GradTensor inputSize = ctx.op("Prod", {inputShape, axis0});
+  GradTensor outputSize = ctx.op(
+      "Prod", {ctx.op("Shape", {ctx.getOutput(0)}), axis0}, {}, "Prod_1");
+  GradTensor factor = ctx.op(
+      "FloorDiv",
+      {inputSize, ctx.op("Maximum", {outputSize, ctx.scalar(1, grads::kInt32)})});
+  GradTensor cast = ctx.op("Cast", {factor},
+                           {GradAttr::dtype("DstT", ctx.getDType(*grad)),
+                            GradAttr::boolean("Truncate", false)});
+  ctx.setInputGrad(0, ctx.op("RealDiv", {*grad, cast}, {}, "truediv"));
+  return "";
+}
+
+std::string castGrad(GradientContext &ctx) {
+  // Only between floating types; integer inputs get no gradient.
+  int32_t src = ctx.getDType(ctx.getInput(0));
+  int32_t dst = ctx.getDType(ctx.getOutput(0));
+  auto isFloat = [](int32_t t) {
+    return t == grads::kFloat || t == grads::kDouble || t == 19 /*half*/ ||
+           t == 14 /*bfloat16*/;
+  };
+  if (isFloat(src) && isFloat(dst))
+    ctx.setInputGrad(0, ctx.op("Cast", {ctx.getOutputGrad(0)},
+                               {GradAttr::dtype("DstT", src),
+                                GradAttr::boolean("Truncate", false)}));
+  return "";
+}
+
+std::string addNGrad(GradientContext &ctx) {
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    ctx.setInputGrad(i, ctx.getOutputGrad(0));
+  return "";
+}
+} // namespace
+
+detail::GradFnTable cleave::ops::detail::getMathGradFns() {
+  return {
+      {"AddV2", addGrad},
+      {"Add", addGrad},
+      {"Sub", subGrad},
+      {"Mul", mulGrad},
+      {"RealDiv", realDivGrad},
+      {"Div", realDivGrad},
+      {"Neg", negGrad},
+      {"Square", squareGrad},
+      {"Sqrt", outputGrad<kSqrtGrad>},
+      {"Rsqrt", outputGrad<kRsqrtGrad>},
+      {"Tanh", outputGrad<kTanhGrad>},
+      {"Sigmoid", outputGrad<kSigmoidGrad>},
+      {"Reciprocal", outputGrad<kReciprocalGrad>},
+      {"Exp", expGrad},
+      {"Log", logGrad},
+      {"Abs", absGrad},
+      {"Maximum", maximumMinimumGrad<kGreaterEqual>},
+      {"Minimum", maximumMinimumGrad<kLessEqual>},
+      {"MatMul", matMulGrad},
+      {"Sum", sumGrad},
+      {"Mean", meanGrad},
+      {"Cast", castGrad},
+      {"AddN", addNGrad},
+  };
+}

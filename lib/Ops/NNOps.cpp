@@ -341,3 +341,93 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
     table.push_back({op, shapes::unchanged});
   return table;
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients (nn_grad.py), in TensorFlow's node order and names
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string reluGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("ReluGrad", {ctx.getOutputGrad(0), ctx.getOutput(0)}));
+  return "";
+}
+
+std::string relu6Grad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("Relu6Grad", {ctx.getOutputGrad(0), ctx.getInput(0)}));
+  return "";
+}
+
+std::string biasAddGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setInputGrad(0, grad);
+  ctx.setInputGrad(
+      1, ctx.op("BiasAddGrad", {grad},
+                {GradAttr::string("data_format", ctx.getStringAttr(
+                                                         "data_format")
+                                                     .value_or("NHWC"))}));
+  return "";
+}
+
+/// reduce_sum(t, -1, keepdims=True) as Python writes it.
+GradTensor sumLastAxis(GradientContext &ctx, GradTensor t) {
+  GradTensor axis = ctx.scalar(-1, grads::kInt32, "Sum/reduction_indices");
+  return ctx.op("Sum", {t, axis}, {GradAttr::boolean("keep_dims", true)});
+}
+
+std::string softmaxGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor softmax = ctx.getOutput(0);
+  GradTensor sum = sumLastAxis(ctx, ctx.op("Mul", {grad, softmax}, {}, "mul"));
+  GradTensor diff = ctx.op("Sub", {grad, sum}, {}, "sub");
+  ctx.setInputGrad(0, ctx.op("Mul", {diff, softmax}, {}, "mul_1"));
+  return "";
+}
+
+std::string logSoftmaxGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor softmax = ctx.op("Exp", {ctx.getOutput(0)});
+  GradTensor scaled =
+      ctx.op("Mul", {sumLastAxis(ctx, grad), softmax}, {}, "mul");
+  ctx.setInputGrad(0, ctx.op("Sub", {grad, scaled}, {}, "sub"));
+  return "";
+}
+
+/// expand_dims(vec, -1) * mat.
+GradTensor broadcastMul(GradientContext &ctx, GradTensor vec, GradTensor mat,
+                        llvm::StringRef suffix) {
+  GradTensor dim = ctx.scalar(-1, grads::kInt32,
+                              ("ExpandDims" + suffix + "/dim").str());
+  GradTensor column =
+      ctx.op("ExpandDims", {vec, dim}, {}, ("ExpandDims" + suffix).str());
+  return ctx.op("Mul", {column, mat}, {}, ("mul" + suffix).str());
+}
+
+std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
+  if (ctx.hasOutputGrad(1))
+    return "the gradient of " + ctx.getOpType().str() +
+           "'s backprop output (a second-order gradient) is not supported "
+           "yet";
+  GradTensor gradLoss = ctx.getOutputGrad(0);
+  ctx.setInputGrad(0, broadcastMul(ctx, gradLoss, ctx.getOutput(1), ""));
+  if (ctx.getOpType() == "SoftmaxCrossEntropyWithLogits") {
+    GradTensor logSoftmax = ctx.op("LogSoftmax", {ctx.getInput(0)});
+    ctx.setInputGrad(1, broadcastMul(ctx, gradLoss,
+                                     ctx.op("Neg", {logSoftmax}), "_1"));
+  }
+  return "";
+}
+} // namespace
+
+detail::GradFnTable cleave::ops::detail::getNNGradFns() {
+  return {
+      {"Relu", reluGrad},
+      {"Relu6", relu6Grad},
+      {"BiasAdd", biasAddGrad},
+      {"Softmax", softmaxGrad},
+      {"LogSoftmax", logSoftmaxGrad},
+      {"SoftmaxCrossEntropyWithLogits", softmaxCrossEntropyGrad},
+      {"SparseSoftmaxCrossEntropyWithLogits", softmaxCrossEntropyGrad},
+  };
+}

@@ -11,6 +11,7 @@
 #ifndef CLEAVE_LIB_OPS_OPTABLES_H
 #define CLEAVE_LIB_OPS_OPTABLES_H
 
+#include "cleave/Ops/Gradients.h"
 #include "cleave/Ops/OpRegistry.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -49,6 +50,29 @@ OpTable getDataOps();        // data_flow, list, lookup, dataset, parsing
 /// (DeviceSupport.cpp): host-only ops of device families, and device ops of
 /// host families.
 std::vector<llvm::StringRef> getDeviceSupportExceptions();
+
+/// (op type, gradient rule) pairs, one table per family file, and the ops
+/// each family declares not differentiable.
+using GradFnTable = std::vector<std::pair<llvm::StringRef, GradFn>>;
+GradFnTable getMathGradFns();
+GradFnTable getNNGradFns();
+GradFnTable getArrayGradFns();
+GradFnTable getStateGradFns();
+std::vector<llvm::StringRef> getNotDifferentiableOps();
+
+/// Helpers the family files' gradient rules share (Gradients.cpp).
+namespace grads {
+/// TensorFlow's DataType values the rules name.
+enum : int32_t { kFloat = 1, kDouble = 2, kInt32 = 3, kInt64 = 9, kBool = 10 };
+/// The shapes of inputs 0 and 1 and their BroadcastGradientArgs.
+struct BroadcastArgs {
+  GradTensor sx, sy, rx, ry;
+};
+BroadcastArgs broadcastArgs(GradientContext &ctx);
+/// Reshape(Sum(grad, axes), shape): a broadcast operand's gradient.
+GradTensor sumToShape(GradientContext &ctx, GradTensor grad, GradTensor axes,
+                      GradTensor shape);
+} // namespace grads
 
 /// Parses one table entry. Fails with a message naming the op and the
 /// offending spec; the registry turns that into a fatal error, tests can

@@ -155,3 +155,19 @@ detail::ShapeFnTable cleave::ops::detail::getStateShapeFns() {
       {"ResourceApplyAdam", shapes::none},
   };
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients (resource_variable_ops.py)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A read's gradient is the gradient of the variable (its handle).
+std::string readVariableGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.getOutputGrad(0));
+  return "";
+}
+} // namespace
+
+detail::GradFnTable cleave::ops::detail::getStateGradFns() {
+  return {{"ReadVariableOp", readVariableGrad}};
+}

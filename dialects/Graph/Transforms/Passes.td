@@ -138,4 +138,57 @@ def GraphClusterFormationPass
   }];
 }
 
+def GraphGradientPass : Pass<"graph-gradient", "::mlir::ModuleOp"> {
+  let summary = "Add the gradients of ys with respect to xs, as tf.gradients() does";
+  let description = [{
+    Reverse-mode differentiation of the top-level graph, following
+    TensorFlow's `gradients_util.py`: the nodes between `xs` and `ys` are
+    visited in reverse order, each op's gradient rule (from the op registry)
+    adds nodes named `<scope>/<op>_grad/...`, and gradients reaching one
+    tensor from several consumers are summed (`<scope>/AddN`, one per
+    device, then a final sum). `<scope>` is `name` made unique
+    (`gradients`, then `gradients_1`, ...); the invocation's `gradient_uid`
+    is `<scope>/uid`.
+
+    Default `grad-ys` are ones of each y's shape (`<scope>/Shape`,
+    `<scope>/grad_ys_<i>`, `<scope>/Fill`); given ones are tensors of the
+    graph, wrapped in identities `<scope>/grad_ys_<i>`.
+
+    With `colocate-gradients-with-ops`, the gradient nodes of op X take X's
+    device and `_class = ["loc:@X"]`, and when X is outside-compiled in
+    cluster `C`, they go to outside-compilation cluster `<root of C>.<uid>`
+    (`0.gradients/uid`): gradients of host ops stay on the host, one cluster
+    per invocation. Gradient nodes carry X's `_tpu_replicate`.
+
+    `result-names` adds one Identity per x with that name, holding its
+    gradient, for graph-run and later passes to fetch.
+
+    Errors, on the node: `No gradient defined for operation '<name>' (op
+    type: <type>)`, a rule's own errors, `Passed <n> grad_ys for <m> ys`,
+    the grad_ys type errors of `_DefaultGradYs`, and unknown tensors in the
+    options.
+  }];
+  let options = [
+    ListOption<"ys", "ys", "std::string", "tensors to differentiate (node[:port])">,
+    ListOption<"xs", "xs", "std::string", "tensors to differentiate with respect to">,
+    ListOption<"gradYs", "grad-ys", "std::string",
+               "initial gradients of the ys (default: ones)">,
+    ListOption<"stopGradients", "stop-gradients", "std::string",
+               "tensors held constant: no gradient flows through them">,
+    Option<"aggregationMethod", "aggregation-method", "std::string",
+           "\"add_n\"", "how gradients of one tensor are summed: add_n, tree "
+           "or accumulate_n">,
+    Option<"gateGradients", "gate-gradients", "bool", "false",
+           "group each op's input gradients with a tuple">,
+    Option<"colocateGradientsWithOps", "colocate-gradients-with-ops", "bool",
+           "false", "place each gradient with its forward op">,
+    Option<"unconnectedGradients", "unconnected-gradients", "std::string",
+           "\"none\"", "gradient of an x the ys do not depend on: none or zero">,
+    Option<"scopeName", "name", "std::string", "\"gradients\"",
+           "name scope of the added nodes">,
+    ListOption<"resultNames", "result-names", "std::string",
+               "names of Identity nodes holding the gradients of the xs">
+  ];
+}
+
 #endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_PASSES_TD

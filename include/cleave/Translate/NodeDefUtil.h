@@ -29,6 +29,19 @@ void addDefaultAttrs(graph::NodeOp node);
 /// the node; unregistered ops always pass.
 mlir::LogicalResult validateNodeAttrs(graph::NodeOp node);
 
+/// Creates a node of registered op `opType` as TensorFlow's Python op
+/// wrappers do: the type and length attrs of its inputs (T, N, Tidx, ...)
+/// are inferred from `inputs` unless `attrs` gives them, every other attr
+/// with a default is written, and the results are typed from the signature.
+/// `controls` become control inputs. Fails with `error` when the op is
+/// unknown or its attrs do not determine its outputs.
+mlir::FailureOr<graph::NodeOp>
+createRegisteredNode(mlir::OpBuilder &builder, mlir::Location loc,
+                     llvm::StringRef opType, llvm::StringRef name,
+                     mlir::ValueRange inputs, mlir::ValueRange controls,
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs,
+                     llvm::StringRef device, std::string &error);
+
 } // namespace cleave
 
 #endif // CLEAVE_TRANSLATE_NODEDEFUTIL_H

@@ -186,3 +186,76 @@ LogicalResult cleave::validateNodeAttrs(NodeOp node) {
   }
   return success();
 }
+
+FailureOr<NodeOp> cleave::createRegisteredNode(
+    OpBuilder &builder, Location loc, StringRef opType, StringRef name,
+    ValueRange inputs, ValueRange controls, ArrayRef<NamedAttribute> attrs,
+    StringRef device, std::string &error) {
+  const ops::OpSpec *spec = ops::lookupOp(opType);
+  if (!spec) {
+    error = "op '" + opType.str() + "' is not registered";
+    return failure();
+  }
+  MLIRContext *ctx = builder.getContext();
+  NamedAttrList list(attrs);
+  auto elementType = [](Value v) -> Type {
+    if (auto tensor = dyn_cast<TensorType>(v.getType()))
+      return tensor.getElementType();
+    return v.getType();
+  };
+  // Walk the input args over `inputs`, inferring what they determine.
+  unsigned next = 0;
+  for (const ops::ArgSpec &arg : spec->inputs) {
+    unsigned count = 1;
+    if (!arg.numberAttr.empty()) {
+      if (auto n = list.get(arg.numberAttr))
+        count = cast<IntegerAttr>(n).getInt();
+      else
+        count = inputs.size() - next;
+      if (!list.get(arg.numberAttr))
+        list.set(arg.numberAttr, builder.getI64IntegerAttr(count));
+    } else if (!arg.typeListAttr.empty()) {
+      auto types = dyn_cast_or_null<ArrayAttr>(list.get(arg.typeListAttr));
+      count = types ? types.size() : inputs.size() - next;
+      if (!types) {
+        SmallVector<Attribute> elems;
+        for (Value v : inputs.slice(next, count))
+          elems.push_back(TypeAttr::get(elementType(v)));
+        list.set(arg.typeListAttr, builder.getArrayAttr(elems));
+      }
+    }
+    if (next + count > inputs.size()) {
+      error = "too few inputs for '" + opType.str() + "'";
+      return failure();
+    }
+    if (!arg.typeAttr.empty() && !list.get(arg.typeAttr) && count > 0) {
+      Type t = elementType(inputs[next]);
+      if (auto ref = dyn_cast<RefType>(t))
+        t = ref.getElementType();
+      list.set(arg.typeAttr, TypeAttr::get(t));
+    }
+    next += count;
+  }
+  if (next != inputs.size()) {
+    error = "too many inputs for '" + opType.str() + "'";
+    return failure();
+  }
+  for (const ops::AttrSpec &attr : spec->attrs)
+    if (!list.get(attr.name))
+      if (Attribute value = getDefaultAttr(attr, ctx))
+        list.set(attr.name, value);
+  DictionaryAttr dict = list.getDictionary(ctx);
+  SmallVector<graphdef::OutputArg> args;
+  FailureOr<bool> known = graphdef::resolveOutputArgs(opType, dict, ModuleOp(),
+                                                      args, error);
+  if (failed(known))
+    return failure();
+  SmallVector<Type> resultTypes;
+  for (const graphdef::OutputArg &arg : args)
+    for (Type t : arg.types)
+      resultTypes.push_back(getTensorType(t ? t : UnknownType::get(ctx)));
+  SmallVector<Value> operands(inputs);
+  llvm::append_range(operands, controls);
+  return NodeOp::create(builder, loc, opType, name, resultTypes, operands,
+                        dict, device);
+}

@@ -1,0 +1,796 @@
+//===- Gradient.cpp - graph-gradient: tf.gradients() as a pass ------------===//
+//
+// TensorFlow's gradients_util._GradientsHelper over the graph dialect: the
+// ops between xs and ys are visited from the ys back, each op's gradient
+// rule (lib/Ops) adds its nodes through a GradientContext, and gradients
+// of one tensor are summed. Names, node order, colocation and the
+// gradient_uid outside-compilation clusters follow TensorFlow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Ops/Gradients.h"
+#include "cleave/Translate/NodeDefUtil.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <deque>
+
+namespace cleave::graph {
+#define GEN_PASS_DEF_GRAPHGRADIENTPASS
+#include "cleave/Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace cleave::graph
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+using ops::GradAttr;
+using ops::GradTensor;
+
+namespace {
+
+constexpr StringLiteral kClassAttr = "_class";
+
+InFlightDiagnostic nodeError(NodeOp node) {
+  return node.emitError() << "Node '" << node.getName() << "': ";
+}
+
+Type elementTypeOf(Value value) {
+  if (auto tensor = dyn_cast<TensorType>(value.getType()))
+    return tensor.getElementType();
+  return value.getType();
+}
+
+bool isFloating(Type t) { return isa<FloatType>(t); }
+bool isComplex(Type t) { return isa<ComplexType>(t); }
+
+/// Tensors whose gradient is a tensor (TensorFlow's _IsTrainable, plus
+/// resources).
+bool isTrainable(Value v) {
+  Type t = elementTypeOf(v);
+  return isFloating(t) || isComplex(t) || isa<ResourceType>(t);
+}
+
+/// The name of a tensor as messages print it: "node:port".
+std::string tensorName(Value v) {
+  auto node = v.getDefiningOp<NodeOp>();
+  return (node.getName() + ":" + Twine(cast<OpResult>(v).getResultNumber()))
+      .str();
+}
+
+GradTensor wrap(Value v) { return GradTensor(v.getAsOpaquePointer()); }
+Value unwrap(GradTensor t) { return Value::getFromOpaquePointer(t.get()); }
+
+/// One invocation of tf.gradients(): its scope, uid, and the state that
+/// decides how each new node is named, placed and tagged.
+class GradientBuilder {
+public:
+  GradientBuilder(GraphOp graph, bool colocate)
+      : block(graph.getBody().front()), names(block),
+        builder(OpBuilder::atBlockEnd(&block)), colocate(colocate) {}
+
+  NameUniquer &getNames() { return names; }
+  std::string scope, uid;
+  /// Where names are made: "<scope>/" or "<scope>/<op>_grad/".
+  std::string prefix;
+  /// The forward op whose gradient is being built (its _tpu_replicate goes
+  /// on the new nodes).
+  NodeOp forward;
+  SmallVector<Value> controlDeps;
+
+  /// Adds a registered node in the current scope and context.
+  FailureOr<NodeOp> create(StringRef opType, ValueRange inputs,
+                           ArrayRef<NamedAttribute> attrs, StringRef name,
+                           Location loc) {
+    std::string error;
+    std::string full =
+        names.unique(prefix + (name.empty() ? opType : name).str());
+    SmallVector<Value> controls;
+    for (Value c : controlDeps)
+      if (!llvm::is_contained(inputs, c))
+        controls.push_back(c.getDefiningOp<NodeOp>().getControl());
+    StringRef device;
+    if (!colocationOps.empty() && colocationOps.back())
+      device = colocationOps.back().getDevice().value_or("");
+    FailureOr<NodeOp> node = createRegisteredNode(
+        builder, loc, opType, full, inputs, controls, attrs, device, error);
+    if (failed(node)) {
+      emitError(loc) << "graph-gradient: cannot add '" << full
+                     << "': " << error;
+      return failure();
+    }
+    decorate(*node);
+    return node;
+  }
+
+  /// Enters colocation with `op` (null: TensorFlow's colocate_with(None)):
+  /// new nodes take its device and colocation class, and its
+  /// outside-compilation cluster with the uid appended.
+  LogicalResult enterColocation(NodeOp op) {
+    colocationOps.push_back(op);
+    if (!op)
+      return success();
+    if (auto error = colocation.enter(
+            op.getName(), getStringTFAttr(op, kOutsideCompilationAttr), uid))
+      return nodeError(op) << *error;
+    return success();
+  }
+  LogicalResult exitColocation() {
+    NodeOp op = colocationOps.pop_back_val();
+    if (!op)
+      return success();
+    if (auto error = colocation.exit(op.getName()))
+      return nodeError(op) << *error;
+    return success();
+  }
+
+private:
+  void decorate(NodeOp node) {
+    if (forward)
+      if (Attribute tag = forward.getTFAttr(kTPUReplicateAttr))
+        setTFAttr(node, kTPUReplicateAttr, tag);
+    if (!colocationOps.empty() && colocationOps.back()) {
+      NodeOp with = colocationOps.back();
+      Attribute classes = with.getTFAttr(kClassAttr);
+      if (!classes)
+        classes = builder.getArrayAttr(
+            builder.getStringAttr(("loc:@" + with.getName()).str()));
+      setTFAttr(node, kClassAttr, classes);
+    }
+    if (auto cluster = colocation.getOutsideCluster())
+      setTFAttr(node, kOutsideCompilationAttr, builder.getStringAttr(*cluster));
+  }
+
+  Block &block;
+  NameUniquer names;
+  OpBuilder builder;
+  /// Whether op colocation was asked for (colocate_gradients_with_ops);
+  /// bucket sums colocate regardless, as _MultiDeviceAddN does.
+  [[maybe_unused]] bool colocate;
+  SmallVector<NodeOp> colocationOps;
+  GradientColocation colocation;
+};
+
+/// A forward node as its gradient rule sees it.
+class NodeGradientContext : public ops::GradientContext {
+public:
+  NodeGradientContext(NodeOp node, GradientBuilder &builder,
+                      ArrayRef<Value> outGrads, ArrayRef<bool> hasGrad)
+      : node(node), builder(builder), inputs(node.getDataInputs()),
+        outGrads(outGrads), hasGrad(hasGrad) {
+    resetInputGrads(inputs.size());
+  }
+
+  /// The first error a node creation or the rule reported.
+  bool failedToBuild = false;
+
+  StringRef getOpType() const override { return node.getOpType(); }
+  StringRef getName() const override { return node.getName(); }
+  unsigned getNumInputs() const override { return inputs.size(); }
+  unsigned getNumOutputs() const override { return node.getOutputs().size(); }
+  GradTensor getInput(unsigned i) const override { return wrap(inputs[i]); }
+  GradTensor getOutput(unsigned i) const override {
+    return wrap(node.getOutputs()[i]);
+  }
+  GradTensor getOutputGrad(unsigned i) override {
+    return i < outGrads.size() && outGrads[i] ? wrap(outGrads[i])
+                                              : GradTensor();
+  }
+  bool hasOutputGrad(unsigned i) const override {
+    return i < hasGrad.size() && hasGrad[i];
+  }
+  int32_t getDType(GradTensor t) const override {
+    return typeToDataType(elementTypeOf(unwrap(t)));
+  }
+  ops::Shape getShape(GradTensor t) const override {
+    auto ranked = dyn_cast<RankedTensorType>(unwrap(t).getType());
+    if (!ranked)
+      return ops::Shape::unknown();
+    ops::Shape shape = ops::Shape::of({});
+    for (int64_t d : ranked.getShape())
+      shape.dims.push_back(ShapedType::isDynamic(d) ? ops::Shape::kUnknown : d);
+    return shape;
+  }
+  std::optional<SmallVector<int64_t>>
+  getConstantInts(GradTensor t) const override {
+    auto producer = unwrap(t).getDefiningOp<NodeOp>();
+    if (!producer || producer.getOpType() != "Const")
+      return std::nullopt;
+    auto tensor = dyn_cast_or_null<TensorAttr>(producer.getTFAttr("value"));
+    auto dense = tensor
+                     ? dyn_cast_or_null<DenseIntElementsAttr>(tensor.getValue())
+                     : DenseIntElementsAttr();
+    if (!dense || dense.getElementType().isInteger(1))
+      return std::nullopt;
+    SmallVector<int64_t> values;
+    for (const APInt &v : dense.getValues<APInt>())
+      values.push_back(v.getSExtValue());
+    return values;
+  }
+  std::optional<int64_t> getIntAttr(StringRef name) const override {
+    return node.getTFInt(name);
+  }
+  std::optional<bool> getBoolAttr(StringRef name) const override {
+    return node.getTFBool(name);
+  }
+  std::optional<std::string> getStringAttr(StringRef name) const override {
+    return node.getTFString(name);
+  }
+  std::optional<int32_t> getTypeAttr(StringRef name) const override {
+    if (auto type = dyn_cast_or_null<TypeAttr>(node.getTFAttr(name)))
+      return typeToDataType(type.getValue());
+    return std::nullopt;
+  }
+  std::optional<SmallVector<int64_t>>
+  getIntListAttr(StringRef name) const override {
+    auto list = dyn_cast_or_null<ArrayAttr>(node.getTFAttr(name));
+    if (!list)
+      return std::nullopt;
+    SmallVector<int64_t> values;
+    for (Attribute a : list)
+      if (auto i = dyn_cast<IntegerAttr>(a))
+        values.push_back(i.getInt());
+    return values;
+  }
+
+  SmallVector<GradTensor> addNode(StringRef opType,
+                                  ArrayRef<GradTensor> rawInputs,
+                                  ArrayRef<GradAttr> attrs,
+                                  StringRef name) override {
+    SmallVector<Value> values;
+    for (GradTensor t : rawInputs)
+      values.push_back(unwrap(t));
+    SmallVector<NamedAttribute> named;
+    for (const GradAttr &a : attrs)
+      named.push_back(toAttribute(a));
+    return createNode(opType, values, named, name);
+  }
+
+  GradTensor addConst(ArrayRef<double> values, ArrayRef<int64_t> shape,
+                      int32_t dtype, StringRef name) override {
+    MLIRContext *ctx = node.getContext();
+    Type element = dataTypeToType(ctx, dtype);
+    auto type = RankedTensorType::get(shape, element);
+    DenseElementsAttr dense;
+    if (auto f = dyn_cast<FloatType>(element)) {
+      SmallVector<APFloat> elems;
+      for (double v : values) {
+        APFloat x(v);
+        bool lost;
+        x.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+        elems.push_back(x);
+      }
+      dense = DenseElementsAttr::get(type, elems);
+    } else {
+      SmallVector<APInt> elems;
+      for (double v : values)
+        elems.push_back(APInt(element.getIntOrFloatBitWidth(), int64_t(v),
+                              /*isSigned=*/true));
+      dense = DenseElementsAttr::get(type, elems);
+    }
+    // As make_tensor_proto: tensor_content for more than one element.
+    int64_t encoding =
+        values.size() > 1 ? TensorAttr::kTensorContent : int64_t(values.size());
+    auto value =
+        TensorAttr::get(ctx, element, ShapeAttr::get(ctx, shape, false, {}),
+                        dense, encoding, {});
+    Builder b(ctx);
+    SmallVector<GradTensor> outputs =
+        createNode("Const", {},
+                   {b.getNamedAttr("dtype", TypeAttr::get(element)),
+                    b.getNamedAttr("value", value)},
+                   name);
+    return outputs.empty() ? GradTensor() : outputs.front();
+  }
+
+  void setControlDependencies(ArrayRef<GradTensor> controls) override {
+    builder.controlDeps.clear();
+    for (GradTensor t : controls)
+      builder.controlDeps.push_back(unwrap(t));
+  }
+
+private:
+  SmallVector<GradTensor> createNode(StringRef opType, ValueRange values,
+                                     ArrayRef<NamedAttribute> attrs,
+                                     StringRef name) {
+    // After a failed node, the rule's later nodes have nothing to read.
+    if (failedToBuild || llvm::is_contained(values, Value()))
+      return failedToBuild = true, SmallVector<GradTensor>();
+    FailureOr<NodeOp> created =
+        builder.create(opType, values, attrs, name, node.getLoc());
+    if (failed(created)) {
+      failedToBuild = true;
+      return {};
+    }
+    SmallVector<GradTensor> outputs;
+    for (Value v : created->getOutputs())
+      outputs.push_back(wrap(v));
+    return outputs;
+  }
+
+  NamedAttribute toAttribute(const GradAttr &a) {
+    Builder b(node.getContext());
+    Attribute value;
+    switch (a.kind) {
+    case GradAttr::Int:
+      value = b.getI64IntegerAttr(a.i);
+      break;
+    case GradAttr::Bool:
+      value = b.getBoolAttr(a.b);
+      break;
+    case GradAttr::String:
+      value = b.getStringAttr(a.s);
+      break;
+    case GradAttr::Type:
+      value = TypeAttr::get(dataTypeToType(node.getContext(), a.type));
+      break;
+    case GradAttr::IntList: {
+      SmallVector<Attribute> ints;
+      for (int64_t v : a.ints)
+        ints.push_back(b.getI64IntegerAttr(v));
+      value = b.getArrayAttr(ints);
+      break;
+    }
+    case GradAttr::Float:
+      value = b.getF32FloatAttr(a.f);
+      break;
+    }
+    return b.getNamedAttr(a.name, value);
+  }
+
+  /// MLIR op handles are values whose accessors are not const.
+  mutable NodeOp node;
+  GradientBuilder &builder;
+  SmallVector<Value> inputs;
+  ArrayRef<Value> outGrads;
+  ArrayRef<bool> hasGrad;
+};
+
+} // namespace
+
+namespace {
+
+/// The gradients reaching each output of each op, before aggregation.
+using GradMap = DenseMap<Operation *, SmallVector<SmallVector<Value, 1>>>;
+
+class GraphGradientPass
+    : public graph::impl::GraphGradientPassBase<GraphGradientPass> {
+public:
+  using GraphGradientPassBase::GraphGradientPassBase;
+  void runOnOperation() override;
+
+private:
+  LogicalResult checkOptions(GraphOp graph);
+  FailureOr<SmallVector<Value>>
+  resolveTensors(GraphOp graph, ArrayRef<std::string> texts, StringRef option);
+  LogicalResult defaultGradYs(GradientBuilder &b, ArrayRef<Value> ys,
+                              ArrayRef<Value> given,
+                              SmallVector<Value> &gradYs);
+  /// Sums the gradients of each output of `op` (_AggregatedGrads).
+  LogicalResult aggregate(GradientBuilder &b, NodeOp op, GradMap &grads);
+  /// Sums `tensors` bucketed by device (_MultiDeviceAddN).
+  FailureOr<Value> multiDeviceAddN(GradientBuilder &b, ArrayRef<Value> tensors,
+                                   Location loc);
+  LogicalResult gate(GradientBuilder &b, NodeOp op,
+                     SmallVector<Value> &inGrads);
+  DenseMap<StringRef, NodeOp> byName;
+};
+
+} // namespace
+
+LogicalResult GraphGradientPass::checkOptions(GraphOp graph) {
+  if (ys.empty() || xs.empty())
+    return graph.emitError("graph-gradient: options 'ys' and 'xs' name the "
+                           "tensors to differentiate and to differentiate "
+                           "with respect to");
+  if (!llvm::is_contained({"add_n", "tree", "accumulate_n"},
+                          StringRef(aggregationMethod)))
+    return graph.emitError("Invalid aggregation_method specified ")
+           << aggregationMethod.getValue()
+           << ". (option 'aggregation-method': add_n, tree or accumulate_n)";
+  if (!llvm::is_contained({"none", "zero"}, StringRef(unconnectedGradients)))
+    return graph.emitError("Unknown value for unconnected_gradients: '")
+           << unconnectedGradients.getValue()
+           << "' (option 'unconnected-gradients': none or zero)";
+  if (!gradYs.empty() && gradYs.size() != ys.size())
+    return graph.emitError("Passed ")
+           << gradYs.size() << " grad_ys for " << ys.size() << " ys";
+  if (!resultNames.empty() && resultNames.size() != xs.size())
+    return graph.emitError("graph-gradient: ")
+           << resultNames.size() << " result-names for " << xs.size() << " xs";
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+GraphGradientPass::resolveTensors(GraphOp graph, ArrayRef<std::string> texts,
+                                  StringRef option) {
+  SmallVector<Value> values;
+  for (StringRef text : texts) {
+    auto [name, portText] = text.rsplit(':');
+    unsigned port = 0;
+    if (portText.empty() || name.empty() || portText.getAsInteger(10, port)) {
+      name = text;
+      port = 0;
+    }
+    NodeOp node = byName.lookup(name);
+    if (!node)
+      return graph.emitError("graph-gradient: option '")
+             << option << "' names '" << text
+             << "', which is no node of the graph";
+    if (port >= node.getOutputs().size())
+      return graph.emitError("graph-gradient: option '")
+             << option << "' names '" << text << "', but node '"
+             << node.getName() << "' has " << node.getOutputs().size()
+             << " outputs";
+    values.push_back(node.getOutputs()[port]);
+  }
+  return values;
+}
+
+LogicalResult GraphGradientPass::defaultGradYs(GradientBuilder &b,
+                                               ArrayRef<Value> ys,
+                                               ArrayRef<Value> given,
+                                               SmallVector<Value> &gradYs) {
+  for (auto [i, y] : llvm::enumerate(ys)) {
+    NodeOp yOp = y.getDefiningOp<NodeOp>();
+    Type yType = elementTypeOf(y);
+    if (colocateGradientsWithOps && failed(b.enterColocation(yOp)))
+      return failure();
+    b.forward = yOp;
+    std::string name = "grad_ys_" + std::to_string(i);
+    Value gradY;
+    if (given.empty()) {
+      if (isComplex(yType))
+        return nodeError(yOp)
+               << "Gradients of complex tensors must set grad_ys (y.dtype = "
+               << getDataTypeName(yType) << ")";
+      if (!isFloating(yType) && !isa<IntegerType>(yType))
+        return nodeError(yOp)
+               << "Tensor " << tensorName(y) << " with type "
+               << getDataTypeName(yType)
+               << " must be numeric to obtain a default gradient";
+      FailureOr<NodeOp> shape = b.create("Shape", y, {}, "", yOp.getLoc());
+      NodeGradientContext ctx(yOp, b, {}, {});
+      GradTensor one = ctx.scalar(1, typeToDataType(yType), name);
+      if (failed(shape) || !one)
+        return failure();
+      FailureOr<NodeOp> fill = b.create(
+          "Fill", {shape->getOutputs()[0], unwrap(one)}, {}, "", yOp.getLoc());
+      if (failed(fill))
+        return failure();
+      gradY = fill->getOutputs()[0];
+    } else {
+      Value g = given[i];
+      Type gType = elementTypeOf(g);
+      bool yReal = isFloating(yType) || isa<IntegerType>(yType);
+      bool gReal = isFloating(gType) || isa<IntegerType>(gType);
+      if (yReal && !gReal)
+        return nodeError(yOp)
+               << "Gradient type " << getDataTypeName(gType)
+               << " generated for real or integer-valued tensor "
+               << tensorName(y) << " with type " << getDataTypeName(yType)
+               << " must be real or integer";
+      if (isComplex(yType) && !isComplex(gType))
+        return nodeError(yOp)
+               << "Gradient type " << getDataTypeName(gType)
+               << " generated for complex-valued tensor " << tensorName(y)
+               << " with type " << getDataTypeName(yType) << " must be complex";
+      FailureOr<NodeOp> identity =
+          b.create("Identity", g, {}, name, yOp.getLoc());
+      if (failed(identity))
+        return failure();
+      gradY = identity->getOutputs()[0];
+    }
+    gradYs.push_back(gradY);
+    if (colocateGradientsWithOps && failed(b.exitColocation()))
+      return failure();
+  }
+  b.forward = {};
+  return success();
+}
+
+FailureOr<Value> GraphGradientPass::multiDeviceAddN(GradientBuilder &b,
+                                                    ArrayRef<Value> tensors,
+                                                    Location loc) {
+  // Buckets by device, sorted by device name ("" first).
+  std::map<std::string, SmallVector<Value>> buckets;
+  for (Value t : tensors) {
+    auto producer = t.getDefiningOp<NodeOp>();
+    buckets[producer ? producer.getDevice().value_or("").str() : ""].push_back(
+        t);
+  }
+  SmallVector<Value> summands;
+  for (auto &[device, bucket] : buckets) {
+    // colocate_with(bucket[0].op, ignore_existing=True), always.
+    if (failed(b.enterColocation(bucket.front().getDefiningOp<NodeOp>())))
+      return failure();
+    FailureOr<NodeOp> sum = b.create("AddN", bucket, {}, "", loc);
+    if (failed(sum) || failed(b.exitColocation()))
+      return failure();
+    summands.push_back(sum->getOutputs()[0]);
+  }
+  if (summands.size() == 1)
+    return summands.front();
+  FailureOr<NodeOp> total = b.create("AddN", summands, {}, "", loc);
+  if (failed(total))
+    return failure();
+  return total->getOutputs()[0];
+}
+
+LogicalResult GraphGradientPass::aggregate(GradientBuilder &b, NodeOp op,
+                                           GradMap &grads) {
+  auto it = grads.find(op);
+  if (it == grads.end())
+    return success();
+  for (SmallVector<Value, 1> &outGrad : it->second) {
+    if (outGrad.size() < 2)
+      continue;
+    Value sum;
+    if (aggregationMethod == "add_n") {
+      FailureOr<Value> total = multiDeviceAddN(b, outGrad, op.getLoc());
+      if (failed(total))
+        return failure();
+      sum = *total;
+    } else {
+      // A left-to-right chain of two-input sums.
+      std::string saved = b.prefix;
+      b.prefix = b.getNames().unique(b.scope + "/" + op.getName().str() +
+                                     "_gradient_sum") +
+                 "/";
+      sum = outGrad.front();
+      for (Value g : ArrayRef(outGrad).drop_front()) {
+        FailureOr<NodeOp> add = b.create("AddN", {sum, g}, {}, "", op.getLoc());
+        if (failed(add))
+          return failure();
+        sum = add->getOutputs()[0];
+      }
+      b.prefix = saved;
+    }
+    outGrad.assign(1, sum);
+  }
+  return success();
+}
+
+LogicalResult GraphGradientPass::gate(GradientBuilder &b, NodeOp op,
+                                      SmallVector<Value> &inGrads) {
+  // control_flow_ops.tuple(in_grads), outside any colocation.
+  if (llvm::count_if(inGrads, [](Value v) { return bool(v); }) < 2)
+    return success();
+  if (failed(b.enterColocation({})))
+    return failure();
+  std::string saved = b.prefix;
+  b.prefix = b.getNames().unique(saved + "tuple") + "/";
+  SmallVector<Value> gating;
+  for (Value g : inGrads)
+    if (g)
+      gating.push_back(g);
+  SmallVector<Value> controls;
+  for (Value g : gating)
+    controls.push_back(g.getDefiningOp<NodeOp>().getControl());
+  OpBuilder ob = OpBuilder::atBlockEnd(op->getBlock());
+  NodeOp group = NodeOp::create(ob, op.getLoc(), "NoOp",
+                                b.getNames().unique(b.prefix + "group_deps"),
+                                {}, controls, ob.getDictionaryAttr({}));
+  if (Attribute tag = op.getTFAttr(kTPUReplicateAttr))
+    setTFAttr(group, kTPUReplicateAttr, tag);
+  for (Value &g : inGrads) {
+    if (!g)
+      continue;
+    // with_dependencies: colocated with the gradient it passes on.
+    NodeOp producer = g.getDefiningOp<NodeOp>();
+    if (failed(b.enterColocation(producer)))
+      return failure();
+    b.controlDeps.assign(1, group.getControl());
+    FailureOr<NodeOp> identity =
+        b.create("Identity", g, {}, "control_dependency", op.getLoc());
+    b.controlDeps.clear();
+    if (failed(identity) || failed(b.exitColocation()))
+      return failure();
+    g = identity->getOutputs()[0];
+  }
+  b.prefix = saved;
+  return b.exitColocation();
+}
+
+void GraphGradientPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty()) {
+    module.emitError("graph-gradient: the module has no graph.graph");
+    return signalPassFailure();
+  }
+  GraphOp graph = *graphs.begin();
+  if (failed(checkOptions(graph)))
+    return signalPassFailure();
+  for (auto node : graph.getBody().front().getOps<NodeOp>())
+    byName[node.getName()] = node;
+  auto yValues = resolveTensors(graph, ys, "ys");
+  auto xValues = resolveTensors(graph, xs, "xs");
+  auto givenGradYs = resolveTensors(graph, gradYs, "grad-ys");
+  auto stopValues = resolveTensors(graph, stopGradients, "stop-gradients");
+  if (failed(yValues) || failed(xValues) || failed(givenGradYs) ||
+      failed(stopValues))
+    return signalPassFailure();
+
+  GradientBuilder b(graph, colocateGradientsWithOps);
+  b.scope = b.getNames().unique(scopeName);
+  b.uid = b.getNames().unique(b.scope + "/uid");
+  b.prefix = b.scope + "/";
+
+  // The ops between xs and ys: reached from the xs, reaching the ys.
+  llvm::SetVector<Operation *> reached;
+  SmallVector<Operation *> work;
+  for (Value x : *xValues)
+    work.push_back(x.getDefiningOp());
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!reached.insert(op))
+      continue;
+    for (Value out : cast<NodeOp>(op).getOutputs())
+      for (Operation *user : out.getUsers())
+        if (isa<NodeOp>(user))
+          work.push_back(user);
+  }
+  llvm::DenseSet<Operation *> between;
+  for (Value y : *yValues)
+    work.push_back(y.getDefiningOp());
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!reached.contains(op) || !between.insert(op).second)
+      continue;
+    for (Value in : cast<NodeOp>(op).getDataInputs())
+      if (Operation *producer = in.getDefiningOp())
+        work.push_back(producer);
+  }
+  DenseMap<Operation *, int> pending;
+  for (Operation *op : between)
+    for (Value in : cast<NodeOp>(op).getDataInputs())
+      if (between.contains(in.getDefiningOp()))
+        ++pending[in.getDefiningOp()];
+  // Ops the gradient stops at: xs whose inputs get no gradient, and the
+  // stop_gradients.
+  llvm::DenseSet<Operation *> stopOps;
+  for (Value x : *xValues) {
+    auto op = x.getDefiningOp<NodeOp>();
+    if (llvm::none_of(op.getDataInputs(), [&](Value in) {
+          return pending.lookup(in.getDefiningOp()) > 0;
+        }))
+      stopOps.insert(op);
+  }
+  for (Value s : *stopValues)
+    stopOps.insert(s.getDefiningOp());
+
+  SmallVector<Value> initialGrads;
+  if (failed(defaultGradYs(b, *yValues, *givenGradYs, initialGrads)))
+    return signalPassFailure();
+  GradMap grads;
+  auto addGrad = [&](Value t, Value g) {
+    auto &slots = grads[t.getDefiningOp()];
+    slots.resize(t.getDefiningOp()->getNumResults() - 1);
+    slots[cast<OpResult>(t).getResultNumber()].push_back(g);
+  };
+  for (auto [y, g] : llvm::zip(*yValues, initialGrads))
+    addGrad(y, g);
+
+  std::deque<NodeOp> queue;
+  llvm::DenseSet<Operation *> queued;
+  for (Value y : *yValues) {
+    Operation *op = y.getDefiningOp();
+    if (pending.lookup(op) == 0 && reached.contains(op) &&
+        queued.insert(op).second)
+      queue.push_back(cast<NodeOp>(op));
+  }
+  while (!queue.empty()) {
+    NodeOp op = queue.front();
+    queue.pop_front();
+    if (colocateGradientsWithOps && failed(b.enterColocation(op)))
+      return signalPassFailure();
+    b.forward = op;
+    if (failed(aggregate(b, op, grads)))
+      return signalPassFailure();
+    SmallVector<Value> outGrads(op.getOutputs().size());
+    SmallVector<bool> hasGrad(op.getOutputs().size(), false);
+    if (auto it = grads.find(op); it != grads.end())
+      for (auto [i, g] : llvm::enumerate(it->second))
+        if (!g.empty()) {
+          outGrads[i] = g.front();
+          hasGrad[i] = true;
+        }
+    bool hasOutGrads = llvm::is_contained(hasGrad, true);
+    unsigned numInputs = op.getDataInputs().size();
+    SmallVector<Value> inGrads(numInputs);
+    if (hasOutGrads && !stopOps.contains(op) && numInputs > 0) {
+      ops::GradFn rule = ops::lookupGradFn(op.getOpType());
+      if (!rule && !ops::isNotDifferentiable(op.getOpType())) {
+        nodeError(op) << "No gradient defined for operation '" << op.getName()
+                      << "' (op type: " << op.getOpType() << ")";
+        return signalPassFailure();
+      }
+      if (rule) {
+        // Outputs no gradient reached get zeros (ZerosLike in the scope).
+        for (auto [i, out] : llvm::enumerate(op.getOutputs()))
+          if (!outGrads[i] && isTrainable(out)) {
+            FailureOr<NodeOp> zeros =
+                b.create("ZerosLike", out, {}, "zeros_like", op.getLoc());
+            if (failed(zeros))
+              return signalPassFailure();
+            outGrads[i] = zeros->getOutputs()[0];
+          }
+        std::string saved = b.prefix;
+        b.prefix =
+            b.getNames().unique(b.scope + "/" + op.getName().str() + "_grad") +
+            "/";
+        NodeGradientContext ctx(op, b, outGrads, hasGrad);
+        std::string error = rule(ctx);
+        b.controlDeps.clear();
+        b.prefix = saved;
+        if (!error.empty()) {
+          nodeError(op) << error;
+          return signalPassFailure();
+        }
+        if (ctx.failedToBuild)
+          return signalPassFailure();
+        for (auto [i, g] : llvm::enumerate(ctx.getInputGrads()))
+          inGrads[i] = g ? unwrap(g) : Value();
+        if (gateGradients) {
+          b.prefix = b.scope + "/" + op.getName().str() + "_grad/";
+          LogicalResult gated = gate(b, op, inGrads);
+          b.prefix = saved;
+          if (failed(gated))
+            return signalPassFailure();
+        }
+      }
+    }
+    for (auto [input, g] : llvm::zip(op.getDataInputs(), inGrads))
+      if (g)
+        addGrad(input, g);
+    if (colocateGradientsWithOps && failed(b.exitColocation()))
+      return signalPassFailure();
+    b.forward = {};
+    for (Value input : op.getDataInputs()) {
+      Operation *producer = input.getDefiningOp();
+      if (!between.contains(producer))
+        continue;
+      if (--pending[producer] == 0 && queued.insert(producer).second)
+        queue.push_back(cast<NodeOp>(producer));
+    }
+  }
+
+  // The results: each x's (aggregated) gradient.
+  for (auto [i, x] : llvm::enumerate(*xValues)) {
+    Value g;
+    if (auto it = grads.find(x.getDefiningOp()); it != grads.end()) {
+      auto &slot = it->second[cast<OpResult>(x).getResultNumber()];
+      if (!slot.empty())
+        g = slot.front();
+    }
+    NodeOp xOp = x.getDefiningOp<NodeOp>();
+    if (!g && unconnectedGradients == "zero") {
+      FailureOr<NodeOp> zeros =
+          b.create("ZerosLike", x, {}, "zeros_like", xOp.getLoc());
+      if (failed(zeros))
+        return signalPassFailure();
+      g = zeros->getOutputs()[0];
+    }
+    if (resultNames.empty())
+      continue;
+    if (!g) {
+      nodeError(xOp) << "no gradient reaches '" << tensorName(x)
+                     << "' from the ys (unconnected-gradients=zero gives "
+                        "zeros)";
+      return signalPassFailure();
+    }
+    if (b.getNames().isUsed(resultNames[i])) {
+      graph.emitError("graph-gradient: result name '")
+          << resultNames[i] << "' is already used in the graph";
+      return signalPassFailure();
+    }
+    b.prefix.clear();
+    if (failed(b.create("Identity", g, {}, resultNames[i], xOp.getLoc())))
+      return signalPassFailure();
+  }
+}
