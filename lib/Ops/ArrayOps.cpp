@@ -184,7 +184,6 @@ OpTable cleave::ops::detail::getArrayOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-
 namespace {
 std::string constShape(InferenceContext &ctx) {
   if (auto shape = ctx.getTensorAttrShape("value"))
@@ -247,8 +246,8 @@ std::string reshapeShape(InferenceContext &ctx) {
       out.dims[unknownAt] = inCount / known;
     } else if (known != inCount) {
       return "Cannot reshape a tensor with " + std::to_string(inCount) +
-             " elements to shape " + out.str() + " (" +
-             std::to_string(known) + " elements)";
+             " elements to shape " + out.str() + " (" + std::to_string(known) +
+             " elements)";
     }
   }
   ctx.setOutput(0, out);
@@ -265,8 +264,8 @@ std::string expandDimsShape(InferenceContext &ctx) {
   }
   int64_t a = (*axis)[0], rank = in.rank();
   if (a < -rank - 1 || a > rank)
-    return "Tried to expand dim index " + std::to_string(a) + " for tensor with " +
-           std::to_string(rank) + " dimensions.";
+    return "Tried to expand dim index " + std::to_string(a) +
+           " for tensor with " + std::to_string(rank) + " dimensions.";
   if (a < 0)
     a += rank + 1;
   Shape out = in;
@@ -281,17 +280,15 @@ std::string squeezeShape(InferenceContext &ctx) {
     ctx.setOutput(0, Shape::unknown());
     return "";
   }
-  auto dims = ctx.getIntListAttr("squeeze_dims").value_or(
-      llvm::SmallVector<int64_t>());
+  auto dims =
+      ctx.getIntListAttr("squeeze_dims").value_or(llvm::SmallVector<int64_t>());
   Shape out = Shape::of({});
   for (int64_t i = 0; i < in.rank(); ++i) {
-    bool listed = llvm::any_of(dims, [&](int64_t d) {
-      return d == i || d + in.rank() == i;
-    });
+    bool listed = llvm::any_of(
+        dims, [&](int64_t d) { return d == i || d + in.rank() == i; });
     if (listed && in.dims[i] != 1 && in.dims[i] != Shape::kUnknown)
       return "Can not squeeze dim[" + std::to_string(i) +
-             "], expected a dimension of 1, got " +
-             std::to_string(in.dims[i]);
+             "], expected a dimension of 1, got " + std::to_string(in.dims[i]);
     if (dims.empty() && in.dims[i] == Shape::kUnknown) {
       ctx.setOutput(0, Shape::unknown());
       return "";
@@ -308,7 +305,8 @@ std::string transposeShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto perm = ctx.getConstantInput(1);
   if (!perm) {
-    ctx.setOutput(0, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+    ctx.setOutput(0,
+                  in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
     return "";
   }
   if (in.hasRank() && int64_t(perm->size()) != in.rank())
@@ -340,8 +338,8 @@ std::string concatV2Shape(InferenceContext &ctx) {
   int64_t rank = out.rank(), a = (*axis)[0];
   if (a < -rank || a >= rank)
     return "ConcatOp : Expected concatenating dimensions in the range [" +
-           std::to_string(-rank) + ", " + std::to_string(rank) +
-           "), but got " + std::to_string(a);
+           std::to_string(-rank) + ", " + std::to_string(rank) + "), but got " +
+           std::to_string(a);
   if (a < 0)
     a += rank;
   int64_t total = 0;
@@ -366,8 +364,8 @@ std::string concatV2Shape(InferenceContext &ctx) {
                std::to_string(s.dims[d]);
     }
     if (total != Shape::kUnknown)
-      total = s.dims[a] == Shape::kUnknown ? Shape::kUnknown
-                                           : total + s.dims[a];
+      total =
+          s.dims[a] == Shape::kUnknown ? Shape::kUnknown : total + s.dims[a];
   }
   out.dims[a] = total;
   ctx.setOutput(0, out);
@@ -444,20 +442,20 @@ std::string sliceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto begin = ctx.getConstantInput(1), size = ctx.getConstantInput(2);
   if (!size) {
-    ctx.setOutput(0, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+    ctx.setOutput(0,
+                  in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
     return "";
   }
   Shape out = Shape::of(*size);
   for (size_t d = 0; d < size->size(); ++d) {
     if ((*size)[d] != -1)
       continue;
-    bool known = begin && in.hasRank() && d < in.dims.size() &&
-                 in.dims[d] >= 0;
+    bool known = begin && in.hasRank() && d < in.dims.size() && in.dims[d] >= 0;
     out.dims[d] = known ? in.dims[d] - (*begin)[d] : Shape::kUnknown;
   }
   if (in.hasRank() && in.rank() != out.rank())
-    return "Shape must be rank " + std::to_string(in.rank()) +
-           " but is rank " + std::to_string(out.rank());
+    return "Shape must be rank " + std::to_string(in.rank()) + " but is rank " +
+           std::to_string(out.rank());
   ctx.setOutput(0, out);
   return "";
 }
@@ -467,7 +465,8 @@ std::string padShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto paddings = ctx.getConstantInput(1);
   if (!in.hasRank() || !paddings) {
-    ctx.setOutput(0, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+    ctx.setOutput(0,
+                  in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
     return "";
   }
   if (int64_t(paddings->size()) != 2 * in.rank())
@@ -500,8 +499,9 @@ bool normalizeAxis(int64_t &axis, int64_t rank) {
 }
 
 std::string axisError(int64_t axis, int64_t rank) {
-  return "-input rank(-" + std::to_string(rank) + ") <= split_dim < input rank (" +
-         std::to_string(rank) + "), but got " + std::to_string(axis);
+  return "-input rank(-" + std::to_string(rank) +
+         ") <= split_dim < input rank (" + std::to_string(rank) +
+         "), but got " + std::to_string(axis);
 }
 
 /// Split: num_split equal pieces along the constant split_dim (input 0).
@@ -518,9 +518,9 @@ std::string splitShape(InferenceContext &ctx) {
     if (in.dims[a] >= 0) {
       if (in.dims[a] % n)
         return "Number of ways to split should evenly divide the split "
-               "dimension, but got split_dim " + std::to_string(a) +
-               " (size = " + std::to_string(in.dims[a]) + ") and num_split " +
-               std::to_string(n);
+               "dimension, but got split_dim " +
+               std::to_string(a) + " (size = " + std::to_string(in.dims[a]) +
+               ") and num_split " + std::to_string(n);
       piece.dims[a] = in.dims[a] / n;
     }
   }
@@ -537,7 +537,8 @@ std::string splitVShape(InferenceContext &ctx) {
   unsigned n = ctx.getNumOutputs();
   if (!in.hasRank() || !axis || axis->size() != 1 || !sizes) {
     for (unsigned i = 0; i < n; ++i)
-      ctx.setOutput(i, in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
+      ctx.setOutput(i,
+                    in.hasRank() ? Shape::ofRank(in.rank()) : Shape::unknown());
     return "";
   }
   int64_t a = (*axis)[0];
@@ -545,8 +546,8 @@ std::string splitVShape(InferenceContext &ctx) {
     return axisError((*axis)[0], in.rank());
   if (sizes->size() != n)
     return "Length of size_splits should be equal to the value of num_split "
-           "but got " + std::to_string(sizes->size()) + " and " +
-           std::to_string(n);
+           "but got " +
+           std::to_string(sizes->size()) + " and " + std::to_string(n);
   int64_t known = 0, unknownAt = -1;
   for (auto [i, size] : llvm::enumerate(*sizes)) {
     if (size == -1) {
@@ -769,8 +770,7 @@ std::string transposeGrad(GradientContext &ctx) {
   std::vector<int64_t> inverse(perm->size());
   for (auto [i, p] : llvm::enumerate(*perm)) {
     if (p < 0 || p >= int64_t(perm->size()))
-      return "Transpose permutation " + std::to_string(p) +
-             " is out of range";
+      return "Transpose permutation " + std::to_string(p) + " is out of range";
     inverse[p] = i;
   }
   GradTensor inv = ctx.intVector(inverse, "InvertPermutation");

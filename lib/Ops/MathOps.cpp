@@ -198,7 +198,6 @@ OpTable cleave::ops::detail::getMathOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-
 namespace {
 /// AddN: every input has the output's shape.
 std::string addNShape(InferenceContext &ctx) {
@@ -229,8 +228,8 @@ std::string matMulShape(InferenceContext &ctx) {
   int64_t m = dim(a, ta ? 1 : 0), ka = dim(a, ta ? 0 : 1);
   int64_t kb = dim(b, tb ? 1 : 0), n = dim(b, tb ? 0 : 1);
   if (ka >= 0 && kb >= 0 && ka != kb)
-    return "Dimensions must be equal, but are " + std::to_string(ka) +
-           " and " + std::to_string(kb);
+    return "Dimensions must be equal, but are " + std::to_string(ka) + " and " +
+           std::to_string(kb);
   ctx.setOutput(0, Shape::of({m, n}));
   return "";
 }
@@ -252,12 +251,12 @@ std::string batchMatMulShape(InferenceContext &ctx) {
   int64_t m = a.dims[ra - (adjA ? 1 : 2)], ka = a.dims[ra - (adjA ? 2 : 1)];
   int64_t kb = b.dims[rb - (adjB ? 1 : 2)], n = b.dims[rb - (adjB ? 2 : 1)];
   if (ka >= 0 && kb >= 0 && ka != kb)
-    return "Dimensions must be equal, but are " + std::to_string(ka) +
-           " and " + std::to_string(kb);
+    return "Dimensions must be equal, but are " + std::to_string(ka) + " and " +
+           std::to_string(kb);
   std::string error;
-  auto batch = broadcastShapes(
-      Shape::of(llvm::ArrayRef(a.dims).drop_back(2)),
-      Shape::of(llvm::ArrayRef(b.dims).drop_back(2)), error);
+  auto batch =
+      broadcastShapes(Shape::of(llvm::ArrayRef(a.dims).drop_back(2)),
+                      Shape::of(llvm::ArrayRef(b.dims).drop_back(2)), error);
   if (!batch)
     return error;
   batch->dims.push_back(m);
@@ -271,15 +270,15 @@ std::string argReduceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto axis = ctx.getConstantInput(1);
   if (!in.hasRank() || !axis || axis->size() != 1) {
-    ctx.setOutput(0, in.hasRank() && in.rank() > 0 ? Shape::ofRank(in.rank() - 1)
-                                                   : Shape::unknown());
+    ctx.setOutput(0, in.hasRank() && in.rank() > 0
+                         ? Shape::ofRank(in.rank() - 1)
+                         : Shape::unknown());
     return "";
   }
   int64_t a = (*axis)[0];
   if (a < -in.rank() || a >= in.rank())
     return "Expected dimension in the range [" + std::to_string(-in.rank()) +
-           ", " + std::to_string(in.rank()) + "), but got " +
-           std::to_string(a);
+           ", " + std::to_string(in.rank()) + "), but got " + std::to_string(a);
   if (a < 0)
     a += in.rank();
   Shape out = in;
@@ -342,23 +341,44 @@ std::string rangeShape(InferenceContext &ctx) {
 
 detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
   ShapeFnTable table = {
-      {"AddN", addNShape},         {"MatMul", matMulShape},
+      {"AddN", addNShape},
+      {"MatMul", matMulShape},
       {"BatchMatMulV2", batchMatMulShape},
-      {"ArgMax", argReduceShape},  {"ArgMin", argReduceShape},
-      {"Select", selectShape},     {"SelectV2", selectV2Shape},
-      {"Range", rangeShape},       {"Cast", shapes::unchanged},
+      {"ArgMax", argReduceShape},
+      {"ArgMin", argReduceShape},
+      {"Select", selectShape},
+      {"SelectV2", selectV2Shape},
+      {"Range", rangeShape},
+      {"Cast", shapes::unchanged},
       {"ClipByValue", shapes::unchanged},
   };
-  for (const char *op :
-       {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "FloorDiv",
-        "DivNoNan", "MulNoNan", "FloorMod", "Maximum", "Minimum",
-        "SquaredDifference", "Pow", "Less", "LessEqual", "Greater",
-        "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr"})
+  for (const char *op : {"Add",
+                         "AddV2",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "RealDiv",
+                         "FloorDiv",
+                         "DivNoNan",
+                         "MulNoNan",
+                         "FloorMod",
+                         "Maximum",
+                         "Minimum",
+                         "SquaredDifference",
+                         "Pow",
+                         "Less",
+                         "LessEqual",
+                         "Greater",
+                         "GreaterEqual",
+                         "Equal",
+                         "NotEqual",
+                         "LogicalAnd",
+                         "LogicalOr"})
     table.push_back({op, shapes::broadcastBinary});
   for (const char *op :
        {"Neg", "Square", "Abs", "Sign", "Sqrt", "Rsqrt", "Reciprocal", "Exp",
-        "Log", "Log1p", "Sigmoid", "Tanh", "Floor", "LogicalNot",
-        "SigmoidGrad", "TanhGrad", "RsqrtGrad", "SqrtGrad", "ReciprocalGrad"})
+        "Log", "Log1p", "Sigmoid", "Tanh", "Floor", "LogicalNot", "SigmoidGrad",
+        "TanhGrad", "RsqrtGrad", "SqrtGrad", "ReciprocalGrad"})
     table.push_back({op, shapes::unchanged});
   for (const char *op : {"Sum", "Mean", "Prod", "Max", "Min", "All", "Any"})
     table.push_back({op, shapes::reduction});
@@ -412,11 +432,10 @@ std::string realDivGrad(GradientContext &ctx) {
   ctx.setInputGrad(0,
                    sumToShape(ctx, ctx.op("RealDiv", {grad, y}), b.rx, b.sx));
   GradTensor negX = ctx.op("Neg", {x});
-  GradTensor quotient =
-      ctx.op("RealDiv", {ctx.op("RealDiv", {negX, y}), y});
+  GradTensor quotient = ctx.op("RealDiv", {ctx.op("RealDiv", {negX, y}), y});
   ctx.setInputGrad(
-      1, sumToShape(ctx, ctx.op("Mul", {grad, quotient}, {}, "mul"), b.ry,
-                    b.sy));
+      1,
+      sumToShape(ctx, ctx.op("Mul", {grad, quotient}, {}, "mul"), b.ry, b.sy));
   return "";
 }
 
@@ -464,8 +483,7 @@ std::string logGrad(GradientContext &ctx) {
 
 std::string absGrad(GradientContext &ctx) {
   GradTensor sign = ctx.op("Sign", {ctx.getInput(0)});
-  ctx.setInputGrad(0,
-                   ctx.op("Mul", {ctx.getOutputGrad(0), sign}, {}, "mul"));
+  ctx.setInputGrad(0, ctx.op("Mul", {ctx.getOutputGrad(0), sign}, {}, "mul"));
   return "";
 }
 
@@ -522,35 +540,36 @@ std::string matMulGrad(GradientContext &ctx) {
 
 /// The gradient of a reduction's output, broadcast back to the input:
 /// BroadcastTo(Reshape(grad, kept), Shape(x)), where `kept` is x's shape
-/// with the reduced dims set to 1 (Shape(x) * keep + reduced).
+/// with the reduced dims set to 1: Shape(x) * keep + reduced when the rank
+/// and axes are known, else the shape of a keep_dims reduction of x.
 std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
                                                GradTensor &inputShape,
                                                std::string &error) {
-  GradTensor x = ctx.getInput(0);
+  GradTensor x = ctx.getInput(0), axesInput = ctx.getInput(1);
   Shape shape = ctx.getShape(x);
-  auto axes = ctx.getConstantInts(ctx.getInput(1));
-  if (!shape.hasRank() || !axes) {
-    error = "gradient of " + ctx.getOpType().str() +
-            " needs constant reduction axes and an input of known rank "
-            "(run graph-infer-shapes first)";
-    return std::nullopt;
-  }
-  int64_t rank = shape.rank();
-  std::vector<int64_t> keep(rank, 1), reduced(rank, 0);
-  for (int64_t axis : *axes) {
-    if (axis < -rank || axis >= rank) {
-      error = "Invalid reduction dimension " + std::to_string(axis) +
-              " for input with " + std::to_string(rank) + " dimensions.";
-      return std::nullopt;
-    }
-    int64_t d = axis < 0 ? axis + rank : axis;
-    keep[d] = 0;
-    reduced[d] = 1;
-  }
+  auto axes = ctx.getConstantInts(axesInput);
   inputShape = ctx.op("Shape", {x});
-  GradTensor kept =
-      ctx.op("AddV2", {ctx.op("Mul", {inputShape, ctx.intVector(keep)}),
-                       ctx.intVector(reduced)});
+  GradTensor kept;
+  if (shape.hasRank() && axes) {
+    int64_t rank = shape.rank();
+    std::vector<int64_t> keep(rank, 1), reduced(rank, 0);
+    for (int64_t axis : *axes) {
+      if (axis < -rank || axis >= rank) {
+        error = "Invalid reduction dimension " + std::to_string(axis) +
+                " for input with " + std::to_string(rank) + " dimensions.";
+        return std::nullopt;
+      }
+      int64_t d = axis < 0 ? axis + rank : axis;
+      keep[d] = 0;
+      reduced[d] = 1;
+    }
+    kept = ctx.op("AddV2", {ctx.op("Mul", {inputShape, ctx.intVector(keep)}),
+                            ctx.intVector(reduced)});
+  } else {
+    GradTensor keptSum =
+        ctx.op("Sum", {x, axesInput}, {GradAttr::boolean("keep_dims", true)});
+    kept = ctx.op("Shape", {keptSum});
+  }
   GradTensor grad = ctx.op("Reshape", {ctx.getOutputGrad(0), kept});
   return ctx.op("BroadcastTo", {grad, inputShape});
 }
@@ -574,9 +593,10 @@ std::string meanGrad(GradientContext &ctx) {
   GradTensor inputSize = ctx.op("Prod", {inputShape, axis0});
   GradTensor outputSize = ctx.op(
       "Prod", {ctx.op("Shape", {ctx.getOutput(0)}), axis0}, {}, "Prod_1");
-  GradTensor factor = ctx.op(
-      "FloorDiv",
-      {inputSize, ctx.op("Maximum", {outputSize, ctx.scalar(1, grads::kInt32)})});
+  GradTensor factor =
+      ctx.op("FloorDiv",
+             {inputSize,
+              ctx.op("Maximum", {outputSize, ctx.scalar(1, grads::kInt32)})});
   GradTensor cast = ctx.op("Cast", {factor},
                            {GradAttr::dtype("DstT", ctx.getDType(*grad)),
                             GradAttr::boolean("Truncate", false)});

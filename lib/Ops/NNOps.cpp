@@ -157,7 +157,6 @@ OpTable cleave::ops::detail::getNNOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-
 namespace {
 /// BiasAdd: the value's shape; the bias must match its channel dimension.
 std::string biasAddShape(InferenceContext &ctx) {
@@ -210,8 +209,8 @@ std::string sparseCrossEntropyShape(InferenceContext &ctx) {
 /// [batch, classes] shape.
 std::string crossEntropyShape(InferenceContext &ctx) {
   std::string error;
-  auto joined = broadcastShapes(ctx.getInputShape(0), ctx.getInputShape(1),
-                                error);
+  auto joined =
+      broadcastShapes(ctx.getInputShape(0), ctx.getInputShape(1), error);
   if (!joined)
     return error;
   if (joined->hasRank() && joined->rank() != 2)
@@ -239,8 +238,8 @@ std::string windowed(InferenceContext &ctx, const Shape &in, int64_t kh,
   auto strides = ctx.getIntListAttr("strides");
   std::string padding = ctx.getStringAttr("padding").value_or("");
   std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
-  auto dilations = ctx.getIntListAttr("dilations").value_or(
-      llvm::SmallVector<int64_t>{1, 1, 1, 1});
+  auto dilations = ctx.getIntListAttr("dilations")
+                       .value_or(llvm::SmallVector<int64_t>{1, 1, 1, 1});
   if (!strides || strides->size() != 4)
     return "Sliding window strides field must specify 4 dimensions";
   if (padding != "SAME" && padding != "VALID") {
@@ -335,9 +334,9 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
       {"Conv2DBackpropFilter", shapes::fromShapeInputAt<1>},
       {"AvgPoolGrad", shapes::fromShapeInputAt<0>},
   };
-  for (const char *op : {"Relu", "Relu6", "Elu", "Selu", "LeakyRelu",
-                         "Softmax", "LogSoftmax", "ReluGrad", "Relu6Grad",
-                         "EluGrad", "SeluGrad", "MaxPoolGrad"})
+  for (const char *op :
+       {"Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax", "LogSoftmax",
+        "ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "MaxPoolGrad"})
     table.push_back({op, shapes::unchanged});
   return table;
 }
@@ -364,9 +363,9 @@ std::string biasAddGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, grad);
   ctx.setInputGrad(
       1, ctx.op("BiasAddGrad", {grad},
-                {GradAttr::string("data_format", ctx.getStringAttr(
-                                                         "data_format")
-                                                     .value_or("NHWC"))}));
+                {GradAttr::string(
+                    "data_format",
+                    ctx.getStringAttr("data_format").value_or("NHWC"))}));
   return "";
 }
 
@@ -397,8 +396,8 @@ std::string logSoftmaxGrad(GradientContext &ctx) {
 /// expand_dims(vec, -1) * mat.
 GradTensor broadcastMul(GradientContext &ctx, GradTensor vec, GradTensor mat,
                         llvm::StringRef suffix) {
-  GradTensor dim = ctx.scalar(-1, grads::kInt32,
-                              ("ExpandDims" + suffix + "/dim").str());
+  GradTensor dim =
+      ctx.scalar(-1, grads::kInt32, ("ExpandDims" + suffix + "/dim").str());
   GradTensor column =
       ctx.op("ExpandDims", {vec, dim}, {}, ("ExpandDims" + suffix).str());
   return ctx.op("Mul", {column, mat}, {}, ("mul" + suffix).str());
@@ -413,8 +412,8 @@ std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, broadcastMul(ctx, gradLoss, ctx.getOutput(1), ""));
   if (ctx.getOpType() == "SoftmaxCrossEntropyWithLogits") {
     GradTensor logSoftmax = ctx.op("LogSoftmax", {ctx.getInput(0)});
-    ctx.setInputGrad(1, broadcastMul(ctx, gradLoss,
-                                     ctx.op("Neg", {logSoftmax}), "_1"));
+    ctx.setInputGrad(
+        1, broadcastMul(ctx, gradLoss, ctx.op("Neg", {logSoftmax}), "_1"));
   }
   return "";
 }

@@ -124,7 +124,6 @@ OpTable cleave::ops::detail::getStateOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-
 namespace {
 /// ReadVariableOp / ResourceGather: from the variable's declared shape.
 std::string readVariableShape(InferenceContext &ctx) {

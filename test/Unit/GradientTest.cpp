@@ -1,0 +1,452 @@
+//===- GradientTest.cpp - gradient rules against finite differences -------===//
+//
+// Each case is a small float64 graph y = f(x0, x1, ...). graph-gradient adds
+// the gradients of y with respect to the xs for a random cotangent r (as
+// grad_ys), the reference interpreter evaluates them, and each element is
+// compared with the central difference of sum(f(x) * r). Every gradient
+// rule of the op registry has at least one case here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Ops/Gradients.h"
+#include "cleave/Translate/GraphDef.h"
+#include "cleave/tf/graph.pb.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+#include <set>
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::interp;
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+/// Which values a case's inputs may take (the op's domain, away from kinks).
+enum class Domain { Any, Positive, AwayFromZero, Spread };
+
+struct Input {
+  std::string name;
+  Dims shape;
+  Domain domain = Domain::Any;
+};
+
+struct GradCase {
+  std::string name;
+  std::vector<Input> inputs;
+  /// NodeDefs computing "y" from the inputs (Placeholders added for them).
+  std::string nodes;
+  /// The tensor differentiated, when not "y".
+  std::string y = "y";
+  /// Skip graph-infer-shapes (rules must cope with unknown shapes).
+  bool unknownShapes = false;
+};
+
+std::string placeholder(const Input &in, bool withShape) {
+  std::string text = "node { name: \"" + in.name +
+                     "\" op: \"Placeholder\" attr { key: \"dtype\" value { "
+                     "type: DT_DOUBLE } }";
+  if (withShape) {
+    text += " attr { key: \"shape\" value { shape {";
+    for (int64_t d : in.shape)
+      text += " dim { size: " + std::to_string(d) + " }";
+    text += " } } }";
+  }
+  return text + " }\n";
+}
+
+std::string t64 = "attr { key: \"T\" value { type: DT_DOUBLE } }";
+
+std::string unaryCase(const char *op) {
+  return std::string("node { name: \"y\" op: \"") + op + "\" input: \"x0\" " +
+         t64 + " }";
+}
+std::string binaryCase(const char *op) {
+  return std::string("node { name: \"y\" op: \"") + op +
+         "\" input: \"x0\" input: \"x1\" " + t64 + " }";
+}
+std::string intConst(const char *name, const Dims &values) {
+  std::string text = std::string("node { name: \"") + name +
+                     "\" op: \"Const\" attr { key: \"dtype\" value { type: "
+                     "DT_INT32 } } attr { key: \"value\" value { tensor { "
+                     "dtype: DT_INT32 tensor_shape { dim { size: " +
+                     std::to_string(values.size()) + " } }";
+  for (int64_t v : values)
+    text += " int_val: " + std::to_string(v);
+  return text + " } } } }\n";
+}
+std::string reduction(const char *op, const Dims &axes, bool keepDims) {
+  return intConst("axes", axes) + "node { name: \"y\" op: \"" + op +
+         "\" input: \"x0\" input: \"axes\" " + t64 +
+         " attr { key: \"Tidx\" value { type: DT_INT32 } } attr { key: "
+         "\"keep_dims\" value { b: " +
+         (keepDims ? "true" : "false") + " } } }";
+}
+std::string matMul(bool ta, bool tb) {
+  return std::string("node { name: \"y\" op: \"MatMul\" input: \"x0\" input: "
+                     "\"x1\" ") +
+         t64 +
+         " attr { key: \"transpose_a\" value { b: " + (ta ? "true" : "false") +
+         " } } attr { key: \"transpose_b\" value { "
+         "b: " +
+         (tb ? "true" : "false") + " } } }";
+}
+
+std::vector<GradCase> cases() {
+  using D = Domain;
+  std::vector<GradCase> c = {
+      {"AddV2Broadcast", {{"x0", {2, 3}}, {"x1", {3}}}, binaryCase("AddV2")},
+      {"AddBroadcast", {{"x0", {2, 1}}, {"x1", {1, 3}}}, binaryCase("Add")},
+      {"SubBroadcast", {{"x0", {2, 1}}, {"x1", {2, 3}}}, binaryCase("Sub")},
+      {"MulBroadcast", {{"x0", {2, 3}}, {"x1", {2, 1}}}, binaryCase("Mul")},
+      {"RealDiv",
+       {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
+       binaryCase("RealDiv")},
+      {"Div", {{"x0", {3}}, {"x1", {}, D::AwayFromZero}}, binaryCase("Div")},
+      {"Maximum", {{"x0", {2, 3}}, {"x1", {2, 3}}}, binaryCase("Maximum")},
+      {"MinimumBroadcast",
+       {{"x0", {2, 3}}, {"x1", {3}}},
+       binaryCase("Minimum")},
+      {"Neg", {{"x0", {2, 2}}}, unaryCase("Neg")},
+      {"Square", {{"x0", {2, 2}}}, unaryCase("Square")},
+      {"Sqrt", {{"x0", {3}, D::Positive}}, unaryCase("Sqrt")},
+      {"Rsqrt", {{"x0", {3}, D::Positive}}, unaryCase("Rsqrt")},
+      {"Reciprocal", {{"x0", {3}, D::AwayFromZero}}, unaryCase("Reciprocal")},
+      {"Tanh", {{"x0", {2, 3}}}, unaryCase("Tanh")},
+      {"Sigmoid", {{"x0", {2, 3}}}, unaryCase("Sigmoid")},
+      {"Exp", {{"x0", {2, 3}}}, unaryCase("Exp")},
+      {"Log", {{"x0", {2, 3}, D::Positive}}, unaryCase("Log")},
+      {"Abs", {{"x0", {2, 3}, D::AwayFromZero}}, unaryCase("Abs")},
+      {"Relu", {{"x0", {2, 3}, D::AwayFromZero}}, unaryCase("Relu")},
+      {"Relu6", {{"x0", {2, 4}, D::Spread}}, unaryCase("Relu6")},
+      {"Identity", {{"x0", {2}}}, unaryCase("Identity")},
+      {"Snapshot", {{"x0", {2}}}, unaryCase("Snapshot")},
+      {"MatMul", {{"x0", {2, 3}}, {"x1", {3, 4}}}, matMul(false, false)},
+      {"MatMulTransposeA",
+       {{"x0", {3, 2}}, {"x1", {3, 4}}},
+       matMul(true, false)},
+      {"MatMulTransposeB",
+       {{"x0", {2, 3}}, {"x1", {4, 3}}},
+       matMul(false, true)},
+      {"MatMulTransposeBoth",
+       {{"x0", {3, 2}}, {"x1", {4, 3}}},
+       matMul(true, true)},
+      {"SumAll", {{"x0", {2, 3}}}, reduction("Sum", {0, 1}, false)},
+      {"SumKeepDims", {{"x0", {2, 3, 2}}}, reduction("Sum", {1}, true)},
+      {"SumNegativeAxis", {{"x0", {2, 3}}}, reduction("Sum", {-1}, false)},
+      {"MeanAxis0", {{"x0", {4, 3}}}, reduction("Mean", {0}, false)},
+      {"MeanAll", {{"x0", {2, 3}}}, reduction("Mean", {0, 1}, true)},
+      {"AddN",
+       {{"x0", {2, 2}}, {"x1", {2, 2}}, {"x2", {2, 2}}},
+       "node { name: \"y\" op: \"AddN\" input: \"x0\" input: \"x1\" input: "
+       "\"x2\" attr { key: \"N\" value { i: 3 } } " +
+           t64 + " }"},
+      {"Cast",
+       {{"x0", {3}}},
+       "node { name: \"y\" op: \"Cast\" input: \"x0\" attr { key: \"SrcT\" "
+       "value { type: DT_DOUBLE } } attr { key: \"DstT\" value { type: "
+       "DT_DOUBLE } } }"},
+      {"BiasAdd",
+       {{"x0", {2, 3}}, {"x1", {3}}},
+       "node { name: \"y\" op: \"BiasAdd\" input: \"x0\" input: \"x1\" " + t64 +
+           " }"},
+      {"Softmax", {{"x0", {2, 4}}}, unaryCase("Softmax")},
+      {"LogSoftmax", {{"x0", {2, 4}}}, unaryCase("LogSoftmax")},
+      // The kernel's backprop (softmax - labels) assumes each row of labels
+      // sums to 1: labels are a softmax of the second input.
+      {"SoftmaxCrossEntropyWithLogits",
+       {{"x0", {2, 3}}, {"x1", {2, 3}}},
+       "node { name: \"labels\" op: \"Softmax\" input: \"x1\" " + t64 +
+           " }\n"
+           "node { name: \"y\" op: \"SoftmaxCrossEntropyWithLogits\" input: "
+           "\"x0\" input: \"labels\" " +
+           t64 + " }"},
+      {"SparseSoftmaxCrossEntropyWithLogits",
+       {{"x0", {3, 4}}},
+       intConst("labels", {2, 0, 3}) +
+           "node { name: \"y\" op: \"SparseSoftmaxCrossEntropyWithLogits\" "
+           "input: \"x0\" input: \"labels\" " +
+           t64 + " attr { key: \"Tlabels\" value { type: DT_INT32 } } }"},
+      {"Reshape",
+       {{"x0", {2, 3}}},
+       intConst("shape", {3, 2}) +
+           "node { name: \"y\" op: \"Reshape\" input: \"x0\" input: "
+           "\"shape\" " +
+           t64 + " attr { key: \"Tshape\" value { type: DT_INT32 } } }"},
+      {"ExpandDims",
+       {{"x0", {2, 3}}},
+       "node { name: \"dim\" op: \"Const\" attr { key: \"dtype\" value { "
+       "type: DT_INT32 } } attr { key: \"value\" value { tensor { dtype: "
+       "DT_INT32 tensor_shape { } int_val: 1 } } } }\n"
+       "node { name: \"y\" op: \"ExpandDims\" input: \"x0\" input: \"dim\" " +
+           t64 + " attr { key: \"Tdim\" value { type: DT_INT32 } } }"},
+      {"Squeeze",
+       {{"x0", {2, 1, 3}}},
+       "node { name: \"y\" op: \"Squeeze\" input: \"x0\" " + t64 + " }"},
+      {"Transpose",
+       {{"x0", {2, 3, 4}}},
+       intConst("perm", {2, 0, 1}) +
+           "node { name: \"y\" op: \"Transpose\" input: \"x0\" input: "
+           "\"perm\" " +
+           t64 + " attr { key: \"Tperm\" value { type: DT_INT32 } } }"},
+      // A chain with fan-out: the gradient of x0 is summed from two uses.
+      {"FanOutMlp",
+       {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},
+       "node { name: \"mm\" op: \"MatMul\" input: \"x0\" input: \"x1\" " + t64 +
+           " }\n"
+           "node { name: \"h\" op: \"BiasAdd\" input: \"mm\" input: \"x2\" " +
+           t64 +
+           " }\n"
+           "node { name: \"t\" op: \"Tanh\" input: \"h\" " +
+           t64 +
+           " }\n"
+           "node { name: \"y\" op: \"Mul\" input: \"t\" input: \"h\" " +
+           t64 + " }"},
+      // Without shape inference: Sum's axes are constant but its rank is
+      // unknown.
+      {"SumUnknownRank",
+       {{"x0", {2, 3}}},
+       reduction("Sum", {1}, false),
+       "y",
+       /*unknownShapes=*/true},
+  };
+  return c;
+}
+
+double drawValue(std::mt19937 &rng, Domain domain) {
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  double v = unit(rng);
+  switch (domain) {
+  case Domain::Any:
+    return v;
+  case Domain::Positive:
+    return 0.5 + std::abs(v);
+  case Domain::AwayFromZero:
+    return v < 0 ? v - 0.3 : v + 0.3;
+  case Domain::Spread:
+    // Relu6 kinks at 0 and 6: stay off both.
+    return 4.0 * v + (std::abs(4.0 * v) < 0.3 ? 0.5 : 0.0) + 2.0;
+  }
+  return v;
+}
+
+Tensor makeTensor(const Dims &shape, const std::vector<double> &values) {
+  Tensor t(kDouble, shape);
+  std::copy(values.begin(), values.end(), t.data<double>());
+  return t;
+}
+
+class GradientRules : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GradientRules, MatchFiniteDifferences) {
+  const GradCase &c = GetParam();
+  std::string text;
+  for (const Input &in : c.inputs)
+    text += placeholder(in, !c.unknownShapes);
+  text += c.nodes + "\n";
+  // The cotangent, fed with y's shape.
+  text += "node { name: \"cotangent\" op: \"Placeholder\" attr { key: "
+          "\"dtype\" value { type: DT_DOUBLE } } }\n";
+
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  std::string diagnostics;
+  ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diag) {
+    diagnostics += diag.str() + "\n";
+    return success();
+  });
+  tensorflow::GraphDef graphDef;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graphDef))
+      << text;
+  OwningOpRef<ModuleOp> module = importGraphDef(graphDef, &context);
+  ASSERT_TRUE(module) << diagnostics;
+
+  std::mt19937 rng(12345);
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::vector<double>> xValues;
+  for (const Input &in : c.inputs) {
+    int64_t n = 1;
+    for (int64_t d : in.shape)
+      n *= d;
+    std::vector<double> values(n);
+    for (double &v : values)
+      v = drawValue(rng, in.domain);
+    xValues.push_back(values);
+    feeds.emplace_back(in.name, makeTensor(in.shape, values));
+  }
+
+  // The forward value, for y's shape and the finite differences.
+  auto forward =
+      [&](const std::vector<std::pair<std::string, Tensor>> &f) -> Tensor {
+    Interpreter interpreter(*module);
+    auto out = interpreter.run(f, {c.y}, {});
+    EXPECT_TRUE(succeeded(out)) << diagnostics;
+    return succeeded(out) ? (*out)[0] : Tensor();
+  };
+  Tensor y = forward(feeds);
+  ASSERT_TRUE(y.isValid()) << diagnostics;
+  std::vector<double> r(y.numElements());
+  for (double &v : r)
+    v = drawValue(rng, Domain::Any);
+  feeds.emplace_back("cotangent", makeTensor(y.shape(), r));
+
+  std::vector<std::string> xs, results;
+  for (const Input &in : c.inputs) {
+    xs.push_back(in.name);
+    results.push_back("d_" + in.name);
+  }
+  std::vector<std::string> ys = {c.y}, gradYs = {"cotangent"};
+  graph::GraphGradientPassOptions options;
+  options.ys = ys;
+  options.xs = xs;
+  options.gradYs = gradYs;
+  options.resultNames = results;
+  PassManager pm(&context);
+  if (!c.unknownShapes)
+    pm.addPass(graph::createGraphInferShapesPass());
+  pm.addPass(graph::createGraphGradientPass(options));
+  ASSERT_TRUE(succeeded(pm.run(*module))) << diagnostics;
+
+  Interpreter interpreter(*module);
+  auto grads = interpreter.run(feeds, results, {});
+  ASSERT_TRUE(succeeded(grads)) << diagnostics;
+
+  auto loss = [&](size_t which, size_t element, double delta) {
+    std::vector<std::pair<std::string, Tensor>> f;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      std::vector<double> values = xValues[i];
+      if (i == which)
+        values[element] += delta;
+      f.emplace_back(c.inputs[i].name, makeTensor(c.inputs[i].shape, values));
+    }
+    Tensor out = forward(f);
+    double sum = 0;
+    for (int64_t k = 0; k < out.numElements(); ++k)
+      sum += out.data<double>()[k] * r[k];
+    return sum;
+  };
+  constexpr double eps = 1e-6;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Tensor &g = (*grads)[i];
+    ASSERT_EQ(g.dtype(), kDouble) << results[i];
+    ASSERT_EQ(g.shape(), c.inputs[i].shape) << results[i];
+    for (size_t e = 0; e < xValues[i].size(); ++e) {
+      double numeric = (loss(i, e, eps) - loss(i, e, -eps)) / (2 * eps);
+      EXPECT_NEAR(g.data<double>()[e], numeric, 1e-6 * (1 + std::abs(numeric)))
+          << c.name << ": d y / d " << c.inputs[i].name << "[" << e << "]";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRules, GradientRules, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<GradCase> &info) {
+                           return info.param.name;
+                         });
+
+/// Every op with a gradient rule has a finite-difference case.
+TEST(GradientRules, EveryRuleHasACase) {
+  std::set<std::string> covered;
+  for (const GradCase &c : cases()) {
+    tensorflow::GraphDef graphDef;
+    std::string text = c.nodes;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graphDef));
+    for (const auto &node : graphDef.node())
+      covered.insert(node.op());
+  }
+  for (const char *op : {"AddV2",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "RealDiv",
+                         "Div",
+                         "Neg",
+                         "Square",
+                         "Sqrt",
+                         "Rsqrt",
+                         "Tanh",
+                         "Sigmoid",
+                         "Reciprocal",
+                         "Exp",
+                         "Log",
+                         "Abs",
+                         "Maximum",
+                         "Minimum",
+                         "MatMul",
+                         "Sum",
+                         "Mean",
+                         "Cast",
+                         "AddN",
+                         "Relu",
+                         "Relu6",
+                         "BiasAdd",
+                         "Softmax",
+                         "LogSoftmax",
+                         "SoftmaxCrossEntropyWithLogits",
+                         "SparseSoftmaxCrossEntropyWithLogits",
+                         "Identity",
+                         "Snapshot",
+                         "Reshape",
+                         "ExpandDims",
+                         "Squeeze",
+                         "Transpose"}) {
+    EXPECT_TRUE(ops::lookupGradFn(op)) << op << " has no rule";
+    EXPECT_TRUE(covered.count(op)) << op << " has no finite-difference case";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// gradient_uid colocation (TPUReplicateContext.Enter/ExitGradientColocation)
+//===----------------------------------------------------------------------===//
+
+TEST(GradientColocation, ForwardOpGetsUidCluster) {
+  graph::GradientColocation colocation;
+  EXPECT_FALSE(colocation.enter("host_op", "0", "gradients/uid"));
+  EXPECT_EQ(colocation.getOutsideCluster(), "0.gradients/uid");
+  // Nested colocations inherit the open scope.
+  EXPECT_FALSE(colocation.enter("other", "7", "gradients/uid"));
+  EXPECT_EQ(colocation.getOutsideCluster(), "0.gradients/uid");
+  EXPECT_FALSE(colocation.exit("other"));
+  EXPECT_FALSE(colocation.exit("host_op"));
+  EXPECT_FALSE(colocation.getOutsideCluster());
+}
+
+TEST(GradientColocation, SameUidKeepsClusterNewUidAppends) {
+  graph::GradientColocation colocation;
+  EXPECT_FALSE(colocation.enter("g", "0.gradients/uid", "gradients/uid"));
+  EXPECT_EQ(colocation.getOutsideCluster(), "0.gradients/uid");
+  EXPECT_FALSE(colocation.exit("g"));
+  EXPECT_FALSE(colocation.enter("g", "0.gradients/uid", "gradients_1/uid"));
+  EXPECT_EQ(colocation.getOutsideCluster(), "0.gradients/uid.gradients_1/uid");
+  EXPECT_FALSE(colocation.exit("g"));
+}
+
+TEST(GradientColocation, Errors) {
+  graph::GradientColocation colocation;
+  EXPECT_EQ(colocation.enter("h", "0", graph::kUnsupportedGradientUid),
+            "No gradient_uid calling gradient within outside_compilation");
+  graph::GradientColocation nested;
+  EXPECT_FALSE(nested.enter("a", "0", "gradients/uid"));
+  nested.closeOutsideScope();
+  EXPECT_EQ(nested.enter("b", "1", "gradients/uid"),
+            "Cannot nest gradient colocation operations outside compilation");
+  graph::GradientColocation order;
+  EXPECT_FALSE(order.enter("a", "", "gradients/uid"));
+  EXPECT_EQ(order.exit("b"),
+            "Badly nested gradient colocation, expected a, got b");
+  EXPECT_EQ(order.exit("c"), "Badly nested gradient colocation: empty stack "
+                             "when popping Op c");
+}
+
+} // namespace
