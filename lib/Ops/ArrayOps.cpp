@@ -778,6 +778,31 @@ std::string transposeGrad(GradientContext &ctx) {
   return "";
 }
 
+/// The gradient of the value: the sum over the broadcast axes, reshaped.
+std::string broadcastToGrad(GradientContext &ctx) {
+  GradTensor valueShape = ctx.op("Shape", {ctx.getInput(0)});
+  auto r = ctx.addNode("BroadcastGradientArgs", {ctx.getInput(1), valueShape});
+  if (r.size() != 2)
+    return "";
+  GradTensor sum = ctx.op("Sum", {ctx.getOutputGrad(0), r[1]},
+                          {GradAttr::boolean("keep_dims", true)});
+  ctx.setInputGrad(0, ctx.op("Reshape", {sum, valueShape}));
+  return "";
+}
+
+/// Fill(dims, value): the value's gradient sums the whole output's.
+std::string fillGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor rank = ctx.op("Rank", {grad});
+  GradTensor axes = ctx.op("Range", {ctx.scalar(0, grads::kInt32, "range/start"),
+                                     rank,
+                                     ctx.scalar(1, grads::kInt32, "range/delta")},
+                           {}, "range");
+  ctx.setInputGrad(1, ctx.op("Sum", {grad, axes},
+                             {GradAttr::boolean("keep_dims", false)}));
+  return "";
+}
+
 std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
@@ -793,5 +818,7 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Squeeze", reshapeGrad},
       {"Transpose", transposeGrad},
       {"PreventGradient", preventGradient},
+      {"BroadcastTo", broadcastToGrad},
+      {"Fill", fillGrad},
   };
 }

@@ -202,6 +202,18 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"Transpose\" input: \"x0\" input: "
            "\"perm\" " +
            t64 + " attr { key: \"Tperm\" value { type: DT_INT32 } } }"},
+      {"BroadcastTo",
+       {{"x0", {3, 1}}},
+       intConst("shape", {2, 3, 4}) +
+           "node { name: \"y\" op: \"BroadcastTo\" input: \"x0\" input: "
+           "\"shape\" " +
+           t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
+      {"Fill",
+       {{"x0", {}}},
+       intConst("dims", {2, 3}) +
+           "node { name: \"y\" op: \"Fill\" input: \"dims\" input: "
+           "\"x0\" " +
+           t64 + " attr { key: \"index_type\" value { type: DT_INT32 } } }"},
       // A chain with fan-out: the gradient of x0 is summed from two uses.
       {"FanOutMlp",
        {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},

@@ -769,6 +769,7 @@ void GraphGradientPass::runOnOperation() {
         g = slot.front();
     }
     NodeOp xOp = x.getDefiningOp<NodeOp>();
+    b.prefix = b.scope + "/";
     if (!g && unconnectedGradients == "zero") {
       FailureOr<NodeOp> zeros =
           b.create("ZerosLike", x, {}, "zeros_like", xOp.getLoc());
