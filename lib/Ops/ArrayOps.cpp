@@ -794,12 +794,12 @@ std::string broadcastToGrad(GradientContext &ctx) {
 std::string fillGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor rank = ctx.op("Rank", {grad});
-  GradTensor axes = ctx.op("Range", {ctx.scalar(0, grads::kInt32, "range/start"),
-                                     rank,
-                                     ctx.scalar(1, grads::kInt32, "range/delta")},
+  GradTensor axes = ctx.op("Range",
+                           {ctx.scalar(0, grads::kInt32, "range/start"), rank,
+                            ctx.scalar(1, grads::kInt32, "range/delta")},
                            {}, "range");
-  ctx.setInputGrad(1, ctx.op("Sum", {grad, axes},
-                             {GradAttr::boolean("keep_dims", false)}));
+  ctx.setInputGrad(
+      1, ctx.op("Sum", {grad, axes}, {GradAttr::boolean("keep_dims", false)}));
   return "";
 }
 

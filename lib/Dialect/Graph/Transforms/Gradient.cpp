@@ -505,6 +505,11 @@ FailureOr<Value> GraphGradientPass::multiDeviceAddN(GradientBuilder &b,
   }
   SmallVector<Value> summands;
   for (auto &[device, bucket] : buckets) {
+    // add_n of one tensor is that tensor.
+    if (bucket.size() == 1) {
+      summands.push_back(bucket.front());
+      continue;
+    }
     // colocate_with(bucket[0].op, ignore_existing=True), always.
     if (failed(b.enterColocation(bucket.front().getDefiningOp<NodeOp>())))
       return failure();
