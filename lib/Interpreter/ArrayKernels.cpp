@@ -52,8 +52,16 @@ Tensor scalarOf(int32_t dtype, int64_t value) {
 }
 
 LogicalResult shapeKernel(KernelContext &ctx) {
-  ctx.outputs[0] = vectorOf(ctx.getType("out_type").value_or(kInt32),
-                            ctx.inputs[0].shape());
+  ctx.outputs[0] =
+      vectorOf(ctx.getType("out_type").value_or(kInt32), ctx.inputs[0].shape());
+  return success();
+}
+
+/// ShapeN: the shape of each input.
+LogicalResult shapeNKernel(KernelContext &ctx) {
+  for (size_t i = 0; i < ctx.inputs.size() && i < ctx.outputs.size(); ++i)
+    ctx.outputs[i] = vectorOf(ctx.getType("out_type").value_or(kInt32),
+                              ctx.inputs[i].shape());
   return success();
 }
 
@@ -118,13 +126,12 @@ LogicalResult expandDims(KernelContext &ctx) {
 
 LogicalResult squeeze(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
-  std::vector<int64_t> dims = ctx.getIntList("squeeze_dims").value_or(
-      std::vector<int64_t>());
+  std::vector<int64_t> dims =
+      ctx.getIntList("squeeze_dims").value_or(std::vector<int64_t>());
   std::vector<int64_t> shape;
   for (int64_t d = 0; d < in.rank(); ++d) {
-    bool listed = llvm::any_of(dims, [&](int64_t x) {
-      return x == d || x + in.rank() == d;
-    });
+    bool listed = llvm::any_of(
+        dims, [&](int64_t x) { return x == d || x + in.rank() == d; });
     if (listed && in.shape()[d] != 1)
       return ctx.error() << "Can not squeeze dim[" << d
                          << "], expected a dimension of 1, got "
@@ -167,8 +174,8 @@ LogicalResult concatV2(KernelContext &ctx) {
   int64_t rank = first.rank(), axis = toInts(ctx.inputs[n]).at(0);
   if (axis < -rank || axis >= rank)
     return ctx.error() << "ConcatOp : Expected concatenating dimensions in the "
-                          "range [" << -rank << ", " << rank << "), but got "
-                       << axis;
+                          "range ["
+                       << -rank << ", " << rank << "), but got " << axis;
   if (axis < 0)
     axis += rank;
   std::vector<int64_t> outShape = first.shape();
@@ -213,9 +220,9 @@ LogicalResult pack(KernelContext &ctx) {
     axis += rank;
   for (const Tensor &t : ctx.inputs)
     if (t.shape() != first.shape())
-      return ctx.error() << "Shapes of all inputs must match: values[0].shape = "
-                         << shapeString(first.shape()) << " != "
-                         << shapeString(t.shape());
+      return ctx.error()
+             << "Shapes of all inputs must match: values[0].shape = "
+             << shapeString(first.shape()) << " != " << shapeString(t.shape());
   std::vector<int64_t> outShape = first.shape();
   outShape.insert(outShape.begin() + axis, ctx.inputs.size());
   int64_t outer = 1, inner = 1;
@@ -251,8 +258,9 @@ LogicalResult tile(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> multiples = toInts(ctx.inputs[1]);
   if (int64_t(multiples.size()) != in.rank())
-    return ctx.error() << "Expected multiples argument to be a vector of length "
-                       << in.rank() << " but got length " << multiples.size();
+    return ctx.error()
+           << "Expected multiples argument to be a vector of length "
+           << in.rank() << " but got length " << multiples.size();
   std::vector<int64_t> outShape;
   for (int64_t d = 0; d < in.rank(); ++d) {
     if (multiples[d] < 0)
@@ -299,7 +307,8 @@ LogicalResult gatherV2(KernelContext &ctx) {
   int64_t n = idx.size();
   ctx.outputs[0] = gather(params, outShape, [&](int64_t i) {
     int64_t in = i % inner, rest = i / inner;
-    int64_t k = rest % std::max<int64_t>(n, 1), outer = rest / std::max<int64_t>(n, 1);
+    int64_t k = rest % std::max<int64_t>(n, 1),
+            outer = rest / std::max<int64_t>(n, 1);
     return (outer * limit + idx[k]) * inner + in;
   });
   return success();
@@ -308,10 +317,12 @@ LogicalResult gatherV2(KernelContext &ctx) {
 /// Slice: `size` elements from `begin` in each dimension (-1: to the end).
 LogicalResult slice(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
-  std::vector<int64_t> begin = toInts(ctx.inputs[1]), size = toInts(ctx.inputs[2]);
+  std::vector<int64_t> begin = toInts(ctx.inputs[1]),
+                       size = toInts(ctx.inputs[2]);
   if (int64_t(begin.size()) != in.rank() || int64_t(size.size()) != in.rank())
     return ctx.error() << "Expected begin and size arguments to be 1-D tensors "
-                          "of size " << in.rank();
+                          "of size "
+                       << in.rank();
   for (int64_t d = 0; d < in.rank(); ++d) {
     if (size[d] == -1)
       size[d] = in.shape()[d] - begin[d];
@@ -336,7 +347,8 @@ LogicalResult pad(KernelContext &ctx) {
   std::vector<int64_t> paddings = toInts(ctx.inputs[1]);
   if (int64_t(paddings.size()) != 2 * in.rank())
     return ctx.error() << "The first dimension of paddings must be the rank "
-                          "of inputs " << in.rank();
+                          "of inputs "
+                       << in.rank();
   std::vector<int64_t> outShape;
   for (int64_t d = 0; d < in.rank(); ++d) {
     if (paddings[2 * d] < 0 || paddings[2 * d + 1] < 0)
@@ -425,8 +437,7 @@ LogicalResult broadcastTo(KernelContext &ctx) {
                        << shapeString(in.shape()) << " to tensor of shape "
                        << shapeString(target);
   std::vector<int64_t> sources = broadcastIndices(in.shape(), target);
-  ctx.outputs[0] =
-      gather(in, target, [&](int64_t i) { return sources[i]; });
+  ctx.outputs[0] = gather(in, target, [&](int64_t i) { return sources[i]; });
   return success();
 }
 
@@ -487,6 +498,7 @@ KernelTable cleave::interp::getArrayKernels() {
       {"NextIteration", forward},
       {"LoopCond", forward},
       {"Shape", shapeKernel},
+      {"ShapeN", shapeNKernel},
       {"Size", sizeKernel},
       {"Rank", rankKernel},
       {"Reshape", reshape},

@@ -803,6 +803,78 @@ std::string fillGrad(GradientContext &ctx) {
   return "";
 }
 
+std::string stridedSliceGrad(GradientContext &ctx) {
+  std::vector<GradAttr> attrs;
+  for (const char *mask : {"begin_mask", "end_mask", "ellipsis_mask",
+                           "new_axis_mask", "shrink_axis_mask"})
+    attrs.push_back(GradAttr::integer(mask, ctx.getIntAttr(mask).value_or(0)));
+  GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
+  ctx.setInputGrad(0, ctx.op("StridedSliceGrad",
+                             {shape, ctx.getInput(1), ctx.getInput(2),
+                              ctx.getInput(3), ctx.getOutputGrad(0)},
+                             attrs));
+  return "";
+}
+
+/// Slice: the gradient is padded back to the input's shape.
+std::string sliceGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), begin = ctx.getInput(1);
+  GradTensor column = ctx.intVector({-1, 1}, "stack");
+  GradTensor before = ctx.op("Reshape", {begin, column});
+  GradTensor remaining =
+      ctx.op("Sub",
+             {ctx.op("Sub", {ctx.op("Shape", {x}),
+                             ctx.op("Shape", {grad}, {}, "Shape_1")}),
+              begin},
+             {}, "sub_1");
+  GradTensor after = ctx.op("Reshape", {remaining, column});
+  GradTensor axis = ctx.scalar(1, grads::kInt32, "concat/axis");
+  GradTensor paddings = ctx.op("ConcatV2", {before, after, axis}, {}, "concat");
+  ctx.setInputGrad(0, ctx.op("Pad", {grad, paddings}));
+  return "";
+}
+
+/// Pad: the gradient is the slice of the padded region that was the input.
+std::string padGrad(GradientContext &ctx) {
+  GradTensor x = ctx.getInput(0), paddings = ctx.getInput(1);
+  GradTensor before = ctx.op(
+      "Slice", {paddings, ctx.intVector({0, 0}), ctx.intVector({-1, 1})});
+  GradTensor begin = ctx.op("Reshape", {before, ctx.intVector({-1})});
+  GradTensor size = ctx.op("Shape", {x});
+  ctx.setInputGrad(
+      0, ctx.op("Slice", {ctx.getOutputGrad(0), begin, size}, {}, "Slice_1"));
+  return "";
+}
+
+/// ConcatV2 along a constant axis of inputs of static size along it: the
+/// gradient splits at the same sizes.
+std::string concatGrad(GradientContext &ctx) {
+  unsigned n = ctx.getNumInputs() - 1;
+  auto axisValue = ctx.getConstantInts(ctx.getInput(n));
+  if (!axisValue || axisValue->size() != 1)
+    return "gradient of ConcatV2 needs a constant axis";
+  std::vector<int64_t> sizes;
+  for (unsigned i = 0; i < n; ++i) {
+    Shape shape = ctx.getShape(ctx.getInput(i));
+    int64_t axis = (*axisValue)[0];
+    if (!shape.hasRank())
+      return "gradient of ConcatV2 needs inputs of known rank (run "
+             "graph-infer-shapes first)";
+    if (axis < 0)
+      axis += shape.rank();
+    if (axis < 0 || axis >= shape.rank() || shape.dims[axis] < 0)
+      return "gradient of ConcatV2 needs the inputs' sizes along the axis";
+    sizes.push_back(shape.dims[axis]);
+  }
+  auto parts = ctx.addNode(
+      "SplitV", {ctx.getOutputGrad(0), ctx.intVector(sizes), ctx.getInput(n)},
+      {GradAttr::integer("num_split", n)});
+  for (unsigned i = 0; i < n && i < parts.size(); ++i)
+    ctx.setInputGrad(i, parts[i]);
+  return "";
+}
+
 std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
@@ -820,5 +892,9 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"PreventGradient", preventGradient},
       {"BroadcastTo", broadcastToGrad},
       {"Fill", fillGrad},
+      {"StridedSlice", stridedSliceGrad},
+      {"Slice", sliceGrad},
+      {"Pad", padGrad},
+      {"ConcatV2", concatGrad},
   };
 }

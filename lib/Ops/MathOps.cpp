@@ -619,6 +619,16 @@ std::string castGrad(GradientContext &ctx) {
   return "";
 }
 
+/// Select(c, x, y): the gradient goes to the side the condition picked.
+std::string selectGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor c = ctx.getInput(0);
+  GradTensor zeros = ctx.op("ZerosLike", {ctx.getInput(1)}, {}, "zeros_like");
+  ctx.setInputGrad(1, ctx.op("Select", {c, grad, zeros}));
+  ctx.setInputGrad(2, ctx.op("Select", {c, zeros, grad}));
+  return "";
+}
+
 std::string addNGrad(GradientContext &ctx) {
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     ctx.setInputGrad(i, ctx.getOutputGrad(0));
@@ -651,5 +661,6 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Mean", meanGrad},
       {"Cast", castGrad},
       {"AddN", addNGrad},
+      {"Select", selectGrad},
   };
 }

@@ -417,6 +417,55 @@ std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
   }
   return "";
 }
+/// The attrs a convolution or pooling gradient copies from its forward op.
+std::vector<GradAttr> copyAttrs(GradientContext &ctx,
+                                std::initializer_list<const char *> lists,
+                                std::initializer_list<const char *> strings) {
+  std::vector<GradAttr> attrs;
+  for (const char *name : lists)
+    if (auto values = ctx.getIntListAttr(name))
+      attrs.push_back(GradAttr::intList(
+          name, std::vector<int64_t>(values->begin(), values->end())));
+  for (const char *name : strings)
+    if (auto value = ctx.getStringAttr(name))
+      attrs.push_back(GradAttr::string(name, *value));
+  return attrs;
+}
+
+std::string conv2DGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor input = ctx.getInput(0), filter = ctx.getInput(1);
+  auto shapes = ctx.addNode("ShapeN", {input, filter});
+  if (shapes.size() != 2)
+    return "";
+  std::vector<GradAttr> attrs =
+      copyAttrs(ctx, {"dilations", "strides", "explicit_paddings"},
+                {"padding", "data_format"});
+  if (auto cudnn = ctx.getBoolAttr("use_cudnn_on_gpu"))
+    attrs.push_back(GradAttr::boolean("use_cudnn_on_gpu", *cudnn));
+  ctx.setInputGrad(
+      0, ctx.op("Conv2DBackpropInput", {shapes[0], filter, grad}, attrs));
+  ctx.setInputGrad(
+      1, ctx.op("Conv2DBackpropFilter", {input, shapes[1], grad}, attrs));
+  return "";
+}
+
+std::string maxPoolGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("MaxPoolGrad",
+                {ctx.getInput(0), ctx.getOutput(0), ctx.getOutputGrad(0)},
+                copyAttrs(ctx, {"ksize", "strides", "explicit_paddings"},
+                          {"padding", "data_format"})));
+  return "";
+}
+
+std::string avgPoolGrad(GradientContext &ctx) {
+  GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
+  ctx.setInputGrad(0, ctx.op("AvgPoolGrad", {shape, ctx.getOutputGrad(0)},
+                             copyAttrs(ctx, {"ksize", "strides"},
+                                       {"padding", "data_format"})));
+  return "";
+}
 } // namespace
 
 detail::GradFnTable cleave::ops::detail::getNNGradFns() {
@@ -428,5 +477,8 @@ detail::GradFnTable cleave::ops::detail::getNNGradFns() {
       {"LogSoftmax", logSoftmaxGrad},
       {"SoftmaxCrossEntropyWithLogits", softmaxCrossEntropyGrad},
       {"SparseSoftmaxCrossEntropyWithLogits", softmaxCrossEntropyGrad},
+      {"Conv2D", conv2DGrad},
+      {"MaxPool", maxPoolGrad},
+      {"AvgPool", avgPoolGrad},
   };
 }

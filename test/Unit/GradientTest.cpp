@@ -105,6 +105,23 @@ std::string matMul(bool ta, bool tb) {
          (tb ? "true" : "false") + " } } }";
 }
 
+std::string conv2D(const char *padding, int stride) {
+  std::string s = std::to_string(stride);
+  return std::string("node { name: \"y\" op: \"Conv2D\" input: \"x0\" "
+                     "input: \"x1\" ") +
+         t64 + " attr { key: \"strides\" value { list { i: 1 i: " + s +
+         " i: " + s + " i: 1 } } } attr { key: \"padding\" value { s: \"" +
+         padding + "\" } } }";
+}
+std::string pool(const char *op, const char *padding) {
+  return std::string("node { name: \"y\" op: \"") + op + "\" input: \"x0\" " +
+         t64 +
+         " attr { key: \"ksize\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+         "attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+         "attr { key: \"padding\" value { s: \"" +
+         padding + "\" } } }";
+}
+
 std::vector<GradCase> cases() {
   using D = Domain;
   std::vector<GradCase> c = {
@@ -214,6 +231,54 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"Fill\" input: \"dims\" input: "
            "\"x0\" " +
            t64 + " attr { key: \"index_type\" value { type: DT_INT32 } } }"},
+      {"Conv2DSame",
+       {{"x0", {1, 4, 4, 2}}, {"x1", {3, 3, 2, 3}}},
+       conv2D("SAME", 1)},
+      {"Conv2DValidStride2",
+       {{"x0", {2, 5, 5, 1}}, {"x1", {2, 2, 1, 2}}},
+       conv2D("VALID", 2)},
+      {"MaxPool", {{"x0", {1, 4, 4, 2}}}, pool("MaxPool", "VALID")},
+      {"MaxPoolSame", {{"x0", {1, 3, 3, 1}}}, pool("MaxPool", "SAME")},
+      {"AvgPool", {{"x0", {1, 4, 4, 2}}}, pool("AvgPool", "SAME")},
+      {"Select",
+       {{"x0", {2, 2}}, {"x1", {2, 2}}},
+       "node { name: \"c\" op: \"Const\" attr { key: \"dtype\" value { "
+       "type: DT_BOOL } } attr { key: \"value\" value { tensor { dtype: "
+       "DT_BOOL tensor_shape { dim { size: 2 } dim { size: 2 } } bool_val: "
+       "true bool_val: false bool_val: false bool_val: true } } } }\n"
+       "node { name: \"y\" op: \"Select\" input: \"c\" input: \"x0\" "
+       "input: \"x1\" " +
+           t64 + " }"},
+      {"StridedSlice",
+       {{"x0", {4, 3}}},
+       intConst("begin", {1, 0}) + intConst("end", {4, 3}) +
+           intConst("strides", {2, 2}) +
+           "node { name: \"y\" op: \"StridedSlice\" input: \"x0\" input: "
+           "\"begin\" input: \"end\" input: \"strides\" " +
+           t64 + " attr { key: \"Index\" value { type: DT_INT32 } } }"},
+      {"Slice",
+       {{"x0", {3, 4}}},
+       intConst("begin", {1, 1}) + intConst("size", {2, 2}) +
+           "node { name: \"y\" op: \"Slice\" input: \"x0\" input: "
+           "\"begin\" input: \"size\" " +
+           t64 + " attr { key: \"Index\" value { type: DT_INT32 } } }"},
+      {"Pad",
+       {{"x0", {2, 3}}},
+       "node { name: \"paddings\" op: \"Const\" attr { key: \"dtype\" "
+       "value { type: DT_INT32 } } attr { key: \"value\" value { tensor { "
+       "dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } "
+       "int_val: 1 int_val: 0 int_val: 2 int_val: 1 } } } }\n"
+       "node { name: \"y\" op: \"Pad\" input: \"x0\" input: "
+       "\"paddings\" " +
+           t64 + " attr { key: \"Tpaddings\" value { type: DT_INT32 } } }"},
+      {"ConcatV2",
+       {{"x0", {2, 1}}, {"x1", {2, 3}}},
+       "node { name: \"axis\" op: \"Const\" attr { key: \"dtype\" value "
+       "{ type: DT_INT32 } } attr { key: \"value\" value { tensor { dtype: "
+       "DT_INT32 tensor_shape { } int_val: -1 } } } }\n"
+       "node { name: \"y\" op: \"ConcatV2\" input: \"x0\" input: \"x1\" "
+       "input: \"axis\" attr { key: \"N\" value { i: 2 } } " +
+           t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
       // A chain with fan-out: the gradient of x0 is summed from two uses.
       {"FanOutMlp",
        {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},

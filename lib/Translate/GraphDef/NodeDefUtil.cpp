@@ -48,10 +48,10 @@ static std::string defaultAsText(const ops::AttrSpec &attr) {
   if (type.consume_front("list(") && type.consume_back(")")) {
     if (text.trim("[] ").empty())
       return "list { }";
-    StringRef field = type == "int"     ? "i"
-                      : type == "float" ? "f"
-                      : type == "bool"  ? "b"
-                      : type == "type"  ? "type"
+    StringRef field = type == "int"      ? "i"
+                      : type == "float"  ? "f"
+                      : type == "bool"   ? "b"
+                      : type == "type"   ? "type"
                       : type == "string" ? "s"
                                          : "";
     if (field.empty())
@@ -141,8 +141,7 @@ LogicalResult cleave::validateNodeAttrs(NodeOp node) {
                        (attr.type == "func" && kind == "func");
     if (!kindMatches)
       return fail() << "AttrValue had value with type '" << kind << "' when '"
-                    << attr.type << "' expected for attr '" << attr.name
-                    << "'";
+                    << attr.type << "' expected for attr '" << attr.name << "'";
     // Allowed values and minimums, element by element for lists.
     SmallVector<Attribute> items;
     if (auto list = dyn_cast<ArrayAttr>(value))
@@ -159,8 +158,7 @@ LogicalResult cleave::validateNodeAttrs(NodeOp node) {
             allowed += (allowed.empty() ? "" : ", ") + typeName(ctx, t);
           return fail() << "Value for attr '" << attr.name << "' of "
                         << getDataTypeName(type.getValue())
-                        << " is not in the list of allowed values: "
-                        << allowed;
+                        << " is not in the list of allowed values: " << allowed;
         }
       } else if (auto s = dyn_cast<StringAttr>(item)) {
         if (!attr.allowedStrings.empty() &&
@@ -176,8 +174,8 @@ LogicalResult cleave::validateNodeAttrs(NodeOp node) {
       }
     }
     if (attr.minimum) {
-      int64_t actual = isList ? int64_t(items.size())
-                              : cast<IntegerAttr>(value).getInt();
+      int64_t actual =
+          isList ? int64_t(items.size()) : cast<IntegerAttr>(value).getInt();
       if (actual < *attr.minimum)
         return fail() << (isList ? "Length for attr '" : "Value for attr '")
                       << attr.name << "' of " << actual
@@ -204,19 +202,24 @@ FailureOr<NodeOp> cleave::createRegisteredNode(
     return v.getType();
   };
   // Walk the input args over `inputs`, inferring what they determine.
+  // A list arg without its length given takes what the args after it
+  // (one input each) leave.
   unsigned next = 0;
-  for (const ops::ArgSpec &arg : spec->inputs) {
+  for (auto [index, arg] : llvm::enumerate(spec->inputs)) {
+    unsigned after = spec->inputs.size() - index - 1;
+    unsigned rest =
+        inputs.size() >= next + after ? inputs.size() - next - after : 0;
     unsigned count = 1;
     if (!arg.numberAttr.empty()) {
       if (auto n = list.get(arg.numberAttr))
         count = cast<IntegerAttr>(n).getInt();
       else
-        count = inputs.size() - next;
+        count = rest;
       if (!list.get(arg.numberAttr))
         list.set(arg.numberAttr, builder.getI64IntegerAttr(count));
     } else if (!arg.typeListAttr.empty()) {
       auto types = dyn_cast_or_null<ArrayAttr>(list.get(arg.typeListAttr));
-      count = types ? types.size() : inputs.size() - next;
+      count = types ? types.size() : rest;
       if (!types) {
         SmallVector<Attribute> elems;
         for (Value v : inputs.slice(next, count))
@@ -246,8 +249,8 @@ FailureOr<NodeOp> cleave::createRegisteredNode(
         list.set(attr.name, value);
   DictionaryAttr dict = list.getDictionary(ctx);
   SmallVector<graphdef::OutputArg> args;
-  FailureOr<bool> known = graphdef::resolveOutputArgs(opType, dict, ModuleOp(),
-                                                      args, error);
+  FailureOr<bool> known =
+      graphdef::resolveOutputArgs(opType, dict, ModuleOp(), args, error);
   if (failed(known))
     return failure();
   SmallVector<Type> resultTypes;
@@ -256,6 +259,6 @@ FailureOr<NodeOp> cleave::createRegisteredNode(
       resultTypes.push_back(getTensorType(t ? t : UnknownType::get(ctx)));
   SmallVector<Value> operands(inputs);
   llvm::append_range(operands, controls);
-  return NodeOp::create(builder, loc, opType, name, resultTypes, operands,
-                        dict, device);
+  return NodeOp::create(builder, loc, opType, name, resultTypes, operands, dict,
+                        device);
 }
