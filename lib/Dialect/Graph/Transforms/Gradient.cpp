@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
+#include "cleave/Dialect/Graph/Transforms/Gradients.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/Gradients.h"
@@ -357,16 +358,22 @@ namespace {
 /// The gradients reaching each output of each op, before aggregation.
 using GradMap = DenseMap<Operation *, SmallVector<SmallVector<Value, 1>>>;
 
-class GraphGradientPass
-    : public graph::impl::GraphGradientPassBase<GraphGradientPass> {
+/// One tf.gradients() invocation: options, then run().
+class Differentiator {
 public:
-  using GraphGradientPassBase::GraphGradientPassBase;
-  void runOnOperation() override;
+  explicit Differentiator(const GradientOptions &options)
+      : aggregationMethod(options.aggregationMethod),
+        gateGradients(options.gateGradients),
+        colocateGradientsWithOps(options.colocateGradientsWithOps),
+        unconnectedGradients(options.unconnectedGradients),
+        scopeName(options.scopeName) {}
+
+  FailureOr<SmallVector<Value>> run(GraphOp graph, ArrayRef<Value> ys,
+                                    ArrayRef<Value> xs,
+                                    ArrayRef<Value> givenGradYs,
+                                    ArrayRef<Value> stops);
 
 private:
-  LogicalResult checkOptions(GraphOp graph);
-  FailureOr<SmallVector<Value>>
-  resolveTensors(GraphOp graph, ArrayRef<std::string> texts, StringRef option);
   LogicalResult defaultGradYs(GradientBuilder &b, ArrayRef<Value> ys,
                               ArrayRef<Value> given,
                               SmallVector<Value> &gradYs);
@@ -377,7 +384,20 @@ private:
                                    Location loc);
   LogicalResult gate(GradientBuilder &b, NodeOp op,
                      SmallVector<Value> &inGrads);
-  DenseMap<StringRef, NodeOp> byName;
+
+  std::string aggregationMethod;
+  bool gateGradients, colocateGradientsWithOps;
+  std::string unconnectedGradients, scopeName;
+};
+
+class GraphGradientPass
+    : public graph::impl::GraphGradientPassBase<GraphGradientPass> {
+public:
+  using GraphGradientPassBase::GraphGradientPassBase;
+  void runOnOperation() override;
+
+private:
+  LogicalResult checkOptions(GraphOp graph);
 };
 
 } // namespace
@@ -406,8 +426,11 @@ LogicalResult GraphGradientPass::checkOptions(GraphOp graph) {
 }
 
 FailureOr<SmallVector<Value>>
-GraphGradientPass::resolveTensors(GraphOp graph, ArrayRef<std::string> texts,
-                                  StringRef option) {
+cleave::graph::resolveTensorNames(GraphOp graph, ArrayRef<std::string> texts,
+                                  StringRef pass, StringRef option) {
+  DenseMap<StringRef, NodeOp> byName;
+  for (auto node : graph.getBody().front().getOps<NodeOp>())
+    byName[node.getName()] = node;
   SmallVector<Value> values;
   for (StringRef text : texts) {
     auto [name, portText] = text.rsplit(':');
@@ -418,23 +441,22 @@ GraphGradientPass::resolveTensors(GraphOp graph, ArrayRef<std::string> texts,
     }
     NodeOp node = byName.lookup(name);
     if (!node)
-      return graph.emitError("graph-gradient: option '")
-             << option << "' names '" << text
-             << "', which is no node of the graph";
+      return graph.emitError() << pass << ": option '" << option << "' names '"
+                               << text << "', which is no node of the graph";
     if (port >= node.getOutputs().size())
-      return graph.emitError("graph-gradient: option '")
-             << option << "' names '" << text << "', but node '"
-             << node.getName() << "' has " << node.getOutputs().size()
-             << " outputs";
+      return graph.emitError()
+             << pass << ": option '" << option << "' names '" << text
+             << "', but node '" << node.getName() << "' has "
+             << node.getOutputs().size() << " outputs";
     values.push_back(node.getOutputs()[port]);
   }
   return values;
 }
 
-LogicalResult GraphGradientPass::defaultGradYs(GradientBuilder &b,
-                                               ArrayRef<Value> ys,
-                                               ArrayRef<Value> given,
-                                               SmallVector<Value> &gradYs) {
+LogicalResult Differentiator::defaultGradYs(GradientBuilder &b,
+                                            ArrayRef<Value> ys,
+                                            ArrayRef<Value> given,
+                                            SmallVector<Value> &gradYs) {
   for (auto [i, y] : llvm::enumerate(ys)) {
     NodeOp yOp = y.getDefiningOp<NodeOp>();
     Type yType = elementTypeOf(y);
@@ -493,9 +515,9 @@ LogicalResult GraphGradientPass::defaultGradYs(GradientBuilder &b,
   return success();
 }
 
-FailureOr<Value> GraphGradientPass::multiDeviceAddN(GradientBuilder &b,
-                                                    ArrayRef<Value> tensors,
-                                                    Location loc) {
+FailureOr<Value> Differentiator::multiDeviceAddN(GradientBuilder &b,
+                                                 ArrayRef<Value> tensors,
+                                                 Location loc) {
   // Buckets by device, sorted by device name ("" first).
   std::map<std::string, SmallVector<Value>> buckets;
   for (Value t : tensors) {
@@ -526,8 +548,8 @@ FailureOr<Value> GraphGradientPass::multiDeviceAddN(GradientBuilder &b,
   return total->getOutputs()[0];
 }
 
-LogicalResult GraphGradientPass::aggregate(GradientBuilder &b, NodeOp op,
-                                           GradMap &grads) {
+LogicalResult Differentiator::aggregate(GradientBuilder &b, NodeOp op,
+                                        GradMap &grads) {
   auto it = grads.find(op);
   if (it == grads.end())
     return success();
@@ -560,8 +582,8 @@ LogicalResult GraphGradientPass::aggregate(GradientBuilder &b, NodeOp op,
   return success();
 }
 
-LogicalResult GraphGradientPass::gate(GradientBuilder &b, NodeOp op,
-                                      SmallVector<Value> &inGrads) {
+LogicalResult Differentiator::gate(GradientBuilder &b, NodeOp op,
+                                   SmallVector<Value> &inGrads) {
   // control_flow_ops.tuple(in_grads), outside any colocation.
   if (llvm::count_if(inGrads, [](Value v) { return bool(v); }) < 2)
     return success();
@@ -601,26 +623,9 @@ LogicalResult GraphGradientPass::gate(GradientBuilder &b, NodeOp op,
   return b.exitColocation();
 }
 
-void GraphGradientPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  auto graphs = module.getOps<GraphOp>();
-  if (graphs.empty()) {
-    module.emitError("graph-gradient: the module has no graph.graph");
-    return signalPassFailure();
-  }
-  GraphOp graph = *graphs.begin();
-  if (failed(checkOptions(graph)))
-    return signalPassFailure();
-  for (auto node : graph.getBody().front().getOps<NodeOp>())
-    byName[node.getName()] = node;
-  auto yValues = resolveTensors(graph, ys, "ys");
-  auto xValues = resolveTensors(graph, xs, "xs");
-  auto givenGradYs = resolveTensors(graph, gradYs, "grad-ys");
-  auto stopValues = resolveTensors(graph, stopGradients, "stop-gradients");
-  if (failed(yValues) || failed(xValues) || failed(givenGradYs) ||
-      failed(stopValues))
-    return signalPassFailure();
-
+FailureOr<SmallVector<Value>>
+Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
+                    ArrayRef<Value> givenGradYs, ArrayRef<Value> stops) {
   GradientBuilder b(graph, colocateGradientsWithOps);
   b.scope = b.getNames().unique(scopeName);
   b.uid = b.getNames().unique(b.scope + "/uid");
@@ -629,7 +634,7 @@ void GraphGradientPass::runOnOperation() {
   // The ops between xs and ys: reached from the xs, reaching the ys.
   llvm::SetVector<Operation *> reached;
   SmallVector<Operation *> work;
-  for (Value x : *xValues)
+  for (Value x : xs)
     work.push_back(x.getDefiningOp());
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
@@ -641,7 +646,7 @@ void GraphGradientPass::runOnOperation() {
           work.push_back(user);
   }
   llvm::DenseSet<Operation *> between;
-  for (Value y : *yValues)
+  for (Value y : ys)
     work.push_back(y.getDefiningOp());
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
@@ -659,31 +664,31 @@ void GraphGradientPass::runOnOperation() {
   // Ops the gradient stops at: xs whose inputs get no gradient, and the
   // stop_gradients.
   llvm::DenseSet<Operation *> stopOps;
-  for (Value x : *xValues) {
+  for (Value x : xs) {
     auto op = x.getDefiningOp<NodeOp>();
     if (llvm::none_of(op.getDataInputs(), [&](Value in) {
           return pending.lookup(in.getDefiningOp()) > 0;
         }))
       stopOps.insert(op);
   }
-  for (Value s : *stopValues)
+  for (Value s : stops)
     stopOps.insert(s.getDefiningOp());
 
   SmallVector<Value> initialGrads;
-  if (failed(defaultGradYs(b, *yValues, *givenGradYs, initialGrads)))
-    return signalPassFailure();
+  if (failed(defaultGradYs(b, ys, givenGradYs, initialGrads)))
+    return failure();
   GradMap grads;
   auto addGrad = [&](Value t, Value g) {
     auto &slots = grads[t.getDefiningOp()];
     slots.resize(t.getDefiningOp()->getNumResults() - 1);
     slots[cast<OpResult>(t).getResultNumber()].push_back(g);
   };
-  for (auto [y, g] : llvm::zip(*yValues, initialGrads))
+  for (auto [y, g] : llvm::zip(ys, initialGrads))
     addGrad(y, g);
 
   std::deque<NodeOp> queue;
   llvm::DenseSet<Operation *> queued;
-  for (Value y : *yValues) {
+  for (Value y : ys) {
     Operation *op = y.getDefiningOp();
     if (pending.lookup(op) == 0 && reached.contains(op) &&
         queued.insert(op).second)
@@ -693,10 +698,10 @@ void GraphGradientPass::runOnOperation() {
     NodeOp op = queue.front();
     queue.pop_front();
     if (colocateGradientsWithOps && failed(b.enterColocation(op)))
-      return signalPassFailure();
+      return failure();
     b.forward = op;
     if (failed(aggregate(b, op, grads)))
-      return signalPassFailure();
+      return failure();
     SmallVector<Value> outGrads(op.getOutputs().size());
     SmallVector<bool> hasGrad(op.getOutputs().size(), false);
     if (auto it = grads.find(op); it != grads.end())
@@ -713,7 +718,7 @@ void GraphGradientPass::runOnOperation() {
       if (!rule && !ops::isNotDifferentiable(op.getOpType())) {
         nodeError(op) << "No gradient defined for operation '" << op.getName()
                       << "' (op type: " << op.getOpType() << ")";
-        return signalPassFailure();
+        return failure();
       }
       if (rule) {
         // Outputs no gradient reached get zeros (ZerosLike in the scope).
@@ -722,7 +727,7 @@ void GraphGradientPass::runOnOperation() {
             FailureOr<NodeOp> zeros =
                 b.create("ZerosLike", out, {}, "zeros_like", op.getLoc());
             if (failed(zeros))
-              return signalPassFailure();
+              return failure();
             outGrads[i] = zeros->getOutputs()[0];
           }
         std::string saved = b.prefix;
@@ -735,10 +740,10 @@ void GraphGradientPass::runOnOperation() {
         b.prefix = saved;
         if (!error.empty()) {
           nodeError(op) << error;
-          return signalPassFailure();
+          return failure();
         }
         if (ctx.failedToBuild)
-          return signalPassFailure();
+          return failure();
         for (auto [i, g] : llvm::enumerate(ctx.getInputGrads()))
           inGrads[i] = g ? unwrap(g) : Value();
         if (gateGradients) {
@@ -746,7 +751,7 @@ void GraphGradientPass::runOnOperation() {
           LogicalResult gated = gate(b, op, inGrads);
           b.prefix = saved;
           if (failed(gated))
-            return signalPassFailure();
+            return failure();
         }
       }
     }
@@ -754,7 +759,7 @@ void GraphGradientPass::runOnOperation() {
       if (g)
         addGrad(input, g);
     if (colocateGradientsWithOps && failed(b.exitColocation()))
-      return signalPassFailure();
+      return failure();
     b.forward = {};
     for (Value input : op.getDataInputs()) {
       Operation *producer = input.getDefiningOp();
@@ -766,37 +771,86 @@ void GraphGradientPass::runOnOperation() {
   }
 
   // The results: each x's (aggregated) gradient.
-  for (auto [i, x] : llvm::enumerate(*xValues)) {
+  SmallVector<Value> results;
+  b.prefix = b.scope + "/";
+  for (Value x : xs) {
     Value g;
     if (auto it = grads.find(x.getDefiningOp()); it != grads.end()) {
       auto &slot = it->second[cast<OpResult>(x).getResultNumber()];
       if (!slot.empty())
         g = slot.front();
     }
-    NodeOp xOp = x.getDefiningOp<NodeOp>();
-    b.prefix = b.scope + "/";
     if (!g && unconnectedGradients == "zero") {
-      FailureOr<NodeOp> zeros =
-          b.create("ZerosLike", x, {}, "zeros_like", xOp.getLoc());
+      FailureOr<NodeOp> zeros = b.create("ZerosLike", x, {}, "zeros_like",
+                                         x.getDefiningOp()->getLoc());
       if (failed(zeros))
-        return signalPassFailure();
+        return failure();
       g = zeros->getOutputs()[0];
     }
-    if (resultNames.empty())
-      continue;
+    results.push_back(g);
+  }
+  return results;
+}
+
+FailureOr<SmallVector<Value>>
+cleave::graph::addGradients(GraphOp graph, ArrayRef<Value> ys,
+                            ArrayRef<Value> xs, ArrayRef<Value> gradYs,
+                            ArrayRef<Value> stopGradients,
+                            const GradientOptions &options) {
+  return Differentiator(options).run(graph, ys, xs, gradYs, stopGradients);
+}
+
+void GraphGradientPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty()) {
+    module.emitError("graph-gradient: the module has no graph.graph");
+    return signalPassFailure();
+  }
+  GraphOp graph = *graphs.begin();
+  if (failed(checkOptions(graph)))
+    return signalPassFailure();
+  auto yValues = resolveTensorNames(graph, ys, "graph-gradient", "ys");
+  auto xValues = resolveTensorNames(graph, xs, "graph-gradient", "xs");
+  auto givenGradYs =
+      resolveTensorNames(graph, gradYs, "graph-gradient", "grad-ys");
+  auto stopValues = resolveTensorNames(graph, stopGradients, "graph-gradient",
+                                       "stop-gradients");
+  if (failed(yValues) || failed(xValues) || failed(givenGradYs) ||
+      failed(stopValues))
+    return signalPassFailure();
+  GradientOptions options;
+  options.aggregationMethod = aggregationMethod;
+  options.gateGradients = gateGradients;
+  options.colocateGradientsWithOps = colocateGradientsWithOps;
+  options.unconnectedGradients = unconnectedGradients;
+  options.scopeName = scopeName;
+  FailureOr<SmallVector<Value>> grads = addGradients(
+      graph, *yValues, *xValues, *givenGradYs, *stopValues, options);
+  if (failed(grads))
+    return signalPassFailure();
+  if (resultNames.empty())
+    return;
+  NameUniquer names(graph.getBody().front());
+  OpBuilder builder = OpBuilder::atBlockEnd(&graph.getBody().front());
+  for (auto [x, g, name] : llvm::zip(*xValues, *grads, resultNames)) {
+    NodeOp xOp = x.getDefiningOp<NodeOp>();
     if (!g) {
       nodeError(xOp) << "no gradient reaches '" << tensorName(x)
                      << "' from the ys (unconnected-gradients=zero gives "
                         "zeros)";
       return signalPassFailure();
     }
-    if (b.getNames().isUsed(resultNames[i])) {
+    if (names.isUsed(name)) {
       graph.emitError("graph-gradient: result name '")
-          << resultNames[i] << "' is already used in the graph";
+          << name << "' is already used in the graph";
       return signalPassFailure();
     }
-    b.prefix.clear();
-    if (failed(b.create("Identity", g, {}, resultNames[i], xOp.getLoc())))
+    std::string error;
+    if (failed(createRegisteredNode(builder, xOp.getLoc(), "Identity", name, g,
+                                    {}, {}, "", error))) {
+      graph.emitError("graph-gradient: ") << error;
       return signalPassFailure();
+    }
   }
 }

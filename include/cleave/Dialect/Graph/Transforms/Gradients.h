@@ -1,0 +1,44 @@
+//===- Gradients.h - tf.gradients() over the graph dialect ------*- C++ -*-===//
+//
+// The machinery behind graph-gradient, for passes that differentiate as one
+// of their steps (graph-minimize).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_DIALECT_GRAPH_TRANSFORMS_GRADIENTS_H
+#define CLEAVE_DIALECT_GRAPH_TRANSFORMS_GRADIENTS_H
+
+#include "cleave/Dialect/Graph/IR/Graph.h"
+
+#include <string>
+
+namespace cleave::graph {
+
+/// tf.gradients()'s keyword arguments.
+struct GradientOptions {
+  std::string aggregationMethod = "add_n"; ///< add_n, tree or accumulate_n
+  bool gateGradients = false;
+  bool colocateGradientsWithOps = false;
+  std::string unconnectedGradients = "none"; ///< none or zero
+  std::string scopeName = "gradients";
+};
+
+/// Adds the gradients of `ys` (seeded with `gradYs`, default ones) with
+/// respect to `xs` to `graph`, holding `stopGradients` constant, and returns
+/// one gradient per x (null when none reaches it). Diagnostics are emitted
+/// on the offending node.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+addGradients(GraphOp graph, llvm::ArrayRef<mlir::Value> ys,
+             llvm::ArrayRef<mlir::Value> xs, llvm::ArrayRef<mlir::Value> gradYs,
+             llvm::ArrayRef<mlir::Value> stopGradients,
+             const GradientOptions &options);
+
+/// The tensors `texts` ("node" or "node:port") of the top-level graph;
+/// errors name `pass` and its `option`.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+resolveTensorNames(GraphOp graph, llvm::ArrayRef<std::string> texts,
+                   llvm::StringRef pass, llvm::StringRef option);
+
+} // namespace cleave::graph
+
+#endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_GRADIENTS_H
