@@ -191,4 +191,49 @@ def GraphGradientPass : Pass<"graph-gradient", "::mlir::ModuleOp"> {
   ];
 }
 
+def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
+  let summary = "Add a training step: gradients, optimizer updates and the train op, as optimizer.minimize() does";
+  let description = [{
+    TensorFlow 1.x `Optimizer.minimize(loss, global_step, var_list)`: the
+    gradients of `loss` with respect to the variables (`var-list`, default
+    every variable of the graph but the global step), gated per op as
+    `GATE_OP` does, then `apply_gradients` in scope `GradientDescent`,
+    `Momentum` or `Adam` (made unique): the optimizer's slots (`w/Momentum`;
+    `w/Adam`, `w/Adam_1`, `beta1_power`, `beta2_power`) with their
+    initializers, its constants (`<scope>/learning_rate`, ...), one
+    `Apply*` per variable in `<scope>/update_<var>/`, colocated with the
+    variable, and the train op: a NoOp named `<scope>` grouping the
+    updates, or with `global-step` a NoOp `<scope>/update` and the
+    `AssignAdd` named `<scope>` that increments the step after it. The new
+    variables' initializers are added to the `init` node (created when the
+    graph has none).
+
+    Errors: no variables, `No gradients provided for any variable, ...`,
+    unknown nodes in the options, and the gradient errors of
+    graph-gradient.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "", "the tensor to minimize">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd, momentum or adam">,
+    Option<"learningRate", "learning-rate", "double", "0.01", "learning rate">,
+    Option<"momentum", "momentum", "double", "0.9", "Momentum's momentum">,
+    Option<"useNesterov", "use-nesterov", "bool", "false",
+           "Momentum with Nesterov's update">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam's beta2">,
+    Option<"epsilon", "epsilon", "double", "1e-08", "Adam's epsilon">,
+    ListOption<"varList", "var-list", "std::string",
+               "the variables to train (default: all but the global step)">,
+    Option<"globalStep", "global-step", "std::string", "",
+           "the variable the train op increments">,
+    Option<"aggregationMethod", "aggregation-method", "std::string",
+           "\"add_n\"", "as graph-gradient's">,
+    Option<"colocateGradientsWithOps", "colocate-gradients-with-ops", "bool",
+           "false", "as graph-gradient's">,
+    Option<"initName", "init", "std::string", "\"init\"",
+           "the node that runs the variables' initializers">
+  ];
+}
+
 #endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_PASSES_TD

@@ -1,0 +1,436 @@
+//===- Minimize.cpp - graph-minimize: optimizer.minimize() as a pass ------===//
+//
+// TensorFlow 1.x's Optimizer.minimize(): the gradients of the loss with
+// respect to the variables (gated per op, as GATE_OP), the optimizer's slot
+// variables and constants, one Apply* update per variable colocated with
+// it, and the train op: a NoOp grouping the updates, or with a global step
+// the AssignAdd that increments it after them. Names follow TensorFlow
+// (GradientDescent/update_w/ApplyGradientDescent, w/Momentum, beta1_power).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Graph/Transforms/Gradients.h"
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Translate/NodeDefUtil.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace cleave::graph {
+#define GEN_PASS_DEF_GRAPHMINIMIZEPASS
+#include "cleave/Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace cleave::graph
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+
+namespace {
+
+Type elementTypeOf(Value value) {
+  Type t = value.getType();
+  if (auto tensor = dyn_cast<TensorType>(t))
+    t = tensor.getElementType();
+  if (auto ref = dyn_cast<RefType>(t))
+    t = ref.getElementType();
+  return t;
+}
+
+bool isVariable(NodeOp node) {
+  return node.getOpType() == "VariableV2" || node.getOpType() == "Variable" ||
+         node.getOpType() == "VarHandleOp";
+}
+
+bool isResource(NodeOp variable) {
+  return variable.getOpType() == "VarHandleOp";
+}
+
+class GraphMinimizePass
+    : public graph::impl::GraphMinimizePassBase<GraphMinimizePass> {
+public:
+  using GraphMinimizePassBase::GraphMinimizePassBase;
+  void runOnOperation() override;
+
+private:
+  /// Adds a registered node; `colocate` gives it that node's device and
+  /// colocation class. Failure has been diagnosed.
+  FailureOr<NodeOp> add(StringRef opType, StringRef name, ValueRange inputs,
+                        ValueRange controls,
+                        ArrayRef<NamedAttribute> attrs = {},
+                        NodeOp colocate = {}, bool exactName = false);
+  FailureOr<NodeOp> addScalar(StringRef name, double value, Type type,
+                              NodeOp colocate = {});
+  /// A zero-initialized (or `initial`-initialized) ref variable like
+  /// `like`, named `name`, with its initializer, Assign and read: TF's
+  /// slot_creator / non-slot variable. Returns the variable.
+  FailureOr<NodeOp> addVariable(StringRef name, NodeOp like, Type type,
+                                std::optional<double> initial);
+
+  /// A variable's value as TensorFlow reads it: its "<name>/read".
+  Value readOf(NodeOp variable) { return reads.lookup(variable); }
+
+  std::optional<NameUniquer> names;
+  std::optional<OpBuilder> builder;
+  DenseMap<Operation *, Value> reads;
+  /// Where new nodes point: the loss.
+  LocationAttr loc;
+  SmallVector<Value> initializers;
+};
+
+} // namespace
+
+FailureOr<NodeOp> GraphMinimizePass::add(StringRef opType, StringRef name,
+                                         ValueRange inputs, ValueRange controls,
+                                         ArrayRef<NamedAttribute> attrs,
+                                         NodeOp colocate, bool exactName) {
+  std::string error;
+  StringRef device = colocate ? colocate.getDevice().value_or("") : StringRef();
+  FailureOr<NodeOp> node = createRegisteredNode(
+      *builder, loc, opType, exactName ? name.str() : names->unique(name),
+      inputs, controls, attrs, device, error);
+  if (failed(node))
+    return emitError(loc) << "graph-minimize: " << error, failure();
+  if (colocate) {
+    Attribute classes = colocate.getTFAttr("_class");
+    if (!classes)
+      classes = builder->getArrayAttr(
+          builder->getStringAttr(("loc:@" + colocate.getName()).str()));
+    setTFAttr(*node, "_class", classes);
+  }
+  return node;
+}
+
+FailureOr<NodeOp> GraphMinimizePass::addScalar(StringRef name, double value,
+                                               Type type, NodeOp colocate) {
+  auto tensorType = RankedTensorType::get({}, type);
+  DenseElementsAttr dense;
+  if (auto f = dyn_cast<FloatType>(type)) {
+    APFloat v(value);
+    bool lost;
+    v.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    dense = DenseElementsAttr::get(tensorType, v);
+  } else {
+    dense = DenseElementsAttr::get(
+        tensorType, APInt(type.getIntOrFloatBitWidth(), int64_t(value), true));
+  }
+  MLIRContext *ctx = &getContext();
+  auto tensor = TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}),
+                                dense, 1, {});
+  return add("Const", name, {}, {},
+             {builder->getNamedAttr("dtype", TypeAttr::get(type)),
+              builder->getNamedAttr("value", tensor)},
+             colocate);
+}
+
+FailureOr<NodeOp>
+GraphMinimizePass::addVariable(StringRef name, NodeOp like, Type type,
+                               std::optional<double> initial) {
+  std::string base = names->unique(name);
+  Attribute shape =
+      initial ? Attribute(ShapeAttr::get(&getContext(), {}, false, {}))
+              : like.getTFAttr("shape");
+  if (!shape)
+    return like.emitError() << "Node '" << like.getName()
+                            << "': the variable has no 'shape' attr to "
+                               "create its slots from",
+           failure();
+  NamedAttrList attrs;
+  attrs.set("dtype", TypeAttr::get(type));
+  attrs.set("shape", shape);
+  FailureOr<NodeOp> variable = add("VariableV2", base, {}, {}, attrs.getAttrs(),
+                                   like, /*exactName=*/true);
+  if (failed(variable))
+    return failure();
+  // The slot's own colocation class.
+  setTFAttr(*variable, "_class", {});
+  FailureOr<NodeOp> value;
+  if (initial) {
+    value = addScalar(base + "/initial_value", *initial, type, *variable);
+  } else {
+    // zeros of the variable's shape: Fill(shape, 0).
+    auto dims = cast<ShapeAttr>(shape);
+    if (dims.getUnknownRank() ||
+        llvm::any_of(dims.getDims(), [](int64_t d) { return d < 0; }))
+      return like.emitError() << "Node '" << like.getName()
+                              << "': slot variables need a fully known shape",
+             failure();
+    auto tensorType = RankedTensorType::get(dims.getDims(), type);
+    DenseElementsAttr zeros;
+    if (auto f = dyn_cast<FloatType>(type))
+      zeros = DenseElementsAttr::get(tensorType,
+                                     APFloat::getZero(f.getFloatSemantics()));
+    else
+      zeros = DenseElementsAttr::get(tensorType,
+                                     APInt(type.getIntOrFloatBitWidth(), 0));
+    MLIRContext *ctx = &getContext();
+    auto tensor = TensorAttr::get(ctx, type, dims, zeros, 1, {});
+    value = add("Const", base + "/Initializer/zeros", {}, {},
+                {builder->getNamedAttr("dtype", TypeAttr::get(type)),
+                 builder->getNamedAttr("value", tensor)},
+                *variable);
+  }
+  if (failed(value))
+    return failure();
+  FailureOr<NodeOp> assign =
+      add("Assign", base + "/Assign",
+          {variable->getOutputs()[0], value->getOutputs()[0]}, {},
+          {builder->getNamedAttr("validate_shape", builder->getBoolAttr(true)),
+           builder->getNamedAttr("use_locking", builder->getBoolAttr(true))},
+          *variable);
+  if (failed(assign))
+    return failure();
+  initializers.push_back(assign->getControl());
+  FailureOr<NodeOp> read = add("Identity", base + "/read",
+                               variable->getOutputs()[0], {}, {}, *variable);
+  if (failed(read))
+    return failure();
+  reads[*variable] = read->getOutputs()[0];
+  return variable;
+}
+
+void GraphMinimizePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty()) {
+    module.emitError("graph-minimize: the module has no graph.graph");
+    return signalPassFailure();
+  }
+  GraphOp graph = *graphs.begin();
+  Block &body = graph.getBody().front();
+  if (!llvm::is_contained({"sgd", "momentum", "adam"}, StringRef(optimizer))) {
+    graph.emitError("graph-minimize: option 'optimizer' must be sgd, "
+                    "momentum or adam, got '")
+        << optimizer.getValue() << "'";
+    return signalPassFailure();
+  }
+  auto lossValues =
+      resolveTensorNames(graph, {loss.getValue()}, "graph-minimize", "loss");
+  if (loss.empty() || failed(lossValues)) {
+    if (loss.empty())
+      graph.emitError("graph-minimize: option 'loss' names the tensor to "
+                      "minimize");
+    return signalPassFailure();
+  }
+  Value lossValue = lossValues->front();
+  loc = lossValue.getDefiningOp()->getLoc();
+
+  // The variables: var-list, or every variable but the global step.
+  DenseMap<StringRef, NodeOp> byName;
+  for (auto node : body.getOps<NodeOp>())
+    byName[node.getName()] = node;
+  NodeOp globalStepNode;
+  if (!globalStep.empty()) {
+    globalStepNode = byName.lookup(globalStep);
+    if (!globalStepNode || !isVariable(globalStepNode)) {
+      graph.emitError("graph-minimize: option 'global-step' names '")
+          << globalStep.getValue() << "', which is no variable of the graph";
+      return signalPassFailure();
+    }
+  }
+  SmallVector<NodeOp> variables;
+  if (!varList.empty()) {
+    for (StringRef name : varList) {
+      NodeOp node = byName.lookup(name);
+      if (!node || !isVariable(node)) {
+        graph.emitError("graph-minimize: option 'var-list' names '")
+            << name << "', which is no variable of the graph";
+        return signalPassFailure();
+      }
+      variables.push_back(node);
+    }
+  } else {
+    for (auto node : body.getOps<NodeOp>())
+      if (isVariable(node) && node != globalStepNode)
+        variables.push_back(node);
+  }
+  if (variables.empty()) {
+    graph.emitError("No variables to optimize.");
+    return signalPassFailure();
+  }
+
+  // compute_gradients(), gated per op.
+  SmallVector<Value> xs;
+  for (NodeOp v : variables)
+    xs.push_back(v.getOutputs()[0]);
+  GradientOptions options;
+  options.gateGradients = true;
+  options.aggregationMethod = aggregationMethod;
+  options.colocateGradientsWithOps = colocateGradientsWithOps;
+  FailureOr<SmallVector<Value>> grads =
+      addGradients(graph, lossValue, xs, {}, {}, options);
+  if (failed(grads))
+    return signalPassFailure();
+  SmallVector<std::pair<NodeOp, Value>> varsWithGrads;
+  for (auto [v, g] : llvm::zip(variables, *grads))
+    if (g)
+      varsWithGrads.push_back({v, g});
+  if (varsWithGrads.empty()) {
+    std::string list;
+    for (NodeOp v : variables)
+      list += (list.empty() ? "" : ", ") + v.getName().str();
+    graph.emitError("No gradients provided for any variable, check your "
+                    "graph for ops that do not support gradients, between "
+                    "variables [")
+        << list << "] and loss " << lossValue.getDefiningOp<NodeOp>().getName()
+        << ":0.";
+    return signalPassFailure();
+  }
+  for (auto &[v, g] : varsWithGrads)
+    if (isResource(v) && optimizer != "sgd") {
+      v.emitError() << "Node '" << v.getName()
+                    << "': graph-minimize: " << optimizer.getValue()
+                    << " on resource variables is not supported yet (its "
+                       "slots would be resource variables too)";
+      return signalPassFailure();
+    }
+
+  names.emplace(body);
+  builder.emplace(OpBuilder::atBlockEnd(&body));
+  Type floatType = elementTypeOf(varsWithGrads.front().first.getOutputs()[0]);
+  std::string optimizerName = optimizer == "sgd"        ? "GradientDescent"
+                              : optimizer == "momentum" ? "Momentum"
+                                                        : "Adam";
+
+  // _create_slots.
+  DenseMap<Operation *, SmallVector<NodeOp, 2>> slots;
+  NodeOp beta1Power, beta2Power;
+  if (optimizer == "adam") {
+    // Non-slot accumulators, colocated with the first variable by name.
+    NodeOp first = varsWithGrads.front().first;
+    for (auto &[v, g] : varsWithGrads)
+      if (v.getName() < first.getName())
+        first = v;
+    auto b1 = addVariable("beta1_power", first, floatType, beta1.getValue());
+    auto b2 = addVariable("beta2_power", first, floatType, beta2.getValue());
+    if (failed(b1) || failed(b2))
+      return signalPassFailure();
+    beta1Power = *b1;
+    beta2Power = *b2;
+  }
+  for (auto &[v, g] : varsWithGrads) {
+    SmallVector<std::string> slotNames;
+    if (optimizer == "momentum")
+      slotNames = {v.getName().str() + "/Momentum"};
+    else if (optimizer == "adam")
+      slotNames = {v.getName().str() + "/Adam", v.getName().str() + "/Adam"};
+    for (const std::string &slotName : slotNames) {
+      auto slot = addVariable(slotName, v, elementTypeOf(v.getOutputs()[0]),
+                              std::nullopt);
+      if (failed(slot))
+        return signalPassFailure();
+      slots[v].push_back(*slot);
+    }
+  }
+
+  // _prepare and the updates, in the optimizer's name scope.
+  std::string scope = names->unique(optimizerName) + "/";
+  auto lr = addScalar(scope + "learning_rate", learningRate, floatType);
+  if (failed(lr))
+    return signalPassFailure();
+  NodeOp momentumConst, beta1Const, beta2Const, epsilonConst;
+  if (optimizer == "momentum") {
+    auto m = addScalar(scope + "momentum", momentum, floatType);
+    if (failed(m))
+      return signalPassFailure();
+    momentumConst = *m;
+  } else if (optimizer == "adam") {
+    auto b1 = addScalar(scope + "beta1", beta1, floatType);
+    auto b2 = addScalar(scope + "beta2", beta2, floatType);
+    auto eps = addScalar(scope + "epsilon", epsilon, floatType);
+    if (failed(b1) || failed(b2) || failed(eps))
+      return signalPassFailure();
+    beta1Const = *b1;
+    beta2Const = *b2;
+    epsilonConst = *eps;
+  }
+  Builder &b = *builder;
+  auto locking = b.getNamedAttr("use_locking", b.getBoolAttr(false));
+  auto nesterov = b.getNamedAttr("use_nesterov", b.getBoolAttr(useNesterov));
+  SmallVector<Value> updates;
+  for (auto &[v, g] : varsWithGrads) {
+    std::string prefix = scope + "update_" + v.getName().str() + "/";
+    Value var = v.getOutputs()[0];
+    Value lrValue = lr->getOutputs()[0];
+    FailureOr<NodeOp> update;
+    if (optimizer == "sgd") {
+      update = add(isResource(v) ? "ResourceApplyGradientDescent"
+                                 : "ApplyGradientDescent",
+                   prefix + (isResource(v) ? "ResourceApplyGradientDescent"
+                                           : "ApplyGradientDescent"),
+                   {var, lrValue, g}, {}, {locking}, v);
+    } else if (optimizer == "momentum") {
+      update = add("ApplyMomentum", prefix + "ApplyMomentum",
+                   {var, slots[v][0].getOutputs()[0], lrValue, g,
+                    momentumConst.getOutputs()[0]},
+                   {}, {locking, nesterov}, v);
+    } else {
+      update = add(
+          "ApplyAdam", prefix + "ApplyAdam",
+          {var, slots[v][0].getOutputs()[0], slots[v][1].getOutputs()[0],
+           readOf(beta1Power), readOf(beta2Power), lrValue,
+           beta1Const.getOutputs()[0], beta2Const.getOutputs()[0],
+           epsilonConst.getOutputs()[0], g},
+          {}, {locking, b.getNamedAttr("use_nesterov", b.getBoolAttr(false))},
+          v);
+    }
+    if (failed(update))
+      return signalPassFailure();
+    updates.push_back(update->getControl());
+  }
+
+  if (optimizer == "adam") {
+    // _finish: after the updates, beta powers advance, next to beta1_power.
+    SmallVector<Value> powerUpdates;
+    for (auto [power, beta] : {std::pair(beta1Power, beta1Const),
+                               std::pair(beta2Power, beta2Const)}) {
+      auto mul =
+          add("Mul", scope + "mul", {readOf(power), beta.getOutputs()[0]},
+              updates, {}, beta1Power);
+      if (failed(mul))
+        return signalPassFailure();
+      auto assign =
+          add("Assign", scope + "Assign",
+              {power.getOutputs()[0], mul->getOutputs()[0]}, updates,
+              {b.getNamedAttr("validate_shape", b.getBoolAttr(true)), locking},
+              beta1Power);
+      if (failed(assign))
+        return signalPassFailure();
+      powerUpdates.push_back(assign->getControl());
+    }
+    llvm::append_range(updates, powerUpdates);
+  }
+
+  // The train op.
+  std::string trainName = scope.substr(0, scope.size() - 1);
+  if (globalStepNode) {
+    auto group = add("NoOp", scope + "update", {}, updates);
+    Type stepType = elementTypeOf(globalStepNode.getOutputs()[0]);
+    auto one = addScalar(scope + "value", 1, stepType, globalStepNode);
+    if (failed(group) || failed(one))
+      return signalPassFailure();
+    FailureOr<NodeOp> increment =
+        isResource(globalStepNode)
+            ? add("AssignAddVariableOp", trainName,
+                  {globalStepNode.getOutputs()[0], one->getOutputs()[0]},
+                  group->getControl(), {}, globalStepNode, true)
+            : add("AssignAdd", trainName,
+                  {globalStepNode.getOutputs()[0], one->getOutputs()[0]},
+                  group->getControl(), {locking}, globalStepNode, true);
+    if (failed(increment))
+      return signalPassFailure();
+  } else if (failed(add("NoOp", trainName, {}, updates, {}, {}, true))) {
+    return signalPassFailure();
+  }
+
+  // The new variables' initializers join the graph's init op.
+  if (initializers.empty())
+    return;
+  NodeOp init = byName.lookup(initName);
+  if (init) {
+    SmallVector<Value> operands(init->getOperands());
+    llvm::append_range(operands, initializers);
+    init->setOperands(operands);
+  } else if (failed(add("NoOp", initName, {}, initializers, {}, {}, true))) {
+    return signalPassFailure();
+  }
+}
