@@ -141,8 +141,6 @@ GraphMinimizePass::addVariable(StringRef name, NodeOp like, Type type,
                                    like, /*exactName=*/true);
   if (failed(variable))
     return failure();
-  // The slot's own colocation class.
-  setTFAttr(*variable, "_class", {});
   FailureOr<NodeOp> value;
   if (initial) {
     value = addScalar(base + "/initial_value", *initial, type, *variable);
