@@ -875,6 +875,30 @@ std::string concatGrad(GradientContext &ctx) {
   return "";
 }
 
+/// Tile: the gradient, viewed as [m0, d0, m1, d1, ...], summed over the
+/// multiples.
+std::string tileGrad(GradientContext &ctx) {
+  GradTensor multiples = ctx.getInput(1);
+  GradTensor inputShape = ctx.op("Shape", {ctx.getInput(0)});
+  GradTensor pairs = ctx.op("Pack", {multiples, inputShape},
+                            {GradAttr::integer("axis", 0)}, "stack");
+  GradTensor splitShape = ctx.op(
+      "Reshape",
+      {ctx.op("Transpose", {pairs, ctx.intVector({1, 0}, "transpose/perm")}, {},
+              "transpose"),
+       ctx.intVector({-1}, "Reshape/shape")});
+  GradTensor axes = ctx.op("Range",
+                           {ctx.scalar(0, grads::kInt32, "range/start"),
+                            ctx.op("Size", {splitShape}),
+                            ctx.scalar(2, grads::kInt32, "range/delta")},
+                           {}, "range");
+  GradTensor viewed =
+      ctx.op("Reshape", {ctx.getOutputGrad(0), splitShape}, {}, "Reshape_1");
+  ctx.setInputGrad(0, ctx.op("Sum", {viewed, axes},
+                             {GradAttr::boolean("keep_dims", false)}));
+  return "";
+}
+
 std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
@@ -896,5 +920,6 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Slice", sliceGrad},
       {"Pad", padGrad},
       {"ConcatV2", concatGrad},
+      {"Tile", tileGrad},
   };
 }

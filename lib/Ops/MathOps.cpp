@@ -619,6 +619,99 @@ std::string castGrad(GradientContext &ctx) {
   return "";
 }
 
+std::string batchMatMulGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  bool adjX = ctx.getBoolAttr("adj_x").value_or(false);
+  bool adjY = ctx.getBoolAttr("adj_y").value_or(false);
+  auto matMul = [&](GradTensor l, GradTensor r, bool al, bool ar) {
+    return ctx.op(
+        "BatchMatMulV2", {l, r},
+        {GradAttr::boolean("adj_x", al), GradAttr::boolean("adj_y", ar)});
+  };
+  GradTensor gx, gy;
+  if (!adjX && !adjY) {
+    gx = matMul(grad, y, false, true);
+    gy = matMul(x, grad, true, false);
+  } else if (!adjX) {
+    gx = matMul(grad, y, false, false);
+    gy = matMul(grad, x, true, false);
+  } else if (!adjY) {
+    gx = matMul(y, grad, false, true);
+    gy = matMul(x, grad, false, false);
+  } else {
+    gx = matMul(y, grad, true, true);
+    gy = matMul(grad, x, true, true);
+  }
+  // Batch dims that broadcast are summed back, unless both are static and
+  // equal.
+  Shape sxStatic = ctx.getShape(x), syStatic = ctx.getShape(y);
+  auto batchDims = [](const Shape &s) {
+    return llvm::ArrayRef<int64_t>(s.dims).drop_back(2);
+  };
+  bool known = sxStatic.hasRank() && syStatic.hasRank() &&
+               llvm::none_of(sxStatic.dims, [](int64_t d) { return d < 0; }) &&
+               llvm::none_of(syStatic.dims, [](int64_t d) { return d < 0; });
+  if (known && sxStatic.rank() >= 2 && syStatic.rank() >= 2 &&
+      batchDims(sxStatic) == batchDims(syStatic)) {
+    ctx.setInputGrad(0, gx);
+    ctx.setInputGrad(1, gy);
+    return "";
+  }
+  GradTensor sx = ctx.op("Shape", {x}), sy = ctx.op("Shape", {y});
+  auto batchOf = [&](GradTensor shape) {
+    // shape[:-2]
+    return ctx.op(
+        "StridedSlice",
+        {shape, ctx.intVector({0}), ctx.intVector({-2}), ctx.intVector({1})},
+        {GradAttr::integer("begin_mask", 1)});
+  };
+  auto r = ctx.addNode("BroadcastGradientArgs", {batchOf(sx), batchOf(sy)});
+  if (r.size() != 2)
+    return "";
+  ctx.setInputGrad(0, sumToShape(ctx, gx, r[0], sx));
+  ctx.setInputGrad(1, sumToShape(ctx, gy, r[1], sy));
+  return "";
+}
+
+std::string squaredDifferenceGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  ctx.setControlDependencies({grad});
+  GradTensor two = ctx.scalar(2.0, ctx.getDType(grad), "scalar");
+  GradTensor scaled = ctx.op("Mul", {two, grad});
+  GradTensor xGrad =
+      ctx.op("Mul", {scaled, ctx.op("Sub", {x, y}, {}, "sub")}, {}, "mul");
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, sumToShape(ctx, xGrad, b.rx, b.sx));
+  ctx.setInputGrad(1, ctx.op("Neg", {sumToShape(ctx, xGrad, b.ry, b.sy)}));
+  return "";
+}
+
+std::string powGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1), z = ctx.getOutput(0);
+  int32_t dtype = ctx.getDType(x);
+  auto b = broadcastArgs(ctx);
+  GradTensor yMinusOne =
+      ctx.op("Sub", {y, ctx.scalar(1, dtype, "sub/y")}, {}, "sub");
+  GradTensor dzdx =
+      ctx.op("Mul", {y, ctx.op("Pow", {x, yMinusOne})}, {}, "mul");
+  ctx.setInputGrad(0, sumToShape(ctx, ctx.op("Mul", {grad, dzdx}), b.rx, b.sx));
+  // log(x) where x > 0, else 0: no false singularity at x = 0.
+  GradTensor mask = ctx.op("Greater", {x, ctx.scalar(0, dtype, "Greater/y")});
+  GradTensor safeX =
+      ctx.op("Select", {mask, x, ctx.op("OnesLike", {x}, {}, "ones_like")});
+  GradTensor logX =
+      ctx.op("Select", {mask, ctx.op("Log", {safeX}),
+                        ctx.op("ZerosLike", {x}, {}, "zeros_like")});
+  GradTensor gy =
+      ctx.op("Mul", {ctx.op("Mul", {grad, z}, {}, "mul_1"), logX}, {}, "mul_2");
+  ctx.setInputGrad(1, sumToShape(ctx, gy, b.ry, b.sy));
+  return "";
+}
+
 /// Select(c, x, y): the gradient goes to the side the condition picked.
 std::string selectGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
@@ -662,5 +755,8 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Cast", castGrad},
       {"AddN", addNGrad},
       {"Select", selectGrad},
+      {"BatchMatMulV2", batchMatMulGrad},
+      {"SquaredDifference", squaredDifferenceGrad},
+      {"Pow", powGrad},
   };
 }

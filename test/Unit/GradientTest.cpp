@@ -279,6 +279,29 @@ std::vector<GradCase> cases() {
        "node { name: \"y\" op: \"ConcatV2\" input: \"x0\" input: \"x1\" "
        "input: \"axis\" attr { key: \"N\" value { i: 2 } } " +
            t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
+      {"BatchMatMulV2",
+       {{"x0", {2, 2, 3}}, {"x1", {2, 3, 2}}},
+       binaryCase("BatchMatMulV2")},
+      {"BatchMatMulV2Broadcast",
+       {{"x0", {2, 1, 2, 3}}, {"x1", {3, 3, 2}}},
+       binaryCase("BatchMatMulV2")},
+      {"BatchMatMulV2Adjoint",
+       {{"x0", {2, 3, 2}}, {"x1", {2, 2, 3}}},
+       "node { name: \"y\" op: \"BatchMatMulV2\" input: \"x0\" input: "
+       "\"x1\" " +
+           t64 +
+           " attr { key: \"adj_x\" value { b: true } } attr { key: "
+           "\"adj_y\" value { b: true } } }"},
+      {"SquaredDifference",
+       {{"x0", {2, 3}}, {"x1", {3}}},
+       binaryCase("SquaredDifference")},
+      {"Pow", {{"x0", {2, 3}, D::Positive}, {"x1", {3}}}, binaryCase("Pow")},
+      {"Tile",
+       {{"x0", {2, 3}}},
+       intConst("multiples", {2, 3}) +
+           "node { name: \"y\" op: \"Tile\" input: \"x0\" input: "
+           "\"multiples\" " +
+           t64 + " attr { key: \"Tmultiples\" value { type: DT_INT32 } } }"},
       // A chain with fan-out: the gradient of x0 is summed from two uses.
       {"FanOutMlp",
        {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},
