@@ -5,11 +5,13 @@
 //   graph-ops Conv2D ...   only these ops (unknown names are an error)
 //
 // For each op: whether the device backend compiles it, whether it is
-// stateful, and whether it has a shape function and a reference kernel.
+// stateful, and whether it has a shape function, a reference kernel and a
+// gradient rule ("none" for ops TensorFlow declares not differentiable).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Ops/Gradients.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
 
@@ -33,7 +35,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "Lists the op registry: device support, statefulness, shape "
-      "functions and reference kernels\n");
+      "functions, reference kernels and gradient rules\n");
   std::vector<const ops::OpSpec *> selected;
   if (names.empty()) {
     selected = ops::getRegisteredOps();
@@ -49,27 +51,34 @@ int main(int argc, char **argv) {
   }
   llvm::raw_ostream &os = llvm::outs();
   auto yes = [](bool b) { return b ? "yes" : "-"; };
-  size_t device = 0, shapes = 0, kernels = 0;
+  size_t device = 0, shapes = 0, kernels = 0, gradients = 0;
   if (markdown)
-    os << "| op | device | stateful | shape function | reference kernel |\n"
-       << "|---|---|---|---|---|\n";
+    os << "| op | device | stateful | shape function | reference kernel | "
+          "gradient |\n"
+       << "|---|---|---|---|---|---|\n";
   else
-    os << "op\tdevice\tstateful\tshape_fn\tkernel\n";
+    os << "op\tdevice\tstateful\tshape_fn\tkernel\tgradient\n";
   for (const ops::OpSpec *op : selected) {
     bool hasShapeFn = ops::lookupShapeFn(op->name) != nullptr;
     bool hasKernel = interp::hasKernel(op->name);
     device += op->isDeviceCompilable;
     shapes += hasShapeFn;
     kernels += hasKernel;
+    bool hasGradient = ops::lookupGradFn(op->name) != nullptr;
+    gradients += hasGradient;
+    const char *gradient = hasGradient                        ? "yes"
+                           : ops::isNotDifferentiable(op->name) ? "none"
+                                                                : "-";
     const char *sep = markdown ? " | " : "\t";
     os << (markdown ? "| `" : "") << op->name << (markdown ? "`" : "") << sep
        << yes(op->isDeviceCompilable) << sep << yes(op->isStateful) << sep
-       << yes(hasShapeFn) << sep << yes(hasKernel) << (markdown ? " |" : "")
-       << "\n";
+       << yes(hasShapeFn) << sep << yes(hasKernel) << sep << gradient
+       << (markdown ? " |" : "") << "\n";
   }
   if (markdown)
     os << "\n" << selected.size() << " ops: " << device
        << " device-compilable, " << shapes << " with a shape function, "
-       << kernels << " with a reference kernel.\n";
+       << kernels << " with a reference kernel, " << gradients
+       << " with a gradient rule.\n";
   return 0;
 }
