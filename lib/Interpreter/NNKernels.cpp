@@ -160,14 +160,12 @@ LogicalResult windowAttrs(KernelContext &ctx, std::vector<int64_t> &strides,
 
 /// The geometry of an NHWC convolution or pooling window.
 struct Conv {
-  int64_t n, h, w, c;      // input
-  int64_t kh, kw, oc;      // window (oc: output channels, convolution only)
+  int64_t n, h, w, c; // input
+  int64_t kh, kw, oc; // window (oc: output channels, convolution only)
   std::vector<int64_t> strides, dilations;
-  Window wh, ww;           // output height and width
+  Window wh, ww; // output height and width
 
-  std::vector<int64_t> outputShape() const {
-    return {n, wh.out, ww.out, oc};
-  }
+  std::vector<int64_t> outputShape() const { return {n, wh.out, ww.out, oc}; }
   /// Calls fn(inputIndex, filterIndex, outputIndex) for every product of a
   /// convolution (filter [kh, kw, c, oc]); padding taps are skipped.
   template <typename Fn> void forEachTap(Fn &&fn) const {
@@ -358,9 +356,9 @@ LogicalResult maxPoolGrad(KernelContext &ctx) {
   FailureOr<Conv> g = poolGeometry(ctx, in.shape());
   if (failed(g))
     return failure();
-  for (auto [name, t] : {std::pair<const char *, const Tensor *>{
-                             "orig_output", &ctx.inputs[1]},
-                         {"grad", &grad}})
+  for (auto [name, t] :
+       {std::pair<const char *, const Tensor *>{"orig_output", &ctx.inputs[1]},
+        {"grad", &grad}})
     if (t->shape() != g->outputShape())
       return ctx.error() << "Expected " << name << " shape to be "
                          << shapeString(g->outputShape()) << ", but got "
@@ -410,8 +408,12 @@ LogicalResult softmaxCrossEntropy(KernelContext &ctx) {
   int64_t batch = shape[0], classes = shape[1];
   Tensor loss(logits.dtype(), {batch}), backprop(logits.dtype(), shape);
   for (int64_t b = 0; b < batch; ++b) {
-    auto logit = [&](int64_t j) { return logits.getAsDouble(li[b * classes + j]); };
-    auto label = [&](int64_t j) { return labels.getAsDouble(ti[b * classes + j]); };
+    auto logit = [&](int64_t j) {
+      return logits.getAsDouble(li[b * classes + j]);
+    };
+    auto label = [&](int64_t j) {
+      return labels.getAsDouble(ti[b * classes + j]);
+    };
     double maxV = -INFINITY, sum = 0, total = 0;
     for (int64_t j = 0; j < classes; ++j)
       maxV = std::max(maxV, logit(j));
@@ -472,7 +474,8 @@ LogicalResult fusedBatchNorm(KernelContext &ctx) {
   Tensor y(x.dtype(), x.shape());
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t k = channelOf(i);
-    y.setFromDouble(i, (x.getAsDouble(i) - mu[k]) / std::sqrt(var[k] + epsilon) *
+    y.setFromDouble(i, (x.getAsDouble(i) - mu[k]) /
+                               std::sqrt(var[k] + epsilon) *
                                scale.getAsDouble(k) +
                            offset.getAsDouble(k));
   }
@@ -486,8 +489,8 @@ LogicalResult fusedBatchNorm(KernelContext &ctx) {
       if (factor != 1.0 && mean.numElements() == c &&
           variance.numElements() == c) {
         reportedMean = (1 - factor) * mean.getAsDouble(k) + factor * mu[k];
-        reportedVar = (1 - factor) * variance.getAsDouble(k) +
-                      factor * reportedVar;
+        reportedVar =
+            (1 - factor) * variance.getAsDouble(k) + factor * reportedVar;
       }
     }
     batchMean.setFromDouble(k, reportedMean);
@@ -501,6 +504,62 @@ LogicalResult fusedBatchNorm(KernelContext &ctx) {
   ctx.outputs[3] = savedMean;
   ctx.outputs[4] = savedVar;
   ctx.outputs[5] = Tensor(u, {}); // TensorFlow's CPU kernel: a dummy scalar
+  return success();
+}
+
+/// FusedBatchNormGradV3: the backward pass of FusedBatchNormV3, given the
+/// mean and (biased) variance it saved (training) or was given
+/// (inference).
+LogicalResult fusedBatchNormGrad(KernelContext &ctx) {
+  const Tensor &dy = ctx.inputs[0], &x = ctx.inputs[1], &scale = ctx.inputs[2],
+               &mean = ctx.inputs[3], &variance = ctx.inputs[4];
+  std::string format = ctx.getString("data_format").value_or("NHWC");
+  if (x.rank() != 4 || (format != "NHWC" && format != "NCHW"))
+    return ctx.error() << "input must be 4-dimensional in NHWC or NCHW, got "
+                       << shapeString(x.shape()) << " in " << format;
+  if (dy.shape() != x.shape())
+    return ctx.error() << "x and y_backprop must have the same shape";
+  bool training = ctx.getBool("is_training").value_or(true);
+  double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
+  int64_t channel = format == "NCHW" ? 1 : 3, c = x.shape()[channel];
+  int64_t inner = format == "NCHW" ? x.shape()[2] * x.shape()[3] : 1;
+  for (const Tensor *t : {&scale, &mean, &variance})
+    if (t->shape() != std::vector<int64_t>{c})
+      return ctx.error() << "scale, reserve_space_1 and reserve_space_2 must "
+                            "have shape ["
+                         << c << "]";
+  auto channelOf = [&](int64_t i) { return i / inner % c; };
+  int64_t count = x.numElements() / std::max<int64_t>(c, 1);
+  std::vector<double> sumDy(c, 0), sumDyXhat(c, 0), invStd(c);
+  for (int64_t k = 0; k < c; ++k)
+    invStd[k] = 1 / std::sqrt(variance.getAsDouble(k) + epsilon);
+  auto xhat = [&](int64_t i) {
+    int64_t k = channelOf(i);
+    return (x.getAsDouble(i) - mean.getAsDouble(k)) * invStd[k];
+  };
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    sumDy[channelOf(i)] += dy.getAsDouble(i);
+    sumDyXhat[channelOf(i)] += dy.getAsDouble(i) * xhat(i);
+  }
+  Tensor dx(x.dtype(), x.shape());
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    int64_t k = channelOf(i);
+    double g = dy.getAsDouble(i);
+    if (training)
+      g -= (sumDy[k] + xhat(i) * sumDyXhat[k]) / count;
+    dx.setFromDouble(i, scale.getAsDouble(k) * invStd[k] * g);
+  }
+  int32_t u = scale.dtype();
+  Tensor dScale(u, {c}), dOffset(u, {c});
+  for (int64_t k = 0; k < c; ++k) {
+    dScale.setFromDouble(k, sumDyXhat[k]);
+    dOffset.setFromDouble(k, sumDy[k]);
+  }
+  ctx.outputs[0] = dx;
+  ctx.outputs[1] = dScale;
+  ctx.outputs[2] = dOffset;
+  ctx.outputs[3] = Tensor(u, {0});
+  ctx.outputs[4] = Tensor(u, {0});
   return success();
 }
 
@@ -540,5 +599,6 @@ KernelTable cleave::interp::getNNKernels() {
       {"MaxPoolGrad", maxPoolGrad},
       {"AvgPoolGrad", avgPoolGrad},
       {"FusedBatchNormV3", fusedBatchNorm},
+      {"FusedBatchNormGradV3", fusedBatchNormGrad},
   };
 }

@@ -466,6 +466,26 @@ std::string avgPoolGrad(GradientContext &ctx) {
                                        {"padding", "data_format"})));
   return "";
 }
+std::string fusedBatchNormGrad(GradientContext &ctx) {
+  bool training = ctx.getBoolAttr("is_training").value_or(true);
+  // Training normalized with the batch statistics it saved; inference
+  // with the given ones.
+  GradTensor mean = training ? ctx.getOutput(3) : ctx.getInput(3);
+  GradTensor variance = training ? ctx.getOutput(4) : ctx.getInput(4);
+  std::vector<GradAttr> attrs = copyAttrs(ctx, {}, {"data_format"});
+  attrs.push_back(GradAttr::boolean("is_training", training));
+  if (auto epsilon = ctx.getFloatAttr("epsilon"))
+    attrs.push_back(GradAttr::real("epsilon", *epsilon));
+  auto grads = ctx.addNode("FusedBatchNormGradV3",
+                           {ctx.getOutputGrad(0), ctx.getInput(0),
+                            ctx.getInput(1), mean, variance, ctx.getOutput(5)},
+                           attrs);
+  if (grads.size() != 5)
+    return "";
+  for (unsigned i = 0; i < 3; ++i)
+    ctx.setInputGrad(i, grads[i]);
+  return "";
+}
 } // namespace
 
 detail::GradFnTable cleave::ops::detail::getNNGradFns() {
@@ -480,5 +500,6 @@ detail::GradFnTable cleave::ops::detail::getNNGradFns() {
       {"Conv2D", conv2DGrad},
       {"MaxPool", maxPoolGrad},
       {"AvgPool", avgPoolGrad},
+      {"FusedBatchNormV3", fusedBatchNormGrad},
   };
 }

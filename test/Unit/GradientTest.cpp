@@ -53,12 +53,16 @@ struct GradCase {
   std::string y = "y";
   /// Skip graph-infer-shapes (rules must cope with unknown shapes).
   bool unknownShapes = false;
+  /// float32 inputs, for ops TensorFlow defines for no wider type; the
+  /// differences then use a larger step and tolerance.
+  bool float32 = false;
 };
 
-std::string placeholder(const Input &in, bool withShape) {
+std::string placeholder(const Input &in, bool withShape, bool float32) {
   std::string text = "node { name: \"" + in.name +
                      "\" op: \"Placeholder\" attr { key: \"dtype\" value { "
-                     "type: DT_DOUBLE } }";
+                     "type: " +
+                     (float32 ? "DT_FLOAT" : "DT_DOUBLE") + " } }";
   if (withShape) {
     text += " attr { key: \"shape\" value { shape {";
     for (int64_t d : in.shape)
@@ -120,6 +124,29 @@ std::string pool(const char *op, const char *padding) {
          "attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
          "attr { key: \"padding\" value { s: \"" +
          padding + "\" } } }";
+}
+
+std::string floatConst(const char *name, std::vector<double> values) {
+  std::string text = std::string("node { name: \"") + name +
+                     "\" op: \"Const\" attr { key: \"dtype\" value { type: "
+                     "DT_FLOAT } } attr { key: \"value\" value { tensor { "
+                     "dtype: DT_FLOAT tensor_shape { dim { size: " +
+                     std::to_string(values.size()) + " } }";
+  for (double v : values)
+    text += " float_val: " + std::to_string(v);
+  return text + " } } } }\n";
+}
+std::string fusedBatchNorm(bool training) {
+  return floatConst("mean", training ? std::vector<double>{}
+                                     : std::vector<double>{0.1, -0.2, 0.3}) +
+         floatConst("variance", training ? std::vector<double>{}
+                                         : std::vector<double>{0.5, 1.5, 2.0}) +
+         "node { name: \"y\" op: \"FusedBatchNormV3\" input: \"x0\" "
+         "input: \"x1\" input: \"x2\" input: \"mean\" input: "
+         "\"variance\" attr { key: \"T\" value { type: DT_FLOAT } } attr { "
+         "key: \"U\" value { type: DT_FLOAT } } attr { key: \"is_training\" "
+         "value { b: " +
+         (training ? "true" : "false") + " } } }";
 }
 
 std::vector<GradCase> cases() {
@@ -302,6 +329,18 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"Tile\" input: \"x0\" input: "
            "\"multiples\" " +
            t64 + " attr { key: \"Tmultiples\" value { type: DT_INT32 } } }"},
+      {"FusedBatchNormV3Training",
+       {{"x0", {2, 2, 2, 3}}, {"x1", {3}, D::Positive}, {"x2", {3}}},
+       fusedBatchNorm(true),
+       "y",
+       false,
+       /*float32=*/true},
+      {"FusedBatchNormV3Inference",
+       {{"x0", {2, 2, 2, 3}}, {"x1", {3}, D::Positive}, {"x2", {3}}},
+       fusedBatchNorm(false),
+       "y",
+       false,
+       /*float32=*/true},
       // A chain with fan-out: the gradient of x0 is summed from two uses.
       {"FanOutMlp",
        {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},
@@ -343,9 +382,11 @@ double drawValue(std::mt19937 &rng, Domain domain) {
   return v;
 }
 
-Tensor makeTensor(const Dims &shape, const std::vector<double> &values) {
-  Tensor t(kDouble, shape);
-  std::copy(values.begin(), values.end(), t.data<double>());
+Tensor makeTensor(const Dims &shape, const std::vector<double> &values,
+                  int32_t dtype = kDouble) {
+  Tensor t(dtype, shape);
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setFromDouble(i, values[i]);
   return t;
 }
 
@@ -355,11 +396,13 @@ TEST_P(GradientRules, MatchFiniteDifferences) {
   const GradCase &c = GetParam();
   std::string text;
   for (const Input &in : c.inputs)
-    text += placeholder(in, !c.unknownShapes);
+    text += placeholder(in, !c.unknownShapes, c.float32);
   text += c.nodes + "\n";
   // The cotangent, fed with y's shape.
-  text += "node { name: \"cotangent\" op: \"Placeholder\" attr { key: "
-          "\"dtype\" value { type: DT_DOUBLE } } }\n";
+  text += std::string("node { name: \"cotangent\" op: \"Placeholder\" "
+                      "attr { key: \"dtype\" value { type: ") +
+          (c.float32 ? "DT_FLOAT" : "DT_DOUBLE") + " } } }\n";
+  int32_t dtype = c.float32 ? kFloat : kDouble;
 
   MLIRContext context(MLIRContext::Threading::DISABLED);
   std::string diagnostics;
@@ -384,7 +427,7 @@ TEST_P(GradientRules, MatchFiniteDifferences) {
     for (double &v : values)
       v = drawValue(rng, in.domain);
     xValues.push_back(values);
-    feeds.emplace_back(in.name, makeTensor(in.shape, values));
+    feeds.emplace_back(in.name, makeTensor(in.shape, values, dtype));
   }
 
   // The forward value, for y's shape and the finite differences.
@@ -400,7 +443,7 @@ TEST_P(GradientRules, MatchFiniteDifferences) {
   std::vector<double> r(y.numElements());
   for (double &v : r)
     v = drawValue(rng, Domain::Any);
-  feeds.emplace_back("cotangent", makeTensor(y.shape(), r));
+  feeds.emplace_back("cotangent", makeTensor(y.shape(), r, dtype));
 
   std::vector<std::string> xs, results;
   for (const Input &in : c.inputs) {
@@ -429,22 +472,25 @@ TEST_P(GradientRules, MatchFiniteDifferences) {
       std::vector<double> values = xValues[i];
       if (i == which)
         values[element] += delta;
-      f.emplace_back(c.inputs[i].name, makeTensor(c.inputs[i].shape, values));
+      f.emplace_back(c.inputs[i].name,
+                     makeTensor(c.inputs[i].shape, values, dtype));
     }
     Tensor out = forward(f);
     double sum = 0;
     for (int64_t k = 0; k < out.numElements(); ++k)
-      sum += out.data<double>()[k] * r[k];
+      sum += out.getAsDouble(k) * r[k];
     return sum;
   };
-  constexpr double eps = 1e-6;
+  double eps = c.float32 ? 1e-2 : 1e-6;
+  double tolerance = c.float32 ? 2e-3 : 1e-6;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const Tensor &g = (*grads)[i];
-    ASSERT_EQ(g.dtype(), kDouble) << results[i];
+    ASSERT_EQ(g.dtype(), dtype) << results[i];
     ASSERT_EQ(g.shape(), c.inputs[i].shape) << results[i];
     for (size_t e = 0; e < xValues[i].size(); ++e) {
       double numeric = (loss(i, e, eps) - loss(i, e, -eps)) / (2 * eps);
-      EXPECT_NEAR(g.data<double>()[e], numeric, 1e-6 * (1 + std::abs(numeric)))
+      EXPECT_NEAR(g.getAsDouble(e), numeric,
+                  tolerance * (1 + std::abs(numeric)))
           << c.name << ": d y / d " << c.inputs[i].name << "[" << e << "]";
     }
   }

@@ -90,6 +90,7 @@ public:
   virtual std::optional<std::string>
   getStringAttr(llvm::StringRef name) const = 0;
   virtual std::optional<int32_t> getTypeAttr(llvm::StringRef name) const = 0;
+  virtual std::optional<double> getFloatAttr(llvm::StringRef name) const = 0;
   virtual std::optional<llvm::SmallVector<int64_t>>
   getIntListAttr(llvm::StringRef name) const = 0;
 

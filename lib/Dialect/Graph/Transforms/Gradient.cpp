@@ -221,6 +221,11 @@ public:
   std::optional<std::string> getStringAttr(StringRef name) const override {
     return node.getTFString(name);
   }
+  std::optional<double> getFloatAttr(StringRef name) const override {
+    if (auto f = dyn_cast_or_null<FloatAttr>(node.getTFAttr(name)))
+      return f.getValueAsDouble();
+    return std::nullopt;
+  }
   std::optional<int32_t> getTypeAttr(StringRef name) const override {
     if (auto type = dyn_cast_or_null<TypeAttr>(node.getTFAttr(name)))
       return typeToDataType(type.getValue());
