@@ -33,8 +33,7 @@ DictionaryAttr bind(KernelContext &ctx, DictionaryAttr callSite) {
 FailureOr<FuncAttr> funcAttr(KernelContext &ctx, StringRef name) {
   if (auto f = dyn_cast_or_null<FuncAttr>(ctx.getAttr(name)))
     return f;
-  return ctx.error() << "attr '" << name << "' must name a function",
-         failure();
+  return ctx.error() << "attr '" << name << "' must name a function", failure();
 }
 
 FailureOr<std::vector<Tensor>> callAttr(KernelContext &ctx, FuncAttr f,
@@ -97,7 +96,8 @@ LogicalResult caseKernel(KernelContext &ctx) {
 }
 
 LogicalResult whileKernel(KernelContext &ctx) {
-  FailureOr<FuncAttr> cond = funcAttr(ctx, "cond"), body = funcAttr(ctx, "body");
+  FailureOr<FuncAttr> cond = funcAttr(ctx, "cond"),
+                      body = funcAttr(ctx, "body");
   if (failed(cond) || failed(body))
     return failure();
   std::vector<Tensor> state = ctx.inputs;
@@ -106,8 +106,7 @@ LogicalResult whileKernel(KernelContext &ctx) {
     if (failed(predicate))
       return failure();
     if (predicate->size() != 1)
-      return ctx.error() << "the loop condition '"
-                         << cond->getName().getValue()
+      return ctx.error() << "the loop condition '" << cond->getName().getValue()
                          << "' must return one value, not "
                          << predicate->size();
     if (!isTrue((*predicate)[0]))
@@ -121,8 +120,8 @@ LogicalResult whileKernel(KernelContext &ctx) {
       return failure();
     if (next->size() != state.size())
       return ctx.error() << "the loop body '" << body->getName().getValue()
-                         << "' returned " << next->size()
-                         << " values for " << state.size() << " loop variables";
+                         << "' returned " << next->size() << " values for "
+                         << state.size() << " loop variables";
     state = std::move(*next);
   }
   return setOutputs(ctx, body->getName().getValue(), std::move(state));
@@ -137,6 +136,38 @@ LogicalResult partitionedCall(KernelContext &ctx) {
     return failure();
   return setOutputs(ctx, f->getName().getValue(), std::move(*results));
 }
+/// SymbolicGradient: the gradient function the library registers for `f`
+/// (a GradientDef), called with f's inputs and the gradients of its
+/// outputs.
+LogicalResult symbolicGradient(KernelContext &ctx) {
+  FailureOr<FuncAttr> f = funcAttr(ctx, "f");
+  if (failed(f))
+    return failure();
+  StringRef forward = f->getName().getValue();
+  auto module = ctx.node->getParentOfType<ModuleOp>();
+  std::string gradient;
+  for (auto graph : module.getOps<graph::GraphOp>())
+    if (DictionaryAttr library = graph.getLibraryAttr())
+      if (auto entries = library.getAs<ArrayAttr>("gradient"))
+        for (Attribute entry : entries) {
+          auto dict = dyn_cast<DictionaryAttr>(entry);
+          auto name =
+              dict ? dict.getAs<StringAttr>("function_name") : StringAttr();
+          auto func =
+              dict ? dict.getAs<StringAttr>("gradient_func") : StringAttr();
+          if (name && func && name.getValue() == forward)
+            gradient = func.str();
+        }
+  if (gradient.empty())
+    return ctx.error() << "the library registers no gradient function for '"
+                       << forward
+                       << "' (run graph-gradient, which generates one)";
+  auto results = ctx.interpreter.call(gradient, ctx.inputs,
+                                      bind(ctx, f->getAttrs()), ctx.node);
+  if (failed(results))
+    return failure();
+  return setOutputs(ctx, gradient, std::move(*results));
+}
 } // namespace
 
 LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
@@ -150,6 +181,7 @@ LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
 
 KernelTable cleave::interp::getFunctionalKernels() {
   return {
+      {"SymbolicGradient", symbolicGradient},
       {"If", ifKernel},
       {"StatelessIf", ifKernel},
       {"Case", caseKernel},

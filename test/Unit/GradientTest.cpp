@@ -341,6 +341,33 @@ std::vector<GradCase> cases() {
        "y",
        false,
        /*float32=*/true},
+      // Calls: SymbolicGradient of a generated gradient function, through
+      // a call op and a PartitionedCall, nested.
+      {"FunctionCalls",
+       {{"x0", {3}}, {"x1", {3}}},
+       "node { name: \"c\" op: \"poly\" input: \"x0\" input: \"x1\" }\n"
+       "node { name: \"y\" op: \"PartitionedCall\" input: \"c\" input: "
+       "\"x0\" attr { key: \"Tin\" value { list { type: DT_DOUBLE type: "
+       "DT_DOUBLE } } } attr { key: \"Tout\" value { list { type: DT_DOUBLE "
+       "} } } attr { key: \"f\" value { func { name: \"poly\" } } } }\n"
+       "library { function { signature { name: \"poly\" input_arg { name: "
+       "\"x\" type: DT_DOUBLE } input_arg { name: \"y\" type: DT_DOUBLE } "
+       "output_arg { name: \"z\" type: DT_DOUBLE } }\n"
+       "node_def { name: \"m\" op: \"Mul\" input: \"x\" input: \"x\" " +
+           t64 +
+           " }\n"
+           "node_def { name: \"t\" op: \"inner\" input: \"y\" }\n"
+           "node_def { name: \"s\" op: \"AddV2\" input: \"m:z:0\" input: "
+           "\"t:r:0\" " +
+           t64 +
+           " }\n"
+           "ret { key: \"z\" value: \"s:z:0\" } }\n"
+           "function { signature { name: \"inner\" input_arg { name: \"q\" "
+           "type: DT_DOUBLE } output_arg { name: \"r\" type: DT_DOUBLE } }\n"
+           "node_def { name: \"e\" op: \"Exp\" input: \"q\" " +
+           t64 +
+           " }\n"
+           "ret { key: \"r\" value: \"e:y:0\" } } }"},
       // A chain with fan-out: the gradient of x0 is summed from two uses.
       {"FanOutMlp",
        {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},

@@ -16,6 +16,7 @@
 #include "cleave/Translate/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -70,9 +71,9 @@ Value unwrap(GradTensor t) { return Value::getFromOpaquePointer(t.get()); }
 /// decides how each new node is named, placed and tagged.
 class GradientBuilder {
 public:
-  GradientBuilder(GraphOp graph, bool colocate)
-      : block(graph.getBody().front()), names(block),
-        builder(OpBuilder::atBlockEnd(&block)), colocate(colocate) {}
+  GradientBuilder(Block &block, bool colocate)
+      : block(block), names(block), builder(OpBuilder::atBlockEnd(&block)),
+        colocate(colocate) {}
 
   NameUniquer &getNames() { return names; }
   std::string scope, uid;
@@ -373,7 +374,7 @@ public:
         unconnectedGradients(options.unconnectedGradients),
         scopeName(options.scopeName) {}
 
-  FailureOr<SmallVector<Value>> run(GraphOp graph, ArrayRef<Value> ys,
+  FailureOr<SmallVector<Value>> run(Block &block, ArrayRef<Value> ys,
                                     ArrayRef<Value> xs,
                                     ArrayRef<Value> givenGradYs,
                                     ArrayRef<Value> stops);
@@ -393,6 +394,17 @@ private:
   std::string aggregationMethod;
   bool gateGradients, colocateGradientsWithOps;
   std::string unconnectedGradients, scopeName;
+  ModuleOp module;
+
+  /// The library function `op` calls, if it is a call.
+  FuncOp getCallee(NodeOp op);
+  /// SymbolicGradient of a call, as TensorFlow's _SymGrad builds it.
+  LogicalResult callGrad(GradientBuilder &b, NodeOp op, FuncOp callee,
+                         ArrayRef<Value> outGrads, SmallVector<Value> &inGrads);
+  /// The function the library names as `callee`'s gradient (a GradientDef
+  /// entry), generated and registered when it names none.
+  FailureOr<std::string> getGradientFunction(NodeOp call, FuncOp callee);
+  FailureOr<FuncOp> generateGradientFunction(NodeOp call, FuncOp callee);
 };
 
 class GraphGradientPass
@@ -464,6 +476,14 @@ LogicalResult Differentiator::defaultGradYs(GradientBuilder &b,
                                             SmallVector<Value> &gradYs) {
   for (auto [i, y] : llvm::enumerate(ys)) {
     NodeOp yOp = y.getDefiningOp<NodeOp>();
+    if (!yOp) {
+      // A function returning its argument: the gradient passes through.
+      if (given.empty())
+        return emitError(y.getLoc(), "graph-gradient: a y that is a "
+                                     "function argument needs grad_ys");
+      gradYs.push_back(given[i]);
+      continue;
+    }
     Type yType = elementTypeOf(y);
     if (colocateGradientsWithOps && failed(b.enterColocation(yOp)))
       return failure();
@@ -629,9 +649,10 @@ LogicalResult Differentiator::gate(GradientBuilder &b, NodeOp op,
 }
 
 FailureOr<SmallVector<Value>>
-Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
+Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
                     ArrayRef<Value> givenGradYs, ArrayRef<Value> stops) {
-  GradientBuilder b(graph, colocateGradientsWithOps);
+  GradientBuilder b(block, colocateGradientsWithOps);
+  module = block.getParentOp()->getParentOfType<ModuleOp>();
   b.scope = b.getNames().unique(scopeName);
   b.uid = b.getNames().unique(b.scope + "/uid");
   b.prefix = b.scope + "/";
@@ -639,8 +660,15 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
   // The ops between xs and ys: reached from the xs, reaching the ys.
   llvm::SetVector<Operation *> reached;
   SmallVector<Operation *> work;
-  for (Value x : xs)
-    work.push_back(x.getDefiningOp());
+  // A function argument has no op: its users are where the walk starts.
+  for (Value x : xs) {
+    if (Operation *op = x.getDefiningOp())
+      work.push_back(op);
+    else
+      for (Operation *user : x.getUsers())
+        if (isa<NodeOp>(user))
+          work.push_back(user);
+  }
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
     if (!reached.insert(op))
@@ -652,7 +680,8 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
   }
   llvm::DenseSet<Operation *> between;
   for (Value y : ys)
-    work.push_back(y.getDefiningOp());
+    if (Operation *op = y.getDefiningOp())
+      work.push_back(op);
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
     if (!reached.contains(op) || !between.insert(op).second)
@@ -671,7 +700,7 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
   llvm::DenseSet<Operation *> stopOps;
   for (Value x : xs) {
     auto op = x.getDefiningOp<NodeOp>();
-    if (llvm::none_of(op.getDataInputs(), [&](Value in) {
+    if (op && llvm::none_of(op.getDataInputs(), [&](Value in) {
           return pending.lookup(in.getDefiningOp()) > 0;
         }))
       stopOps.insert(op);
@@ -683,7 +712,10 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
   if (failed(defaultGradYs(b, ys, givenGradYs, initialGrads)))
     return failure();
   GradMap grads;
+  DenseMap<Value, SmallVector<Value, 1>> argGrads;
   auto addGrad = [&](Value t, Value g) {
+    if (isa<BlockArgument>(t))
+      return argGrads[t].push_back(g);
     auto &slots = grads[t.getDefiningOp()];
     slots.resize(t.getDefiningOp()->getNumResults() - 1);
     slots[cast<OpResult>(t).getResultNumber()].push_back(g);
@@ -695,7 +727,7 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
   llvm::DenseSet<Operation *> queued;
   for (Value y : ys) {
     Operation *op = y.getDefiningOp();
-    if (pending.lookup(op) == 0 && reached.contains(op) &&
+    if (op && pending.lookup(op) == 0 && reached.contains(op) &&
         queued.insert(op).second)
       queue.push_back(cast<NodeOp>(op));
   }
@@ -720,12 +752,13 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
     SmallVector<Value> inGrads(numInputs);
     if (hasOutGrads && !stopOps.contains(op) && numInputs > 0) {
       ops::GradFn rule = ops::lookupGradFn(op.getOpType());
-      if (!rule && !ops::isNotDifferentiable(op.getOpType())) {
+      FuncOp callee = rule ? FuncOp() : getCallee(op);
+      if (!rule && !callee && !ops::isNotDifferentiable(op.getOpType())) {
         nodeError(op) << "No gradient defined for operation '" << op.getName()
                       << "' (op type: " << op.getOpType() << ")";
         return failure();
       }
-      if (rule) {
+      if (rule || callee) {
         // Outputs no gradient reached get zeros (ZerosLike in the scope).
         for (auto [i, out] : llvm::enumerate(op.getOutputs()))
           if (!outGrads[i] && isTrainable(out)) {
@@ -739,18 +772,25 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
         b.prefix =
             b.getNames().unique(b.scope + "/" + op.getName().str() + "_grad") +
             "/";
-        NodeGradientContext ctx(op, b, outGrads, hasGrad);
-        std::string error = rule(ctx);
-        b.controlDeps.clear();
-        b.prefix = saved;
-        if (!error.empty()) {
-          nodeError(op) << error;
-          return failure();
+        if (callee) {
+          LogicalResult built = callGrad(b, op, callee, outGrads, inGrads);
+          b.prefix = saved;
+          if (failed(built))
+            return failure();
+        } else {
+          NodeGradientContext ctx(op, b, outGrads, hasGrad);
+          std::string error = rule(ctx);
+          b.controlDeps.clear();
+          b.prefix = saved;
+          if (!error.empty()) {
+            nodeError(op) << error;
+            return failure();
+          }
+          if (ctx.failedToBuild)
+            return failure();
+          for (auto [i, g] : llvm::enumerate(ctx.getInputGrads()))
+            inGrads[i] = g ? unwrap(g) : Value();
         }
-        if (ctx.failedToBuild)
-          return failure();
-        for (auto [i, g] : llvm::enumerate(ctx.getInputGrads()))
-          inGrads[i] = g ? unwrap(g) : Value();
         if (gateGradients) {
           b.prefix = b.scope + "/" + op.getName().str() + "_grad/";
           LogicalResult gated = gate(b, op, inGrads);
@@ -780,14 +820,25 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
   b.prefix = b.scope + "/";
   for (Value x : xs) {
     Value g;
-    if (auto it = grads.find(x.getDefiningOp()); it != grads.end()) {
+    if (isa<BlockArgument>(x)) {
+      // Sums of an argument's gradients, which no op aggregated.
+      SmallVector<Value, 1> &slot = argGrads[x];
+      if (slot.size() > 1) {
+        FailureOr<Value> sum = multiDeviceAddN(b, slot, x.getLoc());
+        if (failed(sum))
+          return failure();
+        slot.assign(1, *sum);
+      }
+      if (!slot.empty())
+        g = slot.front();
+    } else if (auto it = grads.find(x.getDefiningOp()); it != grads.end()) {
       auto &slot = it->second[cast<OpResult>(x).getResultNumber()];
       if (!slot.empty())
         g = slot.front();
     }
     if (!g && unconnectedGradients == "zero") {
-      FailureOr<NodeOp> zeros = b.create("ZerosLike", x, {}, "zeros_like",
-                                         x.getDefiningOp()->getLoc());
+      FailureOr<NodeOp> zeros =
+          b.create("ZerosLike", x, {}, "zeros_like", x.getLoc());
       if (failed(zeros))
         return failure();
       g = zeros->getOutputs()[0];
@@ -797,12 +848,228 @@ Differentiator::run(GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
   return results;
 }
 
+FuncOp Differentiator::getCallee(NodeOp op) {
+  StringRef name = op.getOpType();
+  if (name == "PartitionedCall" || name == "StatefulPartitionedCall") {
+    auto f = dyn_cast_or_null<FuncAttr>(op.getTFAttr("f"));
+    if (!f)
+      return {};
+    name = f.getName().getValue();
+  }
+  return module.lookupSymbol<FuncOp>(name);
+}
+
+LogicalResult Differentiator::callGrad(GradientBuilder &b, NodeOp op,
+                                       FuncOp callee, ArrayRef<Value> outGrads,
+                                       SmallVector<Value> &inGrads) {
+  FailureOr<std::string> gradFunc = getGradientFunction(op, callee);
+  if (failed(gradFunc))
+    return failure();
+  SmallVector<Value> inputs(op.getDataInputs());
+  for (auto [out, g] : llvm::zip(op.getOutputs(), outGrads)) {
+    Value grad = g;
+    if (!grad) {
+      FailureOr<NodeOp> zeros =
+          b.create("ZerosLike", out, {}, "zeros_like", op.getLoc());
+      if (failed(zeros))
+        return failure();
+      grad = zeros->getOutputs()[0];
+    }
+    inputs.push_back(grad);
+  }
+  MLIRContext *ctx = op.getContext();
+  auto typesOf = [&](ValueRange values) {
+    SmallVector<Attribute> types;
+    for (Value v : values)
+      types.push_back(TypeAttr::get(elementTypeOf(v)));
+    return ArrayAttr::get(ctx, types);
+  };
+  DictionaryAttr callAttrs = DictionaryAttr::get(ctx);
+  if (auto f = dyn_cast_or_null<FuncAttr>(op.getTFAttr("f")))
+    callAttrs = f.getAttrs();
+  else if (op.getOpType() == callee.getSymName())
+    callAttrs = op.getAttrs();
+  Builder builder(ctx);
+  auto f = FuncAttr::get(ctx, FlatSymbolRefAttr::get(callee.getSymNameAttr()),
+                         callAttrs);
+  FailureOr<NodeOp> grad =
+      b.create("SymbolicGradient", inputs,
+               {builder.getNamedAttr("Tin", typesOf(inputs)),
+                builder.getNamedAttr("Tout", typesOf(op.getDataInputs())),
+                builder.getNamedAttr("f", f)},
+               "SymbolicGradient", op.getLoc());
+  if (failed(grad))
+    return failure();
+  for (auto [i, g] : llvm::enumerate(grad->getOutputs()))
+    inGrads[i] = g;
+  return success();
+}
+
+FailureOr<std::string> Differentiator::getGradientFunction(NodeOp call,
+                                                           FuncOp callee) {
+  GraphOp graph;
+  for (auto g : module.getOps<GraphOp>())
+    graph = g;
+  MLIRContext *ctx = module.getContext();
+  DictionaryAttr library = graph && graph.getLibraryAttr()
+                               ? graph.getLibraryAttr()
+                               : DictionaryAttr::get(ctx);
+  SmallVector<Attribute> entries;
+  if (auto list = library.getAs<ArrayAttr>("gradient"))
+    entries.assign(list.begin(), list.end());
+  for (Attribute entry : entries) {
+    auto dict = cast<DictionaryAttr>(entry);
+    auto name = dict.getAs<StringAttr>("function_name");
+    auto gradient = dict.getAs<StringAttr>("gradient_func");
+    if (name && gradient && name.getValue() == callee.getSymName())
+      return gradient.str();
+  }
+  if (!graph)
+    return call.emitError() << "Node '" << call.getName()
+                            << "': no graph.graph holds the library to "
+                               "register a gradient function in",
+           failure();
+  FailureOr<FuncOp> generated = generateGradientFunction(call, callee);
+  if (failed(generated))
+    return failure();
+  // Registered as a GradientDef, which SymbolicGradient then runs. The
+  // library is read again: generating may have registered nested calls.
+  Builder builder(ctx);
+  library = graph.getLibraryAttr() ? graph.getLibraryAttr()
+                                   : DictionaryAttr::get(ctx);
+  entries.clear();
+  if (auto list = library.getAs<ArrayAttr>("gradient"))
+    entries.assign(list.begin(), list.end());
+  entries.push_back(builder.getDictionaryAttr(
+      {builder.getNamedAttr("function_name", callee.getSymNameAttr()),
+       builder.getNamedAttr("gradient_func", generated->getSymNameAttr())}));
+  NamedAttrList updated(library);
+  updated.set("gradient", builder.getArrayAttr(entries));
+  graph.setLibraryAttr(updated.getDictionary(ctx));
+  return generated->getSymName().str();
+}
+
+FailureOr<FuncOp> Differentiator::generateGradientFunction(NodeOp call,
+                                                           FuncOp callee) {
+  auto error = [&]() {
+    return call.emitError()
+           << "Node '" << call.getName() << "': cannot differentiate function '"
+           << callee.getSymName() << "': ";
+  };
+  if (callee.getUncallable())
+    return error() << "it has no name", failure();
+  Block &body = callee.getBody().front();
+  for (Type t : body.getArgumentTypes())
+    if (isa<ControlType>(t))
+      return error() << "control inputs on its arguments are not supported "
+                        "yet",
+             failure();
+  auto inputArgs = callee.getSignature().getAs<ArrayAttr>("input_arg");
+  if (!inputArgs || inputArgs.size() != body.getNumArguments())
+    return error() << "only functions with one argument per input arg are "
+                      "supported",
+           failure();
+  ReturnOp ret = callee.getReturnOp();
+  unsigned numData = ret.getNames().size();
+  MLIRContext *ctx = module.getContext();
+  Builder builder(ctx);
+  auto dtypeName = [](Value v) -> std::optional<std::string> {
+    int32_t dt = typeToDataType(elementTypeOf(v));
+    if (dt <= 0)
+      return std::nullopt;
+    return "DT_" + StringRef(getDataTypeName(elementTypeOf(v))).upper();
+  };
+  // Arguments: the callee's, then one gradient per result.
+  SmallVector<Type> argTypes(body.getArgumentTypes());
+  SmallVector<Attribute> argNames(callee.getArgNames().begin(),
+                                  callee.getArgNames().end());
+  SmallVector<Attribute> inputArgDefs(inputArgs.begin(), inputArgs.end());
+  for (unsigned i = 0; i < numData; ++i) {
+    Value v = ret.getOperand(i);
+    std::optional<std::string> dt = dtypeName(v);
+    if (!dt)
+      return error() << "result " << i << " has no TensorFlow dtype", failure();
+    std::string name = cast<StringAttr>(ret.getNames()[i]).str() + "_grad";
+    argTypes.push_back(v.getType());
+    argNames.push_back(builder.getStringAttr(name));
+    inputArgDefs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("name", builder.getStringAttr(name)),
+         builder.getNamedAttr("type", builder.getStringAttr(*dt))}));
+  }
+  // A unique symbol.
+  std::string name = (callee.getSymName() + "_grad").str();
+  for (int k = 1; module.lookupSymbol(name); ++k)
+    name = (callee.getSymName() + "_grad_" + Twine(k)).str();
+
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  OperationState state(callee.getLoc(), FuncOp::getOperationName());
+  auto &props = state.getOrAddProperties<FuncOp::Properties>();
+  props.sym_name = mb.getStringAttr(name);
+  props.arg_names = mb.getArrayAttr(argNames);
+  props.function_type = TypeAttr::get(mb.getFunctionType(argTypes, {}));
+  props.signature = mb.getDictionaryAttr({});
+  state.addRegion();
+  auto func = cast<FuncOp>(mb.create(state));
+  Block *block = new Block;
+  func.getBody().push_back(block);
+  for (Type t : argTypes)
+    block->addArgument(t, callee.getLoc());
+
+  // The forward body, then its gradient.
+  IRMapping mapping;
+  for (auto [from, to] : llvm::zip(body.getArguments(), block->getArguments()))
+    mapping.map(from, to);
+  OpBuilder bb = OpBuilder::atBlockEnd(block);
+  for (Operation &op : body.without_terminator())
+    bb.clone(op, mapping);
+  SmallVector<Value> ys, xs, gradYs;
+  for (unsigned i = 0; i < numData; ++i)
+    ys.push_back(mapping.lookupOrDefault(ret.getOperand(i)));
+  for (unsigned i = 0; i < body.getNumArguments(); ++i)
+    xs.push_back(block->getArgument(i));
+  for (unsigned i = 0; i < numData; ++i)
+    gradYs.push_back(block->getArgument(body.getNumArguments() + i));
+  GradientOptions options;
+  options.aggregationMethod = aggregationMethod;
+  options.colocateGradientsWithOps = colocateGradientsWithOps;
+  options.unconnectedGradients = "zero";
+  FailureOr<SmallVector<Value>> grads =
+      Differentiator(options).run(*block, ys, xs, gradYs, {});
+  if (failed(grads))
+    return failure();
+  SmallVector<Attribute> resultNames, outputArgDefs;
+  SmallVector<Type> resultTypes;
+  for (auto [i, g] : llvm::enumerate(*grads)) {
+    std::string resultName =
+        cast<StringAttr>(callee.getArgNames()[i]).str() + "_grad";
+    resultNames.push_back(builder.getStringAttr(resultName));
+    resultTypes.push_back(g.getType());
+    std::optional<std::string> dt = dtypeName(g);
+    if (!dt)
+      return error() << "argument " << i << " has no TensorFlow dtype",
+             failure();
+    outputArgDefs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("name", builder.getStringAttr(resultName)),
+         builder.getNamedAttr("type", builder.getStringAttr(*dt))}));
+  }
+  bb.setInsertionPointToEnd(block);
+  bb.create<ReturnOp>(callee.getLoc(), *grads, bb.getArrayAttr(resultNames),
+                      bb.getStrArrayAttr({}), ArrayAttr());
+  func.setFunctionTypeAttr(
+      TypeAttr::get(mb.getFunctionType(argTypes, resultTypes)));
+  func.setSignatureAttr(mb.getDictionaryAttr(
+      {mb.getNamedAttr("input_arg", mb.getArrayAttr(inputArgDefs)),
+       mb.getNamedAttr("output_arg", mb.getArrayAttr(outputArgDefs))}));
+  return func;
+}
+
 FailureOr<SmallVector<Value>>
 cleave::graph::addGradients(GraphOp graph, ArrayRef<Value> ys,
                             ArrayRef<Value> xs, ArrayRef<Value> gradYs,
                             ArrayRef<Value> stopGradients,
                             const GradientOptions &options) {
-  return Differentiator(options).run(graph, ys, xs, gradYs, stopGradients);
+  return Differentiator(options).run(graph.getBody().front(), ys, xs, gradYs,
+                                     stopGradients);
 }
 
 void GraphGradientPass::runOnOperation() {
