@@ -149,6 +149,37 @@ std::string fusedBatchNorm(bool training) {
          (training ? "true" : "false") + " } } }";
 }
 
+/// If(cond, x0, x1) with then = x * y, else = tanh(x) + y.
+std::string ifCase(bool taken) {
+  return std::string("node { name: \"cond\" op: \"Const\" attr { key: "
+                     "\"dtype\" value { type: DT_BOOL } } attr { key: "
+                     "\"value\" value { tensor { dtype: DT_BOOL tensor_shape "
+                     "{ } bool_val: ") +
+         (taken ? "true" : "false") +
+         " } } } }\n"
+         "node { name: \"y\" op: \"If\" input: \"cond\" input: \"x0\" "
+         "input: \"x1\" attr { key: \"Tcond\" value { type: DT_BOOL } } "
+         "attr { key: \"Tin\" value { list { type: DT_DOUBLE type: DT_DOUBLE "
+         "} } } attr { key: \"Tout\" value { list { type: DT_DOUBLE } } } "
+         "attr { key: \"then_branch\" value { func { name: \"mul\" } } } "
+         "attr { key: \"else_branch\" value { func { name: \"tanh_add\" } "
+         "} } }\n"
+         "library { function { signature { name: \"mul\" input_arg { name: "
+         "\"x\" type: DT_DOUBLE } input_arg { name: \"y\" type: DT_DOUBLE } "
+         "output_arg { name: \"z\" type: DT_DOUBLE } } node_def { name: "
+         "\"m\" op: \"Mul\" input: \"x\" input: \"y\" " +
+         t64 +
+         " } ret { key: \"z\" value: \"m:z:0\" } }\n"
+         "function { signature { name: \"tanh_add\" input_arg { name: \"x\" "
+         "type: DT_DOUBLE } input_arg { name: \"y\" type: DT_DOUBLE } "
+         "output_arg { name: \"z\" type: DT_DOUBLE } } node_def { name: "
+         "\"t\" op: \"Tanh\" input: \"x\" " +
+         t64 +
+         " } node_def { name: \"s\" op: \"AddV2\" input: \"t:y:0\" input: "
+         "\"y\" " +
+         t64 + " } ret { key: \"z\" value: \"s:z:0\" } } }";
+}
+
 std::vector<GradCase> cases() {
   using D = Domain;
   std::vector<GradCase> c = {
@@ -368,6 +399,8 @@ std::vector<GradCase> cases() {
            t64 +
            " }\n"
            "ret { key: \"r\" value: \"e:y:0\" } } }"},
+      {"IfThen", {{"x0", {3}}, {"x1", {3}}}, ifCase(true)},
+      {"IfElse", {{"x0", {3}}, {"x1", {3}}}, ifCase(false)},
       // A chain with fan-out: the gradient of x0 is summed from two uses.
       {"FanOutMlp",
        {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},

@@ -398,6 +398,10 @@ private:
 
   /// The library function `op` calls, if it is a call.
   FuncOp getCallee(NodeOp op);
+  /// If / StatelessIf: the same conditional over the branches' gradient
+  /// functions.
+  LogicalResult ifGrad(GradientBuilder &b, NodeOp op, ArrayRef<Value> outGrads,
+                       SmallVector<Value> &inGrads);
   /// SymbolicGradient of a call, as TensorFlow's _SymGrad builds it.
   LogicalResult callGrad(GradientBuilder &b, NodeOp op, FuncOp callee,
                          ArrayRef<Value> outGrads, SmallVector<Value> &inGrads);
@@ -753,12 +757,14 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
     if (hasOutGrads && !stopOps.contains(op) && numInputs > 0) {
       ops::GradFn rule = ops::lookupGradFn(op.getOpType());
       FuncOp callee = rule ? FuncOp() : getCallee(op);
-      if (!rule && !callee && !ops::isNotDifferentiable(op.getOpType())) {
+      bool isIf = op.getOpType() == "If" || op.getOpType() == "StatelessIf";
+      if (!rule && !callee && !isIf &&
+          !ops::isNotDifferentiable(op.getOpType())) {
         nodeError(op) << "No gradient defined for operation '" << op.getName()
                       << "' (op type: " << op.getOpType() << ")";
         return failure();
       }
-      if (rule || callee) {
+      if (rule || callee || isIf) {
         // Outputs no gradient reached get zeros (ZerosLike in the scope).
         for (auto [i, out] : llvm::enumerate(op.getOutputs()))
           if (!outGrads[i] && isTrainable(out)) {
@@ -772,8 +778,10 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
         b.prefix =
             b.getNames().unique(b.scope + "/" + op.getName().str() + "_grad") +
             "/";
-        if (callee) {
-          LogicalResult built = callGrad(b, op, callee, outGrads, inGrads);
+        if (callee || isIf) {
+          LogicalResult built =
+              isIf ? ifGrad(b, op, outGrads, inGrads)
+                   : callGrad(b, op, callee, outGrads, inGrads);
           b.prefix = saved;
           if (failed(built))
             return failure();
@@ -846,6 +854,61 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
     results.push_back(g);
   }
   return results;
+}
+
+LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
+                                     ArrayRef<Value> outGrads,
+                                     SmallVector<Value> &inGrads) {
+  MLIRContext *ctx = op.getContext();
+  Builder builder(ctx);
+  SmallVector<NamedAttribute> attrs;
+  for (StringRef branch : {"then_branch", "else_branch"}) {
+    auto f = dyn_cast_or_null<FuncAttr>(op.getTFAttr(branch));
+    FuncOp func =
+        f ? module.lookupSymbol<FuncOp>(f.getName().getValue()) : FuncOp();
+    if (!func)
+      return nodeError(op) << "'" << branch
+                           << "' names no function of the library";
+    FailureOr<std::string> grad = getGradientFunction(op, func);
+    if (failed(grad))
+      return failure();
+    attrs.push_back(builder.getNamedAttr(
+        branch,
+        FuncAttr::get(ctx, FlatSymbolRefAttr::get(ctx, *grad), f.getAttrs())));
+  }
+  ValueRange args = op.getDataInputs().drop_front();
+  SmallVector<Value> inputs{op.getDataInputs().front()};
+  llvm::append_range(inputs, args);
+  for (auto [out, g] : llvm::zip(op.getOutputs(), outGrads)) {
+    Value grad = g;
+    if (!grad) {
+      FailureOr<NodeOp> zeros =
+          b.create("ZerosLike", out, {}, "zeros_like", op.getLoc());
+      if (failed(zeros))
+        return failure();
+      grad = zeros->getOutputs()[0];
+    }
+    inputs.push_back(grad);
+  }
+  auto typesOf = [&](ValueRange values) {
+    SmallVector<Attribute> types;
+    for (Value v : values)
+      types.push_back(TypeAttr::get(elementTypeOf(v)));
+    return builder.getArrayAttr(types);
+  };
+  attrs.push_back(builder.getNamedAttr(
+      "Tcond", TypeAttr::get(elementTypeOf(inputs.front()))));
+  attrs.push_back(
+      builder.getNamedAttr("Tin", typesOf(ValueRange(inputs).drop_front())));
+  attrs.push_back(builder.getNamedAttr("Tout", typesOf(args)));
+  FailureOr<NodeOp> grad =
+      b.create(op.getOpType(), inputs, attrs, op.getOpType(), op.getLoc());
+  if (failed(grad))
+    return failure();
+  // The condition gets no gradient.
+  for (auto [i, g] : llvm::enumerate(grad->getOutputs()))
+    inGrads[i + 1] = g;
+  return success();
 }
 
 FuncOp Differentiator::getCallee(NodeOp op) {
