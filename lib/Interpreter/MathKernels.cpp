@@ -11,7 +11,8 @@ using namespace mlir;
 using namespace cleave::interp;
 
 bool cleave::interp::broadcastShape(const std::vector<int64_t> &a,
-                    const std::vector<int64_t> &b, std::vector<int64_t> &out) {
+                                    const std::vector<int64_t> &b,
+                                    std::vector<int64_t> &out) {
   size_t rank = std::max(a.size(), b.size());
   out.assign(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
@@ -24,8 +25,9 @@ bool cleave::interp::broadcastShape(const std::vector<int64_t> &a,
   return true;
 }
 
-std::vector<int64_t> cleave::interp::broadcastIndices(const std::vector<int64_t> &in,
-                                      const std::vector<int64_t> &out) {
+std::vector<int64_t>
+cleave::interp::broadcastIndices(const std::vector<int64_t> &in,
+                                 const std::vector<int64_t> &out) {
   int64_t n = 1;
   for (int64_t d : out)
     n *= d;
@@ -54,17 +56,39 @@ template <typename Fn> LogicalResult dispatchNumeric(int32_t dt, Fn &&fn) {
 }
 
 enum class Binary {
-  Add, Sub, Mul, Div, RealDiv, FloorDiv, FloorMod, DivNoNan, Max, Min, Pow,
-  SquaredDifference, Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual
+  Add,
+  Sub,
+  Mul,
+  Div,
+  RealDiv,
+  FloorDiv,
+  FloorMod,
+  DivNoNan,
+  Max,
+  Min,
+  Pow,
+  SquaredDifference,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+  Equal,
+  NotEqual
 };
 
 bool isComparison(Binary op) { return op >= Binary::Less; }
 
 template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
   switch (op) {
-  case Binary::Add: r = x + y; return true;
-  case Binary::Sub: r = x - y; return true;
-  case Binary::Mul: r = x * y; return true;
+  case Binary::Add:
+    r = x + y;
+    return true;
+  case Binary::Sub:
+    r = x - y;
+    return true;
+  case Binary::Mul:
+    r = x * y;
+    return true;
   case Binary::Div:
   case Binary::RealDiv:
     if constexpr (std::is_integral_v<T>) {
@@ -73,7 +97,9 @@ template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
     }
     r = x / y;
     return true;
-  case Binary::DivNoNan: r = y == T(0) ? T(0) : T(x / y); return true;
+  case Binary::DivNoNan:
+    r = y == T(0) ? T(0) : T(x / y);
+    return true;
   case Binary::FloorDiv:
     if constexpr (std::is_integral_v<T>) {
       if (y == 0)
@@ -103,16 +129,36 @@ template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
       r = m;
     }
     return true;
-  case Binary::Max: r = x > y ? x : y; return true;
-  case Binary::Min: r = x < y ? x : y; return true;
-  case Binary::Pow: r = T(std::pow(double(x), double(y))); return true;
-  case Binary::SquaredDifference: r = (x - y) * (x - y); return true;
-  case Binary::Less: b = x < y; return true;
-  case Binary::LessEqual: b = x <= y; return true;
-  case Binary::Greater: b = x > y; return true;
-  case Binary::GreaterEqual: b = x >= y; return true;
-  case Binary::Equal: b = x == y; return true;
-  case Binary::NotEqual: b = x != y; return true;
+  case Binary::Max:
+    r = x > y ? x : y;
+    return true;
+  case Binary::Min:
+    r = x < y ? x : y;
+    return true;
+  case Binary::Pow:
+    r = T(std::pow(double(x), double(y)));
+    return true;
+  case Binary::SquaredDifference:
+    r = (x - y) * (x - y);
+    return true;
+  case Binary::Less:
+    b = x < y;
+    return true;
+  case Binary::LessEqual:
+    b = x <= y;
+    return true;
+  case Binary::Greater:
+    b = x > y;
+    return true;
+  case Binary::GreaterEqual:
+    b = x >= y;
+    return true;
+  case Binary::Equal:
+    b = x == y;
+    return true;
+  case Binary::NotEqual:
+    b = x != y;
+    return true;
   }
   return false;
 }
@@ -121,7 +167,8 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   if (a.dtype() != b.dtype())
     return ctx.error() << "inputs have different dtypes, "
-                       << dtypeName(a.dtype()) << " and " << dtypeName(b.dtype());
+                       << dtypeName(a.dtype()) << " and "
+                       << dtypeName(b.dtype());
   std::vector<int64_t> shape;
   if (!broadcastShape(a.shape(), b.shape(), shape))
     return ctx.error() << "Incompatible shapes: " << shapeString(a.shape())
@@ -149,8 +196,8 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
   if (failed(typed)) {
     if (a.dtype() == kBool && (op == Binary::Equal || op == Binary::NotEqual)) {
       for (size_t i = 0; i < ia.size(); ++i)
-        out.data<bool>()[i] = (a.data<bool>()[ia[i]] == b.data<bool>()[ib[i]]) ==
-                              (op == Binary::Equal);
+        out.data<bool>()[i] = (a.data<bool>()[ia[i]] ==
+                               b.data<bool>()[ib[i]]) == (op == Binary::Equal);
     } else {
       return ctx.error() << "dtype " << dtypeName(a.dtype())
                          << " is not supported";
@@ -167,28 +214,58 @@ template <Binary op> LogicalResult binary(KernelContext &ctx) {
 }
 
 enum class Unary {
-  Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Abs, Sign, Sigmoid, Tanh,
-  Reciprocal, Floor, Relu, Relu6, Elu
+  Neg,
+  Square,
+  Sqrt,
+  Rsqrt,
+  Exp,
+  Log,
+  Log1p,
+  Abs,
+  Sign,
+  Sigmoid,
+  Tanh,
+  Reciprocal,
+  Floor,
+  Relu,
+  Relu6,
+  Elu
 };
 
 template <typename T> T applyUnary(Unary op, T x) {
   switch (op) {
-  case Unary::Neg: return -x;
-  case Unary::Square: return x * x;
-  case Unary::Sqrt: return T(std::sqrt(double(x)));
-  case Unary::Rsqrt: return T(1 / std::sqrt(double(x)));
-  case Unary::Exp: return T(std::exp(double(x)));
-  case Unary::Log: return T(std::log(double(x)));
-  case Unary::Log1p: return T(std::log1p(double(x)));
-  case Unary::Abs: return x < 0 ? T(-x) : x;
-  case Unary::Sign: return T(x > 0 ? 1 : (x < 0 ? -1 : 0));
-  case Unary::Sigmoid: return T(1 / (1 + std::exp(-double(x))));
-  case Unary::Tanh: return T(std::tanh(double(x)));
-  case Unary::Reciprocal: return T(1 / double(x));
-  case Unary::Floor: return T(std::floor(double(x)));
-  case Unary::Relu: return x > 0 ? x : T(0);
-  case Unary::Relu6: return x < 0 ? T(0) : (x > 6 ? T(6) : x);
-  case Unary::Elu: return x > 0 ? x : T(std::expm1(double(x)));
+  case Unary::Neg:
+    return -x;
+  case Unary::Square:
+    return x * x;
+  case Unary::Sqrt:
+    return T(std::sqrt(double(x)));
+  case Unary::Rsqrt:
+    return T(1 / std::sqrt(double(x)));
+  case Unary::Exp:
+    return T(std::exp(double(x)));
+  case Unary::Log:
+    return T(std::log(double(x)));
+  case Unary::Log1p:
+    return T(std::log1p(double(x)));
+  case Unary::Abs:
+    return x < 0 ? T(-x) : x;
+  case Unary::Sign:
+    return T(x > 0 ? 1 : (x < 0 ? -1 : 0));
+  case Unary::Sigmoid:
+    return T(1 / (1 + std::exp(-double(x))));
+  case Unary::Tanh:
+    return T(std::tanh(double(x)));
+  case Unary::Reciprocal:
+    return T(1 / double(x));
+  case Unary::Floor:
+    return T(std::floor(double(x)));
+  case Unary::Relu:
+    return x > 0 ? x : T(0);
+  case Unary::Relu6:
+    return x < 0 ? T(0) : (x > 6 ? T(6) : x);
+  case Unary::Elu:
+    return x > 0 ? x : T(std::expm1(double(x)));
   }
   return x;
 }
@@ -237,8 +314,9 @@ LogicalResult addN(KernelContext &ctx) {
   for (const Tensor &t : ctx.inputs)
     if (t.shape() != out.shape())
       return ctx.error() << "Inputs to operation AddN must have the same size "
-                            "and shape: " << shapeString(out.shape()) << " != "
-                         << shapeString(t.shape());
+                            "and shape: "
+                         << shapeString(out.shape())
+                         << " != " << shapeString(t.shape());
   if (failed(dispatchNumeric(out.dtype(), [&](auto tag) {
         using T = decltype(tag);
         for (const Tensor &t : ctx.inputs)
@@ -316,7 +394,7 @@ template <Reduce op> LogicalResult reduce(KernelContext &ctx) {
         T *o = out.data<T>();
         const T *x = in.data<T>();
         for (int64_t i = 0; i < m; ++i)
-          o[i] = op == Reduce::Prod ? T(1)
+          o[i] = op == Reduce::Prod  ? T(1)
                  : op == Reduce::Max ? std::numeric_limits<T>::lowest()
                  : op == Reduce::Min ? std::numeric_limits<T>::max()
                                      : T(0);
@@ -324,10 +402,19 @@ template <Reduce op> LogicalResult reduce(KernelContext &ctx) {
           T &r = o[target[i]];
           ++count[target[i]];
           switch (op) {
-          case Reduce::Sum: case Reduce::Mean: r += x[i]; break;
-          case Reduce::Prod: r *= x[i]; break;
-          case Reduce::Max: r = std::max(r, x[i]); break;
-          case Reduce::Min: r = std::min(r, x[i]); break;
+          case Reduce::Sum:
+          case Reduce::Mean:
+            r += x[i];
+            break;
+          case Reduce::Prod:
+            r *= x[i];
+            break;
+          case Reduce::Max:
+            r = std::max(r, x[i]);
+            break;
+          case Reduce::Min:
+            r = std::min(r, x[i]);
+            break;
           }
         }
         if (op == Reduce::Mean)
@@ -389,8 +476,8 @@ LogicalResult matMul(KernelContext &ctx) {
   int64_t kb = b.shape()[tb ? 1 : 0], n = b.shape()[tb ? 0 : 1];
   if (k != kb)
     return ctx.error() << "Matrix size-incompatible: In[0]: "
-                       << shapeString(a.shape()) << ", In[1]: "
-                       << shapeString(b.shape());
+                       << shapeString(a.shape())
+                       << ", In[1]: " << shapeString(b.shape());
   Tensor out(a.dtype(), {m, n});
   if (failed(dispatchNumeric(a.dtype(), [&](auto tag) {
         using T = decltype(tag);
@@ -417,7 +504,8 @@ LogicalResult selectV2(KernelContext &ctx) {
   if (!broadcastShape(t.shape(), e.shape(), te) ||
       !broadcastShape(c.shape(), te, shape))
     return ctx.error() << "condition, then and else shapes are not "
-                          "broadcastable: " << shapeString(c.shape()) << ", "
+                          "broadcastable: "
+                       << shapeString(c.shape()) << ", "
                        << shapeString(t.shape()) << ", "
                        << shapeString(e.shape());
   auto ic = broadcastIndices(c.shape(), shape);
@@ -447,7 +535,8 @@ LogicalResult select(KernelContext &ctx) {
 }
 
 LogicalResult range(KernelContext &ctx) {
-  double start = ctx.inputs[0].getAsDouble(0), limit = ctx.inputs[1].getAsDouble(0),
+  double start = ctx.inputs[0].getAsDouble(0),
+         limit = ctx.inputs[1].getAsDouble(0),
          delta = ctx.inputs[2].getAsDouble(0);
   // As StrCat prints numbers: 1, not 1.000000e+00.
   auto text = [](double v) {
@@ -485,11 +574,21 @@ template <OutputGrad kind> LogicalResult outputGrad(KernelContext &ctx) {
   for (int64_t i = 0; i < y.numElements(); ++i) {
     double v = y.getAsDouble(i), g = dy.getAsDouble(i), r = 0;
     switch (kind) {
-    case OutputGrad::Sigmoid: r = g * v * (1 - v); break;
-    case OutputGrad::Tanh: r = g * (1 - v * v); break;
-    case OutputGrad::Rsqrt: r = -0.5 * g * v * v * v; break;
-    case OutputGrad::Sqrt: r = 0.5 * g / v; break;
-    case OutputGrad::Reciprocal: r = -g * v * v; break;
+    case OutputGrad::Sigmoid:
+      r = g * v * (1 - v);
+      break;
+    case OutputGrad::Tanh:
+      r = g * (1 - v * v);
+      break;
+    case OutputGrad::Rsqrt:
+      r = -0.5 * g * v * v * v;
+      break;
+    case OutputGrad::Sqrt:
+      r = 0.5 * g / v;
+      break;
+    case OutputGrad::Reciprocal:
+      r = -g * v * v;
+      break;
     }
     out.setFromDouble(i, r);
   }
@@ -508,18 +607,21 @@ LogicalResult batchMatMul(KernelContext &ctx) {
   bool adjA = ctx.getBool("adj_x").value_or(false);
   bool adjB = ctx.getBool("adj_y").value_or(false);
   int64_t ra = a.rank(), rb = b.rank();
-  int64_t m = a.shape()[ra - (adjA ? 1 : 2)], k = a.shape()[ra - (adjA ? 2 : 1)];
-  int64_t kb = b.shape()[rb - (adjB ? 1 : 2)], n = b.shape()[rb - (adjB ? 2 : 1)];
+  int64_t m = a.shape()[ra - (adjA ? 1 : 2)],
+          k = a.shape()[ra - (adjA ? 2 : 1)];
+  int64_t kb = b.shape()[rb - (adjB ? 1 : 2)],
+          n = b.shape()[rb - (adjB ? 2 : 1)];
   std::vector<int64_t> batchA(a.shape().begin(), a.shape().end() - 2),
       batchB(b.shape().begin(), b.shape().end() - 2), batch;
   if (!broadcastShape(batchA, batchB, batch))
     return ctx.error() << "In[0] and In[1] must have compatible batch "
-                          "dimensions: " << shapeString(a.shape()) << " vs. "
+                          "dimensions: "
+                       << shapeString(a.shape()) << " vs. "
                        << shapeString(b.shape());
   if (k != kb)
     return ctx.error() << "Matrix size-incompatible: In[0]: "
-                       << shapeString(a.shape()) << ", In[1]: "
-                       << shapeString(b.shape());
+                       << shapeString(a.shape())
+                       << ", In[1]: " << shapeString(b.shape());
   std::vector<int64_t> shape = batch;
   shape.push_back(m);
   shape.push_back(n);
@@ -536,9 +638,44 @@ LogicalResult batchMatMul(KernelContext &ctx) {
           acc += a.getAsDouble(baseA + (adjA ? q * m + i : i * k + q)) *
                  b.getAsDouble(baseB + (adjB ? j * k + q : q * n + j));
         if (!out.setFromDouble(baseOut + i * n + j, acc))
-          return ctx.error() << "dtype " << dtypeName(a.dtype())
-                             << " is not supported";
+          return ctx.error()
+                 << "dtype " << dtypeName(a.dtype()) << " is not supported";
       }
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+} // namespace
+
+namespace {
+/// UnsortedSegmentSum: output[segment_ids[i], ...] += data[i, ...].
+LogicalResult unsortedSegmentSum(KernelContext &ctx) {
+  const Tensor &data = ctx.inputs[0], &ids = ctx.inputs[1];
+  std::vector<int64_t> segment = toInts(ids);
+  std::vector<int64_t> numSegments = toInts(ctx.inputs[2]);
+  if (numSegments.size() != 1 || numSegments[0] < 0)
+    return ctx.error() << "num_segments must be a non-negative scalar";
+  int64_t n = numSegments[0];
+  if (ids.rank() > data.rank() ||
+      !std::equal(ids.shape().begin(), ids.shape().end(), data.shape().begin()))
+    return ctx.error() << "data.shape = " << shapeString(data.shape())
+                       << " does not start with segment_ids.shape = "
+                       << shapeString(ids.shape());
+  std::vector<int64_t> shape{n};
+  shape.insert(shape.end(), data.shape().begin() + ids.rank(),
+               data.shape().end());
+  Tensor out(data.dtype(), shape);
+  int64_t inner = 1;
+  for (size_t d = 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  for (size_t i = 0; i < segment.size(); ++i) {
+    int64_t k = segment[i];
+    if (k < 0 || k >= n)
+      return ctx.error() << "segment_ids[" << i << "] = " << k
+                         << " is out of range [0, " << n << ")";
+    for (int64_t j = 0; j < inner; ++j)
+      out.setFromDouble(k * inner + j, out.getAsDouble(k * inner + j) +
+                                           data.getAsDouble(i * inner + j));
   }
   ctx.outputs[0] = out;
   return success();
@@ -547,6 +684,7 @@ LogicalResult batchMatMul(KernelContext &ctx) {
 
 KernelTable cleave::interp::getMathKernels() {
   return {
+      {"UnsortedSegmentSum", unsortedSegmentSum},
       {"Add", binary<Binary::Add>},
       {"AddV2", binary<Binary::Add>},
       {"Sub", binary<Binary::Sub>},

@@ -899,6 +899,38 @@ std::string tileGrad(GradientContext &ctx) {
   return "";
 }
 
+/// GatherV2 along axis 0: an IndexedSlices of the gathered rows.
+std::string gatherV2Grad(GradientContext &ctx) {
+  GradTensor params = ctx.getInput(0), indices = ctx.getInput(1);
+  auto axis = ctx.getConstantInts(ctx.getInput(2));
+  if (!axis || axis->size() != 1 || (*axis)[0] != 0 ||
+      ctx.getIntAttr("batch_dims").value_or(0) != 0)
+    return "the gradient of GatherV2 supports a constant axis 0 and "
+           "batch_dims 0 only (for now)";
+  GradTensor shape64 =
+      ctx.op("Shape", {params}, {GradAttr::dtype("out_type", grads::kInt64)});
+  GradTensor paramsShape = ctx.op("Cast", {shape64},
+                                  {GradAttr::dtype("DstT", grads::kInt32),
+                                   GradAttr::boolean("Truncate", false)});
+  GradTensor size = ctx.op("Size", {indices});
+  GradTensor indicesSize = ctx.op(
+      "ExpandDims", {size, ctx.scalar(0, grads::kInt32, "ExpandDims/dim")});
+  GradTensor tail =
+      ctx.op("StridedSlice",
+             {paramsShape, ctx.intVector({1}, "strided_slice/stack"),
+              ctx.intVector({0}, "strided_slice/stack_1"),
+              ctx.intVector({1}, "strided_slice/stack_2")},
+             {GradAttr::integer("end_mask", 1)}, "strided_slice");
+  GradTensor valuesShape =
+      ctx.op("ConcatV2",
+             {indicesSize, tail, ctx.scalar(0, grads::kInt32, "concat/axis")},
+             {}, "concat");
+  GradTensor values = ctx.op("Reshape", {ctx.getOutputGrad(0), valuesShape});
+  GradTensor flatIndices = ctx.op("Reshape", {indices, indicesSize});
+  ctx.setInputGradSlices(0, values, flatIndices, paramsShape);
+  return "";
+}
+
 std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
@@ -921,5 +953,6 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Pad", padGrad},
       {"ConcatV2", concatGrad},
       {"Tile", tileGrad},
+      {"GatherV2", gatherV2Grad},
   };
 }

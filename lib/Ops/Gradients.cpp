@@ -81,6 +81,15 @@ void GradientContext::setInputGrad(unsigned index, GradTensor grad) {
     inputGrads[index] = grad;
 }
 
+void GradientContext::setInputGradSlices(unsigned index, GradTensor values,
+                                         GradTensor indices,
+                                         GradTensor denseShape) {
+  if (index >= inputGrads.size())
+    return;
+  inputGrads[index] = values;
+  inputSlices[index] = {indices, denseShape};
+}
+
 grads::BroadcastArgs grads::broadcastArgs(GradientContext &ctx) {
   BroadcastArgs args;
   args.sx = ctx.op("Shape", {ctx.getInput(0)});

@@ -191,6 +191,11 @@ OpTable cleave::ops::detail::getMathOps() {
        {"output: Tidx"},
        {"Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, "
         "uint16, uint32} = DT_INT32"}},
+      {"UnsortedSegmentSum",
+       {"data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"},
+       {"output: T"},
+       {"T: numbertype", "Tindices: {int16, int32, int64}",
+        "Tnumsegments: {int32, int64} = DT_INT32"}},
   };
 }
 
@@ -339,6 +344,23 @@ std::string rangeShape(InferenceContext &ctx) {
 }
 } // namespace
 
+/// [num_segments] + data.shape[rank(segment_ids):].
+std::string unsortedSegmentSumShape(InferenceContext &ctx) {
+  Shape data = ctx.getInputShape(0), ids = ctx.getInputShape(1);
+  if (!data.hasRank() || !ids.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  if (ids.rank() > data.rank())
+    return "Shape must be at least rank " + std::to_string(ids.rank()) +
+           " but is rank " + std::to_string(data.rank());
+  auto n = ctx.getConstantInput(2);
+  Shape out = Shape::of({n && n->size() == 1 ? (*n)[0] : Shape::kUnknown});
+  out.dims.append(data.dims.begin() + ids.rank(), data.dims.end());
+  ctx.setOutput(0, out);
+  return "";
+}
+
 detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
   ShapeFnTable table = {
       {"AddN", addNShape},
@@ -349,6 +371,7 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
       {"Select", selectShape},
       {"SelectV2", selectV2Shape},
       {"Range", rangeShape},
+      {"UnsortedSegmentSum", unsortedSegmentSumShape},
       {"Cast", shapes::unchanged},
       {"ClipByValue", shapes::unchanged},
   };

@@ -180,6 +180,22 @@ std::string ifCase(bool taken) {
          t64 + " } ret { key: \"z\" value: \"s:z:0\" } } }";
 }
 
+/// `name` = GatherV2(params, indices, axis 0), with its constants.
+std::string gather(const char *name, const char *params, const Dims &indices) {
+  std::string idx = std::string(name) + "_indices",
+              axis = std::string(name) + "_axis";
+  return intConst(idx.c_str(), indices) + "node { name: \"" + axis +
+         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } "
+         "} attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+         "tensor_shape { } int_val: 0 } } } }\n"
+         "node { name: \"" +
+         name + "\" op: \"GatherV2\" input: \"" + params + "\" input: \"" +
+         idx + "\" input: \"" + axis +
+         "\" attr { key: \"Tparams\" value { type: DT_DOUBLE } } attr { key: "
+         "\"Tindices\" value { type: DT_INT32 } } attr { key: \"Taxis\" "
+         "value { type: DT_INT32 } } }\n";
+}
+
 std::vector<GradCase> cases() {
   using D = Domain;
   std::vector<GradCase> c = {
@@ -401,6 +417,23 @@ std::vector<GradCase> cases() {
            "ret { key: \"r\" value: \"e:y:0\" } } }"},
       {"IfThen", {{"x0", {3}}, {"x1", {3}}}, ifCase(true)},
       {"IfElse", {{"x0", {3}}, {"x1", {3}}}, ifCase(false)},
+      // Sparse gradients: GatherV2's IndexedSlices, summed where indices
+      // repeat, concatenated with other slices or dense gradients.
+      {"GatherV2", {{"x0", {4, 3}}}, gather("y", "x0", {2, 0, 2})},
+      {"GatherV2Twice",
+       {{"x0", {4, 2}}},
+       gather("g1", "x0", {1, 3}) + gather("g2", "x0", {3, 3}) +
+           "node { name: \"y\" op: \"Mul\" input: \"g1\" input: \"g2\" " + t64 +
+           " }"},
+      {"GatherV2AndDense",
+       {{"x0", {3, 2}}},
+       gather("g", "x0", {0, 2}) +
+           "node { name: \"axis0\" op: \"Const\" attr { key: \"dtype\" "
+           "value { type: DT_INT32 } } attr { key: \"value\" value { tensor "
+           "{ dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
+           "node { name: \"y\" op: \"ConcatV2\" input: \"g\" input: "
+           "\"x0\" input: \"axis0\" attr { key: \"N\" value { i: 2 } } " +
+           t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
       // A chain with fan-out: the gradient of x0 is summed from two uses.
       {"FanOutMlp",
        {{"x0", {2, 3}}, {"x1", {3, 2}}, {"x2", {2}}},

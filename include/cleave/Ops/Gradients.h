@@ -118,15 +118,28 @@ public:
 
   /// Sets the gradient of input `index` (null: no gradient).
   void setInputGrad(unsigned index, GradTensor grad);
+  /// Sets a sparse gradient (TensorFlow's IndexedSlices): rows `values` of
+  /// a tensor of shape `denseShape`, at `indices` of its first dimension,
+  /// summed where indices repeat.
+  void setInputGradSlices(unsigned index, GradTensor values, GradTensor indices,
+                          GradTensor denseShape);
   llvm::ArrayRef<GradTensor> getInputGrads() const { return inputGrads; }
+  /// The (indices, dense shape) of input `index`'s gradient when it is
+  /// sparse; null tensors otherwise.
+  std::pair<GradTensor, GradTensor> getInputGradSlices(unsigned index) const {
+    return index < inputSlices.size() ? inputSlices[index]
+                                      : std::pair<GradTensor, GradTensor>();
+  }
 
 protected:
   void resetInputGrads(unsigned numInputs) {
     inputGrads.assign(numInputs, GradTensor());
+    inputSlices.assign(numInputs, {});
   }
 
 private:
   llvm::SmallVector<GradTensor, 4> inputGrads;
+  llvm::SmallVector<std::pair<GradTensor, GradTensor>, 4> inputSlices;
 };
 
 /// A gradient rule: empty on success, else why it cannot differentiate the

@@ -395,6 +395,17 @@ private:
   bool gateGradients, colocateGradientsWithOps;
   std::string unconnectedGradients, scopeName;
   ModuleOp module;
+  /// Sparse gradients (IndexedSlices): their values, mapped to their
+  /// indices and dense shape.
+  DenseMap<Value, std::pair<Value, Value>> slices;
+
+  /// `g` as a dense tensor: sparse gradients are summed into their shape
+  /// (UnsortedSegmentSum), as converting an IndexedSlices does.
+  FailureOr<Value> densify(GradientBuilder &b, Value g, Location loc);
+  /// Sums gradients of which some are sparse: all as IndexedSlices, values
+  /// and indices concatenated (_AggregateIndexedSlicesGradients).
+  FailureOr<Value> concatSlices(GradientBuilder &b, ArrayRef<Value> grads,
+                                Location loc);
 
   /// The library function `op` calls, if it is a call.
   FuncOp getCallee(NodeOp op);
@@ -586,7 +597,12 @@ LogicalResult Differentiator::aggregate(GradientBuilder &b, NodeOp op,
     if (outGrad.size() < 2)
       continue;
     Value sum;
-    if (aggregationMethod == "add_n") {
+    if (llvm::any_of(outGrad, [&](Value g) { return slices.count(g); })) {
+      FailureOr<Value> total = concatSlices(b, outGrad, op.getLoc());
+      if (failed(total))
+        return failure();
+      sum = *total;
+    } else if (aggregationMethod == "add_n") {
       FailureOr<Value> total = multiDeviceAddN(b, outGrad, op.getLoc());
       if (failed(total))
         return failure();
@@ -609,6 +625,78 @@ LogicalResult Differentiator::aggregate(GradientBuilder &b, NodeOp op,
     outGrad.assign(1, sum);
   }
   return success();
+}
+
+FailureOr<Value> Differentiator::densify(GradientBuilder &b, Value g,
+                                         Location loc) {
+  auto it = slices.find(g);
+  if (!g || it == slices.end())
+    return g;
+  auto [indices, shape] = it->second;
+  MLIRContext *ctx = g.getContext();
+  NodeGradientContext consts(g.getDefiningOp<NodeOp>(), b, {}, {});
+  auto rows =
+      b.create("StridedSlice",
+               {shape, unwrap(consts.intVector({0}, "strided_slice/stack")),
+                unwrap(consts.intVector({1}, "strided_slice/stack_1")),
+                unwrap(consts.intVector({1}, "strided_slice/stack_2"))},
+               {NamedAttribute(StringAttr::get(ctx, "shrink_axis_mask"),
+                               IntegerAttr::get(IntegerType::get(ctx, 64), 1))},
+               "strided_slice", loc);
+  if (failed(rows))
+    return failure();
+  auto sum = b.create("UnsortedSegmentSum", {g, indices, rows->getOutputs()[0]},
+                      {}, "", loc);
+  if (failed(sum))
+    return failure();
+  return sum->getOutputs()[0];
+}
+
+FailureOr<Value> Differentiator::concatSlices(GradientBuilder &b,
+                                              ArrayRef<Value> grads,
+                                              Location loc) {
+  SmallVector<Value> values, indices;
+  Value shape;
+  for (Value g : grads) {
+    if (auto it = slices.find(g); it != slices.end()) {
+      values.push_back(g);
+      indices.push_back(it->second.first);
+      shape = shape ? shape : it->second.second;
+      continue;
+    }
+    // A dense gradient as slices: all its rows, in order.
+    NodeGradientContext consts(g.getDefiningOp<NodeOp>(), b, {}, {});
+    GradTensor dense = wrap(g);
+    GradTensor rows = consts.op(
+        "StridedSlice",
+        {consts.op("Shape", {dense}),
+         consts.intVector({0}, "strided_slice/stack"),
+         consts.intVector({1}, "strided_slice/stack_1"),
+         consts.intVector({1}, "strided_slice/stack_2")},
+        {ops::GradAttr::integer("shrink_axis_mask", 1)}, "strided_slice");
+    GradTensor range = consts.op("Range",
+                                 {consts.scalar(0, 3, "range/start"), rows,
+                                  consts.scalar(1, 3, "range/delta")},
+                                 {}, "range");
+    if (consts.failedToBuild)
+      return failure();
+    values.push_back(g);
+    indices.push_back(unwrap(range));
+  }
+  NodeGradientContext consts(grads.front().getDefiningOp<NodeOp>(), b, {}, {});
+  Value axis = unwrap(consts.scalar(0, 3, "concat/axis"));
+  if (!axis)
+    return failure();
+  SmallVector<Value> valueInputs(values), indexInputs(indices);
+  valueInputs.push_back(axis);
+  indexInputs.push_back(axis);
+  auto allValues = b.create("ConcatV2", valueInputs, {}, "concat", loc);
+  auto allIndices = b.create("ConcatV2", indexInputs, {}, "concat", loc);
+  if (failed(allValues) || failed(allIndices))
+    return failure();
+  Value result = allValues->getOutputs()[0];
+  slices[result] = {allIndices->getOutputs()[0], shape};
+  return result;
 }
 
 LogicalResult Differentiator::gate(GradientBuilder &b, NodeOp op,
@@ -634,7 +722,8 @@ LogicalResult Differentiator::gate(GradientBuilder &b, NodeOp op,
   if (Attribute tag = op.getTFAttr(kTPUReplicateAttr))
     setTFAttr(group, kTPUReplicateAttr, tag);
   for (Value &g : inGrads) {
-    if (!g)
+    // Sparse gradients pass ungated: an identity would lose their slices.
+    if (!g || slices.count(g))
       continue;
     // with_dependencies: colocated with the gradient it passes on.
     NodeOp producer = g.getDefiningOp<NodeOp>();
@@ -765,6 +854,15 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
         return failure();
       }
       if (rule || callee || isIf) {
+        // Only ops that pass a gradient through take it sparse.
+        if (!llvm::is_contained({"Identity", "Snapshot", "ReadVariableOp"},
+                                op.getOpType()))
+          for (Value &g : outGrads) {
+            FailureOr<Value> dense = densify(b, g, op.getLoc());
+            if (failed(dense))
+              return failure();
+            g = *dense;
+          }
         // Outputs no gradient reached get zeros (ZerosLike in the scope).
         for (auto [i, out] : llvm::enumerate(op.getOutputs()))
           if (!outGrads[i] && isTrainable(out)) {
@@ -796,8 +894,12 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
           }
           if (ctx.failedToBuild)
             return failure();
-          for (auto [i, g] : llvm::enumerate(ctx.getInputGrads()))
+          for (auto [i, g] : llvm::enumerate(ctx.getInputGrads())) {
             inGrads[i] = g ? unwrap(g) : Value();
+            auto [indices, shape] = ctx.getInputGradSlices(i);
+            if (g && indices && shape)
+              slices[inGrads[i]] = {unwrap(indices), unwrap(shape)};
+          }
         }
         if (gateGradients) {
           b.prefix = b.scope + "/" + op.getName().str() + "_grad/";
@@ -843,6 +945,12 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
       auto &slot = it->second[cast<OpResult>(x).getResultNumber()];
       if (!slot.empty())
         g = slot.front();
+    }
+    if (g) {
+      FailureOr<Value> dense = densify(b, g, x.getLoc());
+      if (failed(dense))
+        return failure();
+      g = *dense;
     }
     if (!g && unconnectedGradients == "zero") {
       FailureOr<NodeOp> zeros =
