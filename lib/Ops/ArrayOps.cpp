@@ -931,6 +931,18 @@ std::string gatherV2Grad(GradientContext &ctx) {
   return "";
 }
 
+/// Split(axis, value) and SplitV(value, sizes, axis): the gradients of the
+/// pieces, concatenated.
+std::string splitGrad(GradientContext &ctx) {
+  bool isV = ctx.getOpType() == "SplitV";
+  std::vector<GradTensor> inputs;
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    inputs.push_back(ctx.getOutputGrad(i));
+  inputs.push_back(ctx.getInput(isV ? 2 : 0));
+  ctx.setInputGrad(isV ? 0 : 1, ctx.op("ConcatV2", inputs, {}, "concat"));
+  return "";
+}
+
 std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
@@ -954,5 +966,7 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"ConcatV2", concatGrad},
       {"Tile", tileGrad},
       {"GatherV2", gatherV2Grad},
+      {"Split", splitGrad},
+      {"SplitV", splitGrad},
   };
 }

@@ -7,7 +7,6 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 
-
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
@@ -97,8 +96,7 @@ std::string shapes::unchanged(InferenceContext &ctx) {
 
 std::string shapes::broadcastBinary(InferenceContext &ctx) {
   std::string error;
-  auto out = broadcastShapes(ctx.getInputShape(0), ctx.getInputShape(1),
-                             error);
+  auto out = broadcastShapes(ctx.getInputShape(0), ctx.getInputShape(1), error);
   if (!out)
     return error;
   ctx.setOutput(0, *out);
@@ -179,16 +177,15 @@ ShapeFn cleave::ops::lookupShapeFn(llvm::StringRef opType) {
     auto *map = new llvm::StringMap<ShapeFn>();
     for (const ShapeFnTable &family :
          {getArrayShapeFns(), getMathShapeFns(), getNNShapeFns(),
-          getControlFlowShapeFns(), getStateShapeFns(),
-          getFunctionalShapeFns(), getRandomShapeFns(), getHostShapeFns(),
-          getTPUShapeFns()})
+          getControlFlowShapeFns(), getStateShapeFns(), getFunctionalShapeFns(),
+          getRandomShapeFns(), getHostShapeFns(), getTPUShapeFns()})
       for (const auto &[name, fn] : family) {
         if (!lookupOp(name))
-          llvm::report_fatal_error(llvm::Twine("shape function for unregistered op '") +
-                                   name + "'");
+          llvm::report_fatal_error(
+              llvm::Twine("shape function for unregistered op '") + name + "'");
         if (!map->try_emplace(name, fn).second)
-          llvm::report_fatal_error(llvm::Twine("two shape functions for op '") + name +
-                                   "'");
+          llvm::report_fatal_error(llvm::Twine("two shape functions for op '") +
+                                   name + "'");
       }
     return map;
   }();

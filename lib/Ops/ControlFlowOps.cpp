@@ -70,7 +70,6 @@ OpTable cleave::ops::detail::getControlFlowOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-
 namespace {
 /// Merge: the shape its inputs agree on (unknown dims where they differ),
 /// and a scalar value_index.
@@ -86,10 +85,14 @@ std::string mergeShape(InferenceContext &ctx) {
 
 detail::ShapeFnTable cleave::ops::detail::getControlFlowShapeFns() {
   return {
-      {"Switch", shapes::unchanged},  {"RefSwitch", shapes::unchanged},
-      {"Merge", mergeShape},          {"Enter", shapes::unchanged},
-      {"Exit", shapes::unchanged},    {"NextIteration", shapes::unchanged},
-      {"LoopCond", shapes::unchanged}, {"NoOp", shapes::none},
+      {"Switch", shapes::unchanged},
+      {"RefSwitch", shapes::unchanged},
+      {"Merge", mergeShape},
+      {"Enter", shapes::unchanged},
+      {"Exit", shapes::unchanged},
+      {"NextIteration", shapes::unchanged},
+      {"LoopCond", shapes::unchanged},
+      {"NoOp", shapes::none},
       {"ControlTrigger", shapes::none},
   };
 }

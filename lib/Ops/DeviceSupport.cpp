@@ -10,31 +10,55 @@
 
 #include "OpTables.h"
 
-std::vector<llvm::StringRef>
-cleave::ops::detail::getDeviceSupportExceptions() {
+std::vector<llvm::StringRef> cleave::ops::detail::getDeviceSupportExceptions() {
   return {
       // Host-only ops of device families.
       // Reference variables live on the host; TPU computations take
       // resource variables only.
-      "VariableV2", "Variable", "IsVariableInitialized", "Assign",
-      "AssignAdd", "AssignSub", "ApplyGradientDescent", "ApplyMomentum",
-      "ApplyAdam", "DestroyResourceOp",
+      "VariableV2",
+      "Variable",
+      "IsVariableInitialized",
+      "Assign",
+      "AssignAdd",
+      "AssignSub",
+      "ApplyGradientDescent",
+      "ApplyMomentum",
+      "ApplyAdam",
+      "DestroyResourceOp",
       // Transfers the partitioner inserts run around compiled code.
-      "_Send", "_Recv", "_HostSend", "_HostRecv",
+      "_Send",
+      "_Recv",
+      "_HostSend",
+      "_HostRecv",
       // Calls that need a runtime: a remote target, or a gradient not yet
       // expanded into ops.
-      "RemoteCall", "SymbolicGradient",
+      "RemoteCall",
+      "SymbolicGradient",
       // The host halves of replication and feeds.
-      "_TPUReplicate", "TPUCompilationResult", "InfeedEnqueueTuple",
+      "_TPUReplicate",
+      "TPUCompilationResult",
+      "InfeedEnqueueTuple",
       "OutfeedDequeueTuple",
 
       // Device ops of host families: TensorArrays and TensorLists have XLA
       // kernels (with static sizes).
-      "TensorArrayV3", "TensorArrayGradV3", "TensorArrayWriteV3",
-      "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayScatterV3",
-      "TensorArraySizeV3", "TensorArrayCloseV3", "EmptyTensorList",
-      "TensorListReserve", "TensorListFromTensor", "TensorListGetItem",
-      "TensorListSetItem", "TensorListStack", "TensorListPushBack",
-      "TensorListPopBack", "TensorListLength", "TensorListElementShape",
+      "TensorArrayV3",
+      "TensorArrayGradV3",
+      "TensorArrayWriteV3",
+      "TensorArrayReadV3",
+      "TensorArrayGatherV3",
+      "TensorArrayScatterV3",
+      "TensorArraySizeV3",
+      "TensorArrayCloseV3",
+      "EmptyTensorList",
+      "TensorListReserve",
+      "TensorListFromTensor",
+      "TensorListGetItem",
+      "TensorListSetItem",
+      "TensorListStack",
+      "TensorListPushBack",
+      "TensorListPopBack",
+      "TensorListLength",
+      "TensorListElementShape",
   };
 }

@@ -2,6 +2,8 @@
 
 #include "OpTables.h"
 
+#include <algorithm>
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -132,6 +134,14 @@ const GradRegistry &getRegistry() {
 
 GradFn cleave::ops::lookupGradFn(llvm::StringRef opType) {
   return getRegistry().rules.lookup(opType);
+}
+
+std::vector<std::string> cleave::ops::getOpsWithGradient() {
+  std::vector<std::string> names;
+  for (const auto &entry : getRegistry().rules)
+    names.push_back(entry.getKey().str());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 bool cleave::ops::isNotDifferentiable(llvm::StringRef opType) {

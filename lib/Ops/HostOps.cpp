@@ -66,9 +66,12 @@ OpTable cleave::ops::detail::getHostOps() {
 
 ShapeFnTable cleave::ops::detail::getHostShapeFns() {
   return {
-      {"Print", shapes::unchanged},     {"PrintV2", shapes::none},
-      {"Assert", shapes::none},         {"StringFormat", shapes::scalar},
-      {"AsString", shapes::unchanged},  {"ScalarSummary", shapes::scalar},
+      {"Print", shapes::unchanged},
+      {"PrintV2", shapes::none},
+      {"Assert", shapes::none},
+      {"StringFormat", shapes::scalar},
+      {"AsString", shapes::unchanged},
+      {"ScalarSummary", shapes::scalar},
       {"HistogramSummary", shapes::scalar},
       {"MergeSummary", shapes::scalar},
   };

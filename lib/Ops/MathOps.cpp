@@ -504,6 +504,18 @@ std::string logGrad(GradientContext &ctx) {
   return "";
 }
 
+std::string log1pGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0);
+  ctx.setControlDependencies({grad});
+  GradTensor onePlusX =
+      ctx.op("AddV2", {ctx.scalar(1, ctx.getDType(x), "add/x"), x}, {}, "add");
+  GradTensor inverse = ctx.op("Reciprocal", {onePlusX});
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, ctx.op("Mul", {grad, inverse}, {}, "mul"));
+  return "";
+}
+
 std::string absGrad(GradientContext &ctx) {
   GradTensor sign = ctx.op("Sign", {ctx.getInput(0)});
   ctx.setInputGrad(0, ctx.op("Mul", {ctx.getOutputGrad(0), sign}, {}, "mul"));
@@ -561,13 +573,11 @@ std::string matMulGrad(GradientContext &ctx) {
   return "";
 }
 
-/// The gradient of a reduction's output, broadcast back to the input:
-/// BroadcastTo(Reshape(grad, kept), Shape(x)), where `kept` is x's shape
-/// with the reduced dims set to 1: Shape(x) * keep + reduced when the rank
-/// and axes are known, else the shape of a keep_dims reduction of x.
-std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
-                                               GradTensor &inputShape,
-                                               std::string &error) {
+/// The shape of a reduction's output with its reduced dims kept as 1:
+/// Shape(x) * keep + reduced when the rank and axes are known, else the
+/// shape of a keep_dims reduction of x. Sets `inputShape` to Shape(x).
+std::optional<GradTensor>
+keptShape(GradientContext &ctx, GradTensor &inputShape, std::string &error) {
   GradTensor x = ctx.getInput(0), axesInput = ctx.getInput(1);
   Shape shape = ctx.getShape(x);
   auto axes = ctx.getConstantInts(axesInput);
@@ -593,8 +603,46 @@ std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
         ctx.op("Sum", {x, axesInput}, {GradAttr::boolean("keep_dims", true)});
     kept = ctx.op("Shape", {keptSum});
   }
-  GradTensor grad = ctx.op("Reshape", {ctx.getOutputGrad(0), kept});
+  return kept;
+}
+
+/// The gradient of a reduction's output, broadcast back to the input:
+/// BroadcastTo(Reshape(grad, kept), Shape(x)).
+std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
+                                               GradTensor &inputShape,
+                                               std::string &error) {
+  std::optional<GradTensor> kept = keptShape(ctx, inputShape, error);
+  if (!kept)
+    return std::nullopt;
+  GradTensor grad = ctx.op("Reshape", {ctx.getOutputGrad(0), *kept});
   return ctx.op("BroadcastTo", {grad, inputShape});
+}
+
+/// Max and Min: the gradient is shared by the elements equal to the
+/// extremum.
+std::string minOrMaxGrad(GradientContext &ctx) {
+  std::string error;
+  GradTensor inputShape;
+  std::optional<GradTensor> kept = keptShape(ctx, inputShape, error);
+  if (!kept)
+    return error;
+  GradTensor y = ctx.getOutput(0), grad = ctx.getOutputGrad(0);
+  if (!ctx.getBoolAttr("keep_dims").value_or(false)) {
+    y = ctx.op("Reshape", {y, *kept});
+    grad = ctx.op("Reshape", {grad, *kept}, {}, "Reshape_1");
+  }
+  GradTensor indicators =
+      ctx.op("Cast", {ctx.op("Equal", {y, ctx.getInput(0)})},
+             {GradAttr::dtype("DstT", ctx.getDType(grad)),
+              GradAttr::boolean("Truncate", false)});
+  GradTensor selected = ctx.op("Reshape",
+                               {ctx.op("Sum", {indicators, ctx.getInput(1)},
+                                       {GradAttr::boolean("keep_dims", false)}),
+                                *kept},
+                               {}, "Reshape_2");
+  GradTensor share = ctx.op("RealDiv", {indicators, selected}, {}, "truediv");
+  ctx.setInputGrad(0, ctx.op("Mul", {share, grad}, {}, "mul"));
+  return "";
 }
 
 std::string sumGrad(GradientContext &ctx) {
@@ -745,6 +793,27 @@ std::string selectGrad(GradientContext &ctx) {
   return "";
 }
 
+/// SelectV2(c, x, y) broadcasts: each side's gradient is reduced to its
+/// shape.
+std::string selectV2Grad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor c = ctx.getInput(0);
+  GradTensor zeros = ctx.scalar(0, ctx.getDType(grad), "zeros");
+  GradTensor outputShape = ctx.op("Shape", {ctx.getOutput(0)}, {}, "Shape_1");
+  for (unsigned side = 1; side <= 2; ++side) {
+    GradTensor picked = side == 1 ? ctx.op("SelectV2", {c, grad, zeros})
+                                  : ctx.op("SelectV2", {c, zeros, grad});
+    GradTensor shape = ctx.op("Shape", {ctx.getInput(side)});
+    auto r = ctx.addNode("BroadcastGradientArgs", {shape, outputShape});
+    if (r.size() != 2)
+      return "";
+    GradTensor sum =
+        ctx.op("Sum", {picked, r[0]}, {GradAttr::boolean("keep_dims", true)});
+    ctx.setInputGrad(side, ctx.op("Reshape", {sum, shape}));
+  }
+  return "";
+}
+
 std::string addNGrad(GradientContext &ctx) {
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     ctx.setInputGrad(i, ctx.getOutputGrad(0));
@@ -778,6 +847,10 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Cast", castGrad},
       {"AddN", addNGrad},
       {"Select", selectGrad},
+      {"SelectV2", selectV2Grad},
+      {"Max", minOrMaxGrad},
+      {"Min", minOrMaxGrad},
+      {"Log1p", log1pGrad},
       {"BatchMatMulV2", batchMatMulGrad},
       {"SquaredDifference", squaredDifferenceGrad},
       {"Pow", powGrad},

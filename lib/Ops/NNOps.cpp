@@ -352,6 +352,12 @@ std::string reluGrad(GradientContext &ctx) {
   return "";
 }
 
+std::string eluGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0,
+                   ctx.op("EluGrad", {ctx.getOutputGrad(0), ctx.getOutput(0)}));
+  return "";
+}
+
 std::string relu6Grad(GradientContext &ctx) {
   ctx.setInputGrad(
       0, ctx.op("Relu6Grad", {ctx.getOutputGrad(0), ctx.getInput(0)}));
@@ -492,6 +498,7 @@ detail::GradFnTable cleave::ops::detail::getNNGradFns() {
   return {
       {"Relu", reluGrad},
       {"Relu6", relu6Grad},
+      {"Elu", eluGrad},
       {"BiasAdd", biasAddGrad},
       {"Softmax", softmaxGrad},
       {"LogSoftmax", logSoftmaxGrad},

@@ -562,11 +562,10 @@ static Registry buildRegistry() {
     bool onDevice;
   };
   static constexpr Family kFamilies[] = {
-      {getArrayOps, true},       {getMathOps, true},
-      {getNNOps, true},          {getStateOps, true},
-      {getControlFlowOps, true}, {getFunctionalOps, true},
-      {getRandomOps, true},      {getTPUOps, true},
-      {getHostOps, false},       {getDataOps, false}};
+      {getArrayOps, true},  {getMathOps, true},        {getNNOps, true},
+      {getStateOps, true},  {getControlFlowOps, true}, {getFunctionalOps, true},
+      {getRandomOps, true}, {getTPUOps, true},         {getHostOps, false},
+      {getDataOps, false}};
   std::vector<StringRef> exceptions = getDeviceSupportExceptions();
   Registry registry;
   for (const Family &family : kFamilies) {
@@ -584,8 +583,8 @@ static Registry buildRegistry() {
     if (!llvm::any_of(registry.ops,
                       [&](const OpSpec &op) { return op.name == name; }))
       llvm::report_fatal_error("cleave op table: device support exception "
-                               "for unregistered op '" + llvm::Twine(name) +
-                               "'");
+                               "for unregistered op '" +
+                               llvm::Twine(name) + "'");
   llvm::sort(registry.ops,
              [](const OpSpec &a, const OpSpec &b) { return a.name < b.name; });
   auto duplicate = std::adjacent_find(

@@ -26,15 +26,17 @@ struct DenseSpec {
 bool bit(int64_t mask, int64_t i) { return i < 63 && (mask >> i) & 1; }
 } // namespace
 
-std::string cleave::ops::planStridedSlice(
-    llvm::ArrayRef<int64_t> inputShape, llvm::ArrayRef<int64_t> begin,
-    llvm::ArrayRef<int64_t> end, llvm::ArrayRef<int64_t> strides,
-    const StridedSliceMasks &masks, StridedSlicePlan &plan) {
+std::string cleave::ops::planStridedSlice(llvm::ArrayRef<int64_t> inputShape,
+                                          llvm::ArrayRef<int64_t> begin,
+                                          llvm::ArrayRef<int64_t> end,
+                                          llvm::ArrayRef<int64_t> strides,
+                                          const StridedSliceMasks &masks,
+                                          StridedSlicePlan &plan) {
   if (begin.size() != end.size() || begin.size() != strides.size())
     return "Expected begin, end, and strides to be 1D equal size tensors, "
-           "but got shapes [" + std::to_string(begin.size()) + "], [" +
-           std::to_string(end.size()) + "], and [" +
-           std::to_string(strides.size()) + "] instead.";
+           "but got shapes [" +
+           std::to_string(begin.size()) + "], [" + std::to_string(end.size()) +
+           "], and [" + std::to_string(strides.size()) + "] instead.";
   if (masks.ellipsis & (masks.ellipsis - 1))
     return "Multiple ellipses in slice spec not allowed";
 
@@ -58,8 +60,8 @@ std::string cleave::ops::planStridedSlice(
   int64_t full = 0;
   for (int64_t i = 0; i < sparseDims; ++i) {
     if (bit(ellipsisMask, i)) {
-      int64_t next = std::min(rank - (sparseDims - i) + 1 + newAxesAfterEllipsis,
-                              rank);
+      int64_t next =
+          std::min(rank - (sparseDims - i) + 1 + newAxesAfterEllipsis, rank);
       for (; full < next; ++full) {
         dense.beginMask |= int64_t(1) << full;
         dense.endMask |= int64_t(1) << full;
@@ -96,7 +98,8 @@ std::string cleave::ops::planStridedSlice(
       return "strides[" + std::to_string(i) + "] must be non-zero";
     if (shrink && stride <= 0)
       return "only stride 1 allowed on non-range indexing.";
-    bool beginMasked = bit(dense.beginMask, i), endMasked = bit(dense.endMask, i);
+    bool beginMasked = bit(dense.beginMask, i),
+         endMasked = bit(dense.endMask, i);
     if (dim < 0) { // unknown: only a shrunk dimension has a known size
       plan.begin.push_back(0);
       plan.strides.push_back(stride);

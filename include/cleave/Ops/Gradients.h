@@ -149,6 +149,9 @@ using GradFn = std::string (*)(GradientContext &ctx);
 /// The gradient rule of `opType`, or null when it has none.
 GradFn lookupGradFn(llvm::StringRef opType);
 
+/// The op types that have a gradient rule, sorted.
+std::vector<std::string> getOpsWithGradient();
+
 /// Whether TensorFlow declares `opType` not differentiable
 /// (ops.NotDifferentiable): no gradient flows through it, and that is no
 /// error.
