@@ -96,3 +96,37 @@ detail::ShapeFnTable cleave::ops::detail::getControlFlowShapeFns() {
       {"ControlTrigger", shapes::none},
   };
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients (control_flow_grad.py), for conditionals; loops have none yet
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Switch(data, pred): the branch that ran carries the gradient; a Merge of
+/// both outputs' gradients forwards it (the other one is dead).
+std::string switchGrad(GradientContext &ctx) {
+  auto merged = ctx.addNode(
+      "Merge", {ctx.getOutputGrad(0), ctx.getOutputGrad(1)}, {}, "cond_grad");
+  if (!merged.empty())
+    ctx.setInputGrad(0, merged[0]);
+  return "";
+}
+
+/// Merge: input i's gradient is the output's, routed through a Switch on
+/// value_index == i (TensorFlow's rule outside a cond context).
+std::string mergeGrad(GradientContext &ctx) {
+  GradTensor valueIndex = ctx.getOutput(1);
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    GradTensor taken =
+        ctx.op("Equal", {valueIndex, ctx.scalar(i, grads::kInt32, "Equal/y")});
+    auto routed = ctx.addNode("Switch", {ctx.getOutputGrad(0), taken});
+    if (routed.size() == 2)
+      ctx.setInputGrad(i, routed[1]);
+  }
+  return "";
+}
+} // namespace
+
+detail::GradFnTable cleave::ops::detail::getControlFlowGradFns() {
+  return {{"Switch", switchGrad}, {"Merge", mergeGrad}};
+}

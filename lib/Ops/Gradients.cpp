@@ -119,7 +119,8 @@ const GradRegistry &getRegistry() {
   static const GradRegistry *registry = [] {
     auto *r = new GradRegistry;
     for (const GradFnTable &family : {getMathGradFns(), getNNGradFns(),
-                                      getArrayGradFns(), getStateGradFns()})
+                                      getArrayGradFns(), getStateGradFns(),
+                                      getControlFlowGradFns()})
       for (const auto &[name, fn] : family)
         if (!lookupOp(name) || !r->rules.try_emplace(name, fn).second)
           llvm::report_fatal_error(llvm::Twine("bad gradient table entry '") +

@@ -58,6 +58,7 @@ GradFnTable getMathGradFns();
 GradFnTable getNNGradFns();
 GradFnTable getArrayGradFns();
 GradFnTable getStateGradFns();
+GradFnTable getControlFlowGradFns();
 std::vector<llvm::StringRef> getNotDifferentiableOps();
 
 /// Helpers the family files' gradient rules share (Gradients.cpp).

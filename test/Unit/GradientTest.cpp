@@ -149,6 +149,28 @@ std::string fusedBatchNorm(bool training) {
          (training ? "true" : "false") + " } } }";
 }
 
+/// A v1 conditional: Switch on a constant, Square if true, Tanh if false,
+/// Merge.
+std::string switchMerge(bool taken) {
+  return std::string("node { name: \"p\" op: \"Const\" attr { key: "
+                     "\"dtype\" value { type: DT_BOOL } } attr { key: "
+                     "\"value\" value { tensor { dtype: DT_BOOL tensor_shape "
+                     "{ } bool_val: ") +
+         (taken ? "true" : "false") +
+         " } } } }\n"
+         "node { name: \"sw\" op: \"Switch\" input: \"x0\" input: \"p\" " +
+         t64 +
+         " }\n"
+         "node { name: \"f\" op: \"Tanh\" input: \"sw\" " +
+         t64 +
+         " }\n"
+         "node { name: \"t\" op: \"Square\" input: \"sw:1\" " +
+         t64 +
+         " }\n"
+         "node { name: \"y\" op: \"Merge\" input: \"f\" input: \"t\" " +
+         t64 + " attr { key: \"N\" value { i: 2 } } }";
+}
+
 /// If(cond, x0, x1) with then = x * y, else = tanh(x) + y.
 std::string ifCase(bool taken) {
   return std::string("node { name: \"cond\" op: \"Const\" attr { key: "
@@ -415,6 +437,8 @@ std::vector<GradCase> cases() {
            t64 +
            " }\n"
            "ret { key: \"r\" value: \"e:y:0\" } } }"},
+      {"SwitchMergeTrue", {{"x0", {3}}}, switchMerge(true)},
+      {"SwitchMergeFalse", {{"x0", {3}}}, switchMerge(false)},
       {"IfThen", {{"x0", {3}}, {"x1", {3}}}, ifCase(true)},
       {"IfElse", {{"x0", {3}}, {"x1", {3}}}, ifCase(false)},
       // Sparse gradients: GatherV2's IndexedSlices, summed where indices

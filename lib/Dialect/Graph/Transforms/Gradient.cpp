@@ -824,9 +824,11 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
         queued.insert(op).second)
       queue.push_back(cast<NodeOp>(op));
   }
+  llvm::DenseSet<Operation *> processed;
   while (!queue.empty()) {
     NodeOp op = queue.front();
     queue.pop_front();
+    processed.insert(op);
     if (colocateGradientsWithOps && failed(b.enterColocation(op)))
       return failure();
     b.forward = op;
@@ -849,8 +851,14 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
       bool isIf = op.getOpType() == "If" || op.getOpType() == "StatelessIf";
       if (!rule && !callee && !isIf &&
           !ops::isNotDifferentiable(op.getOpType())) {
-        nodeError(op) << "No gradient defined for operation '" << op.getName()
-                      << "' (op type: " << op.getOpType() << ")";
+        auto diag = nodeError(op)
+                    << "No gradient defined for operation '" << op.getName()
+                    << "' (op type: " << op.getOpType() << ")";
+        if (llvm::is_contained({"Enter", "Exit", "NextIteration", "LoopCond",
+                                "RefEnter", "RefExit", "While",
+                                "StatelessWhile"},
+                               op.getOpType()))
+          diag << ": gradients of while loops are not supported yet";
         return failure();
       }
       if (rule || callee || isIf) {
@@ -924,6 +932,18 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
         queue.push_back(cast<NodeOp>(producer));
     }
   }
+
+  // An op still waiting for its consumers' gradients sits on a cycle: a
+  // v1 loop (NextIteration), which needs TensorFlow's loop state.
+  for (Operation &op : block)
+    if (between.contains(&op) && !processed.contains(&op) &&
+        pending.lookup(&op) > 0) {
+      nodeError(cast<NodeOp>(op))
+          << "graph-gradient: the gradient cannot pass this node, which is "
+             "on a loop (NextIteration cycle): gradients of v1 while loops "
+             "are not supported yet";
+      return failure();
+    }
 
   // The results: each x's (aggregated) gradient.
   SmallVector<Value> results;
