@@ -8,6 +8,8 @@
 
 #include "Kernels.h"
 
+#include "cleave/Dialect/Graph/Transforms/Gradients.h"
+
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
@@ -158,10 +160,18 @@ LogicalResult symbolicGradient(KernelContext &ctx) {
           if (name && func && name.getValue() == forward)
             gradient = func.str();
         }
-  if (gradient.empty())
-    return ctx.error() << "the library registers no gradient function for '"
-                       << forward
-                       << "' (run graph-gradient, which generates one)";
+  if (gradient.empty()) {
+    // As TensorFlow's runtime, differentiate the function on first use.
+    auto function = module.lookupSymbol<graph::FuncOp>(forward);
+    if (!function)
+      return ctx.error() << "function '" << forward
+                         << "' is not in the graph's library";
+    FailureOr<std::string> generated =
+        graph::getOrCreateGradientFunction(ctx.node, function);
+    if (failed(generated))
+      return failure();
+    gradient = *generated;
+  }
   auto results = ctx.interpreter.call(gradient, ctx.inputs,
                                       bind(ctx, f->getAttrs()), ctx.node);
   if (failed(results))

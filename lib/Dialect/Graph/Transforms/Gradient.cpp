@@ -366,6 +366,9 @@ using GradMap = DenseMap<Operation *, SmallVector<SmallVector<Value, 1>>>;
 
 /// One tf.gradients() invocation: options, then run().
 class Differentiator {
+  friend FailureOr<std::string>
+      cleave::graph::getOrCreateGradientFunction(NodeOp, FuncOp);
+
 public:
   explicit Differentiator(const GradientOptions &options)
       : aggregationMethod(options.aggregationMethod),
@@ -1252,6 +1255,13 @@ FailureOr<FuncOp> Differentiator::generateGradientFunction(NodeOp call,
       {mb.getNamedAttr("input_arg", mb.getArrayAttr(inputArgDefs)),
        mb.getNamedAttr("output_arg", mb.getArrayAttr(outputArgDefs))}));
   return func;
+}
+
+FailureOr<std::string>
+cleave::graph::getOrCreateGradientFunction(NodeOp user, FuncOp function) {
+  Differentiator differentiator{GradientOptions()};
+  differentiator.module = user->getParentOfType<ModuleOp>();
+  return differentiator.getGradientFunction(user, function);
 }
 
 FailureOr<SmallVector<Value>>

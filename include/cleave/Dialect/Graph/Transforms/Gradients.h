@@ -33,6 +33,12 @@ addGradients(GraphOp graph, llvm::ArrayRef<mlir::Value> ys,
              llvm::ArrayRef<mlir::Value> stopGradients,
              const GradientOptions &options);
 
+/// The name of the function computing the gradient of calls of `function`:
+/// its GradientDef in the library, or one generated (`<function>_grad`) and
+/// registered there. `user` is the node diagnostics point at.
+mlir::FailureOr<std::string> getOrCreateGradientFunction(NodeOp user,
+                                                         FuncOp function);
+
 /// The tensors `texts` ("node" or "node:port") of the top-level graph;
 /// errors name `pass` and its `option`.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
