@@ -71,9 +71,8 @@ Value unwrap(GradTensor t) { return Value::getFromOpaquePointer(t.get()); }
 /// decides how each new node is named, placed and tagged.
 class GradientBuilder {
 public:
-  GradientBuilder(Block &block, bool colocate)
-      : block(block), names(block), builder(OpBuilder::atBlockEnd(&block)),
-        colocate(colocate) {}
+  explicit GradientBuilder(Block &block)
+      : block(block), names(block), builder(OpBuilder::atBlockEnd(&block)) {}
 
   NameUniquer &getNames() { return names; }
   std::string scope, uid;
@@ -150,9 +149,6 @@ private:
   Block &block;
   NameUniquer names;
   OpBuilder builder;
-  /// Whether op colocation was asked for (colocate_gradients_with_ops);
-  /// bucket sums colocate regardless, as _MultiDeviceAddN does.
-  [[maybe_unused]] bool colocate;
   SmallVector<NodeOp> colocationOps;
   GradientColocation colocation;
 };
@@ -747,7 +743,7 @@ LogicalResult Differentiator::gate(GradientBuilder &b, NodeOp op,
 FailureOr<SmallVector<Value>>
 Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
                     ArrayRef<Value> givenGradYs, ArrayRef<Value> stops) {
-  GradientBuilder b(block, colocateGradientsWithOps);
+  GradientBuilder b(block);
   module = block.getParentOp()->getParentOfType<ModuleOp>();
   b.scope = b.getNames().unique(scopeName);
   b.uid = b.getNames().unique(b.scope + "/uid");
