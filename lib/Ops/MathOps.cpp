@@ -645,7 +645,33 @@ std::string minOrMaxGrad(GradientContext &ctx) {
   return "";
 }
 
+/// TensorFlow's path for a reduction over all dims of a known rank:
+/// Tile(Reshape(grad, [1, ..., 1]), shape of x), the shape a constant when
+/// static. Null when it does not apply.
+GradTensor reduceAllGrad(GradientContext &ctx) {
+  GradTensor x = ctx.getInput(0);
+  Shape shape = ctx.getShape(x);
+  auto axes = ctx.getConstantInts(ctx.getInput(1));
+  if (!shape.hasRank() || !axes || int64_t(axes->size()) != shape.rank())
+    return GradTensor();
+  for (auto [i, axis] : llvm::enumerate(*axes))
+    if (axis != int64_t(i))
+      return GradTensor();
+  std::vector<int64_t> ones(shape.rank(), 1);
+  GradTensor grad = ctx.op(
+      "Reshape", {ctx.getOutputGrad(0), ctx.intVector(ones, "Reshape/shape")});
+  bool known = llvm::none_of(shape.dims, [](int64_t d) { return d < 0; });
+  GradTensor inputShape = known ? ctx.intVector(std::vector<int64_t>(
+                                      shape.dims.begin(), shape.dims.end()))
+                                : ctx.op("Shape", {x});
+  return ctx.op("Tile", {grad, inputShape});
+}
+
 std::string sumGrad(GradientContext &ctx) {
+  if (GradTensor grad = reduceAllGrad(ctx)) {
+    ctx.setInputGrad(0, grad);
+    return "";
+  }
   std::string error;
   GradTensor inputShape;
   if (auto grad = broadcastReducedGrad(ctx, inputShape, error))
@@ -654,24 +680,48 @@ std::string sumGrad(GradientContext &ctx) {
 }
 
 std::string meanGrad(GradientContext &ctx) {
-  std::string error;
-  GradTensor inputShape;
-  auto grad = broadcastReducedGrad(ctx, inputShape, error);
-  if (!grad)
-    return error;
-  // Divide by the number of elements each output averaged.
-  GradTensor axis0 = ctx.intVector({0});
-  GradTensor inputSize = ctx.op("Prod", {inputShape, axis0});
-  GradTensor outputSize = ctx.op(
-      "Prod", {ctx.op("Shape", {ctx.getOutput(0)}), axis0}, {}, "Prod_1");
-  GradTensor factor =
-      ctx.op("FloorDiv",
-             {inputSize,
-              ctx.op("Maximum", {outputSize, ctx.scalar(1, grads::kInt32)})});
-  GradTensor cast = ctx.op("Cast", {factor},
-                           {GradAttr::dtype("DstT", ctx.getDType(*grad)),
-                            GradAttr::boolean("Truncate", false)});
-  ctx.setInputGrad(0, ctx.op("RealDiv", {*grad, cast}, {}, "truediv"));
+  GradTensor sum = reduceAllGrad(ctx);
+  if (!sum) {
+    std::string error;
+    GradTensor inputShape;
+    auto grad = broadcastReducedGrad(ctx, inputShape, error);
+    if (!grad)
+      return error;
+    sum = *grad;
+  }
+  // Divide by the number of elements each output averaged: a constant
+  // when both shapes are static.
+  Shape in = ctx.getShape(ctx.getInput(0)),
+        out = ctx.getShape(ctx.getOutput(0));
+  auto numElements = [](const Shape &s) -> std::optional<int64_t> {
+    if (!s.hasRank())
+      return std::nullopt;
+    int64_t n = 1;
+    for (int64_t d : s.dims) {
+      if (d < 0)
+        return std::nullopt;
+      n *= d;
+    }
+    return n;
+  };
+  GradTensor factor;
+  if (auto inSize = numElements(in), outSize = numElements(out);
+      inSize && outSize) {
+    factor = ctx.scalar(double(*inSize / std::max<int64_t>(*outSize, 1)),
+                        ctx.getDType(sum));
+  } else {
+    GradTensor inputShape = ctx.op("Shape", {ctx.getInput(0)});
+    GradTensor outputShape = ctx.op("Shape", {ctx.getOutput(0)});
+    GradTensor inputSize = ctx.op("Prod", {inputShape, ctx.intVector({0})});
+    GradTensor outputSize = ctx.op("Prod", {outputShape, ctx.intVector({0})});
+    GradTensor divisor = ctx.op(
+        "Maximum", {outputSize, ctx.scalar(1, grads::kInt32, "Maximum/y")});
+    factor = ctx.op("Cast",
+                    {ctx.op("FloorDiv", {inputSize, divisor}, {}, "floordiv")},
+                    {GradAttr::dtype("DstT", ctx.getDType(sum)),
+                     GradAttr::boolean("Truncate", false)});
+  }
+  ctx.setInputGrad(0, ctx.op("RealDiv", {sum, factor}, {}, "truediv"));
   return "";
 }
 

@@ -415,7 +415,17 @@ std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
            "'s backprop output (a second-order gradient) is not supported "
            "yet";
   GradTensor gradLoss = ctx.getOutputGrad(0);
-  ctx.setInputGrad(0, broadcastMul(ctx, gradLoss, ctx.getOutput(1), ""));
+  GradTensor backprop = ctx.getOutput(1);
+  // The sparse op's fused backprop has no gradient of its own.
+  if (ctx.getOpType() == "SparseSoftmaxCrossEntropyWithLogits")
+    backprop =
+        ctx.op("PreventGradient", {backprop},
+               {GradAttr::string(
+                   "message",
+                   "Currently there is no way to take the second derivative of "
+                   "sparse_softmax_cross_entropy_with_logits due to the fused "
+                   "implementation's interaction with tf.gradients()")});
+  ctx.setInputGrad(0, broadcastMul(ctx, gradLoss, backprop, ""));
   if (ctx.getOpType() == "SoftmaxCrossEntropyWithLogits") {
     GradTensor logSoftmax = ctx.op("LogSoftmax", {ctx.getInput(0)});
     ctx.setInputGrad(

@@ -59,7 +59,7 @@ private:
                         ArrayRef<NamedAttribute> attrs = {},
                         NodeOp colocate = {}, bool exactName = false);
   FailureOr<NodeOp> addScalar(StringRef name, double value, Type type,
-                              NodeOp colocate = {});
+                              NodeOp colocate = {}, ValueRange controls = {});
   /// A zero-initialized (or `initial`-initialized) ref variable like
   /// `like`, named `name`, with its initializer, Assign and read: TF's
   /// slot_creator / non-slot variable. Returns the variable.
@@ -101,7 +101,8 @@ FailureOr<NodeOp> GraphMinimizePass::add(StringRef opType, StringRef name,
 }
 
 FailureOr<NodeOp> GraphMinimizePass::addScalar(StringRef name, double value,
-                                               Type type, NodeOp colocate) {
+                                               Type type, NodeOp colocate,
+                                               ValueRange controls) {
   auto tensorType = RankedTensorType::get({}, type);
   DenseElementsAttr dense;
   if (auto f = dyn_cast<FloatType>(type)) {
@@ -116,7 +117,7 @@ FailureOr<NodeOp> GraphMinimizePass::addScalar(StringRef name, double value,
   MLIRContext *ctx = &getContext();
   auto tensor = TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}),
                                 dense, 1, {});
-  return add("Const", name, {}, {},
+  return add("Const", name, {}, controls,
              {builder->getNamedAttr("dtype", TypeAttr::get(type)),
               builder->getNamedAttr("value", tensor)},
              colocate);
@@ -403,7 +404,9 @@ void GraphMinimizePass::runOnOperation() {
   if (globalStepNode) {
     auto group = add("NoOp", scope + "update", {}, updates);
     Type stepType = elementTypeOf(globalStepNode.getOutputs()[0]);
-    auto one = addScalar(scope + "value", 1, stepType, globalStepNode);
+    // Under control_dependencies([update]), as the increment is.
+    auto one = addScalar(scope + "value", 1, stepType, globalStepNode,
+                         failed(group) ? ValueRange() : group->getControl());
     if (failed(group) || failed(one))
       return signalPassFailure();
     FailureOr<NodeOp> increment =
