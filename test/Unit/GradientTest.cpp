@@ -171,6 +171,55 @@ std::string switchMerge(bool taken) {
          t64 + " attr { key: \"N\" value { i: 2 } } }";
 }
 
+/// While over (i, x, w): 3 iterations of x = tanh(x * w) + x, i = i + 1.
+std::string whileCase() {
+  return std::string(
+             "node { name: \"i0\" op: \"Const\" attr { key: \"dtype\" "
+             "value { type: DT_INT32 } } attr { key: \"value\" value { tensor "
+             "{ dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
+             "node { name: \"w\" op: \"While\" input: \"i0\" input: "
+             "\"x0\" input: \"x1\" attr { key: \"T\" value { list { type: "
+             "DT_INT32 type: DT_DOUBLE type: DT_DOUBLE } } } attr { key: "
+             "\"cond\" value { func { name: \"below3\" } } } attr { key: "
+             "\"body\" value { func { name: \"step\" } } } }\n"
+             "node { name: \"y\" op: \"Identity\" input: \"w:1\" ") +
+         t64 +
+         " }\n"
+         "library { function { signature { name: \"below3\" input_arg { "
+         "name: \"i\" type: DT_INT32 } input_arg { name: \"x\" type: "
+         "DT_DOUBLE } input_arg { name: \"v\" type: DT_DOUBLE } output_arg { "
+         "name: \"c\" type: DT_BOOL } }\n"
+         "node_def { name: \"three\" op: \"Const\" attr { key: \"dtype\" "
+         "value { type: DT_INT32 } } attr { key: \"value\" value { tensor { "
+         "dtype: DT_INT32 tensor_shape { } int_val: 3 } } } }\n"
+         "node_def { name: \"less\" op: \"Less\" input: \"i\" input: "
+         "\"three:output:0\" attr { key: \"T\" value { type: DT_INT32 } } "
+         "}\n"
+         "ret { key: \"c\" value: \"less:z:0\" } }\n"
+         "function { signature { name: \"step\" input_arg { name: \"i\" "
+         "type: DT_INT32 } input_arg { name: \"x\" type: DT_DOUBLE } "
+         "input_arg { name: \"v\" type: DT_DOUBLE } output_arg { name: "
+         "\"i2\" type: DT_INT32 } output_arg { name: \"x2\" type: "
+         "DT_DOUBLE } output_arg { name: \"v2\" type: DT_DOUBLE } }\n"
+         "node_def { name: \"one\" op: \"Const\" attr { key: \"dtype\" "
+         "value { type: DT_INT32 } } attr { key: \"value\" value { tensor { "
+         "dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }\n"
+         "node_def { name: \"next\" op: \"AddV2\" input: \"i\" input: "
+         "\"one:output:0\" attr { key: \"T\" value { type: DT_INT32 } } }\n"
+         "node_def { name: \"m\" op: \"Mul\" input: \"x\" input: \"v\" " +
+         t64 +
+         " }\n"
+         "node_def { name: \"t\" op: \"Tanh\" input: \"m:z:0\" " +
+         t64 +
+         " }\n"
+         "node_def { name: \"s\" op: \"AddV2\" input: \"t:y:0\" input: "
+         "\"x\" " +
+         t64 +
+         " }\n"
+         "ret { key: \"i2\" value: \"next:z:0\" } ret { key: \"x2\" "
+         "value: \"s:z:0\" } ret { key: \"v2\" value: \"v\" } } }";
+}
+
 /// If(cond, x0, x1) with then = x * y, else = tanh(x) + y.
 std::string ifCase(bool taken) {
   return std::string("node { name: \"cond\" op: \"Const\" attr { key: "
@@ -439,6 +488,7 @@ std::vector<GradCase> cases() {
            "ret { key: \"r\" value: \"e:y:0\" } } }"},
       {"SwitchMergeTrue", {{"x0", {3}}}, switchMerge(true)},
       {"SwitchMergeFalse", {{"x0", {3}}}, switchMerge(false)},
+      {"While", {{"x0", {2}}, {"x1", {2}}}, whileCase()},
       {"IfThen", {{"x0", {3}}, {"x1", {3}}}, ifCase(true)},
       {"IfElse", {{"x0", {3}}, {"x1", {3}}}, ifCase(false)},
       // Sparse gradients: GatherV2's IndexedSlices, summed where indices

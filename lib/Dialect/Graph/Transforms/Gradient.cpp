@@ -93,6 +93,18 @@ private:
   /// functions.
   LogicalResult ifGrad(GradientBuilder &b, NodeOp op, ArrayRef<Value> outGrads,
                        SmallVector<Value> &inGrads);
+  /// While / StatelessWhile: count the iterations, then walk them back,
+  /// recomputing each iteration's state and applying the body's gradient.
+  LogicalResult whileGrad(GradientBuilder &b, NodeOp op,
+                          ArrayRef<Value> outGrads,
+                          SmallVector<Value> &inGrads);
+  /// A library function `<base>` (made unique) with the given arguments,
+  /// whose body `build` fills and whose results it returns.
+  FailureOr<FuncOp> buildFunction(StringRef base, ArrayRef<Type> argTypes,
+                                  function_ref<FailureOr<SmallVector<Value>>(
+                                      OpBuilder &, ArrayRef<Value>, Location)>
+                                      build,
+                                  Location loc);
   /// SymbolicGradient of a call, as TensorFlow's _SymGrad builds it.
   LogicalResult callGrad(GradientBuilder &b, NodeOp op, FuncOp callee,
                          ArrayRef<Value> outGrads, SmallVector<Value> &inGrads);
@@ -529,19 +541,20 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
       ops::GradFn rule = ops::lookupGradFn(op.getOpType());
       FuncOp callee = rule ? FuncOp() : getCallee(op);
       bool isIf = op.getOpType() == "If" || op.getOpType() == "StatelessIf";
-      if (!rule && !callee && !isIf &&
+      bool isWhile =
+          op.getOpType() == "While" || op.getOpType() == "StatelessWhile";
+      if (!rule && !callee && !isIf && !isWhile &&
           !ops::isNotDifferentiable(op.getOpType())) {
         auto diag = nodeError(op)
                     << "No gradient defined for operation '" << op.getName()
                     << "' (op type: " << op.getOpType() << ")";
         if (llvm::is_contained({"Enter", "Exit", "NextIteration", "LoopCond",
-                                "RefEnter", "RefExit", "While",
-                                "StatelessWhile"},
+                                "RefEnter", "RefExit"},
                                op.getOpType()))
           diag << ": gradients of while loops are not supported yet";
         return failure();
       }
-      if (rule || callee || isIf) {
+      if (rule || callee || isIf || isWhile) {
         // Only ops that pass a gradient through take it sparse.
         if (!llvm::is_contained({"Identity", "Snapshot", "ReadVariableOp"},
                                 op.getOpType()))
@@ -564,10 +577,11 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
         b.prefix =
             b.getNames().unique(b.scope + "/" + op.getName().str() + "_grad") +
             "/";
-        if (callee || isIf) {
+        if (callee || isIf || isWhile) {
           LogicalResult built =
-              isIf ? ifGrad(b, op, outGrads, inGrads)
-                   : callGrad(b, op, callee, outGrads, inGrads);
+              isIf      ? ifGrad(b, op, outGrads, inGrads)
+              : isWhile ? whileGrad(b, op, outGrads, inGrads)
+                        : callGrad(b, op, callee, outGrads, inGrads);
           b.prefix = saved;
           if (failed(built))
             return failure();
@@ -716,6 +730,310 @@ LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
   // The condition gets no gradient.
   for (auto [i, g] : llvm::enumerate(grad->getOutputs()))
     inGrads[i + 1] = g;
+  return success();
+}
+
+FailureOr<FuncOp> Differentiator::buildFunction(
+    StringRef base, ArrayRef<Type> argTypes,
+    function_ref<FailureOr<SmallVector<Value>>(OpBuilder &, ArrayRef<Value>,
+                                               Location)>
+        build,
+    Location loc) {
+  std::string name = base.str();
+  for (int k = 1; module.lookupSymbol(name); ++k)
+    name = (base + "_" + Twine(k)).str();
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  SmallVector<Attribute> argNames, inputArgs;
+  auto argDef = [&](StringRef argName, Type t) -> FailureOr<Attribute> {
+    Type element =
+        isa<TensorType>(t) ? cast<TensorType>(t).getElementType() : t;
+    if (typeToDataType(element) <= 0)
+      return failure();
+    return Attribute(mb.getDictionaryAttr(
+        {mb.getNamedAttr("name", mb.getStringAttr(argName)),
+         mb.getNamedAttr(
+             "type",
+             mb.getStringAttr("DT_" +
+                              StringRef(getDataTypeName(element)).upper()))}));
+  };
+  for (auto [i, t] : llvm::enumerate(argTypes)) {
+    std::string argName = "arg" + std::to_string(i);
+    FailureOr<Attribute> def = argDef(argName, t);
+    if (failed(def))
+      return emitError(loc, "graph-gradient: a loop variable has no "
+                            "TensorFlow dtype"),
+             failure();
+    argNames.push_back(mb.getStringAttr(argName));
+    inputArgs.push_back(*def);
+  }
+  OperationState state(loc, FuncOp::getOperationName());
+  auto &props = state.getOrAddProperties<FuncOp::Properties>();
+  props.sym_name = mb.getStringAttr(name);
+  props.arg_names = mb.getArrayAttr(argNames);
+  props.function_type = TypeAttr::get(mb.getFunctionType(argTypes, {}));
+  props.signature = mb.getDictionaryAttr({});
+  state.addRegion();
+  auto func = cast<FuncOp>(mb.create(state));
+  Block *block = new Block;
+  func.getBody().push_back(block);
+  for (Type t : argTypes)
+    block->addArgument(t, loc);
+  OpBuilder bb = OpBuilder::atBlockEnd(block);
+  FailureOr<SmallVector<Value>> results =
+      build(bb, SmallVector<Value>(block->getArguments()), loc);
+  if (failed(results))
+    return failure();
+  SmallVector<Attribute> resultNames, outputArgs;
+  SmallVector<Type> resultTypes;
+  for (auto [i, v] : llvm::enumerate(*results)) {
+    std::string resultName = "result" + std::to_string(i);
+    FailureOr<Attribute> def = argDef(resultName, v.getType());
+    if (failed(def))
+      return emitError(loc, "graph-gradient: a loop result has no "
+                            "TensorFlow dtype"),
+             failure();
+    resultNames.push_back(mb.getStringAttr(resultName));
+    outputArgs.push_back(*def);
+    resultTypes.push_back(v.getType());
+  }
+  bb.setInsertionPointToEnd(block);
+  bb.create<ReturnOp>(loc, *results, bb.getArrayAttr(resultNames),
+                      bb.getStrArrayAttr({}), ArrayAttr());
+  func.setFunctionTypeAttr(
+      TypeAttr::get(mb.getFunctionType(argTypes, resultTypes)));
+  func.setSignatureAttr(mb.getDictionaryAttr(
+      {mb.getNamedAttr("input_arg", mb.getArrayAttr(inputArgs)),
+       mb.getNamedAttr("output_arg", mb.getArrayAttr(outputArgs))}));
+  return func;
+}
+
+LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
+                                        ArrayRef<Value> outGrads,
+                                        SmallVector<Value> &inGrads) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  auto condAttr = dyn_cast_or_null<FuncAttr>(op.getTFAttr("cond"));
+  auto bodyAttr = dyn_cast_or_null<FuncAttr>(op.getTFAttr("body"));
+  FuncOp bodyFunc =
+      bodyAttr ? module.lookupSymbol<FuncOp>(bodyAttr.getName().getValue())
+               : FuncOp();
+  if (!condAttr || !bodyFunc)
+    return nodeError(op) << "'cond' and 'body' must name functions of the "
+                            "library";
+  FailureOr<std::string> bodyGrad = getGradientFunction(op, bodyFunc);
+  if (failed(bodyGrad))
+    return failure();
+  ValueRange state = op.getDataInputs();
+  unsigned m = state.size();
+  SmallVector<Type> stateTypes(state.getTypes());
+  Type i32 = getTensorType(IntegerType::get(ctx, 32));
+  int nodeCount = 0;
+  // A node in a generated function (names unique by a counter).
+  auto node = [&](OpBuilder &bb, StringRef opType, ValueRange inputs,
+                  ArrayRef<NamedAttribute> attrs) -> FailureOr<NodeOp> {
+    std::string error;
+    FailureOr<NodeOp> created = createRegisteredNode(
+        bb, loc, opType, (opType + "_" + Twine(nodeCount++)).str(), inputs, {},
+        attrs, "", error);
+    if (failed(created))
+      return emitError(loc) << "graph-gradient: " << error, failure();
+    return created;
+  };
+  auto intConst = [&](OpBuilder &bb, int32_t v) -> FailureOr<Value> {
+    auto type = RankedTensorType::get({}, IntegerType::get(ctx, 32));
+    auto tensor = TensorAttr::get(
+        ctx, IntegerType::get(ctx, 32), ShapeAttr::get(ctx, {}, false, {}),
+        DenseElementsAttr::get(type, APInt(32, v, true)), 1, {});
+    FailureOr<NodeOp> c = node(
+        bb, "Const", {},
+        {bb.getNamedAttr("dtype", TypeAttr::get(IntegerType::get(ctx, 32))),
+         bb.getNamedAttr("value", tensor)});
+    if (failed(c))
+      return failure();
+    return c->getOutputs()[0];
+  };
+  auto typesOf = [&](OpBuilder &bb, ValueRange values) {
+    SmallVector<Attribute> types;
+    for (Value v : values)
+      types.push_back(TypeAttr::get(elementTypeOf(v)));
+    return bb.getArrayAttr(types);
+  };
+  // A call of library function `f` on `args`.
+  auto call = [&](OpBuilder &bb, FuncAttr f, ValueRange args,
+                  ArrayRef<Type> results) -> FailureOr<NodeOp> {
+    SmallVector<Attribute> out;
+    for (Type t : results)
+      out.push_back(TypeAttr::get(cast<TensorType>(t).getElementType()));
+    return node(bb, "PartitionedCall", args,
+                {bb.getNamedAttr("Tin", typesOf(bb, args)),
+                 bb.getNamedAttr("Tout", bb.getArrayAttr(out)),
+                 bb.getNamedAttr("f", f)});
+  };
+  auto funcAttr = [&](FuncOp f) {
+    return FuncAttr::get(ctx, FlatSymbolRefAttr::get(f.getSymNameAttr()),
+                         DictionaryAttr::get(ctx));
+  };
+  auto whileNode = [&](OpBuilder &bb, ValueRange inputs, FuncOp cond,
+                       FuncOp body) {
+    return node(bb, "While", inputs,
+                {bb.getNamedAttr("cond", funcAttr(cond)),
+                 bb.getNamedAttr("body", funcAttr(body))});
+  };
+  Type boolType = getTensorType(IntegerType::get(ctx, 1));
+  std::string prefix = (bodyFunc.getSymName() + "_").str();
+
+  // (s, i): runs the loop, counting iterations in i.
+  SmallVector<Type> countTypes(stateTypes);
+  countTypes.push_back(i32);
+  auto countCond = buildFunction(
+      prefix + "count_cond", countTypes,
+      [&](OpBuilder &bb, ArrayRef<Value> args,
+          Location) -> FailureOr<SmallVector<Value>> {
+        auto c = call(bb, condAttr, args.take_front(m), {boolType});
+        if (failed(c))
+          return failure();
+        return SmallVector<Value>{c->getOutputs()[0]};
+      },
+      loc);
+  auto countBody = buildFunction(
+      prefix + "count_body", countTypes,
+      [&](OpBuilder &bb, ArrayRef<Value> args,
+          Location) -> FailureOr<SmallVector<Value>> {
+        auto c = call(bb, bodyAttr, args.take_front(m), stateTypes);
+        auto one = intConst(bb, 1);
+        if (failed(c) || failed(one))
+          return failure();
+        auto next = node(bb, "AddV2", {args[m], *one}, {});
+        if (failed(next))
+          return failure();
+        SmallVector<Value> results(c->getOutputs());
+        results.push_back(next->getOutputs()[0]);
+        return results;
+      },
+      loc);
+  // (s, j, k): runs k iterations from s: the state before iteration k.
+  SmallVector<Type> replayTypes(countTypes);
+  replayTypes.push_back(i32);
+  auto replayCond = buildFunction(
+      prefix + "replay_cond", replayTypes,
+      [&](OpBuilder &bb, ArrayRef<Value> args,
+          Location) -> FailureOr<SmallVector<Value>> {
+        auto less = node(bb, "Less", {args[m], args[m + 1]}, {});
+        if (failed(less))
+          return failure();
+        return SmallVector<Value>{less->getOutputs()[0]};
+      },
+      loc);
+  auto replayBody = buildFunction(
+      prefix + "replay_body", replayTypes,
+      [&](OpBuilder &bb, ArrayRef<Value> args,
+          Location) -> FailureOr<SmallVector<Value>> {
+        auto c = call(bb, bodyAttr, args.take_front(m), stateTypes);
+        auto one = intConst(bb, 1);
+        if (failed(c) || failed(one))
+          return failure();
+        auto next = node(bb, "AddV2", {args[m], *one}, {});
+        if (failed(next))
+          return failure();
+        SmallVector<Value> results(c->getOutputs());
+        results.push_back(next->getOutputs()[0]);
+        results.push_back(args[m + 1]);
+        return results;
+      },
+      loc);
+  if (failed(countCond) || failed(countBody) || failed(replayCond) ||
+      failed(replayBody))
+    return failure();
+  // (g, s0, k): the gradient before iteration k, from the one after it.
+  SmallVector<Type> gradTypes(stateTypes);
+  llvm::append_range(gradTypes, stateTypes);
+  gradTypes.push_back(i32);
+  auto gradCond = buildFunction(
+      prefix + "grad_cond", gradTypes,
+      [&](OpBuilder &bb, ArrayRef<Value> args,
+          Location) -> FailureOr<SmallVector<Value>> {
+        auto zero = intConst(bb, 0);
+        if (failed(zero))
+          return failure();
+        auto more = node(bb, "GreaterEqual", {args[2 * m], *zero}, {});
+        if (failed(more))
+          return failure();
+        return SmallVector<Value>{more->getOutputs()[0]};
+      },
+      loc);
+  auto bodyGradAttr = FuncAttr::get(ctx, FlatSymbolRefAttr::get(ctx, *bodyGrad),
+                                    bodyAttr.getAttrs());
+  auto gradBody = buildFunction(
+      prefix + "grad_body", gradTypes,
+      [&](OpBuilder &bb, ArrayRef<Value> args,
+          Location) -> FailureOr<SmallVector<Value>> {
+        ArrayRef<Value> g = args.take_front(m), s0 = args.slice(m, m);
+        Value k = args[2 * m];
+        auto zero = intConst(bb, 0);
+        if (failed(zero))
+          return failure();
+        SmallVector<Value> replayInputs(s0);
+        replayInputs.push_back(*zero);
+        replayInputs.push_back(k);
+        auto sk = whileNode(bb, replayInputs, *replayCond, *replayBody);
+        if (failed(sk))
+          return failure();
+        SmallVector<Value> gradInputs(sk->getOutputs().take_front(m));
+        llvm::append_range(gradInputs, g);
+        auto step = call(bb, bodyGradAttr, gradInputs, stateTypes);
+        auto one = intConst(bb, 1);
+        if (failed(step) || failed(one))
+          return failure();
+        auto previous = node(bb, "Sub", {k, *one}, {});
+        if (failed(previous))
+          return failure();
+        SmallVector<Value> results(step->getOutputs());
+        llvm::append_range(results, s0);
+        results.push_back(previous->getOutputs()[0]);
+        return results;
+      },
+      loc);
+  if (failed(gradCond) || failed(gradBody))
+    return failure();
+
+  // In the graph: count, then walk back from the last iteration.
+  NodeGradientContext consts(op, b, {}, {});
+  Value zero = unwrap(consts.scalar(0, 3, "zero"));
+  Value one = unwrap(consts.scalar(1, 3, "one"));
+  SmallVector<Value> countInputs(state);
+  countInputs.push_back(zero);
+  Builder builder(ctx);
+  auto counted = b.create("While", countInputs,
+                          {builder.getNamedAttr("cond", funcAttr(*countCond)),
+                           builder.getNamedAttr("body", funcAttr(*countBody))},
+                          "count", loc);
+  if (failed(counted))
+    return failure();
+  auto last = b.create("Sub", {counted->getOutputs()[m], one}, {}, "last", loc);
+  if (failed(last))
+    return failure();
+  SmallVector<Value> gradInputs;
+  for (auto [out, g] : llvm::zip(op.getOutputs(), outGrads)) {
+    Value grad = g;
+    if (!grad) {
+      FailureOr<NodeOp> zeros =
+          b.create("ZerosLike", out, {}, "zeros_like", loc);
+      if (failed(zeros))
+        return failure();
+      grad = zeros->getOutputs()[0];
+    }
+    gradInputs.push_back(grad);
+  }
+  llvm::append_range(gradInputs, state);
+  gradInputs.push_back(last->getOutputs()[0]);
+  auto back = b.create("While", gradInputs,
+                       {builder.getNamedAttr("cond", funcAttr(*gradCond)),
+                        builder.getNamedAttr("body", funcAttr(*gradBody))},
+                       "While", loc);
+  if (failed(back))
+    return failure();
+  for (unsigned i = 0; i < m; ++i)
+    inGrads[i] = back->getOutputs()[i];
   return success();
 }
 
