@@ -220,6 +220,23 @@ std::string whileCase() {
          "value: \"s:z:0\" } ret { key: \"v2\" value: \"v\" } } }";
 }
 
+std::string ifCase(bool taken);
+
+/// Case(1, x0, x1) over [x * y, tanh(x) + y]: the second branch.
+std::string caseCase() {
+  std::string text = ifCase(false);
+  text = text.substr(text.find("library"));
+  return "node { name: \"index\" op: \"Const\" attr { key: \"dtype\" "
+         "value { type: DT_INT32 } } attr { key: \"value\" value { tensor { "
+         "dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }\n"
+         "node { name: \"y\" op: \"Case\" input: \"index\" input: \"x0\" "
+         "input: \"x1\" attr { key: \"Tin\" value { list { type: DT_DOUBLE "
+         "type: DT_DOUBLE } } } attr { key: \"Tout\" value { list { type: "
+         "DT_DOUBLE } } } attr { key: \"branches\" value { list { func { "
+         "name: \"mul\" } func { name: \"tanh_add\" } } } } }\n" +
+         text;
+}
+
 /// If(cond, x0, x1) with then = x * y, else = tanh(x) + y.
 std::string ifCase(bool taken) {
   return std::string("node { name: \"cond\" op: \"Const\" attr { key: "
@@ -489,6 +506,7 @@ std::vector<GradCase> cases() {
       {"SwitchMergeTrue", {{"x0", {3}}}, switchMerge(true)},
       {"SwitchMergeFalse", {{"x0", {3}}}, switchMerge(false)},
       {"While", {{"x0", {2}}, {"x1", {2}}}, whileCase()},
+      {"Case", {{"x0", {3}}, {"x1", {3}}}, caseCase()},
       {"IfThen", {{"x0", {3}}, {"x1", {3}}}, ifCase(true)},
       {"IfElse", {{"x0", {3}}, {"x1", {3}}}, ifCase(false)},
       // Sparse gradients: GatherV2's IndexedSlices, summed where indices

@@ -89,8 +89,8 @@ private:
 
   /// The library function `op` calls, if it is a call.
   FuncOp getCallee(NodeOp op);
-  /// If / StatelessIf: the same conditional over the branches' gradient
-  /// functions.
+  /// If / StatelessIf / Case / StatelessCase: the same conditional over the
+  /// branches' gradient functions.
   LogicalResult ifGrad(GradientBuilder &b, NodeOp op, ArrayRef<Value> outGrads,
                        SmallVector<Value> &inGrads);
   /// While / StatelessWhile: count the iterations, then walk them back,
@@ -540,7 +540,8 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
     if (hasOutGrads && !stopOps.contains(op) && numInputs > 0) {
       ops::GradFn rule = ops::lookupGradFn(op.getOpType());
       FuncOp callee = rule ? FuncOp() : getCallee(op);
-      bool isIf = op.getOpType() == "If" || op.getOpType() == "StatelessIf";
+      bool isIf = llvm::is_contained(
+          {"If", "StatelessIf", "Case", "StatelessCase"}, op.getOpType());
       bool isWhile =
           op.getOpType() == "While" || op.getOpType() == "StatelessWhile";
       if (!rule && !callee && !isIf && !isWhile &&
@@ -684,19 +685,43 @@ LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
   MLIRContext *ctx = op.getContext();
   Builder builder(ctx);
   SmallVector<NamedAttribute> attrs;
-  for (StringRef branch : {"then_branch", "else_branch"}) {
-    auto f = dyn_cast_or_null<FuncAttr>(op.getTFAttr(branch));
+  bool isCase = op.getOpType().ends_with("Case");
+  // The branches' gradient functions, in place of the branches.
+  auto gradientOf = [&](Attribute attr,
+                        StringRef what) -> FailureOr<Attribute> {
+    auto f = dyn_cast_or_null<FuncAttr>(attr);
     FuncOp func =
         f ? module.lookupSymbol<FuncOp>(f.getName().getValue()) : FuncOp();
     if (!func)
-      return nodeError(op) << "'" << branch
-                           << "' names no function of the library";
+      return nodeError(op) << "'" << what
+                           << "' names no function of the library",
+             failure();
     FailureOr<std::string> grad = getGradientFunction(op, func);
     if (failed(grad))
       return failure();
-    attrs.push_back(builder.getNamedAttr(
-        branch,
-        FuncAttr::get(ctx, FlatSymbolRefAttr::get(ctx, *grad), f.getAttrs())));
+    return Attribute(
+        FuncAttr::get(ctx, FlatSymbolRefAttr::get(ctx, *grad), f.getAttrs()));
+  };
+  if (isCase) {
+    auto branches = dyn_cast_or_null<ArrayAttr>(op.getTFAttr("branches"));
+    if (!branches)
+      return nodeError(op) << "'branches' must list functions";
+    SmallVector<Attribute> grads;
+    for (Attribute branch : branches) {
+      FailureOr<Attribute> grad = gradientOf(branch, "branches");
+      if (failed(grad))
+        return failure();
+      grads.push_back(*grad);
+    }
+    attrs.push_back(
+        builder.getNamedAttr("branches", builder.getArrayAttr(grads)));
+  } else {
+    for (StringRef branch : {"then_branch", "else_branch"}) {
+      FailureOr<Attribute> grad = gradientOf(op.getTFAttr(branch), branch);
+      if (failed(grad))
+        return failure();
+      attrs.push_back(builder.getNamedAttr(branch, *grad));
+    }
   }
   ValueRange args = op.getDataInputs().drop_front();
   SmallVector<Value> inputs{op.getDataInputs().front()};
@@ -718,8 +743,9 @@ LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
       types.push_back(TypeAttr::get(elementTypeOf(v)));
     return builder.getArrayAttr(types);
   };
-  attrs.push_back(builder.getNamedAttr(
-      "Tcond", TypeAttr::get(elementTypeOf(inputs.front()))));
+  if (!isCase)
+    attrs.push_back(builder.getNamedAttr(
+        "Tcond", TypeAttr::get(elementTypeOf(inputs.front()))));
   attrs.push_back(
       builder.getNamedAttr("Tin", typesOf(ValueRange(inputs).drop_front())));
   attrs.push_back(builder.getNamedAttr("Tout", typesOf(args)));
