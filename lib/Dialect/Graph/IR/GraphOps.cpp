@@ -78,8 +78,8 @@ std::optional<bool> NodeOp::getTFBool(StringRef attrName) {
 }
 
 NodeOp NodeOp::create(OpBuilder &builder, Location loc, StringRef opType,
-                     StringRef name, TypeRange outputTypes, ValueRange inputs,
-                     DictionaryAttr attrs, StringRef device) {
+                      StringRef name, TypeRange outputTypes, ValueRange inputs,
+                      DictionaryAttr attrs, StringRef device) {
   OperationState state(loc, getOperationName());
   state.addOperands(inputs);
   state.addTypes(outputTypes);
@@ -141,8 +141,8 @@ LogicalResult NodeOp::verify() {
   }
   for (Type t : getOutputs().getTypes())
     if (isa<ControlType>(t))
-      return emitOpError("node '") << getName()
-                                   << "': only the last result is a control";
+      return emitOpError("node '")
+             << getName() << "': only the last result is a control";
   if (auto spellings = getSpellings())
     if (spellings->size() != getInputs().size())
       return emitOpError("has ") << spellings->size() << " spellings for "
@@ -202,8 +202,7 @@ ParseResult NodeOp::parse(OpAsmParser &parser, OperationState &result) {
   result.addAttribute("op_type", parser.getBuilder().getStringAttr(opType));
   result.addAttribute("name", parser.getBuilder().getStringAttr(name));
   if (parser.parseOperandList(data, OpAsmParser::Delimiter::OptionalParen) ||
-      parser.parseOperandList(control,
-                              OpAsmParser::Delimiter::OptionalSquare))
+      parser.parseOperandList(control, OpAsmParser::Delimiter::OptionalSquare))
     return failure();
   auto parseOptional = [&](StringRef keyword, StringRef attrName) {
     if (failed(parser.parseOptionalKeyword(keyword)))
@@ -300,8 +299,8 @@ LogicalResult ReturnOp::verify() {
     }
   }
   if (getNames().size() != numData)
-    return emitOpError("has ") << getNames().size() << " names for " << numData
-                               << " data operands";
+    return emitOpError("has ")
+           << getNames().size() << " names for " << numData << " data operands";
   if (getControlNames().size() != numControl)
     return emitOpError("has ")
            << getControlNames().size() << " control_names for " << numControl
@@ -413,8 +412,8 @@ LogicalResult ReplicateOp::verify() {
   if (getOutputs().size() != n * yield.getNumOperands())
     return emitOpError("expects number of results (")
            << getOutputs().size()
-           << ") to be equal to 'n' * number of yielded values (" << n
-           << " * " << yield.getNumOperands() << ")";
+           << ") to be equal to 'n' * number of yielded values (" << n << " * "
+           << yield.getNumOperands() << ")";
   for (auto [k, type] : llvm::enumerate(yield.getOperandTypes()))
     for (int64_t r = 0; r < n; ++r)
       if (getOutputs()[k * n + r].getType() != type)
@@ -454,10 +453,26 @@ std::optional<FlatValue> cleave::graph::getFlatValue(Value value) {
       auto tro = cast<DictionaryAttr>(replicate.getOutputNodes()[port / n]);
       if (auto name = tro.getAs<StringAttr>("name"))
         return FlatValue{name.getValue(), unsigned(port % n), false};
-      value =
-          replicate.getBody().front().getTerminator()->getOperand(port / n);
+      value = replicate.getBody().front().getTerminator()->getOperand(port / n);
       continue;
     }
     return std::nullopt;
   }
+}
+
+std::optional<SmallVector<int64_t>>
+cleave::graph::getConstantInts(Value value) {
+  auto producer = value.getDefiningOp<NodeOp>();
+  if (!producer || producer.getOpType() != "Const")
+    return std::nullopt;
+  auto tensor = dyn_cast_or_null<TensorAttr>(producer.getTFAttr("value"));
+  auto dense = tensor
+                   ? dyn_cast_or_null<DenseIntElementsAttr>(tensor.getValue())
+                   : DenseIntElementsAttr();
+  if (!dense || dense.getElementType().isInteger(1))
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (const APInt &v : dense.getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return values;
 }

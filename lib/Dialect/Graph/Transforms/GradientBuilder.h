@@ -186,19 +186,7 @@ public:
   }
   std::optional<SmallVector<int64_t>>
   getConstantInts(GradTensor t) const override {
-    auto producer = unwrap(t).getDefiningOp<NodeOp>();
-    if (!producer || producer.getOpType() != "Const")
-      return std::nullopt;
-    auto tensor = dyn_cast_or_null<TensorAttr>(producer.getTFAttr("value"));
-    auto dense = tensor
-                     ? dyn_cast_or_null<DenseIntElementsAttr>(tensor.getValue())
-                     : DenseIntElementsAttr();
-    if (!dense || dense.getElementType().isInteger(1))
-      return std::nullopt;
-    SmallVector<int64_t> values;
-    for (const APInt &v : dense.getValues<APInt>())
-      values.push_back(v.getSExtValue());
-    return values;
+    return graph::getConstantInts(unwrap(t));
   }
   std::optional<int64_t> getIntAttr(StringRef name) const override {
     return node.getTFInt(name);

@@ -258,22 +258,22 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
         return SmallVector<Value>{c->getOutputs()[0]};
       },
       loc);
-  auto countBody = buildFunction(
-      prefix + "count_body", countTypes,
-      [&](OpBuilder &bb, ArrayRef<Value> args,
-          Location) -> FailureOr<SmallVector<Value>> {
-        auto c = call(bb, bodyAttr, args.take_front(m), stateTypes);
-        auto one = intConst(bb, 1);
-        if (failed(c) || failed(one))
-          return failure();
-        auto next = node(bb, "AddV2", {args[m], *one}, {});
-        if (failed(next))
-          return failure();
-        SmallVector<Value> results(c->getOutputs());
-        results.push_back(next->getOutputs()[0]);
-        return results;
-      },
-      loc);
+  // One body step over (s, i, rest...): (body(s), i + 1, rest...).
+  auto step = [&](OpBuilder &bb, ArrayRef<Value> args,
+                  Location) -> FailureOr<SmallVector<Value>> {
+    auto c = call(bb, bodyAttr, args.take_front(m), stateTypes);
+    auto one = intConst(bb, 1);
+    if (failed(c) || failed(one))
+      return failure();
+    auto next = node(bb, "AddV2", {args[m], *one}, {});
+    if (failed(next))
+      return failure();
+    SmallVector<Value> results(c->getOutputs());
+    results.push_back(next->getOutputs()[0]);
+    llvm::append_range(results, args.drop_front(m + 1));
+    return results;
+  };
+  auto countBody = buildFunction(prefix + "count_body", countTypes, step, loc);
   // (s, j, k): runs k iterations from s: the state before iteration k.
   SmallVector<Type> replayTypes(countTypes);
   replayTypes.push_back(i32);
@@ -287,23 +287,8 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
         return SmallVector<Value>{less->getOutputs()[0]};
       },
       loc);
-  auto replayBody = buildFunction(
-      prefix + "replay_body", replayTypes,
-      [&](OpBuilder &bb, ArrayRef<Value> args,
-          Location) -> FailureOr<SmallVector<Value>> {
-        auto c = call(bb, bodyAttr, args.take_front(m), stateTypes);
-        auto one = intConst(bb, 1);
-        if (failed(c) || failed(one))
-          return failure();
-        auto next = node(bb, "AddV2", {args[m], *one}, {});
-        if (failed(next))
-          return failure();
-        SmallVector<Value> results(c->getOutputs());
-        results.push_back(next->getOutputs()[0]);
-        results.push_back(args[m + 1]);
-        return results;
-      },
-      loc);
+  auto replayBody =
+      buildFunction(prefix + "replay_body", replayTypes, step, loc);
   if (failed(countCond) || failed(countBody) || failed(replayCond) ||
       failed(replayBody))
     return failure();

@@ -58,8 +58,8 @@ static void syncFunctionType(FuncOp func) {
   for (Value v : ret.getOperands())
     if (!isa<ControlType>(v.getType()))
       results.push_back(v.getType());
-  func.setFunctionType(FunctionType::get(
-      func.getContext(), body.getArgumentTypes(), results));
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), body.getArgumentTypes(), results));
 }
 
 namespace {
@@ -78,19 +78,7 @@ public:
   getConstantInput(unsigned i) const override {
     if (i >= inputs.size())
       return std::nullopt;
-    auto producer = inputs[i].getDefiningOp<NodeOp>();
-    if (!producer || producer.getOpType() != "Const")
-      return std::nullopt;
-    auto tensor = dyn_cast_or_null<TensorAttr>(producer.getTFAttr("value"));
-    auto dense = tensor ? dyn_cast_or_null<DenseIntElementsAttr>(
-                              tensor.getValue())
-                        : DenseIntElementsAttr();
-    if (!dense || dense.getElementType().isInteger(1))
-      return std::nullopt;
-    SmallVector<int64_t> values;
-    for (const APInt &v : dense.getValues<APInt>())
-      values.push_back(v.getSExtValue());
-    return values;
+    return graph::getConstantInts(inputs[i]);
   }
   std::optional<double> getConstantScalar(unsigned i) const override {
     if (i >= inputs.size())
@@ -116,7 +104,8 @@ public:
     while (auto producer = v ? v.getDefiningOp<NodeOp>() : NodeOp()) {
       StringRef op = producer.getOpType();
       if (op == "VarHandleOp") {
-        if (auto shape = dyn_cast_or_null<ShapeAttr>(producer.getTFAttr("shape")))
+        if (auto shape =
+                dyn_cast_or_null<ShapeAttr>(producer.getTFAttr("shape")))
           return toShape(shape);
         break;
       }
@@ -167,7 +156,8 @@ public:
     if (depth < 8) {
       specialized = func.clone();
       unsigned arg = firstArg;
-      for (BlockArgument blockArg : specialized.getBody().front().getArguments())
+      for (BlockArgument blockArg :
+           specialized.getBody().front().getArguments())
         if (auto type = dyn_cast<TensorType>(blockArg.getType());
             type && arg < inputs.size())
           blockArg.setType(withShape(type, toShape(inputs[arg++].getType())));
@@ -183,7 +173,8 @@ public:
       --depth;
     }
     SmallVector<Shape> shapes;
-    for (Value v : (specialized ? specialized : func).getReturnOp().getOperands())
+    for (Value v :
+         (specialized ? specialized : func).getReturnOp().getOperands())
       if (!isa<ControlType>(v.getType()))
         shapes.push_back(toShape(v.getType()));
     if (specialized)
@@ -232,7 +223,8 @@ struct GraphInferShapesPass
         if (failed(inferBody(func.getBody().front())))
           return signalPassFailure();
         syncFunctionType(func);
-        changed |= before != SmallVector<Type>(func.getReturnOp().getOperandTypes());
+        changed |=
+            before != SmallVector<Type>(func.getReturnOp().getOperandTypes());
       }
       if (!changed)
         break;
@@ -241,7 +233,6 @@ struct GraphInferShapesPass
       if (failed(inferBody(graph.getBody().front())))
         return signalPassFailure();
   }
-
 };
 } // namespace
 
@@ -261,7 +252,7 @@ static std::string describeInputs(NodeOp node) {
 }
 
 static LogicalResult inferNode(NodeOp node,
-                                SmallVectorImpl<NodeOp> &changedUsers) {
+                               SmallVectorImpl<NodeOp> &changedUsers) {
   ops::ShapeFn fn = ops::lookupShapeFn(node.getOpType());
   if (!fn && !ops::lookupOp(node.getOpType()))
     fn = callByNameShape; // a node whose op type may name a function
@@ -270,16 +261,17 @@ static LogicalResult inferNode(NodeOp node,
   NodeContext ctx(node);
   std::string error = fn(ctx);
   if (!error.empty())
-    return node.emitError() << "Node '" << node.getName() << "': " << error
-                            << " for '" << node.getName()
-                            << "' (op: " << node.getOpType()
-                            << ") with input shapes: " << describeInputs(node);
+    return node.emitError()
+           << "Node '" << node.getName() << "': " << error << " for '"
+           << node.getName() << "' (op: " << node.getOpType()
+           << ") with input shapes: " << describeInputs(node);
   for (auto [i, result] : llvm::enumerate(node.getOutputs())) {
     auto type = dyn_cast<TensorType>(result.getType());
     if (!type)
       continue;
     std::string conflict;
-    auto merged = ops::mergeShapes(toShape(type), ctx.getOutputs()[i], conflict);
+    auto merged =
+        ops::mergeShapes(toShape(type), ctx.getOutputs()[i], conflict);
     if (!merged)
       return node.emitError()
              << "Node '" << node.getName() << "': inferred shape "

@@ -51,6 +51,10 @@ mlir::TensorType getTensorType(mlir::Type elementType, ShapeAttr shape = {});
 /// as TensorFlow prints it in messages.
 std::string getDataTypeName(mlir::Type dtype);
 
+/// The elements of `value` when a Const node produces it as an integer
+/// (not bool) tensor.
+std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
+
 /// What a value names in the flat graph that GraphDef export writes: output
 /// `port` of node `node`, or its control token.
 struct FlatValue {
