@@ -492,11 +492,10 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
         // Outputs no gradient reached get zeros (ZerosLike in the scope).
         for (auto [i, out] : llvm::enumerate(op.getOutputs()))
           if (!outGrads[i] && isTrainable(out)) {
-            FailureOr<NodeOp> zeros =
-                b.create("ZerosLike", out, {}, "zeros_like", op.getLoc());
+            FailureOr<Value> zeros = b.zerosLike(out, op.getLoc());
             if (failed(zeros))
               return failure();
-            outGrads[i] = zeros->getOutputs()[0];
+            outGrads[i] = *zeros;
           }
         std::string saved = b.prefix;
         b.prefix =
@@ -592,11 +591,10 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
       g = *dense;
     }
     if (!g && unconnectedGradients == "zero") {
-      FailureOr<NodeOp> zeros =
-          b.create("ZerosLike", x, {}, "zeros_like", x.getLoc());
+      FailureOr<Value> zeros = b.zerosLike(x, x.getLoc());
       if (failed(zeros))
         return failure();
-      g = zeros->getOutputs()[0];
+      g = *zeros;
     }
     results.push_back(g);
   }

@@ -99,6 +99,15 @@ public:
     return node;
   }
 
+  /// `zeros_like` of `v` in the current scope: the gradient of an output no
+  /// gradient reached.
+  FailureOr<Value> zerosLike(Value v, Location loc) {
+    FailureOr<NodeOp> zeros = create("ZerosLike", v, {}, "zeros_like", loc);
+    if (failed(zeros))
+      return failure();
+    return zeros->getOutputs()[0];
+  }
+
   /// Enters colocation with `op` (null: TensorFlow's colocate_with(None)):
   /// new nodes take its device and colocation class, and its
   /// outside-compilation cluster with the uid appended.

@@ -16,6 +16,32 @@ using namespace cleave;
 using namespace cleave::graph;
 using namespace cleave::graph::gradient;
 
+/// The element types of `values`, as a list(type) attr (Tin, Tout).
+static ArrayAttr typeListOf(Builder &builder, ValueRange values) {
+  SmallVector<Attribute> types;
+  for (Value v : values)
+    types.push_back(TypeAttr::get(elementTypeOf(v)));
+  return builder.getArrayAttr(types);
+}
+
+/// The gradient of every output of `op`: `outGrads`, with zeros for the
+/// outputs no gradient reached (a generated function takes them all).
+static FailureOr<SmallVector<Value>> gradsOrZeros(GradientBuilder &b, NodeOp op,
+                                                  ArrayRef<Value> outGrads) {
+  SmallVector<Value> grads;
+  for (auto [out, g] : llvm::zip(op.getOutputs(), outGrads)) {
+    Value grad = g;
+    if (!grad) {
+      FailureOr<Value> zeros = b.zerosLike(out, op.getLoc());
+      if (failed(zeros))
+        return failure();
+      grad = *zeros;
+    }
+    grads.push_back(grad);
+  }
+  return grads;
+}
+
 LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
                                      ArrayRef<Value> outGrads,
                                      SmallVector<Value> &inGrads) {
@@ -63,29 +89,16 @@ LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
   ValueRange args = op.getDataInputs().drop_front();
   SmallVector<Value> inputs{op.getDataInputs().front()};
   llvm::append_range(inputs, args);
-  for (auto [out, g] : llvm::zip(op.getOutputs(), outGrads)) {
-    Value grad = g;
-    if (!grad) {
-      FailureOr<NodeOp> zeros =
-          b.create("ZerosLike", out, {}, "zeros_like", op.getLoc());
-      if (failed(zeros))
-        return failure();
-      grad = zeros->getOutputs()[0];
-    }
-    inputs.push_back(grad);
-  }
-  auto typesOf = [&](ValueRange values) {
-    SmallVector<Attribute> types;
-    for (Value v : values)
-      types.push_back(TypeAttr::get(elementTypeOf(v)));
-    return builder.getArrayAttr(types);
-  };
+  FailureOr<SmallVector<Value>> grads = gradsOrZeros(b, op, outGrads);
+  if (failed(grads))
+    return failure();
+  llvm::append_range(inputs, *grads);
   if (!isCase)
     attrs.push_back(builder.getNamedAttr(
         "Tcond", TypeAttr::get(elementTypeOf(inputs.front()))));
-  attrs.push_back(
-      builder.getNamedAttr("Tin", typesOf(ValueRange(inputs).drop_front())));
-  attrs.push_back(builder.getNamedAttr("Tout", typesOf(args)));
+  attrs.push_back(builder.getNamedAttr(
+      "Tin", typeListOf(builder, ValueRange(inputs).drop_front())));
+  attrs.push_back(builder.getNamedAttr("Tout", typeListOf(builder, args)));
   FailureOr<NodeOp> grad =
       b.create(op.getOpType(), inputs, attrs, op.getOpType(), op.getLoc());
   if (failed(grad))
@@ -215,12 +228,6 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
       return failure();
     return c->getOutputs()[0];
   };
-  auto typesOf = [&](OpBuilder &bb, ValueRange values) {
-    SmallVector<Attribute> types;
-    for (Value v : values)
-      types.push_back(TypeAttr::get(elementTypeOf(v)));
-    return bb.getArrayAttr(types);
-  };
   // A call of library function `f` on `args`.
   auto call = [&](OpBuilder &bb, FuncAttr f, ValueRange args,
                   ArrayRef<Type> results) -> FailureOr<NodeOp> {
@@ -228,7 +235,7 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
     for (Type t : results)
       out.push_back(TypeAttr::get(cast<TensorType>(t).getElementType()));
     return node(bb, "PartitionedCall", args,
-                {bb.getNamedAttr("Tin", typesOf(bb, args)),
+                {bb.getNamedAttr("Tin", typeListOf(bb, args)),
                  bb.getNamedAttr("Tout", bb.getArrayAttr(out)),
                  bb.getNamedAttr("f", f)});
   };
@@ -361,17 +368,10 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
   if (failed(last))
     return failure();
   SmallVector<Value> gradInputs;
-  for (auto [out, g] : llvm::zip(op.getOutputs(), outGrads)) {
-    Value grad = g;
-    if (!grad) {
-      FailureOr<NodeOp> zeros =
-          b.create("ZerosLike", out, {}, "zeros_like", loc);
-      if (failed(zeros))
-        return failure();
-      grad = zeros->getOutputs()[0];
-    }
-    gradInputs.push_back(grad);
-  }
+  FailureOr<SmallVector<Value>> grads = gradsOrZeros(b, op, outGrads);
+  if (failed(grads))
+    return failure();
+  llvm::append_range(gradInputs, *grads);
   llvm::append_range(gradInputs, state);
   gradInputs.push_back(last->getOutputs()[0]);
   auto back = b.create("While", gradInputs,
@@ -403,24 +403,11 @@ LogicalResult Differentiator::callGrad(GradientBuilder &b, NodeOp op,
   if (failed(gradFunc))
     return failure();
   SmallVector<Value> inputs(op.getDataInputs());
-  for (auto [out, g] : llvm::zip(op.getOutputs(), outGrads)) {
-    Value grad = g;
-    if (!grad) {
-      FailureOr<NodeOp> zeros =
-          b.create("ZerosLike", out, {}, "zeros_like", op.getLoc());
-      if (failed(zeros))
-        return failure();
-      grad = zeros->getOutputs()[0];
-    }
-    inputs.push_back(grad);
-  }
+  FailureOr<SmallVector<Value>> grads = gradsOrZeros(b, op, outGrads);
+  if (failed(grads))
+    return failure();
+  llvm::append_range(inputs, *grads);
   MLIRContext *ctx = op.getContext();
-  auto typesOf = [&](ValueRange values) {
-    SmallVector<Attribute> types;
-    for (Value v : values)
-      types.push_back(TypeAttr::get(elementTypeOf(v)));
-    return ArrayAttr::get(ctx, types);
-  };
   DictionaryAttr callAttrs = DictionaryAttr::get(ctx);
   if (auto f = dyn_cast_or_null<FuncAttr>(op.getTFAttr("f")))
     callAttrs = f.getAttrs();
@@ -429,12 +416,12 @@ LogicalResult Differentiator::callGrad(GradientBuilder &b, NodeOp op,
   Builder builder(ctx);
   auto f = FuncAttr::get(ctx, FlatSymbolRefAttr::get(callee.getSymNameAttr()),
                          callAttrs);
-  FailureOr<NodeOp> grad =
-      b.create("SymbolicGradient", inputs,
-               {builder.getNamedAttr("Tin", typesOf(inputs)),
-                builder.getNamedAttr("Tout", typesOf(op.getDataInputs())),
-                builder.getNamedAttr("f", f)},
-               "SymbolicGradient", op.getLoc());
+  FailureOr<NodeOp> grad = b.create(
+      "SymbolicGradient", inputs,
+      {builder.getNamedAttr("Tin", typeListOf(builder, inputs)),
+       builder.getNamedAttr("Tout", typeListOf(builder, op.getDataInputs())),
+       builder.getNamedAttr("f", f)},
+      "SymbolicGradient", op.getLoc());
   if (failed(grad))
     return failure();
   for (auto [i, g] : llvm::enumerate(grad->getOutputs()))
