@@ -476,3 +476,12 @@ cleave::graph::getConstantInts(Value value) {
     values.push_back(v.getSExtValue());
   return values;
 }
+
+StringRef cleave::graph::getCalleeName(NodeOp node) {
+  if (node.getOpType() != "PartitionedCall" &&
+      node.getOpType() != "StatefulPartitionedCall")
+    return node.getOpType();
+  if (auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr("f")))
+    return f.getName().getValue();
+  return "";
+}

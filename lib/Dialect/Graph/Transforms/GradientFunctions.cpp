@@ -386,14 +386,8 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
 }
 
 FuncOp Differentiator::getCallee(NodeOp op) {
-  StringRef name = op.getOpType();
-  if (name == "PartitionedCall" || name == "StatefulPartitionedCall") {
-    auto f = dyn_cast_or_null<FuncAttr>(op.getTFAttr("f"));
-    if (!f)
-      return {};
-    name = f.getName().getValue();
-  }
-  return module.lookupSymbol<FuncOp>(name);
+  StringRef name = getCalleeName(op);
+  return name.empty() ? FuncOp() : module.lookupSymbol<FuncOp>(name);
 }
 
 LogicalResult Differentiator::callGrad(GradientBuilder &b, NodeOp op,

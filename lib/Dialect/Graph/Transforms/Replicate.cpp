@@ -54,17 +54,6 @@ std::string formatTypes(ArrayRef<Value> values) {
   return "[" + llvm::join(names, ", ") + "]";
 }
 
-/// The function a node calls: its op type, or the `f` of a PartitionedCall.
-StringRef getCallee(NodeOp node) {
-  if (node.getOpType() == "PartitionedCall" ||
-      node.getOpType() == "StatefulPartitionedCall") {
-    if (auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr("f")))
-      return f.getName().getValue();
-    return "";
-  }
-  return node.getOpType();
-}
-
 /// Whether the device backend compiles `node`: its registry entry says so;
 /// calls compile with their callee; unknown ops run on the host.
 bool isDeviceCompilable(NodeOp node, ModuleOp module) {
@@ -149,7 +138,7 @@ LogicalResult GraphReplicatePass::resolve(GraphOp graph, Computation &comp) {
   comp.function = module.lookupSymbol<FuncOp>(computation);
   if (comp.function) {
     for (auto node : body.getOps<NodeOp>())
-      if (getCallee(node) == computation)
+      if (getCalleeName(node) == computation)
         comp.callSites.push_back(node);
     if (comp.callSites.empty())
       return comp.function.emitError("graph-replicate: function '")

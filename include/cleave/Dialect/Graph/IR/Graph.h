@@ -51,6 +51,11 @@ mlir::TensorType getTensorType(mlir::Type elementType, ShapeAttr shape = {});
 /// as TensorFlow prints it in messages.
 std::string getDataTypeName(mlir::Type dtype);
 
+/// The name of the library function `node` calls: the `f` of a
+/// PartitionedCall or StatefulPartitionedCall (empty when it has none), else
+/// the node's op type (which names a function when the node is a call).
+llvm::StringRef getCalleeName(NodeOp node);
+
 /// The elements of `value` when a Const node produces it as an integer
 /// (not bool) tensor.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
