@@ -73,12 +73,15 @@ LogicalResult GraphGradientPass::checkOptions(GraphOp graph) {
   return success();
 }
 
-FailureOr<SmallVector<Value>>
-cleave::graph::resolveTensorNames(GraphOp graph, ArrayRef<std::string> texts,
-                                  StringRef pass, StringRef option) {
-  DenseMap<StringRef, NodeOp> byName;
+TensorNameResolver::TensorNameResolver(GraphOp graph, StringRef pass)
+    : graph(graph), pass(pass.str()) {
   for (auto node : graph.getBody().front().getOps<NodeOp>())
     byName[node.getName()] = node;
+}
+
+FailureOr<SmallVector<Value>>
+TensorNameResolver::resolve(ArrayRef<std::string> texts,
+                            StringRef option) const {
   SmallVector<Value> values;
   for (StringRef text : texts) {
     auto [name, portText] = text.rsplit(':');
@@ -620,12 +623,11 @@ void GraphGradientPass::runOnOperation() {
   GraphOp graph = *graphs.begin();
   if (failed(checkOptions(graph)))
     return signalPassFailure();
-  auto yValues = resolveTensorNames(graph, ys, "graph-gradient", "ys");
-  auto xValues = resolveTensorNames(graph, xs, "graph-gradient", "xs");
-  auto givenGradYs =
-      resolveTensorNames(graph, gradYs, "graph-gradient", "grad-ys");
-  auto stopValues = resolveTensorNames(graph, stopGradients, "graph-gradient",
-                                       "stop-gradients");
+  TensorNameResolver tensors(graph, "graph-gradient");
+  auto yValues = tensors.resolve(ys, "ys");
+  auto xValues = tensors.resolve(xs, "xs");
+  auto givenGradYs = tensors.resolve(gradYs, "grad-ys");
+  auto stopValues = tensors.resolve(stopGradients, "stop-gradients");
   if (failed(yValues) || failed(xValues) || failed(givenGradYs) ||
       failed(stopValues))
     return signalPassFailure();

@@ -202,24 +202,22 @@ void GraphMinimizePass::runOnOperation() {
         << optimizer.getValue() << "'";
     return signalPassFailure();
   }
-  auto lossValues =
-      resolveTensorNames(graph, {loss.getValue()}, "graph-minimize", "loss");
-  if (loss.empty() || failed(lossValues)) {
-    if (loss.empty())
-      graph.emitError("graph-minimize: option 'loss' names the tensor to "
-                      "minimize");
+  if (loss.empty()) {
+    graph.emitError("graph-minimize: option 'loss' names the tensor to "
+                    "minimize");
     return signalPassFailure();
   }
+  TensorNameResolver byName(graph, "graph-minimize");
+  auto lossValues = byName.resolve({loss.getValue()}, "loss");
+  if (failed(lossValues))
+    return signalPassFailure();
   Value lossValue = lossValues->front();
   loc = lossValue.getDefiningOp()->getLoc();
 
   // The variables: var-list, or every variable but the global step.
-  DenseMap<StringRef, NodeOp> byName;
-  for (auto node : body.getOps<NodeOp>())
-    byName[node.getName()] = node;
   NodeOp globalStepNode;
   if (!globalStep.empty()) {
-    globalStepNode = byName.lookup(globalStep);
+    globalStepNode = byName.lookupNode(globalStep);
     if (!globalStepNode || !isVariable(globalStepNode)) {
       graph.emitError("graph-minimize: option 'global-step' names '")
           << globalStep.getValue() << "', which is no variable of the graph";
@@ -229,7 +227,7 @@ void GraphMinimizePass::runOnOperation() {
   SmallVector<NodeOp> variables;
   if (!varList.empty()) {
     for (StringRef name : varList) {
-      NodeOp node = byName.lookup(name);
+      NodeOp node = byName.lookupNode(name);
       if (!node || !isVariable(node)) {
         graph.emitError("graph-minimize: option 'var-list' names '")
             << name << "', which is no variable of the graph";
@@ -426,7 +424,7 @@ void GraphMinimizePass::runOnOperation() {
   // The new variables' initializers join the graph's init op.
   if (initializers.empty())
     return;
-  NodeOp init = byName.lookup(initName);
+  NodeOp init = byName.lookupNode(initName);
   if (init) {
     SmallVector<Value> operands(init->getOperands());
     llvm::append_range(operands, initializers);

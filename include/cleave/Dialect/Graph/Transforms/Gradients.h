@@ -39,11 +39,21 @@ addGradients(GraphOp graph, llvm::ArrayRef<mlir::Value> ys,
 mlir::FailureOr<std::string> getOrCreateGradientFunction(NodeOp user,
                                                          FuncOp function);
 
-/// The tensors `texts` ("node" or "node:port") of the top-level graph;
-/// errors name `pass` and its `option`.
-mlir::FailureOr<llvm::SmallVector<mlir::Value>>
-resolveTensorNames(GraphOp graph, llvm::ArrayRef<std::string> texts,
-                   llvm::StringRef pass, llvm::StringRef option);
+/// Finds nodes and tensors ("node" or "node:port") of the top-level graph
+/// by name, for passes whose options name them; errors name the pass and
+/// the option.
+class TensorNameResolver {
+public:
+  TensorNameResolver(GraphOp graph, llvm::StringRef pass);
+  NodeOp lookupNode(llvm::StringRef name) const { return byName.lookup(name); }
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  resolve(llvm::ArrayRef<std::string> texts, llvm::StringRef option) const;
+
+private:
+  mutable GraphOp graph; ///< Op handles' accessors are not const.
+  std::string pass;
+  llvm::DenseMap<llvm::StringRef, NodeOp> byName;
+};
 
 } // namespace cleave::graph
 
