@@ -33,15 +33,6 @@ StringRef getStringAttr(NodeOp node, StringRef name) {
   return "";
 }
 
-/// A node as the flat graph has it: a graph.node, or one that a
-/// graph.cluster / graph.replicate folded (metadata, replicated inputs and
-/// outputs).
-struct DotNode {
-  StringRef name, opType, device;
-  /// Its inputs, in flat-graph terms.
-  SmallVector<Value> inputs;
-};
-
 class DotWriter {
 public:
   explicit DotWriter(llvm::raw_ostream &os) : os(os) {}
@@ -61,15 +52,15 @@ public:
       if (!cluster.empty())
         os << "  subgraph \"cluster_" << escape(prefix) << escape(cluster)
            << "\" {\n    label=\"" << escape(cluster)
-           << clusterSuffix.lookup(cluster) << "\"; color=\""
-           << kClusterColor << "\"; penwidth=2;\n";
+           << clusterSuffix.lookup(cluster) << "\"; color=\"" << kClusterColor
+           << "\"; penwidth=2;\n";
       for (auto &[scope, nodes] : scopes) {
         if (!scope.empty())
           os << "  subgraph \"cluster_" << escape(prefix) << escape(cluster)
              << "_oc_" << escape(scope) << "\" {\n    label=\"outside "
-             << escape(scope) << "\"; style=dashed; color=\""
-             << kOutsideColor << "\";\n";
-        for (const DotNode &node : nodes)
+             << escape(scope) << "\"; style=dashed; color=\"" << kOutsideColor
+             << "\";\n";
+        for (const FlatNode &node : nodes)
           writeNode(node, prefix);
         if (!scope.empty())
           os << "  }\n";
@@ -79,7 +70,7 @@ public:
     }
     for (auto &[cluster, scopes] : groups)
       for (auto &[scope, nodes] : scopes)
-        for (const DotNode &node : nodes)
+        for (const FlatNode &node : nodes)
           writeEdges(node, prefix);
   }
 
@@ -93,75 +84,52 @@ public:
   }
 
 private:
-  SmallVector<DotNode> &group(StringRef cluster, StringRef scope) {
+  SmallVector<FlatNode> &group(StringRef cluster, StringRef scope) {
     return groups[cluster][scope];
   }
 
   void addNode(NodeOp node, StringRef cluster) {
     group(cluster, getStringAttr(node, "_xla_outside_compilation"))
         .push_back({node.getName(), node.getOpType(),
-                    node.getDevice().value_or(""),
+                    node.getDevice().value_or(""), node.getAttrs(),
                     SmallVector<Value>(node.getInputs())});
   }
 
-  /// A folded node of a replicate region, from its {name, device?,
-  /// controls?} entry; it takes its share of the trailing `controls`.
-  static DotNode foldedNode(Attribute entry, StringRef opType,
-                            SmallVector<Value> inputs, ValueRange &controls) {
-    auto dict = cast<DictionaryAttr>(entry);
-    StringRef device;
-    if (auto d = dict.getAs<StringAttr>("device"))
-      device = d.getValue();
-    if (auto count = dict.getAs<IntegerAttr>("controls")) {
-      llvm::append_range(inputs, controls.take_front(count.getInt()));
-      controls = controls.drop_front(count.getInt());
-    }
-    return {dict.getAs<StringAttr>("name").getValue(), opType, device,
-            std::move(inputs)};
+  void addFolded(FlatNode node, StringRef cluster) {
+    group(cluster, "").push_back(std::move(node));
   }
 
   void addCluster(ClusterOp cluster) {
     StringRef name = cluster.getCluster();
-    group(name, "").push_back(
-        {cluster.getMetadataName(), "TPUReplicateMetadata",
-         cluster.getMetadataDevice().value_or(""),
-         SmallVector<Value>(cluster.getControlInputs())});
+    addFolded(getMetadataNode(cluster), name);
     for (auto node : cluster.getBody().front().getOps<NodeOp>())
       addNode(node, name);
   }
 
   void addReplicate(ReplicateOp replicate) {
-    uint64_t n = replicate.getN();
-    ValueRange operands = replicate.getInputs();
-    ArrayAttr inputNodes = replicate.getInputNodes();
-    ValueRange controls = operands.drop_front(inputNodes.size() * n);
-    for (auto [i, entry] : llvm::enumerate(inputNodes)) {
-      ValueRange perReplica = operands.slice(i * n, n);
-      group("", "").push_back(foldedNode(entry, "TPUReplicatedInput",
-                                         SmallVector<Value>(perReplica),
-                                         controls));
-    }
+    SmallVector<FlatNode> inputs, outputs;
+    getReplicatedNodes(replicate, inputs, outputs);
+    for (FlatNode &node : inputs)
+      addFolded(std::move(node), "");
     ClusterOp cluster = replicate.getCluster();
     clusterSuffix[cluster.getCluster()] =
-        " (" + std::to_string(n) + " replicas)";
+        " (" + std::to_string(replicate.getN()) + " replicas)";
     addCluster(cluster);
-    Operation *yield = replicate.getBody().front().getTerminator();
-    for (auto [k, entry] : llvm::enumerate(replicate.getOutputNodes()))
-      if (!cast<DictionaryAttr>(entry).empty())
-        group("", "").push_back(foldedNode(entry, "TPUReplicatedOutput",
-                                           {yield->getOperand(k)}, controls));
+    for (FlatNode &node : outputs)
+      addFolded(std::move(node), "");
   }
 
-  void writeNode(const DotNode &node, StringRef prefix) {
+  void writeNode(const FlatNode &node, StringRef prefix) {
     auto [it, inserted] = deviceColors.insert(
-        {node.device, kDevicePalette[deviceColors.size() %
-                                     std::size(kDevicePalette)]});
+        {node.device,
+         kDevicePalette[deviceColors.size() % std::size(kDevicePalette)]});
     os << "    \"" << escape(prefix) << escape(node.name) << "\" [label=\""
-       << escape(node.name) << "\\n" << escape(node.opType)
-       << "\", style=filled, fillcolor=\"" << it->second << "\"];\n";
+       << escape(node.name) << "\\n"
+       << escape(node.opType) << "\", style=filled, fillcolor=\"" << it->second
+       << "\"];\n";
   }
 
-  void writeEdges(const DotNode &node, StringRef prefix) {
+  void writeEdges(const FlatNode &node, StringRef prefix) {
     for (Value input : node.inputs)
       if (std::optional<FlatValue> producer = getFlatValue(input))
         os << "  \"" << escape(prefix) << escape(producer->node) << "\" -> \""
@@ -171,14 +139,15 @@ private:
 
   llvm::raw_ostream &os;
   llvm::MapVector<StringRef, const char *> deviceColors;
-  llvm::MapVector<StringRef, llvm::MapVector<StringRef, SmallVector<DotNode>>>
+  llvm::MapVector<StringRef, llvm::MapVector<StringRef, SmallVector<FlatNode>>>
       groups;
   llvm::StringMap<std::string> clusterSuffix;
 };
 } // namespace
 
 LogicalResult cleave::writeDot(ModuleOp module, llvm::raw_ostream &os) {
-  os << "digraph G {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n";
+  os << "digraph G {\n  rankdir=TB;\n  node [shape=box, "
+        "fontname=\"Helvetica\"];\n";
   DotWriter writer(os);
   for (auto graph : module.getOps<GraphOp>())
     writer.writeBody(graph.getBody().front(), "");
@@ -204,7 +173,5 @@ void cleave::registerDotTranslation() {
           return op->emitError("expected a builtin.module");
         return writeDot(module, os);
       },
-      [](DialectRegistry &registry) {
-        registry.insert<GraphDialect>();
-      });
+      [](DialectRegistry &registry) { registry.insert<GraphDialect>(); });
 }

@@ -56,32 +56,18 @@ static LogicalResult exportNode(NodeOp node, tf::NodeDef &def,
   return success();
 }
 
-/// Writes a node that graph-cluster-formation folded into an op: `entry` is
-/// its {name, attrs, device?, controls?} and `controls` the op's trailing
-/// control operands, of which it takes its share.
-static LogicalResult exportFoldedNode(Operation *op, DictionaryAttr entry,
-                                      StringRef opType, ValueRange inputs,
-                                      ValueRange &controls,
-                                      tf::GraphDef &graphDef) {
+/// Writes a node that graph-cluster-formation folded into `op`.
+static LogicalResult exportFlatNode(Operation *op, const FlatNode &node,
+                                    tf::GraphDef &graphDef) {
   tf::NodeDef &def = *graphDef.add_node();
-  def.set_name(entry.getAs<StringAttr>("name").str());
-  def.set_op(opType.str());
-  for (Value input : inputs)
+  def.set_name(node.name.str());
+  def.set_op(node.opType.str());
+  for (Value input : node.inputs)
     def.add_input(graphdef::renderInput(input, false));
-  int64_t numControls = 0;
-  if (auto count = entry.getAs<IntegerAttr>("controls"))
-    numControls = count.getInt();
-  if (numControls > (int64_t)controls.size())
-    return op->emitOpError("'") << def.name() << "' claims more control "
-                                << "inputs than the op has";
-  for (Value control : controls.take_front(numControls))
-    def.add_input(graphdef::renderInput(control, false));
-  controls = controls.drop_front(numControls);
-  if (auto device = entry.getAs<StringAttr>("device"))
-    def.set_device(device.str());
+  if (!node.device.empty())
+    def.set_device(node.device.str());
   std::string error;
-  if (failed(graphdef::exportAttrMap(entry.getAs<DictionaryAttr>("attrs"),
-                                     *def.mutable_attr(), error)))
+  if (failed(graphdef::exportAttrMap(node.attrs, *def.mutable_attr(), error)))
     return op->emitOpError("node '") << def.name() << "': " << error;
   return success();
 }
@@ -89,18 +75,7 @@ static LogicalResult exportFoldedNode(Operation *op, DictionaryAttr entry,
 /// A cluster goes back flat: its metadata node, then its nodes tagged
 /// `_tpu_replicate` again.
 static LogicalResult exportCluster(ClusterOp cluster, tf::GraphDef &graphDef) {
-  NamedAttrList entry;
-  entry.set("name", cluster.getMetadataNameAttr());
-  entry.set("attrs", cluster.getMetadataAttr());
-  if (auto device = cluster.getMetadataDeviceAttr())
-    entry.set("device", device);
-  ValueRange controls = cluster.getControlInputs();
-  entry.set("controls",
-            IntegerAttr::get(IntegerType::get(cluster.getContext(), 64),
-                             controls.size()));
-  if (failed(exportFoldedNode(cluster,
-                              entry.getDictionary(cluster.getContext()),
-                              "TPUReplicateMetadata", {}, controls, graphDef)))
+  if (failed(exportFlatNode(cluster, getMetadataNode(cluster), graphDef)))
     return failure();
   for (auto node : cluster.getBody().front().getOps<NodeOp>()) {
     tf::NodeDef &def = *graphDef.add_node();
@@ -115,25 +90,16 @@ static LogicalResult exportCluster(ClusterOp cluster, tf::GraphDef &graphDef) {
 /// cluster, then its TPUReplicatedOutput nodes.
 static LogicalResult exportReplicate(ReplicateOp replicate,
                                      tf::GraphDef &graphDef) {
-  uint64_t n = replicate.getN();
-  ArrayAttr inputNodes = replicate.getInputNodes();
-  ValueRange operands = replicate.getInputs();
-  ValueRange controls = operands.drop_front(inputNodes.size() * n);
-  for (auto [i, entry] : llvm::enumerate(inputNodes))
-    if (failed(exportFoldedNode(replicate, cast<DictionaryAttr>(entry),
-                                "TPUReplicatedInput", operands.slice(i * n, n),
-                                controls, graphDef)))
+  SmallVector<FlatNode> inputs, outputs;
+  getReplicatedNodes(replicate, inputs, outputs);
+  for (const FlatNode &node : inputs)
+    if (failed(exportFlatNode(replicate, node, graphDef)))
       return failure();
   if (failed(exportCluster(replicate.getCluster(), graphDef)))
     return failure();
-  Operation *yield = replicate.getBody().front().getTerminator();
-  for (auto [k, entry] : llvm::enumerate(replicate.getOutputNodes())) {
-    auto dict = cast<DictionaryAttr>(entry);
-    if (!dict.empty() &&
-        failed(exportFoldedNode(replicate, dict, "TPUReplicatedOutput",
-                                yield->getOperand(k), controls, graphDef)))
+  for (const FlatNode &node : outputs)
+    if (failed(exportFlatNode(replicate, node, graphDef)))
       return failure();
-  }
   return success();
 }
 

@@ -485,3 +485,40 @@ StringRef cleave::graph::getCalleeName(NodeOp node) {
     return f.getName().getValue();
   return "";
 }
+
+FlatNode cleave::graph::getMetadataNode(ClusterOp cluster) {
+  return {cluster.getMetadataName(), "TPUReplicateMetadata",
+          cluster.getMetadataDevice().value_or(""), cluster.getMetadata(),
+          SmallVector<Value>(cluster.getControlInputs())};
+}
+
+void cleave::graph::getReplicatedNodes(ReplicateOp replicate,
+                                       SmallVectorImpl<FlatNode> &inputs,
+                                       SmallVectorImpl<FlatNode> &outputs) {
+  uint64_t n = replicate.getN();
+  ValueRange operands = replicate.getInputs();
+  ArrayAttr inputNodes = replicate.getInputNodes();
+  // The verifier checked that the entries' `controls` add up.
+  ValueRange controls = operands.drop_front(inputNodes.size() * n);
+  auto folded = [&](Attribute entry, StringRef opType, ValueRange data) {
+    auto dict = cast<DictionaryAttr>(entry);
+    FlatNode node{dict.getAs<StringAttr>("name").getValue(), opType, "",
+                  dict.getAs<DictionaryAttr>("attrs"),
+                  SmallVector<Value>(data)};
+    if (auto device = dict.getAs<StringAttr>("device"))
+      node.device = device.getValue();
+    if (auto count = dict.getAs<IntegerAttr>("controls")) {
+      llvm::append_range(node.inputs, controls.take_front(count.getInt()));
+      controls = controls.drop_front(count.getInt());
+    }
+    return node;
+  };
+  for (auto [i, entry] : llvm::enumerate(inputNodes))
+    inputs.push_back(
+        folded(entry, "TPUReplicatedInput", operands.slice(i * n, n)));
+  Operation *yield = replicate.getBody().front().getTerminator();
+  for (auto [k, entry] : llvm::enumerate(replicate.getOutputNodes()))
+    if (!cast<DictionaryAttr>(entry).empty())
+      outputs.push_back(
+          folded(entry, "TPUReplicatedOutput", yield->getOperand(k)));
+}

@@ -51,6 +51,27 @@ mlir::TensorType getTensorType(mlir::Type elementType, ShapeAttr shape = {});
 /// as TensorFlow prints it in messages.
 std::string getDataTypeName(mlir::Type dtype);
 
+/// A node as the flat graph that GraphDef export writes has it. A
+/// graph.cluster or graph.replicate keeps some folded into its attributes
+/// (TPUReplicateMetadata, TPUReplicatedInput/Output); the functions below
+/// unfold them.
+struct FlatNode {
+  llvm::StringRef name, opType, device;
+  mlir::DictionaryAttr attrs;
+  /// Its data inputs, then its control inputs.
+  llvm::SmallVector<mlir::Value> inputs;
+};
+
+/// The cluster's TPUReplicateMetadata.
+FlatNode getMetadataNode(ClusterOp cluster);
+
+/// The replicate region's TPUReplicatedInput nodes (one per block argument)
+/// and TPUReplicatedOutput nodes (one per yielded value that had one), each
+/// with its share of the trailing control operands.
+void getReplicatedNodes(ReplicateOp replicate,
+                        llvm::SmallVectorImpl<FlatNode> &inputs,
+                        llvm::SmallVectorImpl<FlatNode> &outputs);
+
 /// The name of the library function `node` calls: the `f` of a
 /// PartitionedCall or StatefulPartitionedCall (empty when it has none), else
 /// the node's op type (which names a function when the node is a call).
