@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -218,6 +219,86 @@ std::string whileCase() {
          " }\n"
          "ret { key: \"i2\" value: \"next:z:0\" } ret { key: \"x2\" "
          "value: \"s:z:0\" } ret { key: \"v2\" value: \"v\" } } }";
+}
+
+/// A v1 while loop as tf.while_loop writes it, in frame `<p>/while_context`:
+/// variables i (int32, from 0) and x (from `x`), the invariant w (from `w`),
+/// cond i < n, body (i + 1, `body(xIn, wIn)`), where `body` adds its nodes
+/// and names the new x. The loop's results: `<p>/Exit` (i), `<p>/Exit_1`.
+/// In an outer loop's body, i's initial 0 hangs on the outer `pivot`.
+std::string v1Loop(const std::string &p, const std::string &x,
+                   const std::string &w, int n,
+                   const std::function<std::pair<std::string, std::string>(
+                       const std::string &, const std::string &)> &body,
+                   const std::string &pivot = "") {
+  auto node = [](const std::string &name, const std::string &op,
+                 std::vector<std::string> inputs, const std::string &attrs) {
+    std::string text = "node { name: \"" + name + "\" op: \"" + op + "\"";
+    for (const std::string &in : inputs)
+      text += " input: \"" + in + "\"";
+    return text + " " + attrs + " }\n";
+  };
+  std::string t32 = "attr { key: \"T\" value { type: DT_INT32 } }";
+  auto enter = [&](const std::string &name, const std::string &in,
+                   const std::string &t, bool constant) {
+    return node(p + "/" + name, "Enter", {in},
+                t + " attr { key: \"frame_name\" value { s: \"" + p +
+                    "/while_context\" } } attr { key: \"is_constant\" value "
+                    "{ b: " +
+                    (constant ? "true" : "false") + " } }");
+  };
+  auto intConst = [&](const std::string &name, int v,
+                      const std::string &control) {
+    return node(p + "/" + name, "Const", {"^" + p + "/" + control},
+                "attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: "
+                "\"value\" value { tensor { dtype: DT_INT32 tensor_shape { } "
+                "int_val: " +
+                    std::to_string(v) + " } } }");
+  };
+  std::string merge2 = "attr { key: \"N\" value { i: 2 } } ";
+  std::string text =
+      node(p + "/zero", "Const",
+           pivot.empty() ? std::vector<std::string>{}
+                         : std::vector<std::string>{"^" + pivot},
+           "attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: "
+           "\"value\" value { tensor { dtype: DT_INT32 tensor_shape { } "
+           "int_val: 0 } } }") +
+      enter("Enter", p + "/zero", t32, false) +
+      enter("Enter_1", x, t64, false) + enter("Enter_2", w, t64, true) +
+      node(p + "/Merge", "Merge", {p + "/Enter", p + "/NextIteration"},
+           merge2 + t32) +
+      node(p + "/Merge_1", "Merge", {p + "/Enter_1", p + "/NextIteration_1"},
+           merge2 + t64) +
+      intConst("Less/y", n, "Merge") +
+      node(p + "/Less", "Less", {p + "/Merge", p + "/Less/y"}, t32) +
+      node(p + "/LoopCond", "LoopCond", {p + "/Less"}, "") +
+      node(p + "/Switch", "Switch", {p + "/Merge", p + "/LoopCond"}, t32) +
+      node(p + "/Switch_1", "Switch", {p + "/Merge_1", p + "/LoopCond"}, t64) +
+      node(p + "/Identity", "Identity", {p + "/Switch:1"}, t32) +
+      node(p + "/Identity_1", "Identity", {p + "/Switch_1:1"}, t64) +
+      intConst("add/y", 1, "Identity") +
+      node(p + "/add", "AddV2", {p + "/Identity", p + "/add/y"}, t32);
+  auto [bodyText, next] = body(p + "/Identity_1", p + "/Enter_2");
+  return text + bodyText +
+         node(p + "/NextIteration", "NextIteration", {p + "/add"}, t32) +
+         node(p + "/NextIteration_1", "NextIteration", {next}, t64) +
+         node(p + "/Exit", "Exit", {p + "/Switch"}, t32) +
+         node(p + "/Exit_1", "Exit", {p + "/Switch_1"}, t64);
+}
+
+/// The body x = tanh(x * w) + x, its nodes in scope `p`.
+std::function<std::pair<std::string, std::string>(const std::string &,
+                                                  const std::string &)>
+tanhStep(const std::string &p) {
+  return [p](const std::string &x, const std::string &w) {
+    return std::pair<std::string, std::string>{
+        "node { name: \"" + p + "/mul\" op: \"Mul\" input: \"" + x +
+            "\" input: \"" + w + "\" " + t64 + " }\n" + "node { name: \"" + p +
+            "/Tanh\" op: \"Tanh\" input: \"" + p + "/mul\" " + t64 + " }\n" +
+            "node { name: \"" + p + "/add_1\" op: \"AddV2\" input: \"" + p +
+            "/Tanh\" input: \"" + x + "\" " + t64 + " }\n",
+        p + "/add_1"};
+  };
 }
 
 std::string ifCase(bool taken);
@@ -506,6 +587,25 @@ std::vector<GradCase> cases() {
       {"SwitchMergeTrue", {{"x0", {3}}}, switchMerge(true)},
       {"SwitchMergeFalse", {{"x0", {3}}}, switchMerge(false)},
       {"While", {{"x0", {2}}, {"x1", {2}}}, whileCase()},
+      // v1 loops: x0 reaches y through the loop and around it.
+      {"V1While",
+       {{"x0", {2}}, {"x1", {2}}},
+       v1Loop("while", "x0", "x1", 3, tanhStep("while")) +
+           "node { name: \"y\" op: \"Mul\" input: \"while/Exit_1\" "
+           "input: \"x0\" " +
+           t64 + " }"},
+      {"V1WhileNested",
+       {{"x0", {2}}, {"x1", {2}}},
+       v1Loop("while", "x0", "x1", 2,
+              [](const std::string &x, const std::string &w) {
+                return std::pair<std::string, std::string>{
+                    v1Loop("while/inner", x, w, 2, tanhStep("while/inner"),
+                           "while/Identity"),
+                    "while/inner/Exit_1"};
+              }) +
+           "node { name: \"y\" op: \"Identity\" input: "
+           "\"while/Exit_1\" " +
+           t64 + " }"},
       {"Case", {{"x0", {3}}, {"x1", {3}}}, caseCase()},
       {"IfThen", {{"x0", {3}}, {"x1", {3}}}, ifCase(true)},
       {"IfElse", {{"x0", {3}}, {"x1", {3}}}, ifCase(false)},

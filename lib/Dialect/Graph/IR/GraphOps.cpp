@@ -3,6 +3,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -484,6 +485,88 @@ StringRef cleave::graph::getCalleeName(NodeOp node) {
   if (auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr("f")))
     return f.getName().getValue();
   return "";
+}
+
+FailureOr<FuncOp> cleave::graph::buildLibraryFunction(
+    ModuleOp module, StringRef base, ArrayRef<Type> argTypes,
+    function_ref<FailureOr<SmallVector<Value>>(OpBuilder &, ArrayRef<Value>)>
+        build,
+    Location loc) {
+  std::string name = base.str();
+  for (int k = 1; module.lookupSymbol(name); ++k)
+    name = (base + "_" + Twine(k)).str();
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  // An input_arg/output_arg entry of the signature.
+  auto argDef = [&](StringRef argName, Type t) -> FailureOr<Attribute> {
+    Type element =
+        isa<TensorType>(t) ? cast<TensorType>(t).getElementType() : t;
+    if (typeToDataType(element) <= 0)
+      return emitError(loc) << "function '" << name << "': " << argName
+                            << " has no TensorFlow dtype";
+    return Attribute(mb.getDictionaryAttr(
+        {mb.getNamedAttr("name", mb.getStringAttr(argName)),
+         mb.getNamedAttr(
+             "type",
+             mb.getStringAttr("DT_" +
+                              StringRef(getDataTypeName(element)).upper()))}));
+  };
+  SmallVector<Attribute> argNames, inputArgs;
+  for (auto [i, t] : llvm::enumerate(argTypes)) {
+    std::string argName = "arg" + std::to_string(i);
+    FailureOr<Attribute> def = argDef(argName, t);
+    if (failed(def))
+      return failure();
+    argNames.push_back(mb.getStringAttr(argName));
+    inputArgs.push_back(*def);
+  }
+  OperationState state(loc, FuncOp::getOperationName());
+  auto &props = state.getOrAddProperties<FuncOp::Properties>();
+  props.sym_name = mb.getStringAttr(name);
+  props.arg_names = mb.getArrayAttr(argNames);
+  props.function_type = TypeAttr::get(mb.getFunctionType(argTypes, {}));
+  props.signature = mb.getDictionaryAttr({});
+  state.addRegion();
+  auto func = cast<FuncOp>(mb.create(state));
+  Block *block = new Block;
+  func.getBody().push_back(block);
+  for (Type t : argTypes)
+    block->addArgument(t, loc);
+  OpBuilder bb = OpBuilder::atBlockEnd(block);
+  FailureOr<SmallVector<Value>> results =
+      build(bb, SmallVector<Value>(block->getArguments()));
+  if (failed(results))
+    return func.erase(), failure();
+  SmallVector<Attribute> resultNames, outputArgs;
+  SmallVector<Type> resultTypes;
+  for (auto [i, v] : llvm::enumerate(*results)) {
+    std::string resultName = "result" + std::to_string(i);
+    FailureOr<Attribute> def = argDef(resultName, v.getType());
+    if (failed(def))
+      return func.erase(), failure();
+    resultNames.push_back(mb.getStringAttr(resultName));
+    outputArgs.push_back(*def);
+    resultTypes.push_back(v.getType());
+  }
+  bb.setInsertionPointToEnd(block);
+  bb.create<ReturnOp>(loc, *results, bb.getArrayAttr(resultNames),
+                      bb.getStrArrayAttr({}), ArrayAttr());
+  func.setFunctionTypeAttr(
+      TypeAttr::get(mb.getFunctionType(argTypes, resultTypes)));
+  func.setSignatureAttr(mb.getDictionaryAttr(
+      {mb.getNamedAttr("input_arg", mb.getArrayAttr(inputArgs)),
+       mb.getNamedAttr("output_arg", mb.getArrayAttr(outputArgs))}));
+  return func;
+}
+
+void cleave::graph::cloneNodes(OpBuilder &builder, ArrayRef<NodeOp> nodes,
+                               IRMapping &mapping) {
+  SmallVector<Operation *> clones;
+  for (NodeOp node : nodes)
+    clones.push_back(builder.clone(*node, mapping));
+  // Operands whose producer was cloned after their user.
+  for (Operation *clone : clones)
+    for (OpOperand &operand : clone->getOpOperands())
+      operand.set(mapping.lookupOrDefault(operand.get()));
 }
 
 FlatNode cleave::graph::getMetadataNode(ClusterOp cluster) {

@@ -12,7 +12,9 @@
 #include "GradientBuilder.h"
 
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
+#include "cleave/Dialect/Graph/Transforms/LoopFrames.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace cleave::graph::gradient {
 
@@ -48,6 +50,33 @@ private:
                                    Location loc);
   LogicalResult gate(GradientBuilder &b, NodeOp op,
                      SmallVector<Value> &inGrads);
+  /// The gradients of `op`'s inputs from those of its outputs: its rule,
+  /// or the gradient of the call, conditional or loop it is.
+  LogicalResult nodeGrad(GradientBuilder &b, NodeOp op, GradMap &grads,
+                         SmallVector<Value> &inGrads);
+
+  /// The v1 loops of the block run() differentiates. Each takes part in the
+  /// walk as one node, its anchor: the loop's state in, its Exits out.
+  SmallVector<LoopFrame> loops;
+  DenseMap<Operation *, unsigned> loopOf;
+  /// Exits named in stop_gradients.
+  llvm::DenseSet<Operation *> stoppedExits;
+  /// `op`, or the anchor of the loop it is part of.
+  Operation *unitOf(Operation *op) const {
+    auto it = loopOf.find(op);
+    return it == loopOf.end() ? op : loops[it->second].getAnchor();
+  }
+  /// The loop whose anchor `unit` is.
+  const LoopFrame *getLoop(Operation *unit) const {
+    auto it = loopOf.find(unit);
+    return it == loopOf.end() ? nullptr : &loops[it->second];
+  }
+  /// What a unit of the walk consumes and produces.
+  SmallVector<Value> unitInputs(Operation *unit) const;
+  SmallVector<Value> unitOutputs(Operation *unit) const;
+  /// A v1 loop's gradient: the While gradient of its functional form.
+  LogicalResult frameGrad(GradientBuilder &b, const LoopFrame &loop,
+                          GradMap &grads, SmallVector<Value> &inGrads);
 
   std::string aggregationMethod;
   bool gateGradients, colocateGradientsWithOps;
@@ -76,13 +105,14 @@ private:
   LogicalResult whileGrad(GradientBuilder &b, NodeOp op,
                           ArrayRef<Value> outGrads,
                           SmallVector<Value> &inGrads);
-  /// A library function `<base>` (made unique) with the given arguments,
-  /// whose body `build` fills and whose results it returns.
-  FailureOr<FuncOp> buildFunction(StringRef base, ArrayRef<Type> argTypes,
-                                  function_ref<FailureOr<SmallVector<Value>>(
-                                      OpBuilder &, ArrayRef<Value>, Location)>
-                                      build,
-                                  Location loc);
+  /// The gradient of a loop over `state` (cond and body library functions)
+  /// from the gradients of its final state: a counting loop, then a
+  /// backward loop replaying each iteration's state through the body's
+  /// gradient function. `op` is the node it differentiates.
+  LogicalResult loopGrad(GradientBuilder &b, NodeOp op, ValueRange state,
+                         FuncAttr cond, FuncAttr body,
+                         ArrayRef<Value> finalGrads,
+                         SmallVector<Value> &inGrads);
   /// SymbolicGradient of a call, as TensorFlow's _SymGrad builds it.
   LogicalResult callGrad(GradientBuilder &b, NodeOp op, FuncOp callee,
                          ArrayRef<Value> outGrads, SmallVector<Value> &inGrads);

@@ -326,7 +326,9 @@ LogicalResult Differentiator::gate(GradientBuilder &b, NodeOp op,
   if (failed(b.enterColocation({})))
     return failure();
   std::string saved = b.prefix;
-  b.prefix = b.getNames().unique(saved + "tuple") + "/";
+  b.prefix =
+      b.getNames().unique(b.scope + "/" + op.getName().str() + "_grad/tuple") +
+      "/";
   SmallVector<Value> gating;
   for (Value g : inGrads)
     if (g)
@@ -360,6 +362,95 @@ LogicalResult Differentiator::gate(GradientBuilder &b, NodeOp op,
   return b.exitColocation();
 }
 
+SmallVector<Value> Differentiator::unitInputs(Operation *unit) const {
+  if (const LoopFrame *loop = getLoop(unit))
+    return loop->getInputs();
+  return SmallVector<Value>(cast<NodeOp>(unit).getDataInputs());
+}
+
+SmallVector<Value> Differentiator::unitOutputs(Operation *unit) const {
+  const LoopFrame *loop = getLoop(unit);
+  if (!loop)
+    return SmallVector<Value>(cast<NodeOp>(unit).getOutputs());
+  SmallVector<Value> outputs;
+  for (NodeOp exit : loop->getExits())
+    outputs.push_back(exit.getOutputs()[0]);
+  return outputs;
+}
+
+LogicalResult Differentiator::nodeGrad(GradientBuilder &b, NodeOp op,
+                                       GradMap &grads,
+                                       SmallVector<Value> &inGrads) {
+  SmallVector<Value> outGrads(op.getOutputs().size());
+  SmallVector<bool> hasGrad(op.getOutputs().size(), false);
+  if (auto it = grads.find(op); it != grads.end())
+    for (auto [i, g] : llvm::enumerate(it->second))
+      if (!g.empty()) {
+        outGrads[i] = g.front();
+        hasGrad[i] = true;
+      }
+  if (!llvm::is_contained(hasGrad, true) || op.getDataInputs().empty())
+    return success();
+  ops::GradFn rule = ops::lookupGradFn(op.getOpType());
+  FuncOp callee = rule ? FuncOp() : getCallee(op);
+  bool isIf = llvm::is_contained({"If", "StatelessIf", "Case", "StatelessCase"},
+                                 op.getOpType());
+  bool isWhile =
+      op.getOpType() == "While" || op.getOpType() == "StatelessWhile";
+  if (!rule && !callee && !isIf && !isWhile) {
+    if (ops::isNotDifferentiable(op.getOpType()))
+      return success();
+    return nodeError(op) << "No gradient defined for operation '"
+                         << op.getName() << "' (op type: " << op.getOpType()
+                         << ")";
+  }
+  // Only ops that pass a gradient through take it sparse.
+  if (!llvm::is_contained({"Identity", "Snapshot", "ReadVariableOp"},
+                          op.getOpType()))
+    for (Value &g : outGrads) {
+      FailureOr<Value> dense = densify(b, g, op.getLoc());
+      if (failed(dense))
+        return failure();
+      g = *dense;
+    }
+  // Outputs no gradient reached get zeros (ZerosLike in the scope).
+  for (auto [i, out] : llvm::enumerate(op.getOutputs()))
+    if (!outGrads[i] && isTrainable(out)) {
+      FailureOr<Value> zeros = b.zerosLike(out, op.getLoc());
+      if (failed(zeros))
+        return failure();
+      outGrads[i] = *zeros;
+    }
+  std::string saved = b.prefix;
+  b.prefix =
+      b.getNames().unique(b.scope + "/" + op.getName().str() + "_grad") + "/";
+  if (callee || isIf || isWhile) {
+    LogicalResult built = isIf ? ifGrad(b, op, outGrads, inGrads)
+                          : isWhile
+                              ? whileGrad(b, op, outGrads, inGrads)
+                              : callGrad(b, op, callee, outGrads, inGrads);
+    b.prefix = saved;
+    if (failed(built))
+      return failure();
+  } else {
+    NodeGradientContext ctx(op, b, outGrads, hasGrad);
+    std::string error = rule(ctx);
+    b.controlDeps.clear();
+    b.prefix = saved;
+    if (!error.empty())
+      return nodeError(op) << error;
+    if (ctx.failedToBuild)
+      return failure();
+    for (auto [i, g] : llvm::enumerate(ctx.getInputGrads())) {
+      inGrads[i] = g ? unwrap(g) : Value();
+      auto [indices, shape] = ctx.getInputGradSlices(i);
+      if (g && indices && shape)
+        slices[inGrads[i]] = {unwrap(indices), unwrap(shape)};
+    }
+  }
+  return gateGradients ? gate(b, op, inGrads) : success();
+}
+
 FailureOr<SmallVector<Value>>
 Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
                     ArrayRef<Value> givenGradYs, ArrayRef<Value> stops) {
@@ -369,56 +460,91 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
   b.uid = b.getNames().unique(b.scope + "/uid");
   b.prefix = b.scope + "/";
 
+  // v1 loops take part as one node each: their state in, their Exits out.
+  FailureOr<SmallVector<LoopFrame>> found = findLoopFrames(block);
+  if (failed(found))
+    return failure();
+  loops = std::move(*found);
+  for (auto [i, loop] : llvm::enumerate(loops))
+    for (NodeOp member : loop.members)
+      loopOf[member] = i;
+  auto checkOutsideLoops = [&](ArrayRef<Value> values) -> LogicalResult {
+    for (Value v : values) {
+      auto op = v.getDefiningOp<NodeOp>();
+      auto it = op ? loopOf.find(op) : loopOf.end();
+      if (it != loopOf.end() && op.getOpType() != "Exit")
+        return nodeError(op)
+               << "graph-gradient: this node is inside v1 loop '"
+               << loops[it->second].name
+               << "'; gradients are taken of and with respect to the "
+                  "tensors a loop takes in or gives out (Exit)";
+    }
+    return success();
+  };
+  if (failed(checkOutsideLoops(ys)) || failed(checkOutsideLoops(xs)) ||
+      failed(checkOutsideLoops(stops)))
+    return failure();
+
   // The ops between xs and ys: reached from the xs, reaching the ys.
   llvm::SetVector<Operation *> reached;
   SmallVector<Operation *> work;
   // A function argument has no op: its users are where the walk starts.
   for (Value x : xs) {
     if (Operation *op = x.getDefiningOp())
-      work.push_back(op);
+      work.push_back(unitOf(op));
     else
       for (Operation *user : x.getUsers())
         if (isa<NodeOp>(user))
-          work.push_back(user);
+          work.push_back(unitOf(user));
   }
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
     if (!reached.insert(op))
       continue;
-    for (Value out : cast<NodeOp>(op).getOutputs())
+    for (Value out : unitOutputs(op))
       for (Operation *user : out.getUsers())
         if (isa<NodeOp>(user))
-          work.push_back(user);
+          work.push_back(unitOf(user));
   }
   llvm::DenseSet<Operation *> between;
   for (Value y : ys)
     if (Operation *op = y.getDefiningOp())
-      work.push_back(op);
+      work.push_back(unitOf(op));
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
     if (!reached.contains(op) || !between.insert(op).second)
       continue;
-    for (Value in : cast<NodeOp>(op).getDataInputs())
+    for (Value in : unitInputs(op))
       if (Operation *producer = in.getDefiningOp())
-        work.push_back(producer);
+        work.push_back(unitOf(producer));
   }
+  // The number of consumers in between whose gradients each op awaits.
   DenseMap<Operation *, int> pending;
+  auto producerUnit = [&](Value v) -> Operation * {
+    Operation *producer = v.getDefiningOp();
+    return producer ? unitOf(producer) : nullptr;
+  };
   for (Operation *op : between)
-    for (Value in : cast<NodeOp>(op).getDataInputs())
-      if (between.contains(in.getDefiningOp()))
-        ++pending[in.getDefiningOp()];
+    for (Value in : unitInputs(op))
+      if (Operation *producer = producerUnit(in);
+          producer && between.contains(producer))
+        ++pending[producer];
   // Ops the gradient stops at: xs whose inputs get no gradient, and the
-  // stop_gradients.
+  // stop_gradients (a stopped Exit stops that loop output only).
   llvm::DenseSet<Operation *> stopOps;
   for (Value x : xs) {
-    auto op = x.getDefiningOp<NodeOp>();
-    if (op && llvm::none_of(op.getDataInputs(), [&](Value in) {
-          return pending.lookup(in.getDefiningOp()) > 0;
+    Operation *op = producerUnit(x);
+    if (op && llvm::none_of(unitInputs(op), [&](Value in) {
+          return pending.lookup(producerUnit(in)) > 0;
         }))
       stopOps.insert(op);
   }
-  for (Value s : stops)
-    stopOps.insert(s.getDefiningOp());
+  for (Value s : stops) {
+    if (loopOf.count(s.getDefiningOp()))
+      stoppedExits.insert(s.getDefiningOp());
+    else
+      stopOps.insert(s.getDefiningOp());
+  }
 
   SmallVector<Value> initialGrads;
   if (failed(defaultGradYs(b, ys, givenGradYs, initialGrads)))
@@ -438,7 +564,7 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
   std::deque<NodeOp> queue;
   llvm::DenseSet<Operation *> queued;
   for (Value y : ys) {
-    Operation *op = y.getDefiningOp();
+    Operation *op = producerUnit(y);
     if (op && pending.lookup(op) == 0 && reached.contains(op) &&
         queued.insert(op).second)
       queue.push_back(cast<NodeOp>(op));
@@ -451,102 +577,26 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
     if (colocateGradientsWithOps && failed(b.enterColocation(op)))
       return failure();
     b.forward = op;
-    if (failed(aggregate(b, op, grads)))
-      return failure();
-    SmallVector<Value> outGrads(op.getOutputs().size());
-    SmallVector<bool> hasGrad(op.getOutputs().size(), false);
-    if (auto it = grads.find(op); it != grads.end())
-      for (auto [i, g] : llvm::enumerate(it->second))
-        if (!g.empty()) {
-          outGrads[i] = g.front();
-          hasGrad[i] = true;
-        }
-    bool hasOutGrads = llvm::is_contained(hasGrad, true);
-    unsigned numInputs = op.getDataInputs().size();
-    SmallVector<Value> inGrads(numInputs);
-    if (hasOutGrads && !stopOps.contains(op) && numInputs > 0) {
-      ops::GradFn rule = ops::lookupGradFn(op.getOpType());
-      FuncOp callee = rule ? FuncOp() : getCallee(op);
-      bool isIf = llvm::is_contained(
-          {"If", "StatelessIf", "Case", "StatelessCase"}, op.getOpType());
-      bool isWhile =
-          op.getOpType() == "While" || op.getOpType() == "StatelessWhile";
-      if (!rule && !callee && !isIf && !isWhile &&
-          !ops::isNotDifferentiable(op.getOpType())) {
-        auto diag = nodeError(op)
-                    << "No gradient defined for operation '" << op.getName()
-                    << "' (op type: " << op.getOpType() << ")";
-        if (llvm::is_contained({"Enter", "Exit", "NextIteration", "LoopCond",
-                                "RefEnter", "RefExit"},
-                               op.getOpType()))
-          diag << ": gradients of while loops are not supported yet";
+    // Each output's gradients summed, then passed on unless stopped.
+    const LoopFrame *loop = getLoop(op);
+    for (NodeOp producer : loop ? loop->getExits() : SmallVector<NodeOp>{op})
+      if (failed(aggregate(b, producer, grads)))
         return failure();
-      }
-      if (rule || callee || isIf || isWhile) {
-        // Only ops that pass a gradient through take it sparse.
-        if (!llvm::is_contained({"Identity", "Snapshot", "ReadVariableOp"},
-                                op.getOpType()))
-          for (Value &g : outGrads) {
-            FailureOr<Value> dense = densify(b, g, op.getLoc());
-            if (failed(dense))
-              return failure();
-            g = *dense;
-          }
-        // Outputs no gradient reached get zeros (ZerosLike in the scope).
-        for (auto [i, out] : llvm::enumerate(op.getOutputs()))
-          if (!outGrads[i] && isTrainable(out)) {
-            FailureOr<Value> zeros = b.zerosLike(out, op.getLoc());
-            if (failed(zeros))
-              return failure();
-            outGrads[i] = *zeros;
-          }
-        std::string saved = b.prefix;
-        b.prefix =
-            b.getNames().unique(b.scope + "/" + op.getName().str() + "_grad") +
-            "/";
-        if (callee || isIf || isWhile) {
-          LogicalResult built =
-              isIf      ? ifGrad(b, op, outGrads, inGrads)
-              : isWhile ? whileGrad(b, op, outGrads, inGrads)
-                        : callGrad(b, op, callee, outGrads, inGrads);
-          b.prefix = saved;
-          if (failed(built))
-            return failure();
-        } else {
-          NodeGradientContext ctx(op, b, outGrads, hasGrad);
-          std::string error = rule(ctx);
-          b.controlDeps.clear();
-          b.prefix = saved;
-          if (!error.empty()) {
-            nodeError(op) << error;
-            return failure();
-          }
-          if (ctx.failedToBuild)
-            return failure();
-          for (auto [i, g] : llvm::enumerate(ctx.getInputGrads())) {
-            inGrads[i] = g ? unwrap(g) : Value();
-            auto [indices, shape] = ctx.getInputGradSlices(i);
-            if (g && indices && shape)
-              slices[inGrads[i]] = {unwrap(indices), unwrap(shape)};
-          }
-        }
-        if (gateGradients) {
-          b.prefix = b.scope + "/" + op.getName().str() + "_grad/";
-          LogicalResult gated = gate(b, op, inGrads);
-          b.prefix = saved;
-          if (failed(gated))
-            return failure();
-        }
-      }
+    SmallVector<Value> inputs = unitInputs(op);
+    SmallVector<Value> inGrads(inputs.size());
+    if (!stopOps.contains(op)) {
+      if (failed(loop ? frameGrad(b, *loop, grads, inGrads)
+                      : nodeGrad(b, op, grads, inGrads)))
+        return failure();
     }
-    for (auto [input, g] : llvm::zip(op.getDataInputs(), inGrads))
+    for (auto [input, g] : llvm::zip(inputs, inGrads))
       if (g)
         addGrad(input, g);
     if (colocateGradientsWithOps && failed(b.exitColocation()))
       return failure();
     b.forward = {};
-    for (Value input : op.getDataInputs()) {
-      Operation *producer = input.getDefiningOp();
+    for (Value input : inputs) {
+      Operation *producer = producerUnit(input);
       if (!between.contains(producer))
         continue;
       if (--pending[producer] == 0 && queued.insert(producer).second)

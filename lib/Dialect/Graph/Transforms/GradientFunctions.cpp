@@ -109,97 +109,95 @@ LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
   return success();
 }
 
-FailureOr<FuncOp> Differentiator::buildFunction(
-    StringRef base, ArrayRef<Type> argTypes,
-    function_ref<FailureOr<SmallVector<Value>>(OpBuilder &, ArrayRef<Value>,
-                                               Location)>
-        build,
-    Location loc) {
-  std::string name = base.str();
-  for (int k = 1; module.lookupSymbol(name); ++k)
-    name = (base + "_" + Twine(k)).str();
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  SmallVector<Attribute> argNames, inputArgs;
-  auto argDef = [&](StringRef argName, Type t) -> FailureOr<Attribute> {
-    Type element =
-        isa<TensorType>(t) ? cast<TensorType>(t).getElementType() : t;
-    if (typeToDataType(element) <= 0)
-      return failure();
-    return Attribute(mb.getDictionaryAttr(
-        {mb.getNamedAttr("name", mb.getStringAttr(argName)),
-         mb.getNamedAttr(
-             "type",
-             mb.getStringAttr("DT_" +
-                              StringRef(getDataTypeName(element)).upper()))}));
-  };
-  for (auto [i, t] : llvm::enumerate(argTypes)) {
-    std::string argName = "arg" + std::to_string(i);
-    FailureOr<Attribute> def = argDef(argName, t);
-    if (failed(def))
-      return emitError(loc, "graph-gradient: a loop variable has no "
-                            "TensorFlow dtype"),
-             failure();
-    argNames.push_back(mb.getStringAttr(argName));
-    inputArgs.push_back(*def);
-  }
-  OperationState state(loc, FuncOp::getOperationName());
-  auto &props = state.getOrAddProperties<FuncOp::Properties>();
-  props.sym_name = mb.getStringAttr(name);
-  props.arg_names = mb.getArrayAttr(argNames);
-  props.function_type = TypeAttr::get(mb.getFunctionType(argTypes, {}));
-  props.signature = mb.getDictionaryAttr({});
-  state.addRegion();
-  auto func = cast<FuncOp>(mb.create(state));
-  Block *block = new Block;
-  func.getBody().push_back(block);
-  for (Type t : argTypes)
-    block->addArgument(t, loc);
-  OpBuilder bb = OpBuilder::atBlockEnd(block);
-  FailureOr<SmallVector<Value>> results =
-      build(bb, SmallVector<Value>(block->getArguments()), loc);
-  if (failed(results))
-    return failure();
-  SmallVector<Attribute> resultNames, outputArgs;
-  SmallVector<Type> resultTypes;
-  for (auto [i, v] : llvm::enumerate(*results)) {
-    std::string resultName = "result" + std::to_string(i);
-    FailureOr<Attribute> def = argDef(resultName, v.getType());
-    if (failed(def))
-      return emitError(loc, "graph-gradient: a loop result has no "
-                            "TensorFlow dtype"),
-             failure();
-    resultNames.push_back(mb.getStringAttr(resultName));
-    outputArgs.push_back(*def);
-    resultTypes.push_back(v.getType());
-  }
-  bb.setInsertionPointToEnd(block);
-  bb.create<ReturnOp>(loc, *results, bb.getArrayAttr(resultNames),
-                      bb.getStrArrayAttr({}), ArrayAttr());
-  func.setFunctionTypeAttr(
-      TypeAttr::get(mb.getFunctionType(argTypes, resultTypes)));
-  func.setSignatureAttr(mb.getDictionaryAttr(
-      {mb.getNamedAttr("input_arg", mb.getArrayAttr(inputArgs)),
-       mb.getNamedAttr("output_arg", mb.getArrayAttr(outputArgs))}));
-  return func;
-}
-
 LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
                                         ArrayRef<Value> outGrads,
                                         SmallVector<Value> &inGrads) {
-  MLIRContext *ctx = op.getContext();
-  Location loc = op.getLoc();
   auto condAttr = dyn_cast_or_null<FuncAttr>(op.getTFAttr("cond"));
   auto bodyAttr = dyn_cast_or_null<FuncAttr>(op.getTFAttr("body"));
-  FuncOp bodyFunc =
-      bodyAttr ? module.lookupSymbol<FuncOp>(bodyAttr.getName().getValue())
-               : FuncOp();
-  if (!condAttr || !bodyFunc)
+  if (!condAttr || !bodyAttr ||
+      !module.lookupSymbol<FuncOp>(bodyAttr.getName().getValue()))
     return nodeError(op) << "'cond' and 'body' must name functions of the "
                             "library";
+  FailureOr<SmallVector<Value>> grads = gradsOrZeros(b, op, outGrads);
+  if (failed(grads))
+    return failure();
+  return loopGrad(b, op, op.getDataInputs(), condAttr, bodyAttr, *grads,
+                  inGrads);
+}
+
+LogicalResult Differentiator::frameGrad(GradientBuilder &b,
+                                        const LoopFrame &loop, GradMap &grads,
+                                        SmallVector<Value> &inGrads) {
+  NodeOp anchor = loop.getAnchor();
+  Location loc = anchor.getLoc();
+  // The gradient reaching each Exit (aggregated).
+  SmallVector<Value> finalGrads;
+  bool reached = false;
+  for (LoopVariable v : loop.variables) {
+    Value g;
+    if (v.exit && !stoppedExits.contains(v.exit)) {
+      auto it = grads.find(v.exit);
+      if (it != grads.end() && !it->second.empty() &&
+          !it->second.front().empty()) {
+        FailureOr<Value> dense = densify(b, it->second.front().front(), loc);
+        if (failed(dense))
+          return failure();
+        g = *dense;
+        reached = true;
+      }
+    }
+    finalGrads.push_back(g);
+  }
+  if (!reached)
+    return success();
+  // Zeros for the rest: shaped as the final value, or the initial one
+  // when the variable has no Exit; the invariants' gradients start at 0.
+  for (unsigned i = 0, e = loop.variables.size(); i < e; ++i) {
+    if (finalGrads[i])
+      continue;
+    LoopVariable v = loop.variables[i];
+    FailureOr<Value> zeros = b.zerosLike(
+        v.exit ? v.exit.getOutputs()[0] : v.enter.getDataInputs()[0], loc);
+    if (failed(zeros))
+      return failure();
+    finalGrads[i] = *zeros;
+  }
+  for (NodeOp invariant : loop.invariants) {
+    FailureOr<Value> zeros = b.zerosLike(invariant.getDataInputs()[0], loc);
+    if (failed(zeros))
+      return failure();
+    finalGrads.push_back(*zeros);
+  }
+  FailureOr<FunctionalLoop> functional = functionalizeLoop(loop, module);
+  if (failed(functional))
+    return failure();
+  MLIRContext *ctx = module.getContext();
+  auto funcAttr = [&](FuncOp f) {
+    return FuncAttr::get(ctx, FlatSymbolRefAttr::get(f.getSymNameAttr()),
+                         DictionaryAttr::get(ctx));
+  };
+  std::string saved = b.prefix;
+  b.prefix =
+      b.getNames().unique(b.scope + "/" + anchor.getName().str() + "_grad") +
+      "/";
+  LogicalResult built =
+      loopGrad(b, anchor, loop.getInputs(), funcAttr(functional->cond),
+               funcAttr(functional->body), finalGrads, inGrads);
+  b.prefix = saved;
+  return built;
+}
+
+LogicalResult Differentiator::loopGrad(GradientBuilder &b, NodeOp op,
+                                       ValueRange state, FuncAttr condAttr,
+                                       FuncAttr bodyAttr,
+                                       ArrayRef<Value> finalGrads,
+                                       SmallVector<Value> &inGrads) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  FuncOp bodyFunc = module.lookupSymbol<FuncOp>(bodyAttr.getName().getValue());
   FailureOr<std::string> bodyGrad = getGradientFunction(op, bodyFunc);
   if (failed(bodyGrad))
     return failure();
-  ValueRange state = op.getDataInputs();
   unsigned m = state.size();
   SmallVector<Type> stateTypes(state.getTypes());
   Type i32 = getTensorType(IntegerType::get(ctx, 32));
@@ -255,10 +253,10 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
   // (s, i): runs the loop, counting iterations in i.
   SmallVector<Type> countTypes(stateTypes);
   countTypes.push_back(i32);
-  auto countCond = buildFunction(
-      prefix + "count_cond", countTypes,
-      [&](OpBuilder &bb, ArrayRef<Value> args,
-          Location) -> FailureOr<SmallVector<Value>> {
+  auto countCond = buildLibraryFunction(
+      module, prefix + "count_cond", countTypes,
+      [&](OpBuilder &bb,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
         auto c = call(bb, condAttr, args.take_front(m), {boolType});
         if (failed(c))
           return failure();
@@ -266,8 +264,8 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
       },
       loc);
   // One body step over (s, i, rest...): (body(s), i + 1, rest...).
-  auto step = [&](OpBuilder &bb, ArrayRef<Value> args,
-                  Location) -> FailureOr<SmallVector<Value>> {
+  auto step = [&](OpBuilder &bb,
+                  ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
     auto c = call(bb, bodyAttr, args.take_front(m), stateTypes);
     auto one = intConst(bb, 1);
     if (failed(c) || failed(one))
@@ -280,22 +278,23 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
     llvm::append_range(results, args.drop_front(m + 1));
     return results;
   };
-  auto countBody = buildFunction(prefix + "count_body", countTypes, step, loc);
+  auto countBody = buildLibraryFunction(module, prefix + "count_body",
+                                        countTypes, step, loc);
   // (s, j, k): runs k iterations from s: the state before iteration k.
   SmallVector<Type> replayTypes(countTypes);
   replayTypes.push_back(i32);
-  auto replayCond = buildFunction(
-      prefix + "replay_cond", replayTypes,
-      [&](OpBuilder &bb, ArrayRef<Value> args,
-          Location) -> FailureOr<SmallVector<Value>> {
+  auto replayCond = buildLibraryFunction(
+      module, prefix + "replay_cond", replayTypes,
+      [&](OpBuilder &bb,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
         auto less = node(bb, "Less", {args[m], args[m + 1]}, {});
         if (failed(less))
           return failure();
         return SmallVector<Value>{less->getOutputs()[0]};
       },
       loc);
-  auto replayBody =
-      buildFunction(prefix + "replay_body", replayTypes, step, loc);
+  auto replayBody = buildLibraryFunction(module, prefix + "replay_body",
+                                         replayTypes, step, loc);
   if (failed(countCond) || failed(countBody) || failed(replayCond) ||
       failed(replayBody))
     return failure();
@@ -303,10 +302,10 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
   SmallVector<Type> gradTypes(stateTypes);
   llvm::append_range(gradTypes, stateTypes);
   gradTypes.push_back(i32);
-  auto gradCond = buildFunction(
-      prefix + "grad_cond", gradTypes,
-      [&](OpBuilder &bb, ArrayRef<Value> args,
-          Location) -> FailureOr<SmallVector<Value>> {
+  auto gradCond = buildLibraryFunction(
+      module, prefix + "grad_cond", gradTypes,
+      [&](OpBuilder &bb,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
         auto zero = intConst(bb, 0);
         if (failed(zero))
           return failure();
@@ -318,10 +317,10 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
       loc);
   auto bodyGradAttr = FuncAttr::get(ctx, FlatSymbolRefAttr::get(ctx, *bodyGrad),
                                     bodyAttr.getAttrs());
-  auto gradBody = buildFunction(
-      prefix + "grad_body", gradTypes,
-      [&](OpBuilder &bb, ArrayRef<Value> args,
-          Location) -> FailureOr<SmallVector<Value>> {
+  auto gradBody = buildLibraryFunction(
+      module, prefix + "grad_body", gradTypes,
+      [&](OpBuilder &bb,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
         ArrayRef<Value> g = args.take_front(m), s0 = args.slice(m, m);
         Value k = args[2 * m];
         auto zero = intConst(bb, 0);
@@ -367,11 +366,7 @@ LogicalResult Differentiator::whileGrad(GradientBuilder &b, NodeOp op,
   auto last = b.create("Sub", {counted->getOutputs()[m], one}, {}, "last", loc);
   if (failed(last))
     return failure();
-  SmallVector<Value> gradInputs;
-  FailureOr<SmallVector<Value>> grads = gradsOrZeros(b, op, outGrads);
-  if (failed(grads))
-    return failure();
-  llvm::append_range(gradInputs, *grads);
+  SmallVector<Value> gradInputs(finalGrads);
   llvm::append_range(gradInputs, state);
   gradInputs.push_back(last->getOutputs()[0]);
   auto back = b.create("While", gradInputs,
@@ -538,8 +533,8 @@ FailureOr<FuncOp> Differentiator::generateGradientFunction(NodeOp call,
   for (auto [from, to] : llvm::zip(body.getArguments(), block->getArguments()))
     mapping.map(from, to);
   OpBuilder bb = OpBuilder::atBlockEnd(block);
-  for (Operation &op : body.without_terminator())
-    bb.clone(op, mapping);
+  SmallVector<NodeOp> forward(body.getOps<NodeOp>());
+  cloneNodes(bb, forward, mapping);
   SmallVector<Value> ys, xs, gradYs;
   for (unsigned i = 0; i < numData; ++i)
     ys.push_back(mapping.lookupOrDefault(ret.getOperand(i)));

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/RegionKindInterface.h"
@@ -28,6 +29,10 @@
 
 #define GET_OP_CLASSES
 #include "cleave/Dialect/Graph/IR/GraphOps.h.inc"
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
 
 namespace cleave::graph {
 
@@ -76,6 +81,24 @@ void getReplicatedNodes(ReplicateOp replicate,
 /// PartitionedCall or StatefulPartitionedCall (empty when it has none), else
 /// the node's op type (which names a function when the node is a call).
 llvm::StringRef getCalleeName(NodeOp node);
+
+/// A new library function named `base` (or `base_<k>`, the first that is
+/// free) over arguments `arg<i>` of `argTypes`, whose body `build` fills and
+/// whose results (`result<i>`) it returns. Fails with a diagnostic at `loc`
+/// when a type has no TensorFlow dtype.
+mlir::FailureOr<FuncOp> buildLibraryFunction(
+    mlir::ModuleOp module, llvm::StringRef base,
+    llvm::ArrayRef<mlir::Type> argTypes,
+    llvm::function_ref<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+        mlir::OpBuilder &, llvm::ArrayRef<mlir::Value>)>
+        build,
+    mlir::Location loc);
+
+/// Clones `nodes` at the builder's insertion point, their operands mapped
+/// through `mapping`, which gains their results. Operands are mapped once
+/// all are cloned, so cycles (v1 loops) and any node order are fine.
+void cloneNodes(mlir::OpBuilder &builder, llvm::ArrayRef<NodeOp> nodes,
+                mlir::IRMapping &mapping);
 
 /// The elements of `value` when a Const node produces it as an integer
 /// (not bool) tensor.
