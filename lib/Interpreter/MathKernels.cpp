@@ -670,7 +670,10 @@ LogicalResult unsortedSegmentSum(KernelContext &ctx) {
     inner *= shape[d];
   for (size_t i = 0; i < segment.size(); ++i) {
     int64_t k = segment[i];
-    if (k < 0 || k >= n)
+    // Rows with a negative segment id are dropped, as TensorFlow does.
+    if (k < 0)
+      continue;
+    if (k >= n)
       return ctx.error() << "segment_ids[" << i << "] = " << k
                          << " is out of range [0, " << n << ")";
     for (int64_t j = 0; j < inner; ++j)

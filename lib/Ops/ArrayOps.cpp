@@ -816,6 +816,84 @@ std::string stridedSliceGrad(GradientContext &ctx) {
   return "";
 }
 
+/// StridedSliceGrad(shape, begin, end, strides, dy) scatters dy: its
+/// gradient is the same strided slice of the incoming one.
+std::string stridedSliceGradGrad(GradientContext &ctx) {
+  std::vector<GradAttr> attrs;
+  for (const char *mask : {"begin_mask", "end_mask", "ellipsis_mask",
+                           "new_axis_mask", "shrink_axis_mask"})
+    attrs.push_back(GradAttr::integer(mask, ctx.getIntAttr(mask).value_or(0)));
+  ctx.setInputGrad(4, ctx.op("StridedSlice",
+                             {ctx.getOutputGrad(0), ctx.getInput(1),
+                              ctx.getInput(2), ctx.getInput(3)},
+                             attrs));
+  return "";
+}
+
+/// Pack: each input's gradient is its slice of the packed gradient.
+std::string packGrad(GradientContext &ctx) {
+  int64_t n = ctx.getIntAttr("N").value_or(ctx.getNumInputs());
+  auto slices = ctx.addNode(
+      "Unpack", {ctx.getOutputGrad(0)},
+      {GradAttr::integer("num", n),
+       GradAttr::integer("axis", ctx.getIntAttr("axis").value_or(0))});
+  for (auto [i, g] : llvm::enumerate(slices))
+    ctx.setInputGrad(i, g);
+  return "";
+}
+
+/// Unpack: the outputs' gradients packed back (zeros for those none
+/// reached).
+std::string unpackGrad(GradientContext &ctx) {
+  llvm::SmallVector<GradTensor> grads;
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    grads.push_back(ctx.getOutputGrad(i));
+  ctx.setInputGrad(
+      0,
+      ctx.op("Pack", grads,
+             {GradAttr::integer("axis", ctx.getIntAttr("axis").value_or(0))}));
+  return "";
+}
+
+/// IdentityN: each output's gradient goes to its input.
+std::string identityNGrad(GradientContext &ctx) {
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    ctx.setInputGrad(i, ctx.getOutputGrad(i));
+  return "";
+}
+
+/// UnsortedSegmentSum: each data row gets its segment's gradient, rows with
+/// a negative segment id (dropped by the sum) zeros (_GatherDropNegatives).
+std::string unsortedSegmentSumGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), ids = ctx.getInput(1);
+  GradTensor clipped = ctx.op("Maximum", {ids, ctx.op("ZerosLike", {ids})});
+  GradTensor gathered =
+      ctx.op("GatherV2",
+             {grad, clipped, ctx.scalar(0, grads::kInt32, "GatherV2/axis")});
+  GradTensor positive =
+      ctx.op("GreaterEqual",
+             {ids, ctx.scalar(0, ctx.getDType(ids), "GreaterEqual/y")});
+  // The mask, with trailing 1s for the rows' dims.
+  GradTensor extraDims =
+      ctx.op("Sub", {ctx.op("Rank", {gathered}),
+                     ctx.op("Rank", {positive}, {}, "Rank_1")});
+  GradTensor ones =
+      ctx.op("Fill",
+             {ctx.op("Reshape", {extraDims, ctx.intVector({1}, "ones/shape")},
+                     {}, "ones/Reshape"),
+              ctx.scalar(1, grads::kInt32, "ones/Const")},
+             {}, "ones");
+  GradTensor maskShape = ctx.op("ConcatV2",
+                                {ctx.op("Shape", {positive}), ones,
+                                 ctx.scalar(0, grads::kInt32, "concat/axis")},
+                                {}, "concat");
+  GradTensor mask = ctx.op("Reshape", {positive, maskShape});
+  ctx.setInputGrad(0, ctx.op("SelectV2", {mask, gathered,
+                                          ctx.op("ZerosLike", {gathered}, {},
+                                                 "zeros_like_1")}));
+  return "";
+}
+
 /// Slice: the gradient is padded back to the input's shape.
 std::string sliceGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
@@ -968,5 +1046,10 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"GatherV2", gatherV2Grad},
       {"Split", splitGrad},
       {"SplitV", splitGrad},
+      {"StridedSliceGrad", stridedSliceGradGrad},
+      {"Pack", packGrad},
+      {"Unpack", unpackGrad},
+      {"IdentityN", identityNGrad},
+      {"UnsortedSegmentSum", unsortedSegmentSumGrad},
   };
 }

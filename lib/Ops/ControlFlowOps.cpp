@@ -128,5 +128,6 @@ std::string mergeGrad(GradientContext &ctx) {
 } // namespace
 
 detail::GradFnTable cleave::ops::detail::getControlFlowGradFns() {
-  return {{"Switch", switchGrad}, {"Merge", mergeGrad}};
+  return {
+      {"Switch", switchGrad}, {"RefSwitch", switchGrad}, {"Merge", mergeGrad}};
 }

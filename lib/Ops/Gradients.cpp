@@ -118,9 +118,9 @@ struct GradRegistry {
 const GradRegistry &getRegistry() {
   static const GradRegistry *registry = [] {
     auto *r = new GradRegistry;
-    for (const GradFnTable &family : {getMathGradFns(), getNNGradFns(),
-                                      getArrayGradFns(), getStateGradFns(),
-                                      getControlFlowGradFns()})
+    for (const GradFnTable &family :
+         {getMathGradFns(), getNNGradFns(), getArrayGradFns(),
+          getStateGradFns(), getControlFlowGradFns(), getHostGradFns()})
       for (const auto &[name, fn] : family)
         if (!lookupOp(name) || !r->rules.try_emplace(name, fn).second)
           llvm::report_fatal_error(llvm::Twine("bad gradient table entry '") +
@@ -147,6 +147,14 @@ std::vector<std::string> cleave::ops::getOpsWithGradient() {
 
 bool cleave::ops::isNotDifferentiable(llvm::StringRef opType) {
   return getRegistry().notDifferentiable.contains(opType);
+}
+
+bool cleave::ops::isDifferentiatedByPass(llvm::StringRef opType) {
+  return llvm::is_contained({"If", "StatelessIf", "Case", "StatelessCase",
+                             "While", "StatelessWhile", "PartitionedCall",
+                             "StatefulPartitionedCall", "Enter", "RefEnter",
+                             "Exit", "RefExit", "NextIteration", "LoopCond"},
+                            opType);
 }
 
 std::vector<llvm::StringRef> cleave::ops::detail::getNotDifferentiableOps() {
@@ -181,5 +189,24 @@ std::vector<llvm::StringRef> cleave::ops::detail::getNotDifferentiableOps() {
           "PlaceholderWithDefault",
           "VariableV2",
           "VarHandleOp",
-          "NoOp"};
+          "NoOp",
+          "Where",
+          "OneHot",
+          "RandomUniformInt",
+          "RandomShuffle",
+          "StatelessRandomUniform",
+          "StatelessRandomUniformV2",
+          "StatelessRandomUniformIntV2",
+          "StatelessRandomNormal",
+          "StatelessRandomNormalV2",
+          "StatelessTruncatedNormal",
+          "StatelessTruncatedNormalV2",
+          "StatelessRandomGetKeyCounter",
+          "StatelessRandomGetAlg",
+          "StatelessRandomGetKeyCounterAlg",
+          "ScalarSummary",
+          "HistogramSummary",
+          "MergeSummary",
+          "IsVariableInitialized",
+          "VarIsInitializedOp"};
 }

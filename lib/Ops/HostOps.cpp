@@ -76,3 +76,19 @@ ShapeFnTable cleave::ops::detail::getHostShapeFns() {
       {"MergeSummary", shapes::scalar},
   };
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients (logging_ops.py)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Print passes its input through; the data it prints gets no gradient.
+std::string printGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.getOutputGrad(0));
+  return "";
+}
+} // namespace
+
+detail::GradFnTable cleave::ops::detail::getHostGradFns() {
+  return {{"Print", printGrad}};
+}

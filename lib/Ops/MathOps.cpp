@@ -462,6 +462,38 @@ std::string realDivGrad(GradientContext &ctx) {
   return "";
 }
 
+std::string divNoNanGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  ctx.setInputGrad(0,
+                   sumToShape(ctx, ctx.op("DivNoNan", {grad, y}), b.rx, b.sx));
+  GradTensor quotient =
+      ctx.op("DivNoNan",
+             {ctx.op("DivNoNan", {ctx.op("Neg", {x}), y}, {}, "DivNoNan_1"), y},
+             {}, "DivNoNan_2");
+  ctx.setInputGrad(
+      1,
+      sumToShape(ctx, ctx.op("Mul", {grad, quotient}, {}, "mul"), b.ry, b.sy));
+  return "";
+}
+
+/// FloorDiv is piecewise constant: TensorFlow's rule returns no gradients.
+std::string floorDivGrad(GradientContext &) { return ""; }
+
+/// x mod y = x - floor(x / y) * y.
+std::string floorModGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  GradTensor floorXY = ctx.op("FloorDiv", {x, y});
+  ctx.setInputGrad(0, sumToShape(ctx, grad, b.rx, b.sx));
+  GradTensor negated =
+      ctx.op("Mul", {grad, ctx.op("Neg", {floorXY})}, {}, "mul");
+  ctx.setInputGrad(1, sumToShape(ctx, negated, b.ry, b.sy));
+  return "";
+}
+
 std::string negGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.op("Neg", {ctx.getOutputGrad(0)}));
   return "";
@@ -488,6 +520,90 @@ constexpr char kRsqrtGrad[] = "RsqrtGrad";
 constexpr char kTanhGrad[] = "TanhGrad";
 constexpr char kSigmoidGrad[] = "SigmoidGrad";
 constexpr char kReciprocalGrad[] = "ReciprocalGrad";
+
+// Second-order gradients: the rules of the <f>Grad(y, dy) helpers, whose
+// gradients are taken under control_dependencies([grad]).
+
+/// TanhGrad(y, dy) = dy * (1 - y^2).
+std::string tanhGradGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
+  ctx.setControlDependencies({grad});
+  GradTensor scaled = ctx.op(
+      "Mul", {grad, ctx.scalar(-2.0, ctx.getDType(grad), "mul/y")}, {}, "mul");
+  GradTensor ga =
+      ctx.op("Mul", {ctx.op("Mul", {scaled, b}, {}, "mul_1"), a}, {}, "mul_2");
+  GradTensor gb = ctx.op("TanhGrad", {a, grad});
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, ga);
+  ctx.setInputGrad(1, gb);
+  return "";
+}
+
+/// SigmoidGrad(y, dy) = dy * y * (1 - y).
+std::string sigmoidGradGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
+  ctx.setControlDependencies({grad});
+  GradTensor gb = ctx.op("Mul", {grad, b}, {}, "mul");
+  GradTensor twice = ctx.op(
+      "Mul", {ctx.scalar(2.0, ctx.getDType(grad), "mul_1/x"), gb}, {}, "mul_1");
+  GradTensor ga =
+      ctx.op("Sub", {gb, ctx.op("Mul", {twice, a}, {}, "mul_2")}, {}, "sub");
+  GradTensor gdy = ctx.op("SigmoidGrad", {a, grad});
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, ga);
+  ctx.setInputGrad(1, gdy);
+  return "";
+}
+
+/// SqrtGrad(y, dy) = dy * 0.5 / y.
+std::string sqrtGradGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor a = ctx.getInput(0), z = ctx.getOutput(0);
+  ctx.setControlDependencies({grad});
+  GradTensor ga = ctx.op("RealDiv", {grad, a}, {}, "truediv");
+  GradTensor gy = ctx.op("Mul", {ctx.op("Neg", {ga}), z}, {}, "mul");
+  GradTensor gdy = ctx.op(
+      "Mul", {ctx.scalar(0.5, ctx.getDType(grad), "mul_1/x"), ga}, {}, "mul_1");
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, gy);
+  ctx.setInputGrad(1, gdy);
+  return "";
+}
+
+/// RsqrtGrad(y, dy) = dy * -0.5 * y^3.
+std::string rsqrtGradGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
+  ctx.setControlDependencies({grad});
+  GradTensor scaled = ctx.op(
+      "Mul", {ctx.scalar(-1.5, ctx.getDType(grad), "mul/x"), grad}, {}, "mul");
+  GradTensor ga = ctx.op(
+      "Mul", {ctx.op("Mul", {scaled, b}, {}, "mul_1"), ctx.op("Square", {a})},
+      {}, "mul_2");
+  GradTensor gb = ctx.op("RsqrtGrad", {a, grad});
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, ga);
+  ctx.setInputGrad(1, gb);
+  return "";
+}
+
+/// ReciprocalGrad(y, dy) = -dy * y^2.
+std::string reciprocalGradGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
+  ctx.setControlDependencies({grad});
+  GradTensor scaled = ctx.op(
+      "Mul", {grad, ctx.scalar(-2.0, ctx.getDType(grad), "mul/y")}, {}, "mul");
+  GradTensor ga =
+      ctx.op("Mul", {ctx.op("Mul", {scaled, b}, {}, "mul_1"), a}, {}, "mul_2");
+  GradTensor gb = ctx.op("ReciprocalGrad", {a, grad});
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, ga);
+  ctx.setInputGrad(1, gb);
+  return "";
+}
 
 std::string expGrad(GradientContext &ctx) {
   ctx.setInputGrad(
@@ -904,5 +1020,13 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"BatchMatMulV2", batchMatMulGrad},
       {"SquaredDifference", squaredDifferenceGrad},
       {"Pow", powGrad},
+      {"DivNoNan", divNoNanGrad},
+      {"FloorDiv", floorDivGrad},
+      {"FloorMod", floorModGrad},
+      {"TanhGrad", tanhGradGrad},
+      {"SigmoidGrad", sigmoidGradGrad},
+      {"SqrtGrad", sqrtGradGrad},
+      {"RsqrtGrad", rsqrtGradGrad},
+      {"ReciprocalGrad", reciprocalGradGrad},
   };
 }

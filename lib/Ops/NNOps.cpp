@@ -448,17 +448,23 @@ std::vector<GradAttr> copyAttrs(GradientContext &ctx,
   return attrs;
 }
 
+/// The attrs of a convolution, for the convolutions of its gradient.
+std::vector<GradAttr> convAttrs(GradientContext &ctx) {
+  std::vector<GradAttr> attrs =
+      copyAttrs(ctx, {"dilations", "strides", "explicit_paddings"},
+                {"padding", "data_format"});
+  if (auto cudnn = ctx.getBoolAttr("use_cudnn_on_gpu"))
+    attrs.push_back(GradAttr::boolean("use_cudnn_on_gpu", *cudnn));
+  return attrs;
+}
+
 std::string conv2DGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor input = ctx.getInput(0), filter = ctx.getInput(1);
   auto shapes = ctx.addNode("ShapeN", {input, filter});
   if (shapes.size() != 2)
     return "";
-  std::vector<GradAttr> attrs =
-      copyAttrs(ctx, {"dilations", "strides", "explicit_paddings"},
-                {"padding", "data_format"});
-  if (auto cudnn = ctx.getBoolAttr("use_cudnn_on_gpu"))
-    attrs.push_back(GradAttr::boolean("use_cudnn_on_gpu", *cudnn));
+  std::vector<GradAttr> attrs = convAttrs(ctx);
   ctx.setInputGrad(
       0, ctx.op("Conv2DBackpropInput", {shapes[0], filter, grad}, attrs));
   ctx.setInputGrad(
@@ -482,6 +488,95 @@ std::string avgPoolGrad(GradientContext &ctx) {
                                        {"padding", "data_format"})));
   return "";
 }
+// Second-order gradients (nn_grad.py's *GradGrad rules).
+
+/// ReluGrad(dy, x) and Relu6Grad(dy, x) are linear in dy under a mask of
+/// x: the incoming gradient is masked the same way; x gets zeros.
+template <const char *GradOp> std::string maskedGradGrad(GradientContext &ctx) {
+  GradTensor x = ctx.getInput(1);
+  ctx.setInputGrad(0, ctx.op(GradOp, {ctx.getOutputGrad(0), x}));
+  ctx.setInputGrad(1, ctx.op("ZerosLike", {x}));
+  return "";
+}
+constexpr char kReluGrad[] = "ReluGrad";
+constexpr char kRelu6Grad[] = "Relu6Grad";
+
+/// EluGrad(dy, y) = dy * (y + 1) where y < 0, else dy.
+std::string eluGradGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor dy = ctx.getInput(0), y = ctx.getInput(1);
+  ctx.setInputGrad(0, ctx.op("EluGrad", {grad, y}));
+  GradTensor negative =
+      ctx.op("Less", {y, ctx.scalar(0, ctx.getDType(y), "Less/y")});
+  GradTensor scaled = ctx.op("Mul", {grad, dy}, {}, "mul");
+  ctx.setInputGrad(
+      1, ctx.op("Select", {negative, scaled, ctx.op("ZerosLike", {y})}));
+  return "";
+}
+
+/// BiasAddGrad sums over all but the channel dim: its gradient tiles the
+/// incoming one back over them.
+std::string biasAddGradGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
+  GradTensor biasShape = ctx.op("Shape", {grad}, {}, "Shape_1");
+  auto slice = [&](int64_t begin, int64_t end, bool toEnd, const char *name) {
+    return ctx.op("StridedSlice",
+                  {shape, ctx.intVector({begin}, std::string(name) + "/stack"),
+                   ctx.intVector({end}, std::string(name) + "/stack_1"),
+                   ctx.intVector({1}, std::string(name) + "/stack_2")},
+                  {GradAttr::integer("end_mask", toEnd ? 1 : 0)}, name);
+  };
+  GradTensor axis = ctx.scalar(0, grads::kInt32, "concat/axis");
+  llvm::SmallVector<GradTensor> expanded, multiples;
+  if (ctx.getStringAttr("data_format").value_or("NHWC") == "NCHW") {
+    GradTensor batch = slice(0, 1, false, "strided_slice");
+    GradTensor spatial = slice(2, 0, true, "strided_slice_1");
+    expanded = {ctx.op("OnesLike", {batch}), biasShape,
+                ctx.op("OnesLike", {spatial}, {}, "ones_like_1"), axis};
+    multiples = {batch, ctx.intVector({1}, "concat_1/values_1"), spatial, axis};
+  } else {
+    GradTensor outer = slice(0, -1, false, "strided_slice");
+    expanded = {ctx.op("OnesLike", {outer}), biasShape, axis};
+    multiples = {outer, ctx.intVector({1}, "concat_1/values_1"), axis};
+  }
+  GradTensor reshaped =
+      ctx.op("Reshape", {grad, ctx.op("ConcatV2", expanded, {}, "concat")});
+  ctx.setInputGrad(0, ctx.op("Tile", {reshaped, ctx.op("ConcatV2", multiples,
+                                                       {}, "concat_1")}));
+  return "";
+}
+
+/// Conv2DBackpropInput(input_sizes, filter, dy) is linear in filter and dy.
+std::string conv2DBackpropInputGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor filter = ctx.getInput(1), dy = ctx.getInput(2);
+  std::vector<GradAttr> attrs = convAttrs(ctx);
+  ctx.setInputGrad(1, ctx.op("Conv2DBackpropFilter",
+                             {grad, ctx.op("Shape", {filter}), dy}, attrs));
+  ctx.setInputGrad(2, ctx.op("Conv2D", {grad, filter}, attrs));
+  return "";
+}
+
+/// Conv2DBackpropFilter(input, filter_sizes, dy) is linear in input and dy.
+std::string conv2DBackpropFilterGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor input = ctx.getInput(0), dy = ctx.getInput(2);
+  std::vector<GradAttr> attrs = convAttrs(ctx);
+  ctx.setInputGrad(0, ctx.op("Conv2DBackpropInput",
+                             {ctx.op("Shape", {input}), grad, dy}, attrs));
+  ctx.setInputGrad(2, ctx.op("Conv2D", {input, grad}, attrs));
+  return "";
+}
+
+/// AvgPoolGrad(shape, dy) is linear in dy: its gradient is the pooling.
+std::string avgPoolGradGrad(GradientContext &ctx) {
+  ctx.setInputGrad(1, ctx.op("AvgPool", {ctx.getOutputGrad(0)},
+                             copyAttrs(ctx, {"ksize", "strides"},
+                                       {"padding", "data_format"})));
+  return "";
+}
+
 std::string fusedBatchNormGrad(GradientContext &ctx) {
   bool training = ctx.getBoolAttr("is_training").value_or(true);
   // Training normalized with the batch statistics it saved; inference
@@ -518,5 +613,12 @@ detail::GradFnTable cleave::ops::detail::getNNGradFns() {
       {"MaxPool", maxPoolGrad},
       {"AvgPool", avgPoolGrad},
       {"FusedBatchNormV3", fusedBatchNormGrad},
+      {"ReluGrad", maskedGradGrad<kReluGrad>},
+      {"Relu6Grad", maskedGradGrad<kRelu6Grad>},
+      {"EluGrad", eluGradGrad},
+      {"BiasAddGrad", biasAddGradGrad},
+      {"Conv2DBackpropInput", conv2DBackpropInputGrad},
+      {"Conv2DBackpropFilter", conv2DBackpropFilterGrad},
+      {"AvgPoolGrad", avgPoolGradGrad},
   };
 }

@@ -59,6 +59,7 @@ GradFnTable getNNGradFns();
 GradFnTable getArrayGradFns();
 GradFnTable getStateGradFns();
 GradFnTable getControlFlowGradFns();
+GradFnTable getHostGradFns();
 std::vector<llvm::StringRef> getNotDifferentiableOps();
 
 /// Helpers the family files' gradient rules share (Gradients.cpp).

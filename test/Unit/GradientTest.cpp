@@ -152,15 +152,15 @@ std::string fusedBatchNorm(bool training) {
 
 /// A v1 conditional: Switch on a constant, Square if true, Tanh if false,
 /// Merge.
-std::string switchMerge(bool taken) {
+std::string switchMerge(bool taken, const char *switchOp = "Switch") {
   return std::string("node { name: \"p\" op: \"Const\" attr { key: "
                      "\"dtype\" value { type: DT_BOOL } } attr { key: "
                      "\"value\" value { tensor { dtype: DT_BOOL tensor_shape "
                      "{ } bool_val: ") +
          (taken ? "true" : "false") +
          " } } } }\n"
-         "node { name: \"sw\" op: \"Switch\" input: \"x0\" input: \"p\" " +
-         t64 +
+         "node { name: \"sw\" op: \"" +
+         switchOp + "\" input: \"x0\" input: \"p\" " + t64 +
          " }\n"
          "node { name: \"f\" op: \"Tanh\" input: \"sw\" " +
          t64 +
@@ -587,6 +587,115 @@ std::vector<GradCase> cases() {
       {"SwitchMergeTrue", {{"x0", {3}}}, switchMerge(true)},
       {"SwitchMergeFalse", {{"x0", {3}}}, switchMerge(false)},
       {"While", {{"x0", {2}}, {"x1", {2}}}, whileCase()},
+      {"DivNoNan",
+       {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
+       binaryCase("DivNoNan")},
+      // Piecewise constant: no gradient, which differences confirm away
+      // from the steps.
+      {"FloorDiv",
+       {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
+       binaryCase("FloorDiv")},
+      {"FloorMod",
+       {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
+       binaryCase("FloorMod")},
+      // Second-order rules: the gradient helpers as ops of their own.
+      {"TanhGrad", {{"x0", {2, 3}}, {"x1", {2, 3}}}, binaryCase("TanhGrad")},
+      {"SigmoidGrad",
+       {{"x0", {2, 3}}, {"x1", {2, 3}}},
+       binaryCase("SigmoidGrad")},
+      {"SqrtGrad",
+       {{"x0", {3}, D::Positive}, {"x1", {3}}},
+       binaryCase("SqrtGrad")},
+      {"RsqrtGrad", {{"x0", {3}}, {"x1", {3}}}, binaryCase("RsqrtGrad")},
+      {"ReciprocalGrad",
+       {{"x0", {3}}, {"x1", {3}}},
+       binaryCase("ReciprocalGrad")},
+      {"ReluGrad",
+       {{"x0", {2, 3}}, {"x1", {2, 3}, D::AwayFromZero}},
+       binaryCase("ReluGrad")},
+      {"Relu6Grad",
+       {{"x0", {2, 4}}, {"x1", {2, 4}, D::Spread}},
+       binaryCase("Relu6Grad")},
+      {"EluGrad",
+       {{"x0", {2, 3}}, {"x1", {2, 3}, D::AwayFromZero}},
+       binaryCase("EluGrad")},
+      {"BiasAddGrad",
+       {{"x0", {2, 2, 3}}},
+       "node { name: \"y\" op: \"BiasAddGrad\" input: \"x0\" " + t64 + " }"},
+      {"BiasAddGradNCHW",
+       {{"x0", {2, 3, 2, 2}}},
+       "node { name: \"y\" op: \"BiasAddGrad\" input: \"x0\" " + t64 +
+           " attr { key: \"data_format\" value { s: \"NCHW\" } } }"},
+      {"Conv2DBackpropInput",
+       {{"x0", {3, 3, 2, 3}}, {"x1", {1, 4, 4, 3}}},
+       intConst("sizes", {1, 4, 4, 2}) +
+           "node { name: \"y\" op: \"Conv2DBackpropInput\" input: \"sizes\" "
+           "input: \"x0\" input: \"x1\" " +
+           t64 +
+           " attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } "
+           "} attr { key: \"padding\" value { s: \"SAME\" } } }"},
+      {"Conv2DBackpropFilter",
+       {{"x0", {2, 5, 5, 1}}, {"x1", {2, 2, 2, 2}}},
+       intConst("sizes", {2, 2, 1, 2}) +
+           "node { name: \"y\" op: \"Conv2DBackpropFilter\" input: \"x0\" "
+           "input: \"sizes\" input: \"x1\" " +
+           t64 +
+           " attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } "
+           "} attr { key: \"padding\" value { s: \"VALID\" } } }"},
+      {"AvgPoolGrad",
+       {{"x0", {1, 2, 2, 2}}},
+       intConst("shape", {1, 4, 4, 2}) +
+           "node { name: \"y\" op: \"AvgPoolGrad\" input: \"shape\" input: "
+           "\"x0\" " +
+           t64 +
+           " attr { key: \"ksize\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+           "attr { key: \"strides\" value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+           "attr { key: \"padding\" value { s: \"SAME\" } } }"},
+      {"StridedSliceGrad",
+       {{"x0", {2, 2}}},
+       intConst("shape", {4, 3}) + intConst("begin", {1, 0}) +
+           intConst("end", {4, 3}) + intConst("strides", {2, 2}) +
+           "node { name: \"y\" op: \"StridedSliceGrad\" input: \"shape\" "
+           "input: \"begin\" input: \"end\" input: \"strides\" input: \"x0\" " +
+           t64 + " attr { key: \"Index\" value { type: DT_INT32 } } }"},
+      {"Pack",
+       {{"x0", {2, 3}}, {"x1", {2, 3}}},
+       "node { name: \"y\" op: \"Pack\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"axis\" value "
+           "{ i: 1 } } }"},
+      // The middle slice is unused: its gradient is zeros.
+      {"Unpack",
+       {{"x0", {2, 3}}},
+       "node { name: \"u\" op: \"Unpack\" input: \"x0\" " + t64 +
+           " attr { key: \"num\" value { i: 3 } } attr { key: \"axis\" value "
+           "{ i: 1 } } }\n"
+           "node { name: \"y\" op: \"Mul\" input: \"u\" input: \"u:2\" " +
+           t64 + " }"},
+      {"IdentityN",
+       {{"x0", {3}}, {"x1", {3}}},
+       "node { name: \"i\" op: \"IdentityN\" input: \"x0\" input: \"x1\" "
+       "attr { key: \"T\" value { list { type: DT_DOUBLE type: DT_DOUBLE } } "
+       "} }\n"
+       "node { name: \"y\" op: \"Mul\" input: \"i\" input: \"i:1\" " +
+           t64 + " }"},
+      // Segment -1 drops row 1; segment 1 is empty.
+      {"UnsortedSegmentSum",
+       {{"x0", {4, 2}}},
+       intConst("ids", {0, -1, 2, 0}) +
+           "node { name: \"n\" op: \"Const\" attr { key: \"dtype\" value { "
+           "type: DT_INT32 } } attr { key: \"value\" value { tensor { dtype: "
+           "DT_INT32 tensor_shape { } int_val: 3 } } } }\n"
+           "node { name: \"y\" op: \"UnsortedSegmentSum\" input: \"x0\" "
+           "input: \"ids\" input: \"n\" " +
+           t64 +
+           " attr { key: \"Tindices\" value { type: DT_INT32 } } attr { key: "
+           "\"Tnumsegments\" value { type: DT_INT32 } } }"},
+      {"Print",
+       {{"x0", {3}}, {"x1", {2}}},
+       "node { name: \"y\" op: \"Print\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"U\" value { list { type: DT_DOUBLE } } } attr { "
+           "key: \"message\" value { s: \"GradientTest: \" } } }"},
+      {"RefSwitch", {{"x0", {3}}}, switchMerge(true, "RefSwitch")},
       // v1 loops: x0 reaches y through the loop and around it.
       {"V1While",
        {{"x0", {2}}, {"x1", {2}}},
@@ -777,6 +886,8 @@ TEST_P(GradientRules, MatchFiniteDifferences) {
   options.xs = xs;
   options.gradYs = gradYs;
   options.resultNames = results;
+  // Inputs no gradient reaches get zeros, which the differences check too.
+  options.unconnectedGradients = "zero";
   PassManager pm(&context);
   if (!c.unknownShapes)
     pm.addPass(graph::createGraphInferShapesPass());

@@ -6,7 +6,9 @@
 //
 // For each op: whether the device backend compiles it, whether it is
 // stateful, and whether it has a shape function, a reference kernel and a
-// gradient rule ("none" for ops TensorFlow declares not differentiable).
+// gradient rule ("none" for ops TensorFlow declares not differentiable,
+// "pass" for those graph-gradient differentiates itself: control flow and
+// calls).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,8 +25,7 @@ using namespace cleave;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("graph-ops options");
-static cl::opt<bool> markdown("markdown",
-                              cl::desc("Write a Markdown table"),
+static cl::opt<bool> markdown("markdown", cl::desc("Write a Markdown table"),
                               cl::cat(category));
 static cl::list<std::string> names(cl::Positional, cl::desc("[op ...]"),
                                    cl::cat(category));
@@ -66,9 +67,10 @@ int main(int argc, char **argv) {
     kernels += hasKernel;
     bool hasGradient = ops::lookupGradFn(op->name) != nullptr;
     gradients += hasGradient;
-    const char *gradient = hasGradient                        ? "yes"
-                           : ops::isNotDifferentiable(op->name) ? "none"
-                                                                : "-";
+    const char *gradient = hasGradient                             ? "yes"
+                           : ops::isNotDifferentiable(op->name)    ? "none"
+                           : ops::isDifferentiatedByPass(op->name) ? "pass"
+                                                                   : "-";
     const char *sep = markdown ? " | " : "\t";
     os << (markdown ? "| `" : "") << op->name << (markdown ? "`" : "") << sep
        << yes(op->isDeviceCompilable) << sep << yes(op->isStateful) << sep
@@ -76,9 +78,10 @@ int main(int argc, char **argv) {
        << (markdown ? " |" : "") << "\n";
   }
   if (markdown)
-    os << "\n" << selected.size() << " ops: " << device
-       << " device-compilable, " << shapes << " with a shape function, "
-       << kernels << " with a reference kernel, " << gradients
+    os << "\n"
+       << selected.size() << " ops: " << device << " device-compilable, "
+       << shapes << " with a shape function, " << kernels
+       << " with a reference kernel, " << gradients
        << " with a gradient rule.\n";
   return 0;
 }

@@ -157,6 +157,11 @@ std::vector<std::string> getOpsWithGradient();
 /// error.
 bool isNotDifferentiable(llvm::StringRef opType);
 
+/// Whether graph-gradient differentiates `opType` itself rather than by a
+/// rule: functional control flow and calls (through their functions'
+/// gradients) and the nodes of v1 while loops (a whole loop at a time).
+bool isDifferentiatedByPass(llvm::StringRef opType);
+
 } // namespace cleave::ops
 
 #endif // CLEAVE_OPS_GRADIENTS_H

@@ -30,10 +30,15 @@ inline InFlightDiagnostic nodeError(NodeOp node) {
   return node.emitError() << "Node '" << node.getName() << "': ";
 }
 
+/// The dtype of `value` as gradients see it: a reference's gradient is a
+/// tensor of the referenced type (TensorFlow's base_dtype).
 inline Type elementTypeOf(Value value) {
-  if (auto tensor = dyn_cast<TensorType>(value.getType()))
-    return tensor.getElementType();
-  return value.getType();
+  Type type = value.getType();
+  if (auto tensor = dyn_cast<TensorType>(type))
+    type = tensor.getElementType();
+  if (auto ref = dyn_cast<RefType>(type))
+    return ref.getElementType();
+  return type;
 }
 
 inline bool isFloating(Type t) { return isa<FloatType>(t); }
@@ -245,6 +250,14 @@ public:
                       int32_t dtype, StringRef name) override {
     MLIRContext *ctx = node.getContext();
     Type element = dataTypeToType(ctx, dtype);
+    if (auto ref = dyn_cast<RefType>(element))
+      element = ref.getElementType();
+    if (!isa<FloatType, IntegerType>(element)) {
+      nodeError(node) << "graph-gradient: cannot build a constant of dtype "
+                      << getDataTypeName(element);
+      failedToBuild = true;
+      return GradTensor();
+    }
     auto type = RankedTensorType::get(shape, element);
     DenseElementsAttr dense;
     if (auto f = dyn_cast<FloatType>(element)) {
