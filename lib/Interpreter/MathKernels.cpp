@@ -428,6 +428,53 @@ template <Reduce op> LogicalResult reduce(KernelContext &ctx) {
   return success();
 }
 
+/// Cumsum and Cumprod along `axis`; `exclusive` leaves each element out
+/// of its own result, `reverse` scans from the end.
+template <bool isProduct> LogicalResult scan(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  if (ctx.inputs[1].rank() != 0)
+    return ctx.error() << "ScanOp: axis must be a scalar, not "
+                       << shapeString(ctx.inputs[1].shape());
+  int64_t rank = in.rank(), axis = toInts(ctx.inputs[1]).at(0);
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "ScanOp: Expected scan axis in the range [" << -rank
+                       << ", " << rank << "), but got " << axis;
+  if (axis < 0)
+    axis += rank;
+  bool exclusive = ctx.getBool("exclusive").value_or(false);
+  bool reverse = ctx.getBool("reverse").value_or(false);
+  int64_t outer = 1, inner = 1, size = in.shape()[axis];
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < axis)
+      outer *= in.shape()[d];
+    if (d > axis)
+      inner *= in.shape()[d];
+  }
+  Tensor out(in.dtype(), in.shape());
+  if (failed(dispatchNumeric(in.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T *x = in.data<T>();
+        T *o = out.data<T>();
+        for (int64_t i = 0; i < outer; ++i)
+          for (int64_t j = 0; j < inner; ++j) {
+            T acc = isProduct ? T(1) : T(0);
+            for (int64_t step = 0; step < size; ++step) {
+              int64_t k = reverse ? size - 1 - step : step;
+              int64_t at = (i * size + k) * inner + j;
+              if (exclusive)
+                o[at] = acc;
+              acc = isProduct ? T(acc * x[at]) : T(acc + x[at]);
+              if (!exclusive)
+                o[at] = acc;
+            }
+          }
+      })))
+    return ctx.error() << "dtype " << dtypeName(in.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
 template <bool isMax> LogicalResult argReduce(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   int64_t rank = in.rank(), axis = toInts(ctx.inputs[1]).at(0);
@@ -726,6 +773,8 @@ KernelTable cleave::interp::getMathKernels() {
       {"AddN", addN},
       {"Cast", cast},
       {"Sum", reduce<Reduce::Sum>},
+      {"Cumsum", scan<false>},
+      {"Cumprod", scan<true>},
       {"Mean", reduce<Reduce::Mean>},
       {"Prod", reduce<Reduce::Prod>},
       {"Max", reduce<Reduce::Max>},

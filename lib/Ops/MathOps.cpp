@@ -114,6 +114,17 @@ OpTable cleave::ops::detail::getMathOps() {
        {"output: T"},
        {"T: numbertype"}},
 
+      // Scans.
+      {"Cumsum",
+       {"x: T", "axis: Tidx"},
+       {"out: T"},
+       {"exclusive: bool = false", "reverse: bool = false", "T: numbertype",
+        kReductionIndicesT}},
+      {"Cumprod",
+       {"x: T", "axis: Tidx"},
+       {"out: T"},
+       {"exclusive: bool = false", "reverse: bool = false", "T: numbertype",
+        kReductionIndicesT}},
       // Gradient helpers.
       unaryGrad("SigmoidGrad"),
       unaryGrad("TanhGrad"),
@@ -398,10 +409,27 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
                          "LogicalAnd",
                          "LogicalOr"})
     table.push_back({op, shapes::broadcastBinary});
-  for (const char *op :
-       {"Neg", "Square", "Abs", "Sign", "Sqrt", "Rsqrt", "Reciprocal", "Exp",
-        "Log", "Log1p", "Sigmoid", "Tanh", "Floor", "LogicalNot", "SigmoidGrad",
-        "TanhGrad", "RsqrtGrad", "SqrtGrad", "ReciprocalGrad"})
+  for (const char *op : {"Neg",
+                         "Square",
+                         "Abs",
+                         "Sign",
+                         "Sqrt",
+                         "Rsqrt",
+                         "Reciprocal",
+                         "Exp",
+                         "Log",
+                         "Log1p",
+                         "Sigmoid",
+                         "Tanh",
+                         "Floor",
+                         "LogicalNot",
+                         "SigmoidGrad",
+                         "TanhGrad",
+                         "RsqrtGrad",
+                         "SqrtGrad",
+                         "ReciprocalGrad",
+                         "Cumsum",
+                         "Cumprod"})
     table.push_back({op, shapes::unchanged});
   for (const char *op : {"Sum", "Mean", "Prod", "Max", "Min", "All", "Any"})
     table.push_back({op, shapes::reduction});
@@ -841,6 +869,106 @@ std::string meanGrad(GradientContext &ctx) {
   return "";
 }
 
+/// Prod: each element's gradient is the product of the others in its
+/// reduction, as exclusive products from both ends (no division, so zeros
+/// are fine): the reduced dims are moved first and flattened to a
+/// [reduced, other] matrix scanned along its rows (TensorFlow's _ProdGrad,
+/// with the permutations constant).
+std::string prodGrad(GradientContext &ctx) {
+  GradTensor x = ctx.getInput(0);
+  Shape shape = ctx.getShape(x);
+  auto axes = ctx.getConstantInts(ctx.getInput(1));
+  if (!shape.hasRank() || !axes)
+    return "the gradient of Prod needs a known rank and constant reduction "
+           "axes (for now)";
+  int64_t rank = shape.rank();
+  std::vector<bool> isReduced(rank, false);
+  std::vector<int64_t> reduced, other;
+  for (int64_t axis : *axes) {
+    if (axis < -rank || axis >= rank)
+      return "Invalid reduction dimension " + std::to_string(axis) +
+             " for input with " + std::to_string(rank) + " dimensions.";
+    int64_t d = axis < 0 ? axis + rank : axis;
+    if (!isReduced[d])
+      reduced.push_back(d);
+    isReduced[d] = true;
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (!isReduced[d])
+      other.push_back(d);
+  std::vector<int64_t> perm(reduced), inverse(rank);
+  perm.insert(perm.end(), other.begin(), other.end());
+  for (int64_t i = 0; i < rank; ++i)
+    inverse[perm[i]] = i;
+
+  std::string error;
+  GradTensor inputShape;
+  std::optional<GradTensor> grad = broadcastReducedGrad(ctx, inputShape, error);
+  if (!grad)
+    return error;
+  GradTensor axis0 = ctx.scalar(0, grads::kInt32, "GatherV2/axis");
+  auto count = [&](const std::vector<int64_t> &dims, const char *name) {
+    GradTensor sizes =
+        ctx.op("GatherV2", {inputShape, ctx.intVector(dims), axis0});
+    return ctx.op("Prod", {sizes, ctx.intVector({0})},
+                  {GradAttr::boolean("keep_dims", false)}, name);
+  };
+  GradTensor reducedNum = count(reduced, "Prod");
+  GradTensor otherNum = count(other, "Prod_1");
+  GradTensor permuted = ctx.op(
+      "Transpose", {x, ctx.intVector(perm, "transpose/perm")}, {}, "transpose");
+  GradTensor permutedShape = ctx.op("Shape", {permuted}, {}, "Shape_1");
+  GradTensor matrix =
+      ctx.op("Reshape", {permuted, ctx.op("Pack", {reducedNum, otherNum},
+                                          {GradAttr::integer("axis", 0)},
+                                          "Reshape/shape")});
+  GradTensor scanAxis = ctx.scalar(0, grads::kInt32, "Cumprod/axis");
+  GradTensor left = ctx.op("Cumprod", {matrix, scanAxis},
+                           {GradAttr::boolean("exclusive", true),
+                            GradAttr::boolean("reverse", false)});
+  GradTensor right = ctx.op("Cumprod", {matrix, scanAxis},
+                            {GradAttr::boolean("exclusive", true),
+                             GradAttr::boolean("reverse", true)},
+                            "Cumprod_1");
+  GradTensor others = ctx.op(
+      "Reshape", {ctx.op("Mul", {left, right}, {}, "mul"), permutedShape}, {},
+      "Reshape_1");
+  GradTensor unpermuted =
+      ctx.op("Transpose", {others, ctx.intVector(inverse, "transpose_1/perm")},
+             {}, "transpose_1");
+  ctx.setInputGrad(
+      0, ctx.op("Reshape",
+                {ctx.op("Mul", {*grad, unpermuted}, {}, "mul_1"), inputShape},
+                {}, "Reshape_2"));
+  return "";
+}
+
+/// The attrs of a scan, `reverse` flipped or not.
+std::vector<GradAttr> scanAttrs(GradientContext &ctx, bool flip) {
+  return {GradAttr::boolean("exclusive",
+                            ctx.getBoolAttr("exclusive").value_or(false)),
+          GradAttr::boolean(
+              "reverse", ctx.getBoolAttr("reverse").value_or(false) != flip)};
+}
+
+/// Cumsum: the gradient is the sum of the gradients of the outputs each
+/// element reached: the scan the other way.
+std::string cumsumGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.op("Cumsum", {ctx.getOutputGrad(0), ctx.getInput(1)},
+                             scanAttrs(ctx, true)));
+  return "";
+}
+
+std::string cumprodGrad(GradientContext &ctx) {
+  GradTensor x = ctx.getInput(0), axis = ctx.getInput(1);
+  GradTensor prod = ctx.op("Cumprod", {x, axis}, scanAttrs(ctx, false));
+  GradTensor out = ctx.op(
+      "Cumsum", {ctx.op("Mul", {prod, ctx.getOutputGrad(0)}, {}, "mul"), axis},
+      scanAttrs(ctx, true));
+  ctx.setInputGrad(0, ctx.op("DivNoNan", {out, x}));
+  return "";
+}
+
 std::string castGrad(GradientContext &ctx) {
   // Only between floating types; integer inputs get no gradient.
   int32_t src = ctx.getDType(ctx.getInput(0));
@@ -1021,6 +1149,9 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"SquaredDifference", squaredDifferenceGrad},
       {"Pow", powGrad},
       {"DivNoNan", divNoNanGrad},
+      {"Prod", prodGrad},
+      {"Cumsum", cumsumGrad},
+      {"Cumprod", cumprodGrad},
       {"FloorDiv", floorDivGrad},
       {"FloorMod", floorModGrad},
       {"TanhGrad", tanhGradGrad},

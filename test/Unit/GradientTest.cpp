@@ -696,6 +696,41 @@ std::vector<GradCase> cases() {
            " attr { key: \"U\" value { list { type: DT_DOUBLE } } } attr { "
            "key: \"message\" value { s: \"GradientTest: \" } } }"},
       {"RefSwitch", {{"x0", {3}}}, switchMerge(true, "RefSwitch")},
+      {"ProdAxis1", {{"x0", {2, 3}}}, reduction("Prod", {1}, false)},
+      {"ProdKeepDims", {{"x0", {2, 3, 2}}}, reduction("Prod", {2, 0}, true)},
+      // A zero factor: TensorFlow's rule divides by nothing.
+      {"ProdWithZero",
+       {{"x0", {2, 3}}},
+       floatConst("mask", {1, 0, 1, 1, 1, 1}) +
+           "node { name: \"shape\" op: \"Const\" attr { key: \"dtype\" value "
+           "{ type: DT_INT32 } } attr { key: \"value\" value { tensor { "
+           "dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 "
+           "int_val: 3 } } } }\n"
+           "node { name: \"m\" op: \"Reshape\" input: \"mask\" input: "
+           "\"shape\" attr { key: \"T\" value { type: DT_FLOAT } } }\n"
+           "node { name: \"m64\" op: \"Cast\" input: \"m\" attr { key: "
+           "\"SrcT\" value { type: DT_FLOAT } } attr { key: \"DstT\" value { "
+           "type: DT_DOUBLE } } }\n"
+           "node { name: \"masked\" op: \"Mul\" input: \"x0\" input: "
+           "\"m64\" " +
+           t64 + " }\n" + intConst("axes", {1}) +
+           "node { name: \"y\" op: \"Prod\" input: \"masked\" input: "
+           "\"axes\" " +
+           t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
+      {"Cumsum",
+       {{"x0", {2, 3}}},
+       intConst("axis", {1}) +
+           "node { name: \"a\" op: \"Squeeze\" input: \"axis\" attr { key: "
+           "\"T\" value { type: DT_INT32 } } }\n"
+           "node { name: \"y\" op: \"Cumsum\" input: \"x0\" input: \"a\" " +
+           t64 + " attr { key: \"exclusive\" value { b: true } } }"},
+      {"CumprodReverse",
+       {{"x0", {3, 2}, D::AwayFromZero}},
+       intConst("axis", {0}) +
+           "node { name: \"a\" op: \"Squeeze\" input: \"axis\" attr { key: "
+           "\"T\" value { type: DT_INT32 } } }\n"
+           "node { name: \"y\" op: \"Cumprod\" input: \"x0\" input: \"a\" " +
+           t64 + " attr { key: \"reverse\" value { b: true } } }"},
       // v1 loops: x0 reaches y through the loop and around it.
       {"V1While",
        {{"x0", {2}}, {"x1", {2}}},

@@ -142,14 +142,22 @@ std::string number(double value) {
 
 const char *valueField(int32_t dtype) {
   switch (dtype) {
-  case kFloat: return "float_val";
-  case kDouble: return "double_val";
-  case kInt64: return "int64_val";
-  case kUInt32: return "uint32_val";
-  case kUInt64: return "uint64_val";
-  case kBool: return "bool_val";
-  case kString: return "string_val";
-  default: return "int_val";
+  case kFloat:
+    return "float_val";
+  case kDouble:
+    return "double_val";
+  case kInt64:
+    return "int64_val";
+  case kUInt32:
+    return "uint32_val";
+  case kUInt64:
+    return "uint64_val";
+  case kBool:
+    return "bool_val";
+  case kString:
+    return "string_val";
+  default:
+    return "int_val";
   }
 }
 
@@ -824,6 +832,17 @@ std::vector<OpCase> mathCases() {
              f32.vec({1, 2, 3})),
       single("Prod", "Prod", {m23, i32.vec({1})}, {T(kFloat)},
              f32.vec({6, 120})),
+      single("CumsumAxis1", "Cumsum", {m23, i32(1)}, {T(kFloat)},
+             f32({2, 3}, {1, 3, 6, 4, 9, 15})),
+      single(
+          "CumsumExclusiveReverse", "Cumsum", {m23, i32(0)},
+          {T(kFloat), boolAttr("exclusive", true), boolAttr("reverse", true)},
+          f32({2, 3}, {4, 5, 6, 0, 0, 0})),
+      single("Cumprod", "Cumprod", {m23, i32(-1)}, {T(kFloat)},
+             f32({2, 3}, {1, 2, 6, 4, 20, 120})),
+      single("CumprodExclusive", "Cumprod", {m23, i32(1)},
+             {T(kFloat), boolAttr("exclusive", true)},
+             f32({2, 3}, {1, 1, 2, 1, 4, 20})),
       single("ArgMax", "ArgMax", {mixed, i32(1)}, {T(kFloat)}, i64.vec({1, 2})),
       single("ArgMin", "ArgMin", {mixed, i32(0)}, {T(kFloat)},
              i64.vec({0, 1, 0})),
@@ -1606,8 +1625,8 @@ const char *const kSupportedOps[] = {
     "Maximum", "Minimum", "Neg", "Square", "Sqrt", "Rsqrt", "Exp", "Log",
     "Log1p", "Abs", "Sign", "Pow", "Equal", "NotEqual", "Less", "Greater",
     "LessEqual", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Sum",
-    "Mean", "Max", "Min", "Prod", "ArgMax", "ArgMin", "MatMul", "BatchMatMulV2",
-    "BroadcastTo", "BroadcastGradientArgs",
+    "Mean", "Max", "Min", "Prod", "Cumsum", "Cumprod", "ArgMax", "ArgMin",
+    "MatMul", "BatchMatMulV2", "BroadcastTo", "BroadcastGradientArgs",
     // NN and random.
     "Relu", "Relu6", "Elu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
     "BiasAdd", "Conv2D", "MaxPool", "AvgPool", "SoftmaxCrossEntropyWithLogits",
