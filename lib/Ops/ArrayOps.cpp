@@ -978,13 +978,80 @@ std::string tileGrad(GradientContext &ctx) {
 }
 
 /// GatherV2 along axis 0: an IndexedSlices of the gathered rows.
+/// GatherV2 along an axis a > 0: the gradient, its index dims flattened,
+/// is moved to put that axis first, summed into rows by index
+/// (UnsortedSegmentSum), and moved back; a dense gradient, as
+/// TensorFlow's _GatherV2Grad.
+std::string gatherV2AxisGrad(GradientContext &ctx, int64_t axis) {
+  GradTensor params = ctx.getInput(0), indices = ctx.getInput(1);
+  Shape shape = ctx.getShape(params);
+  if (!shape.hasRank())
+    return "the gradient of GatherV2 along an axis other than 0 needs the "
+           "rank of the params (for now)";
+  int64_t rank = shape.rank();
+  if (axis < -rank || axis >= rank)
+    return "Expected axis in the range [" + std::to_string(-rank) + ", " +
+           std::to_string(rank) + "), but got " + std::to_string(axis);
+  if (axis < 0)
+    axis += rank;
+  GradTensor paramsShape = ctx.op("Shape", {params});
+  auto slice = [&](int64_t begin, int64_t end, bool toEnd, const char *name) {
+    return ctx.op("StridedSlice",
+                  {paramsShape,
+                   ctx.intVector({begin}, std::string(name) + "/stack"),
+                   ctx.intVector({end}, std::string(name) + "/stack_1"),
+                   ctx.intVector({1}, std::string(name) + "/stack_2")},
+                  {GradAttr::integer("end_mask", toEnd ? 1 : 0),
+                   GradAttr::integer("shrink_axis_mask", 0)},
+                  name);
+  };
+  GradTensor outer = slice(0, axis, false, "strided_slice");
+  GradTensor inner = slice(axis + 1, 0, true, "strided_slice_1");
+  GradTensor rows =
+      ctx.op("StridedSlice",
+             {paramsShape, ctx.intVector({axis}, "strided_slice_2/stack"),
+              ctx.intVector({axis + 1}, "strided_slice_2/stack_1"),
+              ctx.intVector({1}, "strided_slice_2/stack_2")},
+             {GradAttr::integer("shrink_axis_mask", 1)}, "strided_slice_2");
+  GradTensor valuesShape =
+      ctx.op("ConcatV2",
+             {outer, ctx.intVector({-1}, "concat/values_1"), inner,
+              ctx.scalar(0, grads::kInt32, "concat/axis")},
+             {}, "concat");
+  GradTensor values = ctx.op("Reshape", {ctx.getOutputGrad(0), valuesShape});
+  GradTensor flatIndices =
+      ctx.op("Reshape", {indices, ctx.intVector({-1}, "Reshape_1/shape")}, {},
+             "Reshape_1");
+  // values[..., axis, ...] first, and back.
+  std::vector<int64_t> toFront{axis}, fromFront;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      toFront.push_back(d);
+  for (int64_t d = 1; d <= axis; ++d)
+    fromFront.push_back(d);
+  fromFront.push_back(0);
+  for (int64_t d = axis + 1; d < rank; ++d)
+    fromFront.push_back(d);
+  GradTensor front =
+      ctx.op("Transpose", {values, ctx.intVector(toFront, "transpose/perm")},
+             {}, "transpose");
+  GradTensor summed = ctx.op("UnsortedSegmentSum", {front, flatIndices, rows});
+  ctx.setInputGrad(
+      0, ctx.op("Transpose",
+                {summed, ctx.intVector(fromFront, "transpose_1/perm")}, {},
+                "transpose_1"));
+  return "";
+}
+
 std::string gatherV2Grad(GradientContext &ctx) {
   GradTensor params = ctx.getInput(0), indices = ctx.getInput(1);
   auto axis = ctx.getConstantInts(ctx.getInput(2));
-  if (!axis || axis->size() != 1 || (*axis)[0] != 0 ||
+  if (!axis || axis->size() != 1 ||
       ctx.getIntAttr("batch_dims").value_or(0) != 0)
-    return "the gradient of GatherV2 supports a constant axis 0 and "
+    return "the gradient of GatherV2 supports a constant axis and "
            "batch_dims 0 only (for now)";
+  if ((*axis)[0] != 0)
+    return gatherV2AxisGrad(ctx, (*axis)[0]);
   GradTensor shape64 =
       ctx.op("Shape", {params}, {GradAttr::dtype("out_type", grads::kInt64)});
   GradTensor paramsShape = ctx.op("Cast", {shape64},

@@ -350,13 +350,16 @@ std::string ifCase(bool taken) {
 }
 
 /// `name` = GatherV2(params, indices, axis 0), with its constants.
-std::string gather(const char *name, const char *params, const Dims &indices) {
+std::string gather(const char *name, const char *params, const Dims &indices,
+                   int axisValue = 0) {
   std::string idx = std::string(name) + "_indices",
               axis = std::string(name) + "_axis";
   return intConst(idx.c_str(), indices) + "node { name: \"" + axis +
          "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } "
          "} attr { key: \"value\" value { tensor { dtype: DT_INT32 "
-         "tensor_shape { } int_val: 0 } } } }\n"
+         "tensor_shape { } int_val: " +
+         std::to_string(axisValue) +
+         " } } } }\n"
          "node { name: \"" +
          name + "\" op: \"GatherV2\" input: \"" + params + "\" input: \"" +
          idx + "\" input: \"" + axis +
@@ -731,6 +734,9 @@ std::vector<GradCase> cases() {
            "\"T\" value { type: DT_INT32 } } }\n"
            "node { name: \"y\" op: \"Cumprod\" input: \"x0\" input: \"a\" " +
            t64 + " attr { key: \"reverse\" value { b: true } } }"},
+      // Along other axes: a dense gradient by UnsortedSegmentSum.
+      {"GatherV2Axis1", {{"x0", {2, 4, 3}}}, gather("y", "x0", {3, 0, 3}, 1)},
+      {"GatherV2AxisLast", {{"x0", {3, 2}}}, gather("y", "x0", {1, 1, 0}, -1)},
       // v1 loops: x0 reaches y through the loop and around it.
       {"V1While",
        {{"x0", {2}}, {"x1", {2}}},
