@@ -27,15 +27,29 @@ import torch.nn.functional as F
 
 
 def const_or_var(name, array, variable):
-    """A float32 Const, or a VariableV2 initialized from one (with its
-    Assign and read), as TF 1.x writes them."""
+    """A float32 Const, or a variable initialized from one as TF 1.x writes
+    them: `variable` "ref" (VariableV2, Assign, read) or "resource"
+    (VarHandleOp, AssignVariableOp, Read/ReadVariableOp)."""
     dims = " ".join("dim { size: %d }" % d for d in array.shape)
     values = " ".join("float_val: %r" % float(v) for v in array.reshape(-1))
     value = ('attr { key: "dtype" value { type: DT_FLOAT } } attr { key: '
              '"value" value { tensor { dtype: DT_FLOAT tensor_shape { %s } '
              '%s } } }' % (dims, values))
+    dtype = 'attr { key: "dtype" value { type: DT_FLOAT } }'
     if not variable:
         return 'node { name: "%s" op: "Const" %s }\n' % (name, value)
+    if variable == "resource":
+        return ('node { name: "%s" op: "VarHandleOp" %s attr { key: "shape" '
+                'value { shape { %s } } } attr { key: "shared_name" value { '
+                's: "%s" } } }\n'
+                'node { name: "%s/Initializer/initial_value" op: "Const" %s '
+                '}\n'
+                'node { name: "%s/Assign" op: "AssignVariableOp" input: "%s" '
+                'input: "%s/Initializer/initial_value" %s }\n'
+                'node { name: "%s/Read/ReadVariableOp" op: "ReadVariableOp" '
+                'input: "%s" %s }\n' % (name, dtype, dims, name, name, value,
+                                         name, name, name, dtype, name, name,
+                                         dtype))
     return ('node { name: "%s" op: "VariableV2" attr { key: "dtype" value { '
             'type: DT_FLOAT } } attr { key: "shape" value { shape { %s } } } '
             '}\n'
@@ -83,7 +97,9 @@ def mlp_graph(weights, variables):
     text = placeholder("x", [4, 784]) + placeholder("labels", [4], "DT_INT32")
     for name, w in weights.items():
         text += const_or_var(name, w, variables)
-    read = (lambda n: n + "/read") if variables else (lambda n: n)
+    read = {"ref": lambda n: n + "/read",
+            "resource": lambda n: n + "/Read/ReadVariableOp"}.get(
+                variables, lambda n: n)
     text += node("h/MatMul", "MatMul", ["x", read("w1")])
     text += node("h/BiasAdd", "BiasAdd", ["h/MatMul", read("b1")])
     text += node("h/Relu", "Relu", ["h/BiasAdd"])
@@ -238,10 +254,12 @@ class TensorFlowAdam:
                 p.sub_(lr_t * m / (torch.sqrt(v) + self.epsilon))
 
 
-def check_optimizers(tools, tmp, checker, weights, x, labels):
-    path = os.path.join(tmp, "mlp-vars.pbtxt")
+def check_optimizers(tools, tmp, checker, weights, x, labels, kind):
+    """Steps of each optimizer on the MLP's `kind` ("ref" or "resource")
+    variables against PyTorch's."""
+    path = os.path.join(tmp, "mlp-%s-vars.pbtxt" % kind)
     with open(path, "w") as f:
-        f.write(mlp_graph(weights, True))
+        f.write(mlp_graph(weights, kind))
     np.save(os.path.join(tmp, "x.npy"), x)
     np.save(os.path.join(tmp, "labels.npy"), labels)
     lr, steps = 0.05, 3
@@ -251,7 +269,7 @@ def check_optimizers(tools, tmp, checker, weights, x, labels):
             ("momentum", "Momentum",
              lambda p: torch.optim.SGD(p, lr=lr, momentum=0.9)),
             ("adam", "Adam", lambda p: TensorFlowAdam(p, lr))]:
-        out = os.path.join(tmp, "mlp-%s.pbtxt" % opt)
+        out = os.path.join(tmp, "mlp-%s-%s.pbtxt" % (kind, opt))
         run([os.path.join(tools, "graph-opt"), path, "--graph-infer-shapes",
              "--graph-minimize=loss=loss optimizer=%s learning-rate=%r"
              % (opt, lr), "--emit=pbtxt", "-o", out])
@@ -277,7 +295,8 @@ def check_optimizers(tools, tmp, checker, weights, x, labels):
             loss.backward()
             optimizer.step()
         # graph-run fetches the loss before each step's update.
-        checker.check("mlp %s losses over %d steps" % (opt, steps + 1),
+        checker.check("mlp %s (%s variables) losses over %d steps"
+                      % (opt, kind, steps + 1),
                       losses, want, rtol=1e-4, atol=1e-5)
 
 
@@ -310,7 +329,8 @@ def main():
                         {"x": images, "labels": np.array([1, 8],
                                                          dtype=np.int32)},
                         cnn_torch)
-        check_optimizers(args.tools, tmp, checker, mlp, x, labels)
+        for kind in ("ref", "resource"):
+            check_optimizers(args.tools, tmp, checker, mlp, x, labels, kind)
     print("%d passed, %d failed" % (checker.passed, checker.failed))
     return 1 if checker.failed else 0
 

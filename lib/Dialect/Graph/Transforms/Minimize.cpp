@@ -45,6 +45,14 @@ bool isResource(NodeOp variable) {
   return variable.getOpType() == "VarHandleOp";
 }
 
+/// The dtype of a variable's values (a VarHandleOp's `dtype`).
+Type valueTypeOf(NodeOp variable) {
+  if (isResource(variable))
+    if (auto dtype = dyn_cast_or_null<TypeAttr>(variable.getTFAttr("dtype")))
+      return dtype.getValue();
+  return elementTypeOf(variable.getOutputs()[0]);
+}
+
 class GraphMinimizePass
     : public graph::impl::GraphMinimizePassBase<GraphMinimizePass> {
 public:
@@ -60,13 +68,15 @@ private:
                         NodeOp colocate = {}, bool exactName = false);
   FailureOr<NodeOp> addScalar(StringRef name, double value, Type type,
                               NodeOp colocate = {}, ValueRange controls = {});
-  /// A zero-initialized (or `initial`-initialized) ref variable like
-  /// `like`, named `name`, with its initializer, Assign and read: TF's
-  /// slot_creator / non-slot variable. Returns the variable.
+  /// A zero-initialized (or `initial`-initialized) variable like `like`,
+  /// named `name`, with its initializer and read: TF's slot_creator /
+  /// non-slot variable. A resource variable (VarHandleOp, AssignVariableOp,
+  /// `<name>/Read/ReadVariableOp`) when `like` is one, else a ref variable
+  /// (VariableV2, Assign, `<name>/read`). Returns the variable.
   FailureOr<NodeOp> addVariable(StringRef name, NodeOp like, Type type,
                                 std::optional<double> initial);
 
-  /// A variable's value as TensorFlow reads it: its "<name>/read".
+  /// A variable's value as TensorFlow reads it.
   Value readOf(NodeOp variable) { return reads.lookup(variable); }
 
   std::optional<NameUniquer> names;
@@ -135,11 +145,15 @@ GraphMinimizePass::addVariable(StringRef name, NodeOp like, Type type,
                             << "': the variable has no 'shape' attr to "
                                "create its slots from",
            failure();
+  bool resource = isResource(like);
   NamedAttrList attrs;
   attrs.set("dtype", TypeAttr::get(type));
   attrs.set("shape", shape);
-  FailureOr<NodeOp> variable = add("VariableV2", base, {}, {}, attrs.getAttrs(),
-                                   like, /*exactName=*/true);
+  if (resource)
+    attrs.set("shared_name", builder->getStringAttr(base));
+  FailureOr<NodeOp> variable =
+      add(resource ? "VarHandleOp" : "VariableV2", base, {}, {},
+          attrs.getAttrs(), like, /*exactName=*/true);
   if (failed(variable))
     return failure();
   FailureOr<NodeOp> value;
@@ -170,17 +184,27 @@ GraphMinimizePass::addVariable(StringRef name, NodeOp like, Type type,
   }
   if (failed(value))
     return failure();
+  Value handle = variable->getOutputs()[0];
   FailureOr<NodeOp> assign =
-      add("Assign", base + "/Assign",
-          {variable->getOutputs()[0], value->getOutputs()[0]}, {},
-          {builder->getNamedAttr("validate_shape", builder->getBoolAttr(true)),
-           builder->getNamedAttr("use_locking", builder->getBoolAttr(true))},
-          *variable);
+      resource ? add("AssignVariableOp", base + "/Assign",
+                     {handle, value->getOutputs()[0]}, {},
+                     {builder->getNamedAttr("dtype", TypeAttr::get(type))},
+                     *variable)
+               : add("Assign", base + "/Assign",
+                     {handle, value->getOutputs()[0]}, {},
+                     {builder->getNamedAttr("validate_shape",
+                                            builder->getBoolAttr(true)),
+                      builder->getNamedAttr("use_locking",
+                                            builder->getBoolAttr(true))},
+                     *variable);
   if (failed(assign))
     return failure();
   initializers.push_back(assign->getControl());
-  FailureOr<NodeOp> read = add("Identity", base + "/read",
-                               variable->getOutputs()[0], {}, {}, *variable);
+  FailureOr<NodeOp> read =
+      resource ? add("ReadVariableOp", base + "/Read/ReadVariableOp", handle,
+                     {}, {builder->getNamedAttr("dtype", TypeAttr::get(type))},
+                     *variable)
+               : add("Identity", base + "/read", handle, {}, {}, *variable);
   if (failed(read))
     return failure();
   reads[*variable] = read->getOutputs()[0];
@@ -272,18 +296,9 @@ void GraphMinimizePass::runOnOperation() {
         << ":0.";
     return signalPassFailure();
   }
-  for (auto &[v, g] : varsWithGrads)
-    if (isResource(v) && optimizer != "sgd") {
-      v.emitError() << "Node '" << v.getName()
-                    << "': graph-minimize: " << optimizer.getValue()
-                    << " on resource variables is not supported yet (its "
-                       "slots would be resource variables too)";
-      return signalPassFailure();
-    }
-
   names.emplace(body);
   builder.emplace(OpBuilder::atBlockEnd(&body));
-  Type floatType = elementTypeOf(varsWithGrads.front().first.getOutputs()[0]);
+  Type floatType = valueTypeOf(varsWithGrads.front().first);
   std::string optimizerName = optimizer == "sgd"        ? "GradientDescent"
                               : optimizer == "momentum" ? "Momentum"
                                                         : "Adam";
@@ -311,8 +326,7 @@ void GraphMinimizePass::runOnOperation() {
     else if (optimizer == "adam")
       slotNames = {v.getName().str() + "/Adam", v.getName().str() + "/Adam"};
     for (const std::string &slotName : slotNames) {
-      auto slot = addVariable(slotName, v, elementTypeOf(v.getOutputs()[0]),
-                              std::nullopt);
+      auto slot = addVariable(slotName, v, valueTypeOf(v), std::nullopt);
       if (failed(slot))
         return signalPassFailure();
       slots[v].push_back(*slot);
@@ -348,21 +362,20 @@ void GraphMinimizePass::runOnOperation() {
     std::string prefix = scope + "update_" + v.getName().str() + "/";
     Value var = v.getOutputs()[0];
     Value lrValue = lr->getOutputs()[0];
+    // Resource variables update through the Resource* kernels.
+    std::string kind = isResource(v) ? "ResourceApply" : "Apply";
     FailureOr<NodeOp> update;
     if (optimizer == "sgd") {
-      update = add(isResource(v) ? "ResourceApplyGradientDescent"
-                                 : "ApplyGradientDescent",
-                   prefix + (isResource(v) ? "ResourceApplyGradientDescent"
-                                           : "ApplyGradientDescent"),
+      update = add(kind + "GradientDescent", prefix + kind + "GradientDescent",
                    {var, lrValue, g}, {}, {locking}, v);
     } else if (optimizer == "momentum") {
-      update = add("ApplyMomentum", prefix + "ApplyMomentum",
+      update = add(kind + "Momentum", prefix + kind + "Momentum",
                    {var, slots[v][0].getOutputs()[0], lrValue, g,
                     momentumConst.getOutputs()[0]},
                    {}, {locking, nesterov}, v);
     } else {
       update = add(
-          "ApplyAdam", prefix + "ApplyAdam",
+          kind + "Adam", prefix + kind + "Adam",
           {var, slots[v][0].getOutputs()[0], slots[v][1].getOutputs()[0],
            readOf(beta1Power), readOf(beta2Power), lrValue,
            beta1Const.getOutputs()[0], beta2Const.getOutputs()[0],
@@ -386,10 +399,16 @@ void GraphMinimizePass::runOnOperation() {
       if (failed(mul))
         return signalPassFailure();
       auto assign =
-          add("Assign", scope + "Assign",
-              {power.getOutputs()[0], mul->getOutputs()[0]}, updates,
-              {b.getNamedAttr("validate_shape", b.getBoolAttr(true)), locking},
-              beta1Power);
+          isResource(power)
+              ? add("AssignVariableOp", scope + "AssignVariableOp",
+                    {power.getOutputs()[0], mul->getOutputs()[0]}, updates,
+                    {b.getNamedAttr("dtype", TypeAttr::get(floatType))},
+                    beta1Power)
+              : add("Assign", scope + "Assign",
+                    {power.getOutputs()[0], mul->getOutputs()[0]}, updates,
+                    {b.getNamedAttr("validate_shape", b.getBoolAttr(true)),
+                     locking},
+                    beta1Power);
       if (failed(assign))
         return signalPassFailure();
       powerUpdates.push_back(assign->getControl());
@@ -401,7 +420,7 @@ void GraphMinimizePass::runOnOperation() {
   std::string trainName = scope.substr(0, scope.size() - 1);
   if (globalStepNode) {
     auto group = add("NoOp", scope + "update", {}, updates);
-    Type stepType = elementTypeOf(globalStepNode.getOutputs()[0]);
+    Type stepType = valueTypeOf(globalStepNode);
     // Under control_dependencies([update]), as the increment is.
     auto one = addScalar(scope + "value", 1, stepType, globalStepNode,
                          failed(group) ? ValueRange() : group->getControl());
