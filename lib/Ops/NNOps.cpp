@@ -410,29 +410,57 @@ GradTensor broadcastMul(GradientContext &ctx, GradTensor vec, GradTensor mat,
 }
 
 std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
-  if (ctx.hasOutputGrad(1))
-    return "the gradient of " + ctx.getOpType().str() +
-           "'s backprop output (a second-order gradient) is not supported "
-           "yet";
+  bool sparse = ctx.getOpType() == "SparseSoftmaxCrossEntropyWithLogits";
+  // The sparse op's fused backprop has no gradient of its own.
+  const char *noSecondOrder =
+      "Currently there is no way to take the second derivative of "
+      "sparse_softmax_cross_entropy_with_logits due to the fused "
+      "implementation's interaction with tf.gradients()";
+  if (sparse && ctx.hasOutputGrad(1))
+    return std::string("Gradient explicitly disabled. Reason: ") +
+           noSecondOrder;
   GradTensor gradLoss = ctx.getOutputGrad(0);
   GradTensor backprop = ctx.getOutput(1);
-  // The sparse op's fused backprop has no gradient of its own.
-  if (ctx.getOpType() == "SparseSoftmaxCrossEntropyWithLogits")
-    backprop =
-        ctx.op("PreventGradient", {backprop},
-               {GradAttr::string(
-                   "message",
-                   "Currently there is no way to take the second derivative of "
-                   "sparse_softmax_cross_entropy_with_logits due to the fused "
-                   "implementation's interaction with tf.gradients()")});
-  ctx.setInputGrad(0, broadcastMul(ctx, gradLoss, backprop, ""));
-  if (ctx.getOpType() == "SoftmaxCrossEntropyWithLogits") {
+  if (sparse)
+    backprop = ctx.op("PreventGradient", {backprop},
+                      {GradAttr::string("message", noSecondOrder)});
+  GradTensor logitsGrad = broadcastMul(ctx, gradLoss, backprop, "");
+  if (!sparse && ctx.hasOutputGrad(1)) {
+    // The backprop output is softmax(logits) - labels: its gradient g
+    // reaches the logits as (g - <g, softmax>) * softmax, row by row.
+    GradTensor gradGrad = ctx.getOutputGrad(1);
+    GradTensor softmax = ctx.op("Softmax", {ctx.getInput(0)});
+    GradTensor row =
+        ctx.op("ExpandDims",
+               {gradGrad, ctx.scalar(1, grads::kInt32, "ExpandDims_1/dim")}, {},
+               "ExpandDims_1");
+    GradTensor column =
+        ctx.op("ExpandDims",
+               {softmax, ctx.scalar(2, grads::kInt32, "ExpandDims_2/dim")}, {},
+               "ExpandDims_2");
+    GradTensor dot = ctx.op(
+        "Squeeze", {ctx.op("BatchMatMulV2", {row, column}, {}, "MatMul")},
+        {GradAttr::intList("squeeze_dims", {1})});
+    GradTensor extra =
+        ctx.op("Mul", {ctx.op("Sub", {gradGrad, dot}, {}, "sub"), softmax}, {},
+               "mul_1");
+    logitsGrad = ctx.op("AddV2", {logitsGrad, extra}, {}, "add");
+  }
+  ctx.setInputGrad(0, logitsGrad);
+  if (!sparse) {
     GradTensor logSoftmax = ctx.op("LogSoftmax", {ctx.getInput(0)});
-    ctx.setInputGrad(
-        1, broadcastMul(ctx, gradLoss, ctx.op("Neg", {logSoftmax}), "_1"));
+    GradTensor labelsGrad =
+        broadcastMul(ctx, gradLoss, ctx.op("Neg", {logSoftmax}), "_1");
+    // The backprop output's -labels term: TensorFlow's rule leaves it out
+    // (its labels gradient ignores the second output); Cleave does not.
+    if (ctx.hasOutputGrad(1))
+      labelsGrad =
+          ctx.op("Sub", {labelsGrad, ctx.getOutputGrad(1)}, {}, "sub_1");
+    ctx.setInputGrad(1, labelsGrad);
   }
   return "";
 }
+
 /// The attrs a convolution or pooling gradient copies from its forward op.
 std::vector<GradAttr> copyAttrs(GradientContext &ctx,
                                 std::initializer_list<const char *> lists,

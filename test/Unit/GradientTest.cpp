@@ -437,6 +437,34 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"SoftmaxCrossEntropyWithLogits\" input: "
            "\"x0\" input: \"labels\" " +
            t64 + " }"},
+      // Second order: the backprop output's gradient, alone and with the
+      // loss's.
+      {"SoftmaxCrossEntropyBackprop",
+       {{"x0", {2, 3}}, {"x1", {2, 3}}},
+       "node { name: \"labels\" op: \"Softmax\" input: \"x1\" " + t64 +
+           " }\n"
+           "node { name: \"y\" op: \"SoftmaxCrossEntropyWithLogits\" input: "
+           "\"x0\" input: \"labels\" " +
+           t64 + " }",
+       "y:1"},
+      {"SoftmaxCrossEntropyBoth",
+       {{"x0", {2, 3}}, {"x1", {2, 3}}},
+       "node { name: \"labels\" op: \"Softmax\" input: \"x1\" " + t64 +
+           " }\n"
+           "node { name: \"sce\" op: \"SoftmaxCrossEntropyWithLogits\" input: "
+           "\"x0\" input: \"labels\" " +
+           t64 +
+           " }\n"
+           "node { name: \"dim\" op: \"Const\" attr { key: \"dtype\" value { "
+           "type: DT_INT32 } } attr { key: \"value\" value { tensor { dtype: "
+           "DT_INT32 tensor_shape { } int_val: -1 } } } }\n"
+           "node { name: \"loss\" op: \"ExpandDims\" input: \"sce\" input: "
+           "\"dim\" " +
+           t64 +
+           " }\n"
+           "node { name: \"y\" op: \"AddV2\" input: \"loss\" input: "
+           "\"sce:1\" " +
+           t64 + " }"},
       {"SparseSoftmaxCrossEntropyWithLogits",
        {{"x0", {3, 4}}},
        intConst("labels", {2, 0, 3}) +
