@@ -163,10 +163,16 @@ def GraphGradientPass : Pass<"graph-gradient", "::mlir::ModuleOp"> {
     `result-names` adds one Identity per x with that name, holding its
     gradient, for graph-run and later passes to fetch.
 
+    Calls, If/Case and While are differentiated through generated gradient
+    functions; a TensorFlow v1 while loop (an Enter/Merge/Switch/LoopCond/
+    NextIteration/Exit frame) through its functional form
+    (`_functionalize_cond`, `_functionalize_body`), as one node whose
+    inputs are the loop's state and whose outputs are its Exits.
+
     Errors, on the node: `No gradient defined for operation '<name>' (op
     type: <type>)`, a rule's own errors, `Passed <n> grad_ys for <m> ys`,
-    the grad_ys type errors of `_DefaultGradYs`, and unknown tensors in the
-    options.
+    the grad_ys type errors of `_DefaultGradYs`, unknown tensors in the
+    options, ys or xs inside a v1 loop, and malformed loop frames.
   }];
   let options = [
     ListOption<"ys", "ys", "std::string", "tensors to differentiate (node[:port])">,
