@@ -472,7 +472,8 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
     for (Value v : values) {
       auto op = v.getDefiningOp<NodeOp>();
       auto it = op ? loopOf.find(op) : loopOf.end();
-      if (it != loopOf.end() && op.getOpType() != "Exit")
+      if (it != loopOf.end() && op.getOpType() != "Exit" &&
+          op.getOpType() != "RefExit")
         return nodeError(op)
                << "graph-gradient: this node is inside v1 loop '"
                << loops[it->second].name
@@ -611,8 +612,8 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
         pending.lookup(&op) > 0) {
       nodeError(cast<NodeOp>(op))
           << "graph-gradient: the gradient cannot pass this node, which is "
-             "on a loop (NextIteration cycle): gradients of v1 while loops "
-             "are not supported yet";
+             "on a cycle outside any v1 loop frame (a NextIteration loop "
+             "without Enter and Exit)";
       return failure();
     }
 
