@@ -605,17 +605,23 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
     }
   }
 
-  // An op still waiting for its consumers' gradients sits on a cycle: a
-  // v1 loop (NextIteration), which needs TensorFlow's loop state.
-  for (Operation &op : block)
-    if (between.contains(&op) && !processed.contains(&op) &&
-        pending.lookup(&op) > 0) {
-      nodeError(cast<NodeOp>(op))
-          << "graph-gradient: the gradient cannot pass this node, which is "
-             "on a cycle outside any v1 loop frame (a NextIteration loop "
-             "without Enter and Exit)";
-      return failure();
+  // Ops still waiting for their consumers' gradients sit on a cycle or
+  // after one; every cycle passes a NextIteration (the importer checks),
+  // which outside a loop frame has no Enter and Exit to make it a loop.
+  NodeOp stuck;
+  for (auto op : block.getOps<NodeOp>())
+    if (between.contains(op) && !processed.contains(op) &&
+        pending.lookup(op) > 0 &&
+        (!stuck || op.getOpType() == "NextIteration")) {
+      stuck = op;
+      if (op.getOpType() == "NextIteration")
+        break;
     }
+  if (stuck)
+    return nodeError(stuck)
+           << "graph-gradient: the gradient cannot pass this cycle, which "
+              "is outside any v1 loop frame (a NextIteration loop without "
+              "Enter and Exit)";
 
   // The results: each x's (aggregated) gradient.
   SmallVector<Value> results;
