@@ -478,6 +478,10 @@ cleave::graph::getConstantInts(Value value) {
   return values;
 }
 
+InFlightDiagnostic cleave::graph::nodeError(NodeOp node) {
+  return node.emitError() << "Node '" << node.getName() << "': ";
+}
+
 StringRef cleave::graph::getCalleeName(NodeOp node) {
   if (node.getOpType() != "PartitionedCall" &&
       node.getOpType() != "StatefulPartitionedCall")

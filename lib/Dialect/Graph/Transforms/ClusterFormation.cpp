@@ -25,10 +25,6 @@ using namespace cleave::graph;
 
 namespace {
 
-InFlightDiagnostic nodeError(NodeOp node) {
-  return node.emitError() << "Node '" << node.getName() << "': ";
-}
-
 /// The nodes of one cluster, in block order, and its metadata.
 struct ClusterNodes {
   NodeOp metadata;

@@ -26,10 +26,6 @@ using ops::GradTensor;
 
 inline constexpr llvm::StringLiteral kClassAttr = "_class";
 
-inline InFlightDiagnostic nodeError(NodeOp node) {
-  return node.emitError() << "Node '" << node.getName() << "': ";
-}
-
 /// The dtype of `value` as gradients see it: a reference's gradient is a
 /// tensor of the referenced type (TensorFlow's base_dtype).
 inline Type elementTypeOf(Value value) {

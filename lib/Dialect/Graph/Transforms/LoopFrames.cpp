@@ -27,10 +27,6 @@ static bool isExit(NodeOp node) {
   return node.getOpType() == "Exit" || node.getOpType() == "RefExit";
 }
 
-static InFlightDiagnostic nodeError(NodeOp node) {
-  return node.emitError() << "Node '" << node.getName() << "': ";
-}
-
 SmallVector<Value> LoopFrame::getInputs() const {
   SmallVector<Value> inputs;
   for (LoopVariable v : variables)

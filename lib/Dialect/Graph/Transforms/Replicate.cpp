@@ -62,10 +62,6 @@ bool isDeviceCompilable(NodeOp node, ModuleOp module) {
   return static_cast<bool>(module.lookupSymbol<FuncOp>(node.getOpType()));
 }
 
-InFlightDiagnostic nodeError(NodeOp node) {
-  return node.emitError() << "Node '" << node.getName() << "': ";
-}
-
 class GraphReplicatePass
     : public graph::impl::GraphReplicatePassBase<GraphReplicatePass> {
 public:

@@ -77,6 +77,10 @@ void getReplicatedNodes(ReplicateOp replicate,
                         llvm::SmallVectorImpl<FlatNode> &inputs,
                         llvm::SmallVectorImpl<FlatNode> &outputs);
 
+/// An error on `node`, named as TensorFlow names nodes in its messages
+/// ("Node '<name>': ...").
+mlir::InFlightDiagnostic nodeError(NodeOp node);
+
 /// The name of the library function `node` calls: the `f` of a
 /// PartitionedCall or StatefulPartitionedCall (empty when it has none), else
 /// the node's op type (which names a function when the node is a call).
