@@ -201,6 +201,9 @@ LogicalResult concatV2(KernelContext &ctx) {
   for (size_t i = 0; i < n; ++i) {
     const Tensor &t = ctx.inputs[i];
     int64_t chunk = t.shape()[axis] * inner;
+    // An empty piece has no storage to copy from.
+    if (chunk == 0)
+      continue;
     for (int64_t o = 0; o < outer; ++o)
       std::memcpy(out.raw() + (o * outShape[axis] * inner + offset) * size,
                   t.raw() + o * chunk * size, chunk * size);
