@@ -138,6 +138,28 @@ def GraphClusterFormationPass
   }];
 }
 
+def GraphFunctionalizeLoopsPass
+    : Pass<"graph-functionalize-loops", "::mlir::ModuleOp"> {
+  let summary = "Replace TensorFlow v1 while loops by While nodes over cond and body functions";
+  let description = [{
+    The loop half of TensorFlow's `functionalize_control_flow`: each v1
+    while loop (a frame of Enter, Merge, Switch, LoopCond, NextIteration and
+    Exit nodes, as `tf.while_loop` writes it in TF 1.x) becomes one `While`
+    node named after its LoopCond, over library functions
+    `_functionalize_cond` and `_functionalize_body` (made unique). The
+    While's inputs are the loop's state: the loop variables' initial
+    values, then the invariants (constant Enters), which the body passes
+    through; its first outputs replace the Exits. Control inputs of the
+    Enters move to the While. Loops nested in a body are functionalized
+    inside the body function in turn, in the graph and in every library
+    function.
+
+    Errors, on the node: inputs from different frames, an Enter without a
+    frame name, an Exit outside a loop, and frames not in tf.while_loop's
+    form.
+  }];
+}
+
 def GraphGradientPass : Pass<"graph-gradient", "::mlir::ModuleOp"> {
   let summary = "Add the gradients of ys with respect to xs, as tf.gradients() does";
   let description = [{
