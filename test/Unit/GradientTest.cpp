@@ -772,6 +772,55 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"Mul\" input: \"while/Exit_1\" "
            "input: \"x0\" " +
            t64 + " }"},
+      // A v1 conditional in the body: tanh(x) where sum(x) > 0, else x * w.
+      {"V1WhileWithCond",
+       {{"x0", {2}}, {"x1", {2}}},
+       v1Loop("while", "x0", "x1", 3,
+              [](const std::string &x, const std::string &w) {
+                auto pivoted = [](const char *name, const char *type,
+                                  const std::string &value) {
+                  return std::string("node { name: \"while/") + name +
+                         "\" op: \"Const\" input: \"^while/Identity\" attr { "
+                         "key: \"dtype\" value { type: " +
+                         type +
+                         " } } attr { key: \"value\" value { tensor { dtype: " +
+                         type + " " + value + " } } } }\n";
+                };
+                return std::pair<std::string, std::string>{
+                    pivoted("axes", "DT_INT32",
+                            "tensor_shape { dim { size: 1 } } int_val: 0") +
+                        pivoted("zero_d", "DT_DOUBLE",
+                                "tensor_shape { } double_val: 0") +
+                        "node { name: \"while/sum\" op: \"Sum\" input: \"" + x +
+                        "\" input: \"while/axes\" " + t64 +
+                        " attr { key: \"Tidx\" value { type: DT_INT32 } } }\n"
+                        "node { name: \"while/p\" op: \"Greater\" input: "
+                        "\"while/sum\" input: \"while/zero_d\" " +
+                        t64 +
+                        " }\n"
+                        "node { name: \"while/sw\" op: \"Switch\" input: \"" +
+                        x + "\" input: \"while/p\" " + t64 +
+                        " }\n"
+                        "node { name: \"while/t\" op: \"Tanh\" input: "
+                        "\"while/sw:1\" " +
+                        t64 +
+                        " }\n"
+                        // tf.cond switches the values a branch captures.
+                        "node { name: \"while/sw_w\" op: \"Switch\" input: "
+                        "\"" +
+                        w + "\" input: \"while/p\" " + t64 +
+                        " }\n"
+                        "node { name: \"while/f\" op: \"Mul\" input: "
+                        "\"while/sw\" input: \"while/sw_w\" " +
+                        t64 +
+                        " }\n"
+                        "node { name: \"while/m\" op: \"Merge\" input: "
+                        "\"while/f\" input: \"while/t\" " +
+                        t64 + " attr { key: \"N\" value { i: 2 } } }\n",
+                    "while/m"};
+              }) +
+           "node { name: \"y\" op: \"Identity\" input: \"while/Exit_1\" " +
+           t64 + " }"},
       {"V1WhileNested",
        {{"x0", {2}}, {"x1", {2}}},
        v1Loop("while", "x0", "x1", 2,
