@@ -155,10 +155,11 @@ static LogicalResult analyzeLoop(LoopFrame &loop, const FrameAnalysis &analysis,
   }
   for (LoopVariable &v : loop.variables) {
     Value entered = v.enter.getOutputs()[0];
-    if (!entered.hasOneUse() ||
-        cast<NodeOp>(*entered.getUsers().begin()).getOpType() != "Merge")
+    v.merge = entered.hasOneUse()
+                  ? dyn_cast<NodeOp>(*entered.getUsers().begin())
+                  : NodeOp();
+    if (!v.merge || v.merge.getOpType() != "Merge")
       return formError(v.enter) << "a loop variable's Enter feeds one Merge";
-    v.merge = cast<NodeOp>(*entered.getUsers().begin());
     ValueRange mergeInputs = v.merge.getDataInputs();
     if (mergeInputs.size() != 2)
       return formError(v.merge) << "a loop variable's Merge has two inputs";
@@ -168,8 +169,9 @@ static LogicalResult analyzeLoop(LoopFrame &loop, const FrameAnalysis &analysis,
       return formError(v.merge)
              << "a loop variable's Merge takes its Enter and a NextIteration";
     for (Operation *user : v.merge.getOutputs()[0].getUsers()) {
-      auto node = cast<NodeOp>(user);
-      if (node.getOpType() != "Switch" || node.getDataInputs().size() != 2 ||
+      auto node = dyn_cast<NodeOp>(user);
+      if (!node || node.getOpType() != "Switch" ||
+          node.getDataInputs().size() != 2 ||
           node.getDataInputs()[0] != v.merge.getOutputs()[0])
         continue;
       auto pred = node.getDataInputs()[1].getDefiningOp<NodeOp>();
@@ -186,9 +188,9 @@ static LogicalResult analyzeLoop(LoopFrame &loop, const FrameAnalysis &analysis,
       return formError(v.merge)
              << "a loop variable's Merge feeds a Switch on the LoopCond";
     for (Operation *user : v.switchNode.getOutputs()[0].getUsers()) {
-      auto node = cast<NodeOp>(user);
-      if (!isExit(node))
-        return formError(node)
+      auto node = dyn_cast<NodeOp>(user);
+      if (!node || !isExit(node))
+        return formError(node ? node : v.switchNode)
                << "the false output of a loop variable's Switch feeds its "
                   "Exit only";
       if (v.exit)
