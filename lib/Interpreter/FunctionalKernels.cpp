@@ -182,6 +182,18 @@ LogicalResult symbolicGradient(KernelContext &ctx) {
 
 LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
   StringRef function = ctx.node.getOpType();
+  CompiledCallHandler *compiled = ctx.interpreter.getCompiledCallHandler();
+  if (compiled && ctx.node.getTFBool("_XlaCompiledKernel").value_or(false)) {
+    auto func = SymbolTable::lookupNearestSymbolFrom(
+        ctx.node, StringAttr::get(ctx.node.getContext(), function));
+    if (!func)
+      return ctx.error() << "function '" << function
+                         << "' is not in the graph's library";
+    auto results = compiled->call(ctx.node, func, ctx.inputs, ctx.state);
+    if (failed(results))
+      return failure();
+    return setOutputs(ctx, function, std::move(*results));
+  }
   auto results = ctx.interpreter.call(function, ctx.inputs,
                                       bind(ctx, ctx.node.getAttrs()), ctx.node);
   if (failed(results))

@@ -671,3 +671,20 @@ Interpreter::call(StringRef function, ArrayRef<Tensor> args,
   --callDepth;
   return outputs;
 }
+
+FailureOr<std::vector<Tensor>>
+Interpreter::evaluate(Operation *op, std::vector<Tensor> inputs) {
+  auto node = cast<NodeOp>(op);
+  if (failed(validateNodeAttrs(node)))
+    return failure();
+  Kernel kernel = lookupKernel(node.getOpType());
+  if (!kernel)
+    return node.emitError() << "Node '" << node.getName()
+                            << "': no reference kernel for op '"
+                            << node.getOpType() << "'",
+           failure();
+  KernelContext ctx(node, std::move(inputs), *this, DictionaryAttr());
+  if (failed(kernel(ctx)))
+    return failure();
+  return std::move(ctx.outputs);
+}

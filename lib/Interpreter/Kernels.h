@@ -73,15 +73,8 @@ Kernel lookupKernel(llvm::StringRef opType);
 /// The kernel of a node whose op type names a library function.
 mlir::LogicalResult callFunctionNode(KernelContext &ctx);
 
-/// Elements of `t` as int64 (integer tensors), for shapes and axes.
-std::vector<int64_t> toInts(const Tensor &t);
-
 /// Row-major strides of `shape`, in elements.
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
-
-/// NumPy broadcasting of two shapes; false when incompatible.
-bool broadcastShape(const std::vector<int64_t> &a,
-                    const std::vector<int64_t> &b, std::vector<int64_t> &out);
 
 /// For each element of a tensor of shape `out`, the flat index of the
 /// element of a tensor of shape `in` that broadcasts to it.

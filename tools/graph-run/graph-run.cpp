@@ -12,6 +12,8 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/InitAll.h"
 #include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Jit/AutoClustering.h"
+#include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/GraphDef.h"
 
@@ -57,6 +59,30 @@ static cl::opt<int64_t>
     maxIterations("max-iterations",
                   cl::desc("fail when a loop runs this many iterations"),
                   cl::init(1000000), cl::cat(runCategory));
+enum class Backend { Interpreter, CPU };
+static cl::opt<Backend> backend(
+    "backend", cl::desc("how nodes run"),
+    cl::values(clEnumValN(Backend::Interpreter, "interpreter",
+                          "the reference interpreter runs every node"),
+               clEnumValN(Backend::CPU, "cpu",
+                          "compilable nodes form clusters compiled to native "
+                          "code for the host CPU; the rest is interpreted")),
+    cl::init(Backend::Interpreter), cl::cat(runCategory));
+static cl::opt<bool> dumpClusters(
+    "dump-clusters",
+    cl::desc("with --backend=cpu: print which nodes each run compiles, and "
+             "why the others are interpreted"),
+    cl::init(false), cl::cat(runCategory));
+static cl::opt<bool> strictCompile(
+    "strict-compile",
+    cl::desc("with --backend=cpu: a needed node whose op has no CPU lowering "
+             "is an error"),
+    cl::init(false), cl::cat(runCategory));
+static cl::opt<bool> dumpLinalg(
+    "dump-linalg",
+    cl::desc("with --backend=cpu: print each compiled cluster as linalg on "
+             "tensors, before code generation"),
+    cl::init(false), cl::cat(runCategory));
 static cl::opt<std::string> outputDir("output-dir",
                                       cl::desc("write fetches as .npy here"),
                                       cl::cat(runCategory));
@@ -235,15 +261,71 @@ int main(int argc, char **argv) {
     feeds.emplace_back(name.str(), tensor);
   }
 
-  Interpreter interpreter(*module);
-  interpreter.setMaxIterations(maxIterations);
   std::vector<std::string> fetches(fetchOpts.begin(), fetchOpts.end());
   std::vector<std::string> targets(targetOpts.begin(), targetOpts.end());
+  std::vector<std::string> feedNames;
+  for (const auto &feed : feeds)
+    feedNames.push_back(feed.first);
+
+  // Each kind of run (init, step) gets its own graph, clustered for what it
+  // feeds, fetches and runs (as TensorFlow clusters the graph a session
+  // prunes for each call); variables carry over from one to the next.
+  runtime::CPUClusterRunner runner;
+  if (dumpLinalg)
+    runner.setDumpLinalg(&llvm::errs());
+  struct Run {
+    OwningOpRef<ModuleOp> module;
+    std::unique_ptr<Interpreter> interpreter;
+  };
+  auto prepare = [&](const std::vector<std::string> &runFetches,
+                     const std::vector<std::string> &runTargets,
+                     interp::State *previous) -> std::optional<Run> {
+    Run run;
+    if (backend == Backend::CPU) {
+      run.module = module->clone();
+      std::vector<jit::ClusteringDecision> decisions;
+      if (failed(jit::clusterForCompilation(
+              *run.module, {feedNames, runFetches, runTargets}, decisions)))
+        return std::nullopt;
+      for (const jit::ClusteringDecision &d : decisions) {
+        if (dumpClusters)
+          llvm::errs() << "graph-run: " << d.node << ": "
+                       << (d.cluster.empty() ? "interpreted (" + d.reason + ")"
+                                             : "compiled in " + d.cluster)
+                       << "\n";
+        if (strictCompile && StringRef(d.reason).ends_with("no CPU lowering")) {
+          llvm::errs() << "graph-run: Node '" << d.node << "': "
+                       << StringRef(d.reason).drop_back(
+                              StringRef(" has no CPU lowering").size())
+                       << " has no CPU lowering\n";
+          return std::nullopt;
+        }
+      }
+    } else {
+      run.module = OwningOpRef<ModuleOp>(module->clone());
+    }
+    run.interpreter = std::make_unique<Interpreter>(*run.module);
+    run.interpreter->setMaxIterations(maxIterations);
+    if (backend == Backend::CPU)
+      run.interpreter->setCompiledCallHandler(&runner);
+    if (previous)
+      run.interpreter->getState() = *previous;
+    return run;
+  };
+
+  std::optional<Run> initRun;
   if (!initOpts.empty()) {
     std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
-    if (failed(interpreter.run(feeds, {}, initTargets)))
+    initRun = prepare({}, initTargets, nullptr);
+    if (!initRun || failed(initRun->interpreter->run(feeds, {}, initTargets)))
       return 1;
   }
+  std::optional<Run> stepRun =
+      prepare(fetches, targets,
+              initRun ? &initRun->interpreter->getState() : nullptr);
+  if (!stepRun)
+    return 1;
+  Interpreter &interpreter = *stepRun->interpreter;
   for (unsigned step = 0; step < steps; ++step) {
     FailureOr<std::vector<Tensor>> results =
         interpreter.run(feeds, fetches, targets);

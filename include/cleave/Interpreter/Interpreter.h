@@ -43,6 +43,21 @@ struct State {
 /// name aside).
 bool hasKernel(llvm::StringRef opType);
 
+/// Runs calls of functions that auto-clustering encapsulated
+/// (`_XlaCompiledKernel = true` on the call node) with compiled code
+/// instead of interpreting their bodies. Without a handler such calls are
+/// interpreted, which gives the same results.
+class CompiledCallHandler {
+public:
+  virtual ~CompiledCallHandler() = default;
+  /// Runs `function` (a graph.func) for `caller` on `args`, reading and
+  /// updating the variables of `state`. Errors are emitted on the caller or
+  /// the function's nodes.
+  virtual mlir::FailureOr<std::vector<Tensor>>
+  call(mlir::Operation *caller, mlir::Operation *function,
+       llvm::ArrayRef<Tensor> args, State &state) = 0;
+};
+
 class Interpreter {
 public:
   explicit Interpreter(mlir::ModuleOp module);
@@ -65,7 +80,17 @@ public:
                                             mlir::DictionaryAttr bindings,
                                             mlir::Operation *caller);
 
+  /// Runs the reference kernel of one node (a graph.node) on `inputs`,
+  /// its data inputs, outside any run: what constant folding needs.
+  mlir::FailureOr<std::vector<Tensor>> evaluate(mlir::Operation *node,
+                                                std::vector<Tensor> inputs);
+
   State &getState() { return state; }
+
+  void setCompiledCallHandler(CompiledCallHandler *handler) {
+    compiledCalls = handler;
+  }
+  CompiledCallHandler *getCompiledCallHandler() const { return compiledCalls; }
 
   /// A loop (v1 frames or While) that runs this many iterations is an error:
   /// a loop that never ends must not hang the oracle.
@@ -77,6 +102,7 @@ private:
   State state;
   int64_t maxIterations = 1000000;
   unsigned callDepth = 0;
+  CompiledCallHandler *compiledCalls = nullptr;
 };
 
 } // namespace cleave::interp

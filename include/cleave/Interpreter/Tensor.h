@@ -97,6 +97,13 @@ private:
 /// MLIR's dynamic size, print as "?").
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
+/// Elements of `t` as int64 (integer tensors), for shapes and axes.
+std::vector<int64_t> toInts(const Tensor &t);
+
+/// NumPy broadcasting of two shapes; false when incompatible.
+bool broadcastShape(const std::vector<int64_t> &a,
+                    const std::vector<int64_t> &b, std::vector<int64_t> &out);
+
 /// Reads a NumPy .npy file (little-endian, C order) into a tensor.
 bool readNpy(llvm::StringRef bytes, Tensor &tensor, std::string &error);
 /// Writes a tensor as a NumPy .npy file.

@@ -1,0 +1,58 @@
+//===- CPUClusterRunner.h - compiled clusters on the host CPU ---*- C++ -*-===//
+//
+// Runs the functions auto-clustering encapsulated with native code: each
+// function is lowered (GraphToLinalg), compiled (CPU target) and cached per
+// input signature: dtypes and shapes of the arguments, the values of the
+// arguments that must be compile-time constants, the variables resource
+// arguments name, and the shapes of the variables it reads. As XLA does,
+// a new signature compiles anew; an unknown dimension never blocks
+// compilation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RUNTIME_CPUCLUSTERRUNNER_H
+#define CLEAVE_RUNTIME_CPUCLUSTERRUNNER_H
+
+#include "cleave/Interpreter/Interpreter.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace cleave::runtime {
+
+class CPUClusterRunner : public interp::CompiledCallHandler {
+public:
+  CPUClusterRunner();
+  ~CPUClusterRunner() override;
+
+  mlir::FailureOr<std::vector<interp::Tensor>>
+  call(mlir::Operation *caller, mlir::Operation *function,
+       llvm::ArrayRef<interp::Tensor> args, interp::State &state) override;
+
+  struct Statistics {
+    unsigned compilations = 0;
+    double compileSeconds = 0;
+    uint64_t calls = 0;
+  };
+  const Statistics &getStatistics() const { return statistics; }
+
+  /// Print the lowered (linalg) module of each compilation to `os`.
+  void setDumpLinalg(llvm::raw_ostream *os) { dumpLinalg = os; }
+
+private:
+  struct Executable;
+  struct FunctionCache;
+  mlir::FailureOr<Executable *> getExecutable(mlir::Operation *caller,
+                                              mlir::Operation *function,
+                                              llvm::ArrayRef<interp::Tensor> args,
+                                              interp::State &state);
+
+  std::map<std::string, std::unique_ptr<FunctionCache>> functions;
+  Statistics statistics;
+  llvm::raw_ostream *dumpLinalg = nullptr;
+};
+
+} // namespace cleave::runtime
+
+#endif // CLEAVE_RUNTIME_CPUCLUSTERRUNNER_H

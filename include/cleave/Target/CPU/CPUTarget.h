@@ -1,0 +1,69 @@
+//===- CPUTarget.h - native code for the host CPU ---------------*- C++ -*-===//
+//
+// The CPU target takes the functions GraphToLinalg builds (linalg on static
+// tensors) to native code: bufferization, loops, the LLVM dialect, and LLVM
+// for the host CPU (its name and features, AVX-512 where present). Compiled
+// functions use the bare-pointer calling convention: every argument and
+// result is one pointer to a dense row-major buffer, results first written
+// by the function (out-parameters after the inputs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_TARGET_CPU_CPUTARGET_H
+#define CLEAVE_TARGET_CPU_CPUTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class ExecutionEngine;
+class OpPassManager;
+} // namespace mlir
+
+namespace cleave::cpu {
+
+/// Registers the dialects and interface models the CPU pipeline needs
+/// (bufferization of linalg/tensor/arith, translation to LLVM IR).
+void registerCPUDialects(mlir::DialectRegistry &registry);
+
+/// Adds the passes from linalg on tensors to the LLVM dialect.
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// Registers `graph-cpu-codegen` (the pipeline above) with the pass
+/// registry, for graph-opt.
+void registerCPUPipelines();
+
+/// The host CPU as LLVM names it ("znver4") and its features.
+std::string getHostCPUDescription();
+
+/// Native code for a module in the LLVM dialect, loaded in this process.
+class JITModule {
+public:
+  ~JITModule();
+  /// Compiles `module` (in the LLVM dialect) with the ORC JIT for the host.
+  static std::unique_ptr<JITModule> create(mlir::ModuleOp module,
+                                           std::string &error);
+  /// The entry of function `name`: called with an array holding a pointer
+  /// to each argument's buffer pointer.
+  using PackedFunction = void (*)(void **);
+  PackedFunction lookup(llvm::StringRef name) const;
+
+private:
+  JITModule() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+};
+
+/// Writes `module` (in the LLVM dialect) as a native object file for the
+/// host CPU, or for `targetTriple` and `cpu` when given.
+mlir::LogicalResult emitObjectFile(mlir::ModuleOp module,
+                                   llvm::raw_pwrite_stream &os,
+                                   std::string &error);
+
+} // namespace cleave::cpu
+
+#endif // CLEAVE_TARGET_CPU_CPUTARGET_H

@@ -1,0 +1,529 @@
+//===- ArrayLowerings.cpp - constants, shapes and data movement -----------===//
+//
+// Shapes are static, so Shape/Size/Rank are constants and reshapes are
+// tensor.collapse_shape/expand_shape (no copy once bufferized). Data
+// movement becomes tensor.extract_slice/insert_slice, linalg.transpose, or a
+// linalg.generic whose input map does the indexing (Tile, BroadcastTo).
+// Output shapes come from the ops' shape functions, which checked the
+// inputs with TensorFlow's messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::conversion;
+using interp::kInt32;
+using interp::kInt64;
+using interp::Tensor;
+
+namespace {
+
+LogicalResult constant(NodeLowering &ctx) {
+  auto attr = dyn_cast_or_null<graph::TensorAttr>(ctx.node.getTFAttr("value"));
+  auto dense = attr ? dyn_cast_or_null<DenseElementsAttr>(attr.getValue())
+                    : DenseElementsAttr();
+  int32_t dtype = attr ? graph::typeToDataType(attr.getDtype()) : -1;
+  if (!dense || attr.getRaw() || !ctx.elementType(dtype))
+    return ctx.error() << "a constant of dtype "
+                       << (attr ? graph::getDataTypeName(attr.getDtype())
+                                : std::string("?"))
+                       << " has no CPU lowering";
+  Tensor value(dtype, std::vector<int64_t>(attr.getShape().getDims().begin(),
+                                           attr.getShape().getDims().end()));
+  if (dtype == interp::kBool) {
+    auto bits = dense.getValues<bool>();
+    for (int64_t i = 0; i < value.numElements(); ++i)
+      value.data<bool>()[i] = bits[dense.isSplat() ? 0 : i];
+  } else {
+    ArrayRef<char> raw = dense.getRawData();
+    size_t size = interp::dtypeSize(dtype);
+    for (int64_t i = 0; i < value.numElements(); ++i)
+      std::memcpy(value.raw() + i * size,
+                  raw.data() + (dense.isSplat() ? 0 : i * size), size);
+  }
+  ctx.setConstantOutput(0, std::move(value));
+  return success();
+}
+
+/// Identity, Snapshot, StopGradient, ...: the input, variable name and all.
+LogicalResult forward(NodeLowering &ctx) {
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    ctx.setOutput(i, ctx.input(i));
+  return success();
+}
+
+LogicalResult noOp(NodeLowering &) { return success(); }
+
+Tensor intVector(int32_t dtype, ArrayRef<int64_t> values) {
+  Tensor t(dtype, {int64_t(values.size())});
+  for (auto [i, v] : llvm::enumerate(values))
+    t.setFromDouble(i, double(v));
+  return t;
+}
+
+Tensor intScalar(int32_t dtype, int64_t value) {
+  Tensor t(dtype, {});
+  t.setFromDouble(0, double(value));
+  return t;
+}
+
+LogicalResult shape(NodeLowering &ctx) {
+  int32_t outType = ctx.getType("out_type").value_or(kInt32);
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    ctx.setConstantOutput(i, intVector(outType, ctx.shape(i)));
+  return success();
+}
+
+LogicalResult size(NodeLowering &ctx) {
+  int64_t count = 1;
+  for (int64_t d : ctx.shape(0))
+    count *= d;
+  ctx.setConstantOutput(
+      0, intScalar(ctx.getType("out_type").value_or(kInt32), count));
+  return success();
+}
+
+LogicalResult rank(NodeLowering &ctx) {
+  ctx.setConstantOutput(0, intScalar(kInt32, ctx.shape(0).size()));
+  return success();
+}
+
+/// Ops whose outputs must be known at compile time (they compute shapes):
+/// the driver folds them when their inputs are constants; otherwise this
+/// names the input that is not.
+LogicalResult compileTimeOnly(NodeLowering &ctx) {
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    if (failed(ctx.constantInts(i)))
+      return failure();
+  return ctx.error() << "could not be evaluated at compile time";
+}
+
+/// The output shape the shape function inferred; it needs the inputs
+/// that give shapes to be constants.
+FailureOr<std::vector<int64_t>> inferredShape(NodeLowering &ctx,
+                                              ArrayRef<unsigned> shapeInputs,
+                                              unsigned output = 0) {
+  for (unsigned i : shapeInputs)
+    if (failed(ctx.constantInts(i)))
+      return failure();
+  if (std::optional<std::vector<int64_t>> shape = ctx.outputShape(output))
+    return *shape;
+  return ctx.error() << "the output shape could not be inferred", failure();
+}
+
+/// Reshape, ExpandDims, Squeeze: the same elements with another shape.
+template <unsigned shapeInput> LogicalResult reshapeLike(NodeLowering &ctx) {
+  std::vector<unsigned> shapeInputs;
+  if (shapeInput < ctx.getNumInputs())
+    shapeInputs.push_back(shapeInput);
+  FailureOr<std::vector<int64_t>> to = inferredShape(ctx, shapeInputs);
+  if (failed(to))
+    return failure();
+  int32_t dtype = ctx.dtype(0);
+  ctx.setOutput(0, ctx.reshape(ctx.tensor(0), ctx.shape(0), *to, dtype),
+                dtype);
+  return success();
+}
+
+LogicalResult fill(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {0});
+  if (failed(shape))
+    return failure();
+  if (!ctx.shape(1).empty())
+    return ctx.error() << "value must be a scalar, got shape "
+                       << interp::shapeString(ctx.shape(1));
+  int32_t dtype = ctx.dtype(1);
+  ctx.setOutput(0,
+                ctx.map({ctx.tensor(1)}, *shape, dtype,
+                        [](OpBuilder &, Location, ValueRange args) {
+                          return args[0];
+                        }),
+                dtype);
+  return success();
+}
+
+template <int value> LogicalResult filledLike(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  ctx.setOutput(0, ctx.filled(ctx.shape(0), dtype, ctx.scalar(dtype, value)),
+                dtype);
+  return success();
+}
+
+LogicalResult transpose(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> perm = ctx.constantInts(1);
+  if (failed(perm))
+    return failure();
+  const std::vector<int64_t> &in = ctx.shape(0);
+  std::vector<int64_t> sorted = *perm;
+  llvm::sort(sorted);
+  bool valid = perm->size() == in.size();
+  for (size_t d = 0; valid && d < sorted.size(); ++d)
+    valid = sorted[d] == int64_t(d);
+  if (perm->size() != in.size())
+    return ctx.error() << "transpose expects a vector of size " << in.size()
+                       << ". But input(1) is a vector of size "
+                       << perm->size();
+  if (!valid)
+    return ctx.error() << interp::shapeString(*perm)
+                       << " is not a valid permutation";
+  std::vector<int64_t> out;
+  for (int64_t d : *perm)
+    out.push_back(in[d]);
+  int32_t dtype = ctx.dtype(0);
+  Value result = ctx.b
+                     .create<linalg::TransposeOp>(ctx.loc, ctx.tensor(0),
+                                                  ctx.empty(out, dtype), *perm)
+                     .getResult()[0];
+  ctx.setOutput(0, result, dtype);
+  return success();
+}
+
+/// Inserts `pieces` along `axis` into a new tensor of `shape`.
+Value concatenate(NodeLowering &ctx, ArrayRef<Value> pieces, int64_t axis,
+                  ArrayRef<int64_t> shape, int32_t dtype) {
+  OpBuilder &b = ctx.b;
+  Value result = ctx.empty(shape, dtype);
+  int64_t offset = 0;
+  for (Value piece : pieces) {
+    ArrayRef<int64_t> pieceShape =
+        cast<RankedTensorType>(piece.getType()).getShape();
+    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)),
+        sizes, strides(shape.size(), b.getIndexAttr(1));
+    for (int64_t d : pieceShape)
+      sizes.push_back(b.getIndexAttr(d));
+    offsets[axis] = b.getIndexAttr(offset);
+    offset += pieceShape[axis];
+    result = b.create<tensor::InsertSliceOp>(ctx.loc, piece, result, offsets,
+                                             sizes, strides);
+  }
+  return result;
+}
+
+LogicalResult concat(NodeLowering &ctx) {
+  unsigned n = ctx.getNumInputs() - 1;
+  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {n});
+  if (failed(shape))
+    return failure();
+  int64_t axis = ctx.constantInts(n)->front();
+  if (axis < 0)
+    axis += shape->size();
+  SmallVector<Value> pieces;
+  for (unsigned i = 0; i < n; ++i)
+    pieces.push_back(ctx.tensor(i));
+  int32_t dtype = ctx.dtype(0);
+  ctx.setOutput(0, concatenate(ctx, pieces, axis, *shape, dtype), dtype);
+  return success();
+}
+
+LogicalResult pack(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {});
+  if (failed(shape))
+    return failure();
+  int64_t axis = ctx.getInt("axis").value_or(0);
+  if (axis < 0)
+    axis += shape->size();
+  int32_t dtype = ctx.dtype(0);
+  SmallVector<Value> pieces;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    std::vector<int64_t> expanded = ctx.shape(i);
+    expanded.insert(expanded.begin() + axis, 1);
+    pieces.push_back(
+        ctx.reshape(ctx.tensor(i), ctx.shape(i), expanded, dtype));
+  }
+  ctx.setOutput(0, concatenate(ctx, pieces, axis, *shape, dtype), dtype);
+  return success();
+}
+
+/// Slices `input` of `shape` at `offsets` with `sizes`.
+Value slice(NodeLowering &ctx, Value input, ArrayRef<int64_t> offsets,
+            ArrayRef<int64_t> sizes) {
+  OpBuilder &b = ctx.b;
+  SmallVector<OpFoldResult> o, s, st;
+  for (auto [offset, size] : llvm::zip(offsets, sizes)) {
+    o.push_back(b.getIndexAttr(offset));
+    s.push_back(b.getIndexAttr(size));
+    st.push_back(b.getIndexAttr(1));
+  }
+  auto type = RankedTensorType::get(
+      sizes, cast<RankedTensorType>(input.getType()).getElementType());
+  return b.create<tensor::ExtractSliceOp>(ctx.loc, type, input, o, s, st);
+}
+
+LogicalResult unpack(NodeLowering &ctx) {
+  const std::vector<int64_t> &in = ctx.shape(0);
+  int64_t axis = ctx.getInt("axis").value_or(0);
+  int64_t rank = in.size();
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "axis = " << axis << " not in [" << -rank << ", "
+                       << rank << ")";
+  if (axis < 0)
+    axis += rank;
+  if (int64_t(ctx.node.getOutputs().size()) != in[axis])
+    return ctx.error() << "Input shape axis " << axis << " must equal "
+                       << ctx.node.getOutputs().size() << ", got shape "
+                       << interp::shapeString(in);
+  int32_t dtype = ctx.dtype(0);
+  std::vector<int64_t> sizes = in, out = in;
+  sizes[axis] = 1;
+  out.erase(out.begin() + axis);
+  for (int64_t i = 0; i < in[axis]; ++i) {
+    std::vector<int64_t> offsets(rank, 0);
+    offsets[axis] = i;
+    Value piece = slice(ctx, ctx.tensor(0), offsets, sizes);
+    ctx.setOutput(i, ctx.reshape(piece, sizes, out, dtype), dtype);
+  }
+  return success();
+}
+
+/// Split(axis, value) and SplitV(value, size_splits, axis): slices along
+/// the axis, the sizes as the shape function found them.
+template <bool isV> LogicalResult split(NodeLowering &ctx) {
+  unsigned valueInput = isV ? 0 : 1, axisInput = isV ? 2 : 0;
+  std::vector<unsigned> constants = {axisInput};
+  if (isV)
+    constants.push_back(1);
+  for (unsigned i : constants)
+    if (failed(ctx.constantInts(i)))
+      return failure();
+  const std::vector<int64_t> &in = ctx.shape(valueInput);
+  int64_t axis = ctx.constantInts(axisInput)->front();
+  if (axis < 0)
+    axis += in.size();
+  int32_t dtype = ctx.dtype(valueInput);
+  int64_t offset = 0;
+  for (unsigned i = 0; i < ctx.node.getOutputs().size(); ++i) {
+    std::optional<std::vector<int64_t>> out = ctx.outputShape(i);
+    if (!out)
+      return ctx.error() << "the output shapes could not be inferred";
+    std::vector<int64_t> offsets(in.size(), 0);
+    offsets[axis] = offset;
+    offset += (*out)[axis];
+    ctx.setOutput(i, slice(ctx, ctx.tensor(valueInput), offsets, *out),
+                  dtype);
+  }
+  return success();
+}
+
+LogicalResult sliceOp(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {1, 2});
+  if (failed(shape))
+    return failure();
+  std::vector<int64_t> begin = *ctx.constantInts(1);
+  const std::vector<int64_t> &in = ctx.shape(0);
+  for (size_t d = 0; d < in.size(); ++d)
+    if (begin[d] < 0 || begin[d] + (*shape)[d] > in[d])
+      return ctx.error() << "Expected begin[" << d << "] = " << begin[d]
+                         << " and size[" << d << "] = " << (*shape)[d]
+                         << " in [0, " << in[d] << "]";
+  ctx.setOutput(0, slice(ctx, ctx.tensor(0), begin, *shape), ctx.dtype(0));
+  return success();
+}
+
+/// Tile and BroadcastTo: a generic whose input map indexes the source.
+template <bool isTile> LogicalResult replicateElements(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
+  if (failed(out))
+    return failure();
+  const std::vector<int64_t> &in = ctx.shape(0);
+  int32_t dtype = ctx.dtype(0);
+  if (!isTile) {
+    std::vector<int64_t> joined;
+    if (!interp::broadcastShape(in, *out, joined) || joined != *out)
+      return ctx.error() << "Unable to broadcast tensor of shape "
+                         << interp::shapeString(in) << " to tensor of shape "
+                         << interp::shapeString(*out);
+    ctx.setOutput(0,
+                  ctx.map({ctx.tensor(0)}, *out, dtype,
+                          [](OpBuilder &, Location, ValueRange args) {
+                            return args[0];
+                          }),
+                  dtype);
+    return success();
+  }
+  OpBuilder &b = ctx.b;
+  int64_t rank = out->size();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    exprs.push_back(in[d] == 0 ? b.getAffineConstantExpr(0)
+                               : b.getAffineDimExpr(d) % in[d]);
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, b.getContext()),
+                                 b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{ctx.tensorType(*out, dtype)}, ValueRange{ctx.tensor(0)},
+      ValueRange{ctx.empty(*out, dtype)}, maps, iterators,
+      [](OpBuilder &nested, Location loc, ValueRange args) {
+        nested.create<linalg::YieldOp>(loc, args[0]);
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
+/// Pad and PadV2: tensor.pad with the constant value.
+LogicalResult pad(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
+  if (failed(out))
+    return failure();
+  std::vector<int64_t> paddings = *ctx.constantInts(1);
+  for (int64_t p : paddings)
+    if (p < 0)
+      return ctx.error() << "Paddings must be non-negative";
+  int32_t dtype = ctx.dtype(0);
+  OpBuilder &b = ctx.b;
+  Value padValue = ctx.getNumInputs() > 2
+                       ? b.create<tensor::ExtractOp>(ctx.loc, ctx.tensor(2),
+                                                     ValueRange{})
+                             .getResult()
+                       : ctx.scalar(dtype, 0);
+  SmallVector<OpFoldResult> low, high;
+  for (size_t d = 0; d < ctx.shape(0).size(); ++d) {
+    low.push_back(b.getIndexAttr(paddings[2 * d]));
+    high.push_back(b.getIndexAttr(paddings[2 * d + 1]));
+  }
+  Value padded = b.create<tensor::PadOp>(ctx.loc, ctx.tensorType(*out, dtype),
+                                         ctx.tensor(0), low, high, padValue);
+  ctx.setOutput(0, padded, dtype);
+  return success();
+}
+
+/// GatherV2 with batch_dims 0: out[outer, i..., inner] =
+/// params[outer, indices[i...], inner]. Indices out of range read the
+/// nearest element (as XLA clamps) instead of failing.
+LogicalResult gather(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {2});
+  if (failed(out))
+    return failure();
+  if (ctx.getInt("batch_dims").value_or(0) != 0)
+    return ctx.error() << "batch_dims other than 0 are not supported yet";
+  const std::vector<int64_t> &params = ctx.shape(0), &indices = ctx.shape(1);
+  int64_t axis = ctx.constantInts(2)->front();
+  if (axis < 0)
+    axis += params.size();
+  if (params[axis] == 0 && !indices.empty())
+    return ctx.error() << "Gather from an empty axis";
+  int32_t dtype = ctx.dtype(0), indexType = ctx.dtype(1);
+  OpBuilder &b = ctx.b;
+  int64_t rank = out->size(), indexRank = indices.size();
+  SmallVector<AffineExpr> indexExprs;
+  for (int64_t d = 0; d < indexRank; ++d)
+    indexExprs.push_back(b.getAffineDimExpr(axis + d));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, indexExprs, b.getContext()),
+      b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value paramsTensor = ctx.tensor(0);
+  int64_t limit = params[axis] - 1;
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{ctx.tensorType(*out, dtype)},
+      ValueRange{ctx.tensor(1)}, ValueRange{ctx.empty(*out, dtype)}, maps,
+      iterators, [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value index = nb.create<arith::IndexCastOp>(loc, nb.getIndexType(),
+                                                    args[0]);
+        if (isUnsignedDType(indexType))
+          index = nb.create<arith::IndexCastUIOp>(loc, nb.getIndexType(),
+                                                  args[0]);
+        Value zero = nb.create<arith::ConstantIndexOp>(loc, 0);
+        Value top = nb.create<arith::ConstantIndexOp>(loc, limit);
+        index = nb.create<arith::MaxSIOp>(loc, index, zero);
+        index = nb.create<arith::MinSIOp>(loc, index, top);
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < axis; ++d)
+          at.push_back(nb.create<linalg::IndexOp>(loc, d));
+        at.push_back(index);
+        for (int64_t d = axis + 1; d < int64_t(params.size()); ++d)
+          at.push_back(nb.create<linalg::IndexOp>(loc, d - 1 + indexRank));
+        nb.create<linalg::YieldOp>(
+            loc, nb.create<tensor::ExtractOp>(loc, paramsTensor, at)
+                     .getResult());
+      });
+  (void)indexType;
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
+/// OneHot: on where the index equals the position along `axis`.
+LogicalResult oneHot(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
+  if (failed(out))
+    return failure();
+  if (!ctx.shape(2).empty() || !ctx.shape(3).empty())
+    return ctx.error() << "on_value and off_value must be scalars";
+  int64_t axis = ctx.getInt("axis").value_or(-1);
+  int64_t rank = out->size();
+  if (axis < 0)
+    axis = rank - 1;
+  int32_t dtype = ctx.dtype(2), indexType = ctx.dtype(0);
+  OpBuilder &b = ctx.b;
+  SmallVector<AffineExpr> indexExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      indexExprs.push_back(b.getAffineDimExpr(d));
+  AffineMap scalarMap = AffineMap::get(rank, 0, {}, b.getContext());
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, indexExprs, b.getContext()), scalarMap,
+      scalarMap, b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Type indexElement = ctx.elementType(indexType);
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{ctx.tensorType(*out, dtype)},
+      ValueRange{ctx.tensor(0), ctx.tensor(2), ctx.tensor(3)},
+      ValueRange{ctx.empty(*out, dtype)}, maps, iterators,
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value position = nb.create<arith::IndexCastOp>(
+            loc, indexElement, nb.create<linalg::IndexOp>(loc, axis));
+        Value hit = nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                             args[0], position);
+        nb.create<linalg::YieldOp>(
+            loc, nb.create<arith::SelectOp>(loc, hit, args[1], args[2])
+                     .getResult());
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
+} // namespace
+
+LoweringTable cleave::conversion::getArrayLowerings() {
+  return {
+      {"Const", constant},
+      {"Identity", forward},
+      {"IdentityN", forward},
+      {"Snapshot", forward},
+      {"StopGradient", forward},
+      {"PreventGradient", forward},
+      {"PlaceholderWithDefault", forward},
+      {"NoOp", noOp},
+      {"Shape", shape},
+      {"ShapeN", shape},
+      {"Size", size},
+      {"Rank", rank},
+      {"BroadcastGradientArgs", compileTimeOnly},
+      {"Range", compileTimeOnly},
+      {"Reshape", reshapeLike<1>},
+      {"ExpandDims", reshapeLike<1>},
+      {"Squeeze", reshapeLike<~0u>},
+      {"Fill", fill},
+      {"ZerosLike", filledLike<0>},
+      {"OnesLike", filledLike<1>},
+      {"Transpose", transpose},
+      {"ConcatV2", concat},
+      {"Pack", pack},
+      {"Unpack", unpack},
+      {"Split", split<false>},
+      {"SplitV", split<true>},
+      {"Slice", sliceOp},
+      {"Tile", replicateElements<true>},
+      {"BroadcastTo", replicateElements<false>},
+      {"Pad", pad},
+      {"GatherV2", gather},
+      {"OneHot", oneHot},
+  };
+}

@@ -1,0 +1,959 @@
+//===- GraphToLinalg.cpp - lower graph nodes to upstream dialects ---------===//
+//
+// The driver: the nodes the outputs need, in an order that respects data and
+// control edges, each folded with its reference kernel when its inputs are
+// known at compile time, else lowered by its family's lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Ops/OpRegistry.h"
+#include "cleave/Ops/ShapeInference.h"
+#include "cleave/Translate/NodeDefUtil.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <deque>
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::conversion;
+using interp::Tensor;
+
+//===----------------------------------------------------------------------===//
+// The lowering table
+//===----------------------------------------------------------------------===//
+
+static const llvm::StringMap<Lowering> &getLoweringTable() {
+  static const llvm::StringMap<Lowering> *table = [] {
+    auto *map = new llvm::StringMap<Lowering>();
+    for (const LoweringTable &family :
+         {getMathLowerings(), getArrayLowerings(), getNNLowerings(),
+          getStateLowerings()})
+      for (const auto &[name, lowering] : family)
+        if (!ops::lookupOp(name) || !map->try_emplace(name, lowering).second)
+          llvm::report_fatal_error(llvm::Twine("bad lowering table entry '") +
+                                   name + "'");
+    return map;
+  }();
+  return *table;
+}
+
+bool cleave::conversion::hasCPULowering(StringRef opType) {
+  return getLoweringTable().count(opType);
+}
+
+std::vector<StringRef> cleave::conversion::getCPULoweredOps() {
+  std::vector<StringRef> names;
+  for (const auto &entry : getLoweringTable())
+    names.push_back(entry.getKey());
+  llvm::sort(names);
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// dtypes
+//===----------------------------------------------------------------------===//
+
+bool cleave::conversion::isFloatDType(int32_t dtype) {
+  return dtype == interp::kFloat || dtype == interp::kDouble;
+}
+
+bool cleave::conversion::isUnsignedDType(int32_t dtype) {
+  return dtype == interp::kUInt8 || dtype == interp::kUInt16 ||
+         dtype == interp::kUInt32 || dtype == interp::kUInt64;
+}
+
+bool cleave::conversion::isIntegerDType(int32_t dtype) {
+  switch (dtype) {
+  case interp::kInt8: case interp::kInt16: case interp::kInt32:
+  case interp::kInt64: case interp::kUInt8: case interp::kUInt16:
+  case interp::kUInt32: case interp::kUInt64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Type cleave::conversion::getLoweredElementType(MLIRContext *context,
+                                               int32_t dtype) {
+  Builder b(context);
+  switch (dtype) {
+  case interp::kFloat: return b.getF32Type();
+  case interp::kDouble: return b.getF64Type();
+  case interp::kBool: return b.getI1Type();
+  case interp::kInt8: case interp::kUInt8: return b.getI8Type();
+  case interp::kInt16: case interp::kUInt16: return b.getI16Type();
+  case interp::kInt32: case interp::kUInt32: return b.getI32Type();
+  case interp::kInt64: case interp::kUInt64: return b.getI64Type();
+  default: return Type();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// FunctionLowering
+//===----------------------------------------------------------------------===//
+
+namespace cleave::conversion {
+class FunctionLowering {
+public:
+  FunctionLowering(const LoweringRequest &request, ModuleOp target,
+                   StringRef name, llvm::DenseSet<unsigned> &needsConstant)
+      : request(request), target(target), name(name.str()),
+        needsConstant(needsConstant), builder(target.getContext()) {}
+
+  FailureOr<LoweredFunction> run();
+
+  LoweredValue *lookup(Value graphValue) {
+    auto it = values.find(graphValue);
+    return it == values.end() ? nullptr : &it->second;
+  }
+
+  /// The tensor of `value`, creating the constant or the variable's entry
+  /// argument on first use.
+  FailureOr<Value> materialize(LoweredValue &value, graph::NodeOp user);
+
+  /// Argument index of an input of the request, or -1.
+  int argumentIndex(Value graphValue) const {
+    for (auto [i, v] : llvm::enumerate(request.inputs))
+      if (v == graphValue)
+        return i;
+    return -1;
+  }
+
+  void recordNeedsConstant(unsigned arg) { needsConstant.insert(arg); }
+
+  FailureOr<LoweredValue> currentValue(StringRef variable, graph::NodeOp user);
+  std::optional<TensorSpec> variableSpec(StringRef variable) {
+    auto it = variables.find(variable);
+    if (it != variables.end() && it->second.current)
+      return TensorSpec{it->second.current->dtype, it->second.current->shape};
+    return request.variableType ? request.variableType(variable)
+                                : std::nullopt;
+  }
+  FailureOr<LoweredValue> entryValue(StringRef variable, graph::NodeOp user);
+  void writeVariable(StringRef variable, LoweredValue value);
+
+  interp::Interpreter &getFolder(Operation *anyNode) {
+    if (!folder)
+      folder = std::make_unique<interp::Interpreter>(
+          anyNode->getParentOfType<ModuleOp>());
+    return *folder;
+  }
+
+  llvm::DenseMap<Value, LoweredValue> values;
+
+private:
+  LogicalResult lowerNode(graph::NodeOp node);
+  FailureOr<SmallVector<graph::NodeOp>> scheduleNodes();
+
+  const LoweringRequest &request;
+  ModuleOp target;
+  std::string name;
+  llvm::DenseSet<unsigned> &needsConstant;
+  OpBuilder builder;
+  func::FuncOp func;
+  Block *entry = nullptr;
+  std::unique_ptr<interp::Interpreter> folder;
+  LoweredFunction result;
+
+  struct VariableState {
+    std::optional<LoweredValue> entry, current;
+    int writeOrder = -1;
+  };
+  llvm::StringMap<VariableState> variables;
+  SmallVector<std::string> writeOrder;
+};
+} // namespace cleave::conversion
+
+using graph::nodeError;
+
+FailureOr<LoweredValue> FunctionLowering::entryValue(StringRef variable,
+                                                     graph::NodeOp user) {
+  VariableState &state = variables[variable];
+  if (state.entry)
+    return *state.entry;
+  std::optional<TensorSpec> spec =
+      request.variableType ? request.variableType(variable) : std::nullopt;
+  if (!spec)
+    return nodeError(user) << "Attempting to use uninitialized value "
+                           << variable,
+           failure();
+  Type elementType = getLoweredElementType(target.getContext(), spec->dtype);
+  if (!elementType)
+    return nodeError(user) << "variable " << variable << " of dtype "
+                           << interp::dtypeName(spec->dtype)
+                           << " has no CPU lowering",
+           failure();
+  auto type = RankedTensorType::get(spec->shape, elementType);
+  BlockArgument arg = entry->addArgument(type, user.getLoc());
+  VariableSlot slot;
+  slot.name = variable.str();
+  slot.dtype = spec->dtype;
+  slot.shape = spec->shape;
+  slot.argIndex = arg.getArgNumber();
+  result.variables.push_back(slot);
+  LoweredValue value;
+  value.tensor = arg;
+  value.dtype = spec->dtype;
+  value.shape = spec->shape;
+  value.variable = variable.str();
+  state.entry = value;
+  return value;
+}
+
+FailureOr<LoweredValue> FunctionLowering::currentValue(StringRef variable,
+                                                       graph::NodeOp user) {
+  VariableState &state = variables[variable];
+  if (state.current)
+    return *state.current;
+  return entryValue(variable, user);
+}
+
+void FunctionLowering::writeVariable(StringRef variable, LoweredValue value) {
+  VariableState &state = variables[variable];
+  value.variable = variable.str();
+  value.constant.reset();
+  state.current = value;
+  if (state.writeOrder < 0) {
+    state.writeOrder = writeOrder.size();
+    writeOrder.push_back(variable.str());
+  }
+}
+
+FailureOr<Value> FunctionLowering::materialize(LoweredValue &value,
+                                               graph::NodeOp user) {
+  if (value.tensor)
+    return value.tensor;
+  if (value.constant) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(entry);
+    NodeLowering ctx(*this, user, builder);
+    value.tensor = ctx.constantTensor(*value.constant);
+    return value.tensor;
+  }
+  if (!value.variable.empty() && value.dtype != interp::kResource) {
+    FailureOr<LoweredValue> current = entryValue(value.variable, user);
+    if (failed(current))
+      return failure();
+    value.tensor = current->tensor;
+    value.shape = current->shape;
+    return value.tensor;
+  }
+  return nodeError(user) << "a resource handle has no value to compute with",
+         failure();
+}
+
+/// The nodes the outputs need, producers before consumers (data and control
+/// edges), in body order where the edges leave a choice.
+FailureOr<SmallVector<graph::NodeOp>> FunctionLowering::scheduleNodes() {
+  llvm::DenseSet<Value> bound(request.inputs.begin(), request.inputs.end());
+  llvm::DenseSet<Operation *> needed;
+  SmallVector<graph::NodeOp> stack;
+  for (Value v : request.outputs)
+    if (!bound.count(v))
+      if (auto node = v.getDefiningOp<graph::NodeOp>())
+        stack.push_back(node);
+  if (request.runStatefulNodes)
+    for (auto node : request.body->getOps<graph::NodeOp>())
+      if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
+        if (spec->mayHaveSideEffects())
+          stack.push_back(node);
+  while (!stack.empty()) {
+    graph::NodeOp node = stack.pop_back_val();
+    if (!needed.insert(node).second)
+      continue;
+    for (Value input : node.getInputs())
+      if (!bound.count(input))
+        if (auto producer = input.getDefiningOp<graph::NodeOp>())
+          stack.push_back(producer);
+  }
+
+  llvm::DenseMap<Operation *, unsigned> waiting;
+  std::deque<graph::NodeOp> ready;
+  for (auto node : request.body->getOps<graph::NodeOp>()) {
+    if (!needed.count(node))
+      continue;
+    unsigned count = 0;
+    for (Value input : node.getInputs())
+      if (!bound.count(input))
+        if (auto producer = input.getDefiningOp<graph::NodeOp>();
+            producer && needed.count(producer))
+          ++count;
+    waiting[node] = count;
+    if (!count)
+      ready.push_back(node);
+  }
+  SmallVector<graph::NodeOp> order;
+  while (!ready.empty()) {
+    graph::NodeOp node = ready.front();
+    ready.pop_front();
+    order.push_back(node);
+    auto release = [&](Value v) {
+      for (Operation *user : v.getUsers())
+        if (auto consumer = dyn_cast<graph::NodeOp>(user))
+          if (needed.count(consumer))
+            for (Value input : consumer.getInputs())
+              if (input == v && --waiting[consumer] == 0)
+                ready.push_back(consumer);
+    };
+    for (Value out : node.getOutputs())
+      release(out);
+    release(node.getControl());
+  }
+  if (order.size() != needed.size()) {
+    for (auto node : request.body->getOps<graph::NodeOp>())
+      if (needed.count(node) && waiting[node])
+        return nodeError(node) << "is part of a cycle; compiled code runs "
+                                  "functional loops only (run "
+                                  "graph-functionalize-loops first)",
+               failure();
+  }
+  return order;
+}
+
+/// Whether a node may run at compile time with its reference kernel.
+static bool isFoldable(graph::NodeOp node) {
+  const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
+  if (!spec || spec->mayHaveSideEffects() || !interp::hasKernel(spec->name))
+    return false;
+  // Control flow and placeholders are not values to fold.
+  StringRef op = node.getOpType();
+  return op != "Placeholder" && op != "PlaceholderWithDefault" &&
+         op != "Switch" && op != "Merge" && op != "Enter" && op != "Exit" &&
+         op != "NextIteration" && op != "LoopCond";
+}
+
+/// Outputs larger than this are computed at run time even when they are
+/// known at compile time: a constant that large only bloats the code.
+static constexpr int64_t kMaxFoldedElements = 1 << 12;
+
+LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
+  NodeLowering ctx(*this, node, builder);
+  StringRef op = node.getOpType();
+
+  // Known inputs: try the reference kernel.
+  bool allConstant = isFoldable(node);
+  for (unsigned i = 0; allConstant && i < ctx.getNumInputs(); ++i)
+    allConstant = ctx.input(i).constant.has_value();
+  if (allConstant && op != "Const") {
+    std::vector<Tensor> inputs;
+    for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+      inputs.push_back(*ctx.input(i).constant);
+    FailureOr<std::vector<Tensor>> outputs =
+        getFolder(node).evaluate(node, inputs);
+    if (failed(outputs))
+      return failure();
+    bool small = true;
+    for (const Tensor &t : *outputs)
+      small &= t.isValid() && interp::dtypeSize(t.dtype()) &&
+               t.numElements() <= kMaxFoldedElements;
+    if (small) {
+      for (auto [i, t] : llvm::enumerate(*outputs))
+        ctx.setConstantOutput(i, t);
+      return success();
+    }
+  }
+
+  const auto &table = getLoweringTable();
+  auto it = table.find(op);
+  if (it == table.end())
+    return nodeError(node) << "op '" << op << "' has no CPU lowering",
+           failure();
+  if (failed(validateNodeAttrs(node)) || failed(ctx.inferShapes()))
+    return failure();
+  // Inputs that are not Ref arguments of the op read the variable's value.
+  const ops::OpSpec *spec = ops::lookupOp(op);
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    bool refArg = spec && i < spec->inputs.size() && spec->inputs[i].isRef;
+    LoweredValue &value = const_cast<LoweredValue &>(ctx.input(i));
+    if (!refArg && value.dtype != interp::kResource && !value.tensor &&
+        !value.constant && failed(materialize(value, node)))
+      return failure();
+  }
+  if (failed(it->second(ctx)))
+    return failure();
+  for (auto [i, out] : llvm::enumerate(node.getOutputs()))
+    if (!values.count(out))
+      return nodeError(node) << "the CPU lowering of '" << op
+                             << "' did not define output " << i,
+             failure();
+  return success();
+}
+
+FailureOr<LoweredFunction> FunctionLowering::run() {
+  MLIRContext *context = target.getContext();
+  Location loc = request.body->getParentOp()->getLoc();
+  builder.setInsertionPointToEnd(target.getBody());
+  func = builder.create<func::FuncOp>(loc, name,
+                                      builder.getFunctionType({}, {}));
+  entry = func.addEntryBlock();
+  result.name = name;
+
+  // Arguments: constants fold, resources name variables, the rest become
+  // function arguments.
+  for (auto [i, v] : llvm::enumerate(request.inputs)) {
+    const ArgSpecialization &spec = request.args[i];
+    LoweredValue value;
+    value.dtype = spec.dtype;
+    value.shape = spec.shape;
+    if (spec.dtype == interp::kResource) {
+      value.variable = spec.variable;
+    } else if (spec.constant) {
+      value.constant = spec.constant;
+    } else {
+      Type elementType = getLoweredElementType(context, spec.dtype);
+      if (!elementType)
+        return emitError(loc) << "argument " << i << " of dtype "
+                              << interp::dtypeName(spec.dtype)
+                              << " has no CPU lowering",
+               failure();
+      value.tensor =
+          entry->addArgument(RankedTensorType::get(spec.shape, elementType),
+                             v.getLoc());
+      result.dataArgs.push_back(i);
+      result.argSpecs.push_back({spec.dtype, spec.shape});
+    }
+    values[v] = value;
+  }
+
+  FailureOr<SmallVector<graph::NodeOp>> order = scheduleNodes();
+  if (failed(order))
+    return failure();
+  builder.setInsertionPointToEnd(entry);
+  for (graph::NodeOp node : *order)
+    if (failed(lowerNode(node)))
+      return failure();
+
+  // Results: each computed buffer once; arguments and constants reach the
+  // caller without the function.
+  SmallVector<Value> results;
+  llvm::DenseMap<Value, unsigned> resultIndex;
+  auto sourceOf = [&](LoweredValue &value,
+                      graph::NodeOp producer) -> FailureOr<ValueSource> {
+    ValueSource source;
+    if (value.constant && !value.tensor) {
+      source.kind = ValueSource::Kind::Constant;
+      source.constant = value.constant;
+      return source;
+    }
+    FailureOr<Value> tensor = materialize(value, producer);
+    if (failed(tensor))
+      return failure();
+    if (auto arg = dyn_cast<BlockArgument>(*tensor)) {
+      source.kind = ValueSource::Kind::Argument;
+      source.index = arg.getArgNumber();
+      return source;
+    }
+    auto [it, inserted] = resultIndex.try_emplace(*tensor, results.size());
+    if (inserted) {
+      results.push_back(*tensor);
+      result.resultSpecs.push_back({value.dtype, value.shape});
+    }
+    source.index = it->second;
+    return source;
+  };
+  for (Value v : request.outputs) {
+    LoweredValue *value = lookup(v);
+    auto producer = v.getDefiningOp<graph::NodeOp>();
+    if (!value || !producer)
+      return emitError(v.getLoc()) << "an output of the lowered function "
+                                      "has no value",
+             failure();
+    if (value->dtype == interp::kResource)
+      return nodeError(producer) << "a resource handle cannot leave compiled "
+                                    "code",
+             failure();
+    FailureOr<ValueSource> source = sourceOf(*value, producer);
+    if (failed(source))
+      return failure();
+    result.outputs.push_back(*source);
+  }
+  for (const std::string &variable : writeOrder) {
+    LoweredValue value = *variables[variable].current;
+    FailureOr<ValueSource> source = sourceOf(value, graph::NodeOp());
+    if (failed(source))
+      return failure();
+    auto slot = llvm::find_if(result.variables, [&](const VariableSlot &s) {
+      return s.name == variable;
+    });
+    if (slot == result.variables.end()) {
+      result.variables.push_back({variable, value.dtype, value.shape});
+      slot = std::prev(result.variables.end());
+    }
+    slot->written = *source;
+    slot->dtype = value.dtype;
+    slot->shape = value.shape;
+  }
+  builder.create<func::ReturnOp>(loc, results);
+  func.setFunctionType(builder.getFunctionType(
+      entry->getArgumentTypes(), ValueRange(results).getTypes()));
+  // The caller's buffers are read-only: bufferization must not update them
+  // in place.
+  for (unsigned i = 0; i < entry->getNumArguments(); ++i)
+    func.setArgAttr(i, "bufferization.writable", builder.getBoolAttr(false));
+  return result;
+}
+
+FailureOr<LoweredFunction>
+cleave::conversion::lowerToLinalg(const LoweringRequest &request,
+                                  ModuleOp target, StringRef name,
+                                  llvm::DenseSet<unsigned> &needsConstant) {
+  MLIRContext *context = target.getContext();
+  context->loadDialect<func::FuncDialect, linalg::LinalgDialect,
+                       tensor::TensorDialect, arith::ArithDialect>();
+  FunctionLowering lowering(request, target, name, needsConstant);
+  FailureOr<LoweredFunction> lowered = lowering.run();
+  if (failed(lowered)) {
+    // Leave no half-built function behind.
+    if (auto func = target.lookupSymbol<func::FuncOp>(name))
+      func.erase();
+  }
+  return lowered;
+}
+
+LoweringRequest
+cleave::conversion::requestForFunction(Operation *function,
+                                       ArrayRef<ArgSpecialization> args,
+                                       VariableTypeFn variableType) {
+  auto func = cast<graph::FuncOp>(function);
+  LoweringRequest request;
+  request.body = &func.getBody().front();
+  for (BlockArgument arg : request.body->getArguments())
+    if (!isa<graph::ControlType>(arg.getType()))
+      request.inputs.push_back(arg);
+  request.args.assign(args.begin(), args.end());
+  for (Value v : func.getReturnOp().getOperands())
+    if (!isa<graph::ControlType>(v.getType()))
+      request.outputs.push_back(v);
+  request.runStatefulNodes = true;
+  request.variableType = std::move(variableType);
+  return request;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeLowering
+//===----------------------------------------------------------------------===//
+
+NodeLowering::NodeLowering(FunctionLowering &function, graph::NodeOp node,
+                           OpBuilder &builder)
+    : node(node), b(builder), loc(node.getLoc()), function(function) {
+  for (Value v : node.getDataInputs())
+    inputs.push_back(function.lookup(v));
+}
+
+InFlightDiagnostic NodeLowering::error() { return nodeError(node); }
+
+namespace {
+/// A node as the shape functions see it during lowering: static input
+/// shapes, and the values of inputs known at compile time.
+class LoweringShapeContext : public ops::InferenceContext {
+public:
+  LoweringShapeContext(graph::NodeOp node, ArrayRef<LoweredValue *> inputs)
+      : InferenceContext(node.getOutputs().size()), node(node),
+        inputs(inputs) {}
+
+  unsigned getNumInputs() const override { return inputs.size(); }
+  ops::Shape getInputShape(unsigned i) const override {
+    if (i >= inputs.size() || inputs[i]->dtype == interp::kResource ||
+        (!inputs[i]->variable.empty() && !inputs[i]->tensor))
+      return ops::Shape::unknown();
+    return ops::Shape::of(inputs[i]->shape);
+  }
+  std::optional<SmallVector<int64_t>>
+  getConstantInput(unsigned i) const override {
+    if (i >= inputs.size() || !inputs[i]->constant ||
+        !isIntegerDType(inputs[i]->dtype))
+      return std::nullopt;
+    std::vector<int64_t> values = interp::toInts(*inputs[i]->constant);
+    return SmallVector<int64_t>(values.begin(), values.end());
+  }
+  std::optional<double> getConstantScalar(unsigned i) const override {
+    if (i >= inputs.size() || !inputs[i]->constant ||
+        inputs[i]->constant->numElements() != 1 ||
+        !(isFloatDType(inputs[i]->dtype) || isIntegerDType(inputs[i]->dtype)))
+      return std::nullopt;
+    return inputs[i]->constant->getAsDouble(0);
+  }
+  ops::Shape getResourceShape(unsigned) const override {
+    return ops::Shape::unknown();
+  }
+  std::optional<int64_t> getIntAttr(StringRef name) const override {
+    return node.getTFInt(name);
+  }
+  std::optional<bool> getBoolAttr(StringRef name) const override {
+    return node.getTFBool(name);
+  }
+  std::optional<std::string> getStringAttr(StringRef name) const override {
+    return node.getTFString(name);
+  }
+  std::optional<SmallVector<int64_t>>
+  getIntListAttr(StringRef name) const override {
+    return node.getTFIntList(name);
+  }
+  std::optional<ops::Shape> getShapeAttr(StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<SmallVector<ops::Shape>>
+  getShapeListAttr(StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<SmallVector<ops::Shape>>
+  getFunctionResultShapes(StringRef, unsigned) const override {
+    return std::nullopt;
+  }
+  std::optional<ops::Shape> getTensorAttrShape(StringRef) const override {
+    return std::nullopt;
+  }
+
+private:
+  mutable graph::NodeOp node;
+  ArrayRef<LoweredValue *> inputs;
+};
+} // namespace
+
+LogicalResult NodeLowering::inferShapes() {
+  outputShapes.assign(node.getOutputs().size(), std::nullopt);
+  ops::ShapeFn fn = ops::lookupShapeFn(node.getOpType());
+  if (!fn)
+    return success();
+  LoweringShapeContext ctx(node, inputs);
+  std::string message = fn(ctx);
+  if (!message.empty()) {
+    std::string shapes;
+    for (auto [i, input] : llvm::enumerate(inputs))
+      shapes += (i ? ", " : "") + interp::shapeString(input->shape);
+    return error() << message << " for '" << node.getName()
+                   << "' (op: " << node.getOpType()
+                   << ") with input shapes: " << shapes;
+  }
+  for (auto [i, shape] : llvm::enumerate(ctx.getOutputs()))
+    if (shape.hasRank() && !llvm::is_contained(shape.dims, ops::Shape::kUnknown))
+      outputShapes[i] = std::vector<int64_t>(shape.dims.begin(),
+                                             shape.dims.end());
+  return success();
+}
+
+std::optional<std::vector<int64_t>>
+NodeLowering::outputShape(unsigned i) const {
+  return i < outputShapes.size() ? outputShapes[i] : std::nullopt;
+}
+
+Value NodeLowering::tensor(unsigned i) {
+  FailureOr<Value> value = function.materialize(*inputs[i], node);
+  assert(succeeded(value) && "inputs are materialized before lowering");
+  return *value;
+}
+
+FailureOr<std::vector<int64_t>> NodeLowering::constantInts(unsigned i) {
+  if (inputs[i]->constant)
+    return interp::toInts(*inputs[i]->constant);
+  int arg = function.argumentIndex(node.getDataInputs()[i]);
+  if (arg >= 0)
+    function.recordNeedsConstant(arg);
+  return error() << "Input " << i << " to node `" << node.getName()
+                 << "` with op " << node.getOpType()
+                 << " must be a compile-time constant",
+         failure();
+}
+
+void NodeLowering::setOutput(unsigned i, Value tensor, int32_t dtype) {
+  LoweredValue value;
+  value.tensor = tensor;
+  value.dtype = dtype;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  value.shape.assign(type.getShape().begin(), type.getShape().end());
+  setOutput(i, std::move(value));
+}
+
+void NodeLowering::setOutput(unsigned i, LoweredValue value) {
+  function.values[node.getOutputs()[i]] = std::move(value);
+}
+
+void NodeLowering::setConstantOutput(unsigned i, Tensor value) {
+  LoweredValue lowered;
+  lowered.dtype = value.dtype();
+  lowered.shape = value.shape();
+  lowered.constant = std::move(value);
+  setOutput(i, std::move(lowered));
+}
+
+FailureOr<LoweredValue> NodeLowering::readVariable(unsigned input) {
+  const std::string &name = inputs[input]->variable;
+  if (name.empty())
+    return error() << "input " << input
+                   << " is not a reference to a variable",
+           failure();
+  return function.currentValue(name, node);
+}
+
+void NodeLowering::writeVariable(StringRef name, Value tensor, int32_t dtype,
+                                 ArrayRef<int64_t> shape) {
+  LoweredValue value;
+  value.tensor = tensor;
+  value.dtype = dtype;
+  value.shape.assign(shape.begin(), shape.end());
+  function.writeVariable(name, std::move(value));
+}
+
+std::optional<TensorSpec> NodeLowering::variableSpec(StringRef name) {
+  return function.variableSpec(name);
+}
+
+Attribute NodeLowering::getAttr(StringRef name) {
+  Attribute attr = node.getTFAttr(name);
+  if (isa_and_nonnull<graph::PlaceholderAttr>(attr))
+    attr = Attribute();
+  if (!attr)
+    if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
+      if (const ops::AttrSpec *attrSpec = spec->findAttr(name))
+        attr = getDefaultAttr(*attrSpec, node.getContext());
+  return attr;
+}
+
+std::optional<int32_t> NodeLowering::getType(StringRef name) {
+  if (auto type = dyn_cast_or_null<TypeAttr>(getAttr(name))) {
+    int32_t dt = graph::typeToDataType(type.getValue());
+    if (dt >= 0)
+      return dt;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> NodeLowering::getInt(StringRef name) {
+  auto i = dyn_cast_or_null<IntegerAttr>(getAttr(name));
+  if (!i || i.getType().isInteger(1))
+    return std::nullopt;
+  return i.getInt();
+}
+
+std::optional<bool> NodeLowering::getBool(StringRef name) {
+  if (auto b = dyn_cast_or_null<BoolAttr>(getAttr(name)))
+    return b.getValue();
+  return std::nullopt;
+}
+
+std::optional<double> NodeLowering::getFloat(StringRef name) {
+  if (auto f = dyn_cast_or_null<FloatAttr>(getAttr(name)))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+std::optional<std::string> NodeLowering::getString(StringRef name) {
+  if (auto s = dyn_cast_or_null<StringAttr>(getAttr(name)))
+    return s.str();
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> NodeLowering::getIntList(StringRef name) {
+  auto list = dyn_cast_or_null<ArrayAttr>(getAttr(name));
+  if (!list)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (Attribute a : list) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    if (!i || i.getType().isInteger(1))
+      return std::nullopt;
+    values.push_back(i.getInt());
+  }
+  return values;
+}
+
+//===----------------------------------------------------------------------===//
+// Builders
+//===----------------------------------------------------------------------===//
+
+Type NodeLowering::elementType(int32_t dtype) {
+  return getLoweredElementType(b.getContext(), dtype);
+}
+
+RankedTensorType NodeLowering::tensorType(ArrayRef<int64_t> shape,
+                                          int32_t dtype) {
+  return RankedTensorType::get(shape, elementType(dtype));
+}
+
+Value NodeLowering::empty(ArrayRef<int64_t> shape, int32_t dtype) {
+  return b.create<tensor::EmptyOp>(loc, shape, elementType(dtype));
+}
+
+Value NodeLowering::scalar(int32_t dtype, double value) {
+  Type type = elementType(dtype);
+  if (isa<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+  if (type.isInteger(1))
+    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(value != 0));
+  int64_t bits = isUnsignedDType(dtype) ? int64_t(uint64_t(value))
+                                        : int64_t(value);
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, bits));
+}
+
+Value NodeLowering::filled(ArrayRef<int64_t> shape, int32_t dtype,
+                           Value value) {
+  return b
+      .create<linalg::FillOp>(loc, ValueRange{value},
+                              ValueRange{empty(shape, dtype)})
+      .getResult(0);
+}
+
+Value NodeLowering::constantTensor(const Tensor &value) {
+  RankedTensorType type = tensorType(value.shape(), value.dtype());
+  DenseElementsAttr attr;
+  if (value.dtype() == interp::kBool) {
+    SmallVector<bool> bits(value.data<bool>(),
+                           value.data<bool>() + value.numElements());
+    attr = DenseElementsAttr::get(type, bits);
+  } else {
+    attr = DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(value.raw(), value.byteSize()));
+  }
+  return b.create<arith::ConstantOp>(loc, attr);
+}
+
+FailureOr<std::vector<int64_t>>
+NodeLowering::broadcastShapes(ArrayRef<unsigned> inputIndices) {
+  std::vector<int64_t> joined = shape(inputIndices[0]);
+  for (unsigned i : inputIndices.drop_front()) {
+    std::vector<int64_t> next;
+    if (!interp::broadcastShape(joined, shape(i), next))
+      return error() << "Incompatible shapes: "
+                     << interp::shapeString(shape(inputIndices[0]))
+                     << " vs. " << interp::shapeString(shape(i)),
+             failure();
+    joined = next;
+  }
+  return joined;
+}
+
+Value NodeLowering::map(ArrayRef<Value> operands, ArrayRef<int64_t> shape,
+                        int32_t dtype, ElementFn body) {
+  int64_t rank = shape.size();
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands) {
+    ArrayRef<int64_t> in = cast<RankedTensorType>(operand.getType()).getShape();
+    SmallVector<AffineExpr> exprs;
+    int64_t offset = rank - int64_t(in.size());
+    for (auto [d, size] : llvm::enumerate(in))
+      exprs.push_back(size == 1 && shape[d + offset] != 1
+                          ? b.getAffineConstantExpr(0)
+                          : b.getAffineDimExpr(d + offset));
+    maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{tensorType(shape, dtype)}, operands,
+      ValueRange{empty(shape, dtype)}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value out = body(nested, nestedLoc, args.drop_back());
+        nested.create<linalg::YieldOp>(nestedLoc, out);
+      });
+  return generic.getResult(0);
+}
+
+Value NodeLowering::reduce(Value input, ArrayRef<int64_t> shape, int32_t dtype,
+                           ArrayRef<int64_t> axes, Value init,
+                           ElementFn combine) {
+  int64_t rank = shape.size();
+  std::vector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced) {
+      outShape.push_back(shape[d]);
+      outExprs.push_back(b.getAffineDimExpr(d));
+    }
+  }
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, outExprs, b.getContext())};
+  Value acc = filled(outShape, dtype, init);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{acc.getType()}, ValueRange{input}, ValueRange{acc}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        nested.create<linalg::YieldOp>(nestedLoc,
+                                       combine(nested, nestedLoc, args));
+      });
+  return generic.getResult(0);
+}
+
+Value NodeLowering::reshape(Value input, ArrayRef<int64_t> from,
+                            ArrayRef<int64_t> to, int32_t dtype) {
+  if (from == to)
+    return input;
+  int64_t count = 1;
+  for (int64_t d : from)
+    count *= d;
+  // Through the flat form: collapse everything, then expand everything.
+  Value flat = input;
+  auto flatType = tensorType({count}, dtype);
+  auto all = [](int64_t rank) {
+    ReassociationIndices group;
+    for (int64_t d = 0; d < rank; ++d)
+      group.push_back(d);
+    return SmallVector<ReassociationIndices>{group};
+  };
+  if (from.empty())
+    flat = b.create<tensor::ExpandShapeOp>(
+        loc, flatType, input, SmallVector<ReassociationIndices>{});
+  else if (from.size() > 1)
+    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, input,
+                                             all(from.size()));
+  if (to.size() == 1)
+    return flat;
+  if (to.empty())
+    return b.create<tensor::CollapseShapeOp>(
+        loc, tensorType(to, dtype), flat, SmallVector<ReassociationIndices>{});
+  return b.create<tensor::ExpandShapeOp>(loc, tensorType(to, dtype), flat,
+                                         all(to.size()));
+}
+
+Value NodeLowering::convertElement(OpBuilder &builder, Location loc,
+                                   Value value, int32_t from, int32_t to) {
+  Type toType = elementType(to);
+  if (from == to)
+    return value;
+  if (to == interp::kBool) {
+    if (isFloatDType(from))
+      return builder.create<arith::CmpFOp>(
+          loc, arith::CmpFPredicate::UNE, value,
+          builder.create<arith::ConstantOp>(
+              loc, builder.getFloatAttr(value.getType(), 0)));
+    return builder.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ne, value,
+        builder.create<arith::ConstantOp>(
+            loc, builder.getIntegerAttr(value.getType(), 0)));
+  }
+  bool fromFloat = isFloatDType(from), toFloat = isFloatDType(to);
+  bool fromUnsigned = isUnsignedDType(from) || from == interp::kBool;
+  if (fromFloat && toFloat) {
+    if (toType.getIntOrFloatBitWidth() > value.getType().getIntOrFloatBitWidth())
+      return builder.create<arith::ExtFOp>(loc, toType, value);
+    return builder.create<arith::TruncFOp>(loc, toType, value);
+  }
+  if (fromFloat)
+    return isUnsignedDType(to)
+               ? builder.create<arith::FPToUIOp>(loc, toType, value).getResult()
+               : builder.create<arith::FPToSIOp>(loc, toType, value).getResult();
+  if (toFloat)
+    return fromUnsigned
+               ? builder.create<arith::UIToFPOp>(loc, toType, value).getResult()
+               : builder.create<arith::SIToFPOp>(loc, toType, value).getResult();
+  unsigned fromBits = value.getType().getIntOrFloatBitWidth();
+  unsigned toBits = toType.getIntOrFloatBitWidth();
+  if (toBits == fromBits)
+    return value;
+  if (toBits < fromBits)
+    return builder.create<arith::TruncIOp>(loc, toType, value);
+  return fromUnsigned
+             ? builder.create<arith::ExtUIOp>(loc, toType, value).getResult()
+             : builder.create<arith::ExtSIOp>(loc, toType, value).getResult();
+}

@@ -1,0 +1,156 @@
+//===- Lowering.h - per-node lowering context -------------------*- C++ -*-===//
+//
+// Private to CleaveGraphToLinalg. A lowering turns one graph node into
+// upstream ops at the builder's insertion point: it reads its inputs (static
+// tensors, with their values when known at compile time) and sets its
+// outputs. Each family file returns its lowerings in a table, as lib/Ops
+// and lib/Interpreter do for signatures and kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_CONVERSION_GRAPHTOLINALG_LOWERING_H
+#define CLEAVE_LIB_CONVERSION_GRAPHTOLINALG_LOWERING_H
+
+#include "cleave/Conversion/GraphToLinalg.h"
+#include "cleave/Dialect/Graph/IR/Graph.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace cleave::conversion {
+
+/// A graph value after lowering: a static tensor and its TensorFlow dtype,
+/// and its elements when they are known at compile time. A ref or resource
+/// value names its variable instead.
+struct LoweredValue {
+  mlir::Value tensor;
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  std::optional<interp::Tensor> constant;
+  std::string variable;
+};
+
+class FunctionLowering;
+
+/// What a lowering sees of its node.
+class NodeLowering {
+public:
+  NodeLowering(FunctionLowering &function, graph::NodeOp node,
+               mlir::OpBuilder &builder);
+
+  graph::NodeOp node;
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+
+  /// "Node '<name>': ..." on the node.
+  mlir::InFlightDiagnostic error();
+
+  unsigned getNumInputs() const { return inputs.size(); }
+  const LoweredValue &input(unsigned i) const { return *inputs[i]; }
+  /// Input i as a tensor (constants are materialized on first use).
+  mlir::Value tensor(unsigned i);
+  int32_t dtype(unsigned i) const { return inputs[i]->dtype; }
+  const std::vector<int64_t> &shape(unsigned i) const {
+    return inputs[i]->shape;
+  }
+  /// Input i's elements as integers; fails, as XLA does, when the input is
+  /// not a compile-time constant.
+  mlir::FailureOr<std::vector<int64_t>> constantInts(unsigned i);
+
+  /// Output i's shape as the op's shape function inferred it from the
+  /// static input shapes and constant inputs; nullopt where it could not.
+  std::optional<std::vector<int64_t>> outputShape(unsigned i) const;
+
+  /// Sets output i.
+  void setOutput(unsigned i, mlir::Value tensor, int32_t dtype);
+  void setOutput(unsigned i, LoweredValue value);
+  /// Sets output i to a compile-time constant.
+  void setConstantOutput(unsigned i, interp::Tensor value);
+
+  /// The variable a ref or resource input names, read or written.
+  mlir::FailureOr<LoweredValue> readVariable(unsigned input);
+  void writeVariable(llvm::StringRef name, mlir::Value tensor, int32_t dtype,
+                     llvm::ArrayRef<int64_t> shape);
+  /// The dtype and shape a variable has now (after earlier updates), or
+  /// nullopt while it is uninitialized; reads nothing.
+  std::optional<TensorSpec> variableSpec(llvm::StringRef name);
+
+  /// Attrs (defaults of the op's registration filled in).
+  mlir::Attribute getAttr(llvm::StringRef name);
+  std::optional<int32_t> getType(llvm::StringRef name);
+  std::optional<int64_t> getInt(llvm::StringRef name);
+  std::optional<bool> getBool(llvm::StringRef name);
+  std::optional<double> getFloat(llvm::StringRef name);
+  std::optional<std::string> getString(llvm::StringRef name);
+  std::optional<std::vector<int64_t>> getIntList(llvm::StringRef name);
+
+  // Builders shared by the family files.
+
+  /// The lowered element type of `dtype`.
+  mlir::Type elementType(int32_t dtype);
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,
+                                    int32_t dtype);
+  /// An uninitialized tensor (tensor.empty).
+  mlir::Value empty(llvm::ArrayRef<int64_t> shape, int32_t dtype);
+  /// A tensor of `shape` filled with the scalar `value` (linalg.fill).
+  mlir::Value filled(llvm::ArrayRef<int64_t> shape, int32_t dtype,
+                     mlir::Value value);
+  /// A scalar constant of `dtype` (arith.constant).
+  mlir::Value scalar(int32_t dtype, double value);
+  /// A dense constant tensor.
+  mlir::Value constantTensor(const interp::Tensor &value);
+
+  /// linalg.generic over the output shape `shape`: each operand broadcasts
+  /// to it as NumPy does (its shape must be broadcast-compatible, which the
+  /// caller checked); `body` computes one element from the operands'
+  /// elements.
+  using ElementFn = llvm::function_ref<mlir::Value(
+      mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+  mlir::Value map(llvm::ArrayRef<mlir::Value> operands,
+                  llvm::ArrayRef<int64_t> shape, int32_t dtype,
+                  ElementFn body);
+  /// The shapes of inputs joined by NumPy broadcasting, or failure with
+  /// TensorFlow's "Incompatible shapes" error.
+  mlir::FailureOr<std::vector<int64_t>>
+  broadcastShapes(llvm::ArrayRef<unsigned> inputIndices);
+
+  /// Reduces `input` over `axes` (sorted, unique, non-negative) with
+  /// `combine` (element, accumulator), starting from the scalar `init`; the
+  /// result drops the reduced axes.
+  mlir::Value reduce(mlir::Value input, llvm::ArrayRef<int64_t> shape,
+                     int32_t dtype, llvm::ArrayRef<int64_t> axes,
+                     mlir::Value init, ElementFn combine);
+  /// tensor.expand_shape/collapse_shape or, when neither fits, a copy.
+  mlir::Value reshape(mlir::Value input, llvm::ArrayRef<int64_t> from,
+                      llvm::ArrayRef<int64_t> to, int32_t dtype);
+  /// Converts an element from `from` to `to` as TensorFlow's Cast does.
+  mlir::Value convertElement(mlir::OpBuilder &builder, mlir::Location loc,
+                             mlir::Value value, int32_t from, int32_t to);
+
+  /// Runs the op's shape function: TensorFlow's shape error on the node
+  /// when the inputs disagree.
+  mlir::LogicalResult inferShapes();
+
+private:
+  FunctionLowering &function;
+  llvm::SmallVector<LoweredValue *> inputs;
+  std::vector<std::optional<std::vector<int64_t>>> outputShapes;
+};
+
+using Lowering = mlir::LogicalResult (*)(NodeLowering &);
+using LoweringTable = std::vector<std::pair<llvm::StringRef, Lowering>>;
+
+LoweringTable getMathLowerings();
+LoweringTable getArrayLowerings();
+LoweringTable getNNLowerings();
+LoweringTable getStateLowerings();
+
+/// Helpers for element bodies.
+bool isFloatDType(int32_t dtype);
+bool isUnsignedDType(int32_t dtype);
+bool isIntegerDType(int32_t dtype); ///< Not bool.
+
+} // namespace cleave::conversion
+
+#endif // CLEAVE_LIB_CONVERSION_GRAPHTOLINALG_LOWERING_H

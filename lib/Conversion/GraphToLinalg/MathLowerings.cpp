@@ -1,0 +1,818 @@
+//===- MathLowerings.cpp - math ops to linalg -----------------------------===//
+//
+// Element-wise ops become one linalg.generic each (broadcast operands read
+// through their indexing maps, never materialized), reductions a generic
+// with reduction iterators, matrix products linalg.matmul and its
+// transposed forms. Element semantics follow the reference kernels; where
+// those fail at run time (integer division by zero) compiled code gives
+// XLA's values instead of trapping.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::conversion;
+using interp::kBool;
+using interp::kInt32;
+using interp::kInt64;
+
+namespace {
+
+/// Scalar arithmetic on one element type, as the kernels compute it.
+struct Arith {
+  OpBuilder &b;
+  Location loc;
+  int32_t dtype;
+  Type type;
+
+  Arith(OpBuilder &b, Location loc, int32_t dtype, Type type)
+      : b(b), loc(loc), dtype(dtype), type(type) {}
+
+  bool isFloat() const { return isFloatDType(dtype); }
+  bool isUnsigned() const { return isUnsignedDType(dtype); }
+
+  Value c(double v) {
+    if (isFloat())
+      return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, v));
+    return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, int64_t(v)));
+  }
+  Value add(Value x, Value y) {
+    return isFloat() ? b.create<arith::AddFOp>(loc, x, y).getResult()
+                     : b.create<arith::AddIOp>(loc, x, y).getResult();
+  }
+  Value sub(Value x, Value y) {
+    return isFloat() ? b.create<arith::SubFOp>(loc, x, y).getResult()
+                     : b.create<arith::SubIOp>(loc, x, y).getResult();
+  }
+  Value mul(Value x, Value y) {
+    return isFloat() ? b.create<arith::MulFOp>(loc, x, y).getResult()
+                     : b.create<arith::MulIOp>(loc, x, y).getResult();
+  }
+  Value fdiv(Value x, Value y) { return b.create<arith::DivFOp>(loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return b.create<arith::SelectOp>(loc, c, x, y);
+  }
+  Value cmp(arith::CmpFPredicate f, arith::CmpIPredicate s,
+            arith::CmpIPredicate u, Value x, Value y) {
+    if (isFloat())
+      return b.create<arith::CmpFOp>(loc, f, x, y);
+    if (type.isInteger(1) || isUnsigned())
+      return b.create<arith::CmpIOp>(loc, u, x, y);
+    return b.create<arith::CmpIOp>(loc, s, x, y);
+  }
+  Value lt(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
+               arith::CmpIPredicate::ult, x, y);
+  }
+  Value gt(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
+               arith::CmpIPredicate::ugt, x, y);
+  }
+  Value eq(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
+               arith::CmpIPredicate::eq, x, y);
+  }
+  Value max(Value x, Value y) { return select(gt(x, y), x, y); }
+  Value min(Value x, Value y) { return select(lt(x, y), x, y); }
+
+  /// Integer division and remainder that never trap: by zero gives -1 (and
+  /// x for the remainder), INT_MIN / -1 gives INT_MIN, as in XLA.
+  Value safeDivisor(Value x, Value y, Value &isZero, Value &overflows) {
+    isZero = eq(y, c(0));
+    overflows = b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
+    if (!isUnsigned()) {
+      APInt minValue = APInt::getSignedMinValue(type.getIntOrFloatBitWidth());
+      Value minConst = b.create<arith::ConstantOp>(
+          loc, b.getIntegerAttr(type, minValue));
+      overflows = b.create<arith::AndIOp>(loc, eq(x, minConst), eq(y, c(-1)));
+    }
+    Value unsafe = b.create<arith::OrIOp>(loc, isZero, overflows);
+    return select(unsafe, c(1), y);
+  }
+  Value idiv(Value x, Value y, bool floor) {
+    Value isZero, overflows;
+    Value divisor = safeDivisor(x, y, isZero, overflows);
+    Value q;
+    if (isUnsigned())
+      q = b.create<arith::DivUIOp>(loc, x, divisor);
+    else if (floor)
+      q = b.create<arith::FloorDivSIOp>(loc, x, divisor);
+    else
+      q = b.create<arith::DivSIOp>(loc, x, divisor);
+    q = select(overflows, x, q);
+    return select(isZero, c(-1), q);
+  }
+  Value irem(Value x, Value y) {
+    Value isZero, overflows;
+    Value divisor = safeDivisor(x, y, isZero, overflows);
+    Value r = isUnsigned()
+                  ? b.create<arith::RemUIOp>(loc, x, divisor).getResult()
+                  : b.create<arith::RemSIOp>(loc, x, divisor).getResult();
+    r = select(overflows, c(0), r);
+    return select(isZero, x, r);
+  }
+  /// The remainder with the divisor's sign (FloorMod).
+  Value floorMod(Value x, Value y) {
+    Value r = isFloat() ? b.create<arith::RemFOp>(loc, x, y).getResult()
+                        : irem(x, y);
+    if (isUnsigned())
+      return r;
+    Value zero = c(0);
+    Value nonZero = b.create<arith::XOrIOp>(
+        loc, eq(r, zero), b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
+    Value signsDiffer = b.create<arith::XOrIOp>(loc, lt(r, zero), lt(y, zero));
+    Value adjust = b.create<arith::AndIOp>(loc, nonZero, signsDiffer);
+    return select(adjust, add(r, y), r);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Element-wise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult unsupportedDType(NodeLowering &ctx, int32_t dtype) {
+  return ctx.error() << "dtype " << interp::dtypeName(dtype)
+                     << " is not supported";
+}
+
+enum class Unary {
+  Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Abs, Sign, Sigmoid, Tanh,
+  Reciprocal, Floor, Relu, Relu6, Elu, LogicalNot, Identity
+};
+
+bool needsFloat(Unary op) {
+  switch (op) {
+  case Unary::Sqrt: case Unary::Rsqrt: case Unary::Exp: case Unary::Log:
+  case Unary::Log1p: case Unary::Sigmoid: case Unary::Tanh:
+  case Unary::Floor: case Unary::Elu:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Value applyUnary(Arith &a, Unary op, Value x) {
+  OpBuilder &b = a.b;
+  Location loc = a.loc;
+  switch (op) {
+  case Unary::Neg:
+    return a.isFloat() ? b.create<arith::NegFOp>(loc, x).getResult()
+                       : a.sub(a.c(0), x);
+  case Unary::Square:
+    return a.mul(x, x);
+  case Unary::Sqrt:
+    return b.create<math::SqrtOp>(loc, x);
+  case Unary::Rsqrt:
+    return a.fdiv(a.c(1), b.create<math::SqrtOp>(loc, x));
+  case Unary::Exp:
+    return b.create<math::ExpOp>(loc, x);
+  case Unary::Log:
+    return b.create<math::LogOp>(loc, x);
+  case Unary::Log1p:
+    return b.create<math::Log1pOp>(loc, x);
+  case Unary::Abs:
+    return a.select(a.lt(x, a.c(0)), a.sub(a.c(0), x), x);
+  case Unary::Sign:
+    return a.select(a.gt(x, a.c(0)), a.c(1),
+                    a.select(a.lt(x, a.c(0)), a.c(-1), a.c(0)));
+  case Unary::Sigmoid: {
+    Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+    return a.fdiv(a.c(1), a.add(a.c(1), e));
+  }
+  case Unary::Tanh:
+    return b.create<math::TanhOp>(loc, x);
+  case Unary::Reciprocal:
+    return a.isFloat() ? a.fdiv(a.c(1), x) : a.idiv(a.c(1), x, false);
+  case Unary::Floor:
+    return b.create<math::FloorOp>(loc, x);
+  case Unary::Relu:
+    return a.select(a.gt(x, a.c(0)), x, a.c(0));
+  case Unary::Relu6:
+    return a.select(a.lt(x, a.c(0)), a.c(0),
+                    a.select(a.gt(x, a.c(6)), a.c(6), x));
+  case Unary::Elu:
+    return a.select(a.gt(x, a.c(0)), x, b.create<math::ExpM1Op>(loc, x));
+  case Unary::LogicalNot:
+    return b.create<arith::XOrIOp>(
+        loc, x, b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
+  case Unary::Identity:
+    return x;
+  }
+  llvm_unreachable("unknown unary op");
+}
+
+template <Unary op> LogicalResult unary(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if ((needsFloat(op) && !isFloatDType(dtype)) ||
+      (op == Unary::LogicalNot) != (dtype == kBool))
+    return unsupportedDType(ctx, dtype);
+  Value x = ctx.tensor(0);
+  Type type = ctx.elementType(dtype);
+  ctx.setOutput(0,
+                ctx.map({x}, ctx.shape(0), dtype,
+                        [&](OpBuilder &b, Location loc, ValueRange args) {
+                          Arith a(b, loc, dtype, type);
+                          return applyUnary(a, op, args[0]);
+                        }),
+                dtype);
+  return success();
+}
+
+enum class Binary {
+  Add, Sub, Mul, Div, RealDiv, FloorDiv, FloorMod, DivNoNan, Max, Min, Pow,
+  SquaredDifference, Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual,
+  LogicalAnd, LogicalOr,
+  // Gradient helpers: (y, dy) of y = f(x).
+  SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad, ReciprocalGrad,
+  // (dy, x) of relu-like ops.
+  ReluGrad, Relu6Grad, EluGrad
+};
+
+bool isComparison(Binary op) {
+  return op >= Binary::Less && op <= Binary::NotEqual;
+}
+bool isLogical(Binary op) {
+  return op == Binary::LogicalAnd || op == Binary::LogicalOr;
+}
+bool needsFloat(Binary op) { return op >= Binary::SigmoidGrad; }
+
+Value applyBinary(Arith &a, Binary op, Value x, Value y) {
+  OpBuilder &b = a.b;
+  Location loc = a.loc;
+  using FP = arith::CmpFPredicate;
+  using IP = arith::CmpIPredicate;
+  switch (op) {
+  case Binary::Add:
+    return a.add(x, y);
+  case Binary::Sub:
+    return a.sub(x, y);
+  case Binary::Mul:
+    return a.mul(x, y);
+  case Binary::Div:
+  case Binary::RealDiv:
+    return a.isFloat() ? a.fdiv(x, y) : a.idiv(x, y, false);
+  case Binary::FloorDiv:
+    return a.isFloat() ? b.create<math::FloorOp>(loc, a.fdiv(x, y)).getResult()
+                       : a.idiv(x, y, true);
+  case Binary::FloorMod:
+    return a.floorMod(x, y);
+  case Binary::DivNoNan: {
+    Value q = a.isFloat() ? a.fdiv(x, y) : a.idiv(x, y, false);
+    return a.select(a.eq(y, a.c(0)), a.c(0), q);
+  }
+  case Binary::Max:
+    return a.max(x, y);
+  case Binary::Min:
+    return a.min(x, y);
+  case Binary::Pow: {
+    if (a.isFloat())
+      return b.create<math::PowFOp>(loc, x, y);
+    // Integers: through double, as the reference kernel computes.
+    Type f64 = b.getF64Type();
+    auto toDouble = [&](Value v) -> Value {
+      return a.isUnsigned() ? b.create<arith::UIToFPOp>(loc, f64, v).getResult()
+                            : b.create<arith::SIToFPOp>(loc, f64, v).getResult();
+    };
+    Value p = b.create<math::PowFOp>(loc, toDouble(x), toDouble(y));
+    return a.isUnsigned()
+               ? b.create<arith::FPToUIOp>(loc, a.type, p).getResult()
+               : b.create<arith::FPToSIOp>(loc, a.type, p).getResult();
+  }
+  case Binary::SquaredDifference: {
+    Value d = a.sub(x, y);
+    return a.mul(d, d);
+  }
+  case Binary::Less:
+    return a.lt(x, y);
+  case Binary::LessEqual:
+    return a.cmp(FP::OLE, IP::sle, IP::ule, x, y);
+  case Binary::Greater:
+    return a.gt(x, y);
+  case Binary::GreaterEqual:
+    return a.cmp(FP::OGE, IP::sge, IP::uge, x, y);
+  case Binary::Equal:
+    return a.eq(x, y);
+  case Binary::NotEqual:
+    return a.cmp(FP::UNE, IP::ne, IP::ne, x, y);
+  case Binary::LogicalAnd:
+    return b.create<arith::AndIOp>(loc, x, y);
+  case Binary::LogicalOr:
+    return b.create<arith::OrIOp>(loc, x, y);
+  case Binary::SigmoidGrad: // dy * y * (1 - y)
+    return a.mul(a.mul(y, x), a.sub(a.c(1), x));
+  case Binary::TanhGrad: // dy * (1 - y * y)
+    return a.mul(y, a.sub(a.c(1), a.mul(x, x)));
+  case Binary::RsqrtGrad: // -0.5 * dy * y^3
+    return a.mul(a.mul(a.mul(a.mul(a.c(-0.5), y), x), x), x);
+  case Binary::SqrtGrad: // 0.5 * dy / y
+    return a.fdiv(a.mul(a.c(0.5), y), x);
+  case Binary::ReciprocalGrad: // -dy * y * y
+    return a.mul(a.mul(b.create<arith::NegFOp>(loc, y), x), x);
+  case Binary::ReluGrad: // dy where x > 0
+    return a.select(a.gt(y, a.c(0)), x, a.c(0));
+  case Binary::Relu6Grad: {
+    Value inside = b.create<arith::AndIOp>(loc, a.gt(y, a.c(0)),
+                                           a.lt(y, a.c(6)));
+    return a.select(inside, x, a.c(0));
+  }
+  case Binary::EluGrad: // dy where y > 0, else dy * (y + 1); y = elu(x)
+    return a.select(a.gt(y, a.c(0)), x, a.mul(x, a.add(y, a.c(1))));
+  }
+  llvm_unreachable("unknown binary op");
+}
+
+template <Binary op> LogicalResult binary(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (dtype != ctx.dtype(1))
+    return ctx.error() << "inputs have different dtypes, "
+                       << interp::dtypeName(dtype) << " and "
+                       << interp::dtypeName(ctx.dtype(1));
+  bool boolOk = isLogical(op) || op == Binary::Equal || op == Binary::NotEqual;
+  if ((dtype == kBool && !boolOk) || (isLogical(op) && dtype != kBool) ||
+      (needsFloat(op) && !isFloatDType(dtype)))
+    return unsupportedDType(ctx, dtype);
+  std::vector<int64_t> shape;
+  if (op >= Binary::SigmoidGrad) {
+    // The gradient helpers take equal shapes.
+    if (ctx.shape(0) != ctx.shape(1))
+      return ctx.error() << "y and dy must have the same shape: "
+                         << interp::shapeString(ctx.shape(0)) << " vs. "
+                         << interp::shapeString(ctx.shape(1));
+    shape = ctx.shape(0);
+  } else {
+    FailureOr<std::vector<int64_t>> joined = ctx.broadcastShapes({0, 1});
+    if (failed(joined))
+      return failure();
+    shape = *joined;
+  }
+  int32_t outType = isComparison(op) ? kBool : dtype;
+  Type type = ctx.elementType(dtype);
+  ctx.setOutput(0,
+                ctx.map({ctx.tensor(0), ctx.tensor(1)}, shape, outType,
+                        [&](OpBuilder &b, Location loc, ValueRange args) {
+                          Arith a(b, loc, dtype, type);
+                          return applyBinary(a, op, args[0], args[1]);
+                        }),
+                outType);
+  return success();
+}
+
+LogicalResult addN(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (dtype == kBool)
+    return unsupportedDType(ctx, dtype);
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    if (ctx.shape(i) != ctx.shape(0))
+      return ctx.error() << "Inputs to operation AddN must have the same "
+                            "size and shape: "
+                         << interp::shapeString(ctx.shape(0))
+                         << " != " << interp::shapeString(ctx.shape(i));
+    operands.push_back(ctx.tensor(i));
+  }
+  Type type = ctx.elementType(dtype);
+  ctx.setOutput(0,
+                ctx.map(operands, ctx.shape(0), dtype,
+                        [&](OpBuilder &b, Location loc, ValueRange args) {
+                          Arith a(b, loc, dtype, type);
+                          Value sum = args[0];
+                          for (Value v : args.drop_front())
+                            sum = a.add(sum, v);
+                          return sum;
+                        }),
+                dtype);
+  return success();
+}
+
+LogicalResult cast(NodeLowering &ctx) {
+  std::optional<int32_t> dst = ctx.getType("DstT");
+  if (!dst || !ctx.elementType(*dst))
+    return ctx.error() << "unsupported DstT";
+  int32_t src = ctx.dtype(0);
+  ctx.setOutput(0,
+                ctx.map({ctx.tensor(0)}, ctx.shape(0), *dst,
+                        [&](OpBuilder &b, Location loc, ValueRange args) {
+                          return ctx.convertElement(b, loc, args[0], src, *dst);
+                        }),
+                *dst);
+  return success();
+}
+
+/// SelectV2: condition, then and else broadcast together.
+LogicalResult selectV2(NodeLowering &ctx) {
+  std::vector<int64_t> te, shape;
+  if (!interp::broadcastShape(ctx.shape(1), ctx.shape(2), te) ||
+      !interp::broadcastShape(ctx.shape(0), te, shape))
+    return ctx.error() << "condition, then and else shapes are not "
+                          "broadcastable: "
+                       << interp::shapeString(ctx.shape(0)) << ", "
+                       << interp::shapeString(ctx.shape(1)) << ", "
+                       << interp::shapeString(ctx.shape(2));
+  int32_t dtype = ctx.dtype(1);
+  ctx.setOutput(
+      0,
+      ctx.map({ctx.tensor(0), ctx.tensor(1), ctx.tensor(2)}, shape, dtype,
+              [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                return b.create<arith::SelectOp>(loc, args[0], args[1],
+                                                 args[2]);
+              }),
+      dtype);
+  return success();
+}
+
+/// Select: equal shapes, or a vector condition that picks rows.
+LogicalResult select(NodeLowering &ctx) {
+  const std::vector<int64_t> &c = ctx.shape(0), &t = ctx.shape(1);
+  if (t != ctx.shape(2))
+    return ctx.error() << "'then' and 'else' must have the same size.  but "
+                          "received: "
+                       << interp::shapeString(t) << " vs. "
+                       << interp::shapeString(ctx.shape(2));
+  bool rows = c.size() == 1 && t.size() > 1;
+  if (!rows && c != t)
+    return ctx.error() << "'condition', 'then' and 'else' must have the same "
+                          "size, or 'condition' must be a vector of the "
+                          "first dimension of the others";
+  if (rows && c[0] != t[0])
+    return ctx.error() << "Number of batches of 'then' must match size of "
+                          "'condition': "
+                       << c[0] << " vs. " << t[0];
+  int32_t dtype = ctx.dtype(1);
+  Value cond = ctx.tensor(0);
+  if (rows) {
+    // The condition as [n, 1, ..., 1] broadcasts over the rows.
+    std::vector<int64_t> expanded(t.size(), 1);
+    expanded[0] = c[0];
+    cond = ctx.reshape(cond, c, expanded, kBool);
+  }
+  ctx.setOutput(0,
+                ctx.map({cond, ctx.tensor(1), ctx.tensor(2)}, t, dtype,
+                        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                          return b.create<arith::SelectOp>(loc, args[0],
+                                                           args[1], args[2]);
+                        }),
+                dtype);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+enum class Reduce { Sum, Mean, Prod, Max, Min };
+
+/// The largest (or lowest) value of an element type, as a constant.
+Value extreme(OpBuilder &b, Location loc, Type type, int32_t dtype,
+              bool largest) {
+  if (auto f = dyn_cast<FloatType>(type)) {
+    APFloat v = APFloat::getLargest(f.getFloatSemantics(), !largest);
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, v));
+  }
+  unsigned bits = type.getIntOrFloatBitWidth();
+  APInt v = isUnsignedDType(dtype)
+                ? (largest ? APInt::getMaxValue(bits) : APInt::getMinValue(bits))
+                : (largest ? APInt::getSignedMaxValue(bits)
+                           : APInt::getSignedMinValue(bits));
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, v));
+}
+
+/// Normalized, sorted reduction axes; TensorFlow's error otherwise.
+FailureOr<std::vector<int64_t>> reductionAxes(NodeLowering &ctx,
+                                              unsigned input, int64_t rank) {
+  FailureOr<std::vector<int64_t>> axes = ctx.constantInts(input);
+  if (failed(axes))
+    return failure();
+  std::vector<int64_t> result;
+  for (int64_t axis : *axes) {
+    if (axis < -rank || axis >= rank)
+      return ctx.error() << "Invalid reduction dimension (" << axis
+                         << " for input with " << rank << " dimension(s)",
+             failure();
+    int64_t d = axis < 0 ? axis + rank : axis;
+    if (!llvm::is_contained(result, d))
+      result.push_back(d);
+  }
+  llvm::sort(result);
+  return result;
+}
+
+template <Reduce op> LogicalResult reduce(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (dtype == kBool)
+    return unsupportedDType(ctx, dtype);
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  int64_t rank = shape.size();
+  FailureOr<std::vector<int64_t>> axes = reductionAxes(ctx, 1, rank);
+  if (failed(axes))
+    return failure();
+  Type type = ctx.elementType(dtype);
+  std::vector<int64_t> outShape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(*axes, d))
+      outShape.push_back(shape[d]);
+  // Max and Min start from the extreme the first element replaces.
+  Value init = op == Reduce::Max   ? extreme(ctx.b, ctx.loc, type, dtype, false)
+               : op == Reduce::Min ? extreme(ctx.b, ctx.loc, type, dtype, true)
+                                   : ctx.scalar(dtype, op == Reduce::Prod);
+  Value result = ctx.reduce(
+      ctx.tensor(0), shape, dtype, *axes, init,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Arith a(b, loc, dtype, type);
+        Value x = args[0], acc = args[1];
+        switch (op) {
+        case Reduce::Sum:
+        case Reduce::Mean:
+          return a.add(acc, x);
+        case Reduce::Prod:
+          return a.mul(acc, x);
+        case Reduce::Max:
+          return a.select(a.lt(acc, x), x, acc);
+        case Reduce::Min:
+          return a.select(a.lt(x, acc), x, acc);
+        }
+        llvm_unreachable("unknown reduction");
+      });
+  if (op == Reduce::Mean) {
+    int64_t count = 1;
+    for (int64_t d : *axes)
+      count *= shape[d];
+    if (count > 0)
+      result = ctx.map({result}, outShape, dtype,
+                       [&](OpBuilder &b, Location loc, ValueRange args) {
+                         Arith a(b, loc, dtype, type);
+                         return a.isFloat() ? a.fdiv(args[0], a.c(count))
+                                            : a.idiv(args[0], a.c(count), false);
+                       });
+  }
+  if (ctx.getBool("keep_dims").value_or(false)) {
+    std::vector<int64_t> kept = shape;
+    for (int64_t d : *axes)
+      kept[d] = 1;
+    result = ctx.reshape(result, outShape, kept, dtype);
+  }
+  ctx.setOutput(0, result, dtype);
+  return success();
+}
+
+/// ArgMax/ArgMin: the first index of the extreme along one axis.
+template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (dtype == kBool)
+    return unsupportedDType(ctx, dtype);
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  int64_t rank = shape.size();
+  FailureOr<std::vector<int64_t>> axisValues = ctx.constantInts(1);
+  if (failed(axisValues))
+    return failure();
+  if (axisValues->size() != 1)
+    return ctx.error() << "dimension must be a scalar";
+  int64_t axis = axisValues->front();
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "Expected dimension in the range [" << -rank << ", "
+                       << rank << "), but got " << axis;
+  if (axis < 0)
+    axis += rank;
+  if (shape[axis] == 0)
+    return ctx.error() << "Reduction axis " << axis << " is empty in shape "
+                       << interp::shapeString(shape);
+  int32_t outType = ctx.getType("output_type").value_or(kInt64);
+  std::vector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  OpBuilder &b = ctx.b;
+  for (int64_t d = 0; d < rank; ++d) {
+    iterators.push_back(d == axis ? utils::IteratorType::reduction
+                                  : utils::IteratorType::parallel);
+    if (d != axis) {
+      outShape.push_back(shape[d]);
+      outExprs.push_back(b.getAffineDimExpr(d));
+    }
+  }
+  Type type = ctx.elementType(dtype);
+  Value best = ctx.filled(outShape, dtype,
+                          extreme(b, ctx.loc, type, dtype, !isMax));
+  Value index = ctx.filled(outShape, outType, ctx.scalar(outType, 0));
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), outMap,
+                                 outMap};
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{best.getType(), index.getType()},
+      ValueRange{ctx.tensor(0)}, ValueRange{best, index}, maps, iterators,
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Arith a(nb, loc, dtype, type);
+        Value x = args[0], bestValue = args[1], bestIndex = args[2];
+        Value k = nb.create<linalg::IndexOp>(loc, axis);
+        Value kCast = nb.create<arith::IndexCastOp>(
+            loc, ctx.elementType(outType), k);
+        // The first element always wins; later ones only when strictly
+        // better, as the reference kernel.
+        Value first = nb.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq, k,
+            nb.create<arith::ConstantIndexOp>(loc, 0));
+        Value better = isMax ? a.gt(x, bestValue) : a.lt(x, bestValue);
+        Value take = nb.create<arith::OrIOp>(loc, first, better);
+        nb.create<linalg::YieldOp>(
+            loc, ValueRange{a.select(take, x, bestValue),
+                            nb.create<arith::SelectOp>(loc, take, kCast,
+                                                       bestIndex)});
+      });
+  ctx.setOutput(0, generic.getResult(1), outType);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+LogicalResult matMul(NodeLowering &ctx) {
+  const std::vector<int64_t> &a = ctx.shape(0), &bShape = ctx.shape(1);
+  if (a.size() != 2 || bShape.size() != 2)
+    return ctx.error() << "In[0] and In[1] must be matrices";
+  int32_t dtype = ctx.dtype(0);
+  if (dtype == kBool)
+    return unsupportedDType(ctx, dtype);
+  bool ta = ctx.getBool("transpose_a").value_or(false);
+  bool tb = ctx.getBool("transpose_b").value_or(false);
+  int64_t m = a[ta ? 1 : 0], k = a[ta ? 0 : 1];
+  int64_t kb = bShape[tb ? 1 : 0], n = bShape[tb ? 0 : 1];
+  if (k != kb)
+    return ctx.error() << "Matrix size-incompatible: In[0]: "
+                       << interp::shapeString(a)
+                       << ", In[1]: " << interp::shapeString(bShape);
+  Value lhs = ctx.tensor(0), rhs = ctx.tensor(1);
+  Value acc = ctx.filled({m, n}, dtype, ctx.scalar(dtype, 0));
+  OpBuilder &b = ctx.b;
+  Value product;
+  if (ta && tb) {
+    // Aᵀ·Bᵀ: transpose A, then the B-transposed product.
+    Value at = b.create<linalg::TransposeOp>(ctx.loc, lhs,
+                                             ctx.empty({m, k}, dtype),
+                                             ArrayRef<int64_t>{1, 0})
+                   .getResult()[0];
+    product = b.create<linalg::MatmulTransposeBOp>(
+                   ctx.loc, TypeRange{acc.getType()}, ValueRange{at, rhs},
+                   ValueRange{acc})
+                  .getResult(0);
+  } else if (ta) {
+    product = b.create<linalg::MatmulTransposeAOp>(
+                   ctx.loc, TypeRange{acc.getType()}, ValueRange{lhs, rhs},
+                   ValueRange{acc})
+                  .getResult(0);
+  } else if (tb) {
+    product = b.create<linalg::MatmulTransposeBOp>(
+                   ctx.loc, TypeRange{acc.getType()}, ValueRange{lhs, rhs},
+                   ValueRange{acc})
+                  .getResult(0);
+  } else {
+    product = b.create<linalg::MatmulOp>(ctx.loc, TypeRange{acc.getType()},
+                                         ValueRange{lhs, rhs}, ValueRange{acc})
+                  .getResult(0);
+  }
+  ctx.setOutput(0, product, dtype);
+  return success();
+}
+
+/// BatchMatMulV2: one contraction over broadcast batch dimensions.
+LogicalResult batchMatMul(NodeLowering &ctx) {
+  const std::vector<int64_t> &a = ctx.shape(0), &bShape = ctx.shape(1);
+  if (a.size() < 2 || bShape.size() < 2)
+    return ctx.error() << "In[0] and In[1] must have rank >= 2, but are "
+                       << interp::shapeString(a) << " and "
+                       << interp::shapeString(bShape);
+  int32_t dtype = ctx.dtype(0);
+  if (dtype == kBool)
+    return unsupportedDType(ctx, dtype);
+  bool adjA = ctx.getBool("adj_x").value_or(false);
+  bool adjB = ctx.getBool("adj_y").value_or(false);
+  int64_t ra = a.size(), rb = bShape.size();
+  int64_t m = a[ra - (adjA ? 1 : 2)], k = a[ra - (adjA ? 2 : 1)];
+  int64_t kb = bShape[rb - (adjB ? 1 : 2)], n = bShape[rb - (adjB ? 2 : 1)];
+  std::vector<int64_t> batchA(a.begin(), a.end() - 2),
+      batchB(bShape.begin(), bShape.end() - 2), batch;
+  if (!interp::broadcastShape(batchA, batchB, batch))
+    return ctx.error() << "In[0] and In[1] must have compatible batch "
+                          "dimensions: "
+                       << interp::shapeString(a) << " vs. "
+                       << interp::shapeString(bShape);
+  if (k != kb)
+    return ctx.error() << "Matrix size-incompatible: In[0]: "
+                       << interp::shapeString(a)
+                       << ", In[1]: " << interp::shapeString(bShape);
+  OpBuilder &b = ctx.b;
+  int64_t nb = batch.size();
+  // Loop dims: batch..., i, j, p (p is the contraction).
+  int64_t rank = nb + 3;
+  auto dim = [&](int64_t d) { return b.getAffineDimExpr(d); };
+  auto batchExprs = [&](const std::vector<int64_t> &operandBatch) {
+    SmallVector<AffineExpr> exprs;
+    int64_t offset = nb - operandBatch.size();
+    for (auto [d, size] : llvm::enumerate(operandBatch))
+      exprs.push_back(size == 1 && batch[d + offset] != 1
+                          ? b.getAffineConstantExpr(0)
+                          : dim(d + offset));
+    return exprs;
+  };
+  SmallVector<AffineExpr> lhsExprs = batchExprs(batchA);
+  lhsExprs.push_back(adjA ? dim(nb + 2) : dim(nb));
+  lhsExprs.push_back(adjA ? dim(nb) : dim(nb + 2));
+  SmallVector<AffineExpr> rhsExprs = batchExprs(batchB);
+  rhsExprs.push_back(adjB ? dim(nb + 1) : dim(nb + 2));
+  rhsExprs.push_back(adjB ? dim(nb + 2) : dim(nb + 1));
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d < nb + 2; ++d)
+    outExprs.push_back(dim(d));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, lhsExprs, b.getContext()),
+      AffineMap::get(rank, 0, rhsExprs, b.getContext()),
+      AffineMap::get(rank, 0, outExprs, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  std::vector<int64_t> outShape = batch;
+  outShape.push_back(m);
+  outShape.push_back(n);
+  Value acc = ctx.filled(outShape, dtype, ctx.scalar(dtype, 0));
+  Type type = ctx.elementType(dtype);
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{acc.getType()},
+      ValueRange{ctx.tensor(0), ctx.tensor(1)}, ValueRange{acc}, maps,
+      iterators, [&](OpBuilder &nested, Location loc, ValueRange args) {
+        Arith ar(nested, loc, dtype, type);
+        nested.create<linalg::YieldOp>(
+            loc, ar.add(args[2], ar.mul(args[0], args[1])));
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
+} // namespace
+
+LoweringTable cleave::conversion::getMathLowerings() {
+  return {
+      {"Add", binary<Binary::Add>},
+      {"AddV2", binary<Binary::Add>},
+      {"Sub", binary<Binary::Sub>},
+      {"Mul", binary<Binary::Mul>},
+      {"Div", binary<Binary::Div>},
+      {"RealDiv", binary<Binary::RealDiv>},
+      {"FloorDiv", binary<Binary::FloorDiv>},
+      {"FloorMod", binary<Binary::FloorMod>},
+      {"DivNoNan", binary<Binary::DivNoNan>},
+      {"Maximum", binary<Binary::Max>},
+      {"Minimum", binary<Binary::Min>},
+      {"Pow", binary<Binary::Pow>},
+      {"SquaredDifference", binary<Binary::SquaredDifference>},
+      {"Less", binary<Binary::Less>},
+      {"LessEqual", binary<Binary::LessEqual>},
+      {"Greater", binary<Binary::Greater>},
+      {"GreaterEqual", binary<Binary::GreaterEqual>},
+      {"Equal", binary<Binary::Equal>},
+      {"NotEqual", binary<Binary::NotEqual>},
+      {"LogicalAnd", binary<Binary::LogicalAnd>},
+      {"LogicalOr", binary<Binary::LogicalOr>},
+      {"LogicalNot", unary<Unary::LogicalNot>},
+      {"SigmoidGrad", binary<Binary::SigmoidGrad>},
+      {"TanhGrad", binary<Binary::TanhGrad>},
+      {"RsqrtGrad", binary<Binary::RsqrtGrad>},
+      {"SqrtGrad", binary<Binary::SqrtGrad>},
+      {"ReciprocalGrad", binary<Binary::ReciprocalGrad>},
+      {"ReluGrad", binary<Binary::ReluGrad>},
+      {"Relu6Grad", binary<Binary::Relu6Grad>},
+      {"EluGrad", binary<Binary::EluGrad>},
+      {"Neg", unary<Unary::Neg>},
+      {"Square", unary<Unary::Square>},
+      {"Sqrt", unary<Unary::Sqrt>},
+      {"Rsqrt", unary<Unary::Rsqrt>},
+      {"Exp", unary<Unary::Exp>},
+      {"Log", unary<Unary::Log>},
+      {"Log1p", unary<Unary::Log1p>},
+      {"Abs", unary<Unary::Abs>},
+      {"Sign", unary<Unary::Sign>},
+      {"Sigmoid", unary<Unary::Sigmoid>},
+      {"Tanh", unary<Unary::Tanh>},
+      {"Reciprocal", unary<Unary::Reciprocal>},
+      {"Floor", unary<Unary::Floor>},
+      {"Relu", unary<Unary::Relu>},
+      {"Relu6", unary<Unary::Relu6>},
+      {"Elu", unary<Unary::Elu>},
+      {"AddN", addN},
+      {"Cast", cast},
+      {"Select", select},
+      {"SelectV2", selectV2},
+      {"Sum", reduce<Reduce::Sum>},
+      {"Mean", reduce<Reduce::Mean>},
+      {"Prod", reduce<Reduce::Prod>},
+      {"Max", reduce<Reduce::Max>},
+      {"Min", reduce<Reduce::Min>},
+      {"ArgMax", argReduce<true>},
+      {"ArgMin", argReduce<false>},
+      {"MatMul", matMul},
+      {"BatchMatMulV2", batchMatMul},
+  };
+}

@@ -1,0 +1,509 @@
+//===- AutoClustering.cpp - clusters of compilable nodes ------------------===//
+//
+// Cycle safety without a cycle detector: every needed node gets a level,
+// the largest number of non-compilable nodes on a path from a source to it
+// (a compilable node after a non-compilable one is one level higher).
+// Compilable nodes joined by an edge on the same level share a cluster. A
+// path that leaves a cluster through a non-compilable node comes back at a
+// higher level, so no cluster can reach itself through the rest of the
+// graph, and edges between clusters only go up: the clustered graph is
+// acyclic. Values of ref type never cross a cluster boundary, and resource
+// handles only enter one: nodes that would make them cross stay out, and
+// the levels are computed again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Jit/AutoClustering.h"
+
+#include "cleave/Conversion/GraphToLinalg.h"
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Ops/OpRegistry.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <deque>
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+
+namespace {
+
+std::pair<StringRef, unsigned> splitTensorName(StringRef name) {
+  auto [head, tail] = name.rsplit(':');
+  unsigned port;
+  if (!tail.empty() && !head.empty() && !tail.getAsInteger(10, port))
+    return {head, port};
+  return {name, 0};
+}
+
+/// Whether values of `type` can live in compiled code.
+bool isCompilableType(Type type) {
+  if (isa<ControlType>(type))
+    return true;
+  auto tensor = dyn_cast<TensorType>(type);
+  if (!tensor)
+    return false;
+  Type element = tensor.getElementType();
+  if (auto ref = dyn_cast<RefType>(element))
+    element = ref.getElementType();
+  if (isa<ResourceType>(element))
+    return true;
+  int32_t dtype = typeToDataType(element);
+  return dtype > 0 &&
+         conversion::getLoweredElementType(type.getContext(), dtype);
+}
+
+bool isRefValue(Value v) {
+  auto tensor = dyn_cast<TensorType>(v.getType());
+  return tensor && isa<RefType>(tensor.getElementType());
+}
+
+bool isResourceValue(Value v) {
+  auto tensor = dyn_cast<TensorType>(v.getType());
+  return tensor && isa<ResourceType>(tensor.getElementType());
+}
+
+/// Ops that are not worth a cluster on their own.
+bool isTrivial(StringRef op) {
+  return op == "Const" || op == "Identity" || op == "NoOp" ||
+         op == "VariableV2" || op == "Variable" || op == "VarHandleOp" ||
+         op == "Shape" || op == "Size" || op == "Rank" || op == "ShapeN" ||
+         op == "Snapshot" || op == "StopGradient" || op == "IdentityN";
+}
+
+class Clusterer {
+public:
+  Clusterer(ModuleOp module, GraphOp graph, const jit::RunSignature &signature)
+      : module(module), graph(graph), signature(signature) {}
+
+  LogicalResult run(std::vector<jit::ClusteringDecision> &decisions);
+
+private:
+  LogicalResult findNeeded();
+  void findCandidates();
+  void formClusters();
+  bool dropBoundaryViolations();
+  LogicalResult encapsulate(MutableArrayRef<NodeOp> members, StringRef name);
+
+  ModuleOp module;
+  GraphOp graph;
+  const jit::RunSignature &signature;
+  llvm::StringMap<NodeOp> byName;
+  llvm::DenseSet<Value> fed;
+  llvm::DenseSet<Operation *> needed;
+  llvm::SmallVector<NodeOp> order;
+  llvm::DenseMap<Operation *, std::string> reasons;
+  llvm::DenseSet<Operation *> candidates;
+  llvm::EquivalenceClasses<Operation *> clusters;
+  /// Nodes fetched or run as targets: they keep their names.
+  llvm::StringSet<> named;
+};
+
+LogicalResult Clusterer::findNeeded() {
+  Block &body = graph.getBody().front();
+  for (Operation &op : body) {
+    auto node = dyn_cast<NodeOp>(op);
+    if (!node)
+      return op.emitError() << "auto-clustering runs on flat graphs; '"
+                            << op.getName() << "' holds a region",
+             failure();
+    byName[node.getName()] = node;
+  }
+  for (const std::string &feed : signature.feeds) {
+    auto [name, port] = splitTensorName(feed);
+    if (NodeOp node = byName.lookup(name); node && port < node.getOutputs().size())
+      fed.insert(node.getOutputs()[port]);
+  }
+  SmallVector<NodeOp> stack;
+  bool all = signature.fetches.empty() && signature.targets.empty();
+  for (const std::string &fetch : signature.fetches) {
+    auto [name, port] = splitTensorName(fetch);
+    if (NodeOp node = byName.lookup(name)) {
+      named.insert(name);
+      if (port >= node.getOutputs().size() || !fed.count(node.getOutputs()[port]))
+        stack.push_back(node);
+    }
+  }
+  for (const std::string &target : signature.targets)
+    if (NodeOp node = byName.lookup(target)) {
+      named.insert(target);
+      stack.push_back(node);
+    }
+  if (all)
+    for (auto node : body.getOps<NodeOp>())
+      stack.push_back(node);
+  while (!stack.empty()) {
+    NodeOp node = stack.pop_back_val();
+    if (!needed.insert(node).second)
+      continue;
+    for (Value input : node.getInputs())
+      if (!fed.count(input))
+        if (auto producer = input.getDefiningOp<NodeOp>())
+          stack.push_back(producer);
+  }
+
+  // As a session prunes the graph to what a call needs: the needed nodes,
+  // the producers of fed values and what they read stay (the latter do
+  // not run).
+  if (!all) {
+    llvm::DenseSet<Operation *> kept(needed.begin(), needed.end());
+    SmallVector<Operation *> keep;
+    for (Value v : fed)
+      keep.push_back(v.getDefiningOp());
+    while (!keep.empty()) {
+      Operation *op = keep.pop_back_val();
+      if (!op || !kept.insert(op).second)
+        continue;
+      for (Value input : op->getOperands())
+        keep.push_back(input.getDefiningOp());
+    }
+    SmallVector<Operation *> pruned;
+    for (Operation &op : body)
+      if (!kept.count(&op))
+        pruned.push_back(&op);
+    for (Operation *op : pruned)
+      op->dropAllReferences();
+    for (Operation *op : pruned) {
+      byName.erase(cast<NodeOp>(op).getName());
+      op->erase();
+    }
+  }
+
+  // Topological order (data and control edges; NextIteration back edges
+  // are left out, and the loops they close never compile).
+  llvm::DenseMap<Operation *, unsigned> waiting;
+  std::deque<NodeOp> ready;
+  auto countsAsEdge = [&](Value input) {
+    auto producer = input.getDefiningOp<NodeOp>();
+    return producer && needed.count(producer) && !fed.count(input) &&
+           producer.getOpType() != "NextIteration" &&
+           producer.getOpType() != "RefNextIteration";
+  };
+  for (auto node : body.getOps<NodeOp>()) {
+    if (!needed.count(node))
+      continue;
+    unsigned count = 0;
+    for (Value input : node.getInputs())
+      count += countsAsEdge(input);
+    waiting[node] = count;
+    if (!count)
+      ready.push_back(node);
+  }
+  while (!ready.empty()) {
+    NodeOp node = ready.front();
+    ready.pop_front();
+    order.push_back(node);
+    for (Operation *user : node->getUsers())
+      if (auto consumer = dyn_cast<NodeOp>(user); consumer && needed.count(consumer))
+        for (Value input : consumer.getInputs())
+          if (input.getDefiningOp() == node && countsAsEdge(input) &&
+              --waiting[consumer] == 0)
+            ready.push_back(consumer);
+  }
+  return success();
+}
+
+void Clusterer::findCandidates() {
+  // Nodes downstream of a Switch or an Enter may be dead or run once per
+  // iteration; compiled code runs once per call.
+  llvm::DenseSet<Operation *> controlled;
+  for (NodeOp node : order) {
+    StringRef op = node.getOpType();
+    bool isControl = op == "Switch" || op == "RefSwitch" || op == "Enter" ||
+                     op == "RefEnter";
+    for (Value input : node.getInputs())
+      if (auto producer = input.getDefiningOp<NodeOp>())
+        isControl |= controlled.count(producer) > 0;
+    if (isControl)
+      controlled.insert(node);
+  }
+  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
+    if (!needed.count(node))
+      continue;
+    std::string &reason = reasons[node];
+    StringRef op = node.getOpType();
+    bool ordered = llvm::is_contained(order, node);
+    if (!conversion::hasCPULowering(op)) {
+      reason = "op '" + op.str() + "' has no CPU lowering";
+    } else if (!ordered || controlled.count(node)) {
+      reason = "inside v1 control flow (run graph-functionalize-loops)";
+    } else if (llvm::any_of(node.getOutputs(),
+                            [&](Value v) { return fed.count(v) > 0; })) {
+      reason = "its output is fed";
+    } else if (auto flag = node.getTFBool("_XlaCompile"); flag && !*flag) {
+      reason = "_XlaCompile is false";
+    } else {
+      for (Value v : node.getInputs())
+        if (!isCompilableType(v.getType()))
+          reason = "an input of a type compiled code cannot hold";
+      for (Value v : node.getOutputs())
+        if (!isCompilableType(v.getType()))
+          reason = "an output of a type compiled code cannot hold";
+    }
+    if (reason.empty())
+      candidates.insert(node);
+  }
+}
+
+void Clusterer::formClusters() {
+  clusters = llvm::EquivalenceClasses<Operation *>();
+  llvm::DenseMap<Operation *, int64_t> level;
+  auto isSource = [&](NodeOp node) {
+    return candidates.count(node) && node.getInputs().empty();
+  };
+  for (NodeOp node : order) {
+    bool candidate = candidates.count(node);
+    int64_t h = 0;
+    for (Value input : node.getInputs()) {
+      auto producer = input.getDefiningOp<NodeOp>();
+      if (!producer || !level.count(producer) || fed.count(input) ||
+          isSource(producer))
+        continue;
+      bool producerCandidate = candidates.count(producer);
+      h = std::max(h, level[producer] +
+                          (candidate && !producerCandidate ? 1 : 0));
+    }
+    level[node] = h;
+  }
+  // A compilable node without inputs (a constant, a variable) can sit on
+  // any level, as no path reaches it: it takes the lowest level of its
+  // compilable consumers, so that its edges still only go up.
+  for (NodeOp node : order) {
+    if (!isSource(node))
+      continue;
+    std::optional<int64_t> lowest;
+    for (Operation *user : node->getUsers())
+      if (candidates.count(user) && level.count(user))
+        lowest = std::min(lowest.value_or(level[user]), level[user]);
+    if (lowest)
+      level[node] = *lowest;
+  }
+  for (NodeOp node : order) {
+    if (!candidates.count(node))
+      continue;
+    clusters.insert(node);
+    for (Value input : node.getInputs()) {
+      auto producer = input.getDefiningOp<NodeOp>();
+      if (producer && candidates.count(producer) && !fed.count(input) &&
+          level.count(producer) && level[producer] == level[node])
+        clusters.unionSets(producer, node);
+    }
+  }
+}
+
+bool Clusterer::dropBoundaryViolations() {
+  bool changed = false;
+  auto sameCluster = [&](Operation *a, Operation *b) {
+    return candidates.count(a) && candidates.count(b) &&
+           clusters.isEquivalent(a, b);
+  };
+  for (NodeOp node : order) {
+    if (!candidates.count(node))
+      continue;
+    std::string why;
+    for (Value input : node.getDataInputs()) {
+      Operation *producer = input.getDefiningOp();
+      if (isRefValue(input) && (!producer || !sameCluster(producer, node)))
+        why = "a reference input from outside its cluster";
+    }
+    for (Value output : node.getOutputs())
+      if (isRefValue(output) || isResourceValue(output))
+        for (Operation *user : output.getUsers())
+          if (needed.count(user) && !sameCluster(user, node))
+            why = "a reference or resource output used outside its cluster";
+    if (!why.empty()) {
+      candidates.erase(node);
+      reasons[node] = why;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+LogicalResult Clusterer::encapsulate(MutableArrayRef<NodeOp> members,
+                                     StringRef name) {
+  llvm::DenseSet<Operation *> inside;
+  for (NodeOp node : members)
+    inside.insert(node);
+  SmallVector<Value> inputs, controls, outputs;
+  llvm::DenseSet<Value> seenInputs, seenControls, seenOutputs;
+  for (NodeOp node : members) {
+    for (Value v : node.getInputs()) {
+      if (v.getDefiningOp() && inside.count(v.getDefiningOp()))
+        continue;
+      if (isa<ControlType>(v.getType())) {
+        if (seenControls.insert(v).second)
+          controls.push_back(v);
+      } else if (seenInputs.insert(v).second) {
+        inputs.push_back(v);
+      }
+    }
+    bool keepsName = named.contains(node.getName());
+    for (Value v : node.getOutputs()) {
+      bool usedOutside = llvm::any_of(v.getUsers(), [&](Operation *user) {
+        return !inside.count(user);
+      });
+      if ((usedOutside || keepsName) && seenOutputs.insert(v).second)
+        outputs.push_back(v);
+    }
+  }
+
+  SmallVector<Type> argTypes;
+  for (Value v : inputs)
+    argTypes.push_back(v.getType());
+  IRMapping mapping;
+  FailureOr<FuncOp> func = buildLibraryFunction(
+      module, name, argTypes,
+      [&](OpBuilder &builder, ArrayRef<Value> args)
+          -> FailureOr<SmallVector<Value>> {
+        for (auto [v, arg] : llvm::zip(inputs, args))
+          mapping.map(v, arg);
+        cloneNodes(builder, members, mapping);
+        SmallVector<Value> results;
+        for (Value v : outputs)
+          results.push_back(mapping.lookup(v));
+        return results;
+      },
+      members.front().getLoc());
+  if (failed(func))
+    return failure();
+  // Control inputs from outside are the call's.
+  func->walk([&](NodeOp clone) {
+    for (int i = clone->getNumOperands() - 1; i >= 0; --i) {
+      Value v = clone->getOperand(i);
+      if (isa<ControlType>(v.getType()) &&
+          v.getParentRegion() != &func->getBody() &&
+          !func->getBody().isAncestor(v.getParentRegion()))
+        clone->eraseOperand(i);
+    }
+  });
+
+  OpBuilder builder(members.front());
+  SmallVector<Type> resultTypes;
+  for (Value v : outputs)
+    resultTypes.push_back(v.getType());
+  SmallVector<Value> callInputs(inputs.begin(), inputs.end());
+  callInputs.append(controls.begin(), controls.end());
+  std::string callName = func->getSymName().str();
+  for (unsigned k = 1; byName.count(callName); ++k)
+    callName = func->getSymName().str() + "_" + std::to_string(k);
+  auto call = NodeOp::create(
+      builder, members.front().getLoc(), func->getSymName(), callName,
+      resultTypes, callInputs,
+      builder.getDictionaryAttr(builder.getNamedAttr(
+          "_XlaCompiledKernel", builder.getBoolAttr(true))));
+  byName[callName] = call;
+  for (auto [v, result] : llvm::zip(outputs, call.getOutputs()))
+    v.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return !inside.count(use.getOwner()) &&
+             use.getOwner()->getParentOp() == graph.getOperation();
+    });
+  for (NodeOp node : members)
+    node.getControl().replaceUsesWithIf(call.getControl(), [&](OpOperand &use) {
+      return !inside.count(use.getOwner()) &&
+             use.getOwner()->getParentOp() == graph.getOperation();
+    });
+
+  // Names that runs refer to stay in the graph.
+  for (NodeOp node : members) {
+    if (!named.contains(node.getName()))
+      continue;
+    SmallVector<Value> forwarded;
+    SmallVector<Attribute> types;
+    for (Value v : node.getOutputs()) {
+      auto it = llvm::find(outputs, v);
+      forwarded.push_back(call.getOutputs()[it - outputs.begin()]);
+      types.push_back(TypeAttr::get(
+          cast<TensorType>(v.getType()).getElementType()));
+    }
+    std::string nodeName = node.getName().str();
+    if (forwarded.empty()) {
+      NodeOp::create(builder, node.getLoc(), "NoOp", nodeName, {},
+                     ValueRange{call.getControl()}, builder.getDictionaryAttr({}));
+    } else {
+      forwarded.push_back(call.getControl());
+      NodeOp::create(
+          builder, node.getLoc(), "IdentityN", nodeName,
+          ValueRange(forwarded).drop_back().getTypes(), forwarded,
+          builder.getDictionaryAttr(builder.getNamedAttr(
+              "T", builder.getArrayAttr(types))));
+    }
+  }
+  for (NodeOp node : llvm::reverse(members)) {
+    byName.erase(node.getName());
+    node->dropAllUses();
+    node.erase();
+  }
+  return success();
+}
+
+LogicalResult
+Clusterer::run(std::vector<jit::ClusteringDecision> &decisions) {
+  if (failed(findNeeded()))
+    return failure();
+  findCandidates();
+  do
+    formClusters();
+  while (dropBoundaryViolations());
+
+  // Clusters in graph order, each with its members in graph order.
+  llvm::DenseMap<Operation *, unsigned> clusterIndex;
+  std::vector<SmallVector<NodeOp>> groups;
+  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
+    if (!candidates.count(node))
+      continue;
+    Operation *leader = clusters.getLeaderValue(node);
+    auto [it, inserted] = clusterIndex.try_emplace(leader, groups.size());
+    if (inserted)
+      groups.emplace_back();
+    groups[it->second].push_back(node);
+  }
+  llvm::DenseMap<Operation *, std::string> assigned;
+  std::vector<std::pair<SmallVector<NodeOp>, std::string>> work;
+  unsigned next = 0;
+  for (auto &group : groups) {
+    bool worthIt = llvm::any_of(
+        group, [](NodeOp n) { return !isTrivial(n.getOpType()); });
+    if (!worthIt) {
+      for (NodeOp node : group)
+        reasons[node] = "its cluster has nothing worth compiling";
+      continue;
+    }
+    std::string name = "cluster_" + std::to_string(next++);
+    while (module.lookupSymbol(name))
+      name = "cluster_" + std::to_string(next++);
+    for (NodeOp node : group)
+      assigned[node] = name;
+    work.push_back({group, name});
+  }
+  for (auto node : graph.getBody().front().getOps<NodeOp>())
+    if (needed.count(node))
+      decisions.push_back({node.getName().str(), assigned.lookup(node),
+                           assigned.count(node) ? "" : reasons.lookup(node)});
+  for (auto &[group, name] : work)
+    if (failed(encapsulate(group, name)))
+      return failure();
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+cleave::jit::clusterForCompilation(ModuleOp module,
+                                   const RunSignature &signature,
+                                   std::vector<ClusteringDecision> &decisions) {
+  GraphOp graph;
+  for (auto g : module.getOps<GraphOp>())
+    graph = g;
+  if (!graph)
+    return emitError(module.getLoc(), "the module has no graph.graph"),
+           failure();
+  Clusterer clusterer(module, graph, signature);
+  return clusterer.run(decisions);
+}

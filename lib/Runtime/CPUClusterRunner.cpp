@@ -1,0 +1,215 @@
+//===- CPUClusterRunner.cpp - compiled clusters on the host CPU -----------===//
+
+#include "cleave/Runtime/CPUClusterRunner.h"
+
+#include "cleave/Conversion/GraphToLinalg.h"
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Target/CPU/CPUTarget.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Timer.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::runtime;
+using conversion::ArgSpecialization;
+using conversion::LoweredFunction;
+using conversion::TensorSpec;
+using interp::Tensor;
+
+struct CPUClusterRunner::Executable {
+  LoweredFunction lowered;
+  std::unique_ptr<cpu::JITModule> jit;
+  cpu::JITModule::PackedFunction entry = nullptr;
+};
+
+struct CPUClusterRunner::FunctionCache {
+  /// Arguments the lowering needs as values.
+  llvm::DenseSet<unsigned> constantArgs;
+  /// Executables by argument signature; several per signature when the
+  /// variables they read have changed shape.
+  std::map<std::string, std::vector<std::unique_ptr<Executable>>> bySignature;
+};
+
+CPUClusterRunner::CPUClusterRunner() = default;
+CPUClusterRunner::~CPUClusterRunner() = default;
+
+static std::optional<TensorSpec> variableSpec(interp::State &state,
+                                              llvm::StringRef name) {
+  auto it = state.variables.find(name);
+  if (it == state.variables.end() || !it->second.isValid())
+    return std::nullopt;
+  return TensorSpec{it->second.dtype(), it->second.shape()};
+}
+
+/// The key of a call: each argument's dtype and shape, the variable a
+/// resource names, the bytes of a compile-time constant.
+static std::string signatureOf(llvm::ArrayRef<Tensor> args,
+                               const llvm::DenseSet<unsigned> &constantArgs) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (auto [i, t] : llvm::enumerate(args)) {
+    os << t.dtype() << interp::shapeString(t.shape());
+    if (t.dtype() == interp::kResource || t.dtype() == interp::kString)
+      for (const std::string &s : t.strings())
+        os << '"' << s << '"';
+    else if (constantArgs.count(i))
+      os << '=' << llvm::StringRef(t.raw(), t.byteSize());
+    os << ';';
+  }
+  return key;
+}
+
+FailureOr<CPUClusterRunner::Executable *>
+CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
+                                llvm::ArrayRef<Tensor> args,
+                                interp::State &state) {
+  auto func = cast<graph::FuncOp>(function);
+  std::unique_ptr<FunctionCache> &cache = functions[func.getSymName().str()];
+  if (!cache)
+    cache = std::make_unique<FunctionCache>();
+  std::string key = signatureOf(args, cache->constantArgs);
+  for (const auto &executable : cache->bySignature[key]) {
+    bool matches = true;
+    for (const conversion::VariableSlot &slot : executable->lowered.variables)
+      if (slot.argIndex >= 0) {
+        std::optional<TensorSpec> spec = variableSpec(state, slot.name);
+        matches &= spec && spec->dtype == slot.dtype &&
+                   spec->shape == slot.shape;
+      }
+    if (matches)
+      return executable.get();
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  MLIRContext *context = func.getContext();
+  {
+    DialectRegistry registry;
+    cpu::registerCPUDialects(registry);
+    context->appendDialectRegistry(registry);
+  }
+  auto variableType = [&state](llvm::StringRef name) {
+    return variableSpec(state, name);
+  };
+  OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
+  FailureOr<LoweredFunction> lowered = failure();
+  // Lower; when an argument turns out to be needed as a value, again with
+  // its value (the first attempt's diagnostics are dropped).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    llvm::SmallVector<ArgSpecialization> specs;
+    for (auto [i, t] : llvm::enumerate(args)) {
+      ArgSpecialization spec;
+      spec.dtype = t.dtype();
+      spec.shape = t.shape();
+      if (t.dtype() == interp::kResource)
+        spec.variable = t.numElements() == 1 ? t.strings()[0] : "";
+      else if (cache->constantArgs.count(i))
+        spec.constant = t;
+      specs.push_back(std::move(spec));
+    }
+    llvm::DenseSet<unsigned> needsConstant;
+    std::vector<Diagnostic> deferred;
+    {
+      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+        deferred.push_back(std::move(diag));
+        return success();
+      });
+      lowered = conversion::lowerToLinalg(
+          conversion::requestForFunction(func, specs, variableType), *module,
+          "cluster", needsConstant);
+    }
+    bool retry = false;
+    for (unsigned arg : needsConstant)
+      retry |= cache->constantArgs.insert(arg).second;
+    if (succeeded(lowered) || !retry || attempt == 1) {
+      for (Diagnostic &diag : deferred)
+        context->getDiagEngine().emit(std::move(diag));
+      break;
+    }
+  }
+  if (failed(lowered))
+    return failure();
+  // The signature now names the constant arguments' values too.
+  key = signatureOf(args, cache->constantArgs);
+  if (dumpLinalg)
+    *dumpLinalg << "// " << func.getSymName() << "\n" << *module << "\n";
+
+  PassManager pm(context);
+  cpu::buildLinalgToLLVMPipeline(pm);
+  if (failed(pm.run(*module)))
+    return caller->emitError() << "compiling '" << func.getSymName()
+                               << "' for the CPU failed",
+           failure();
+  std::string error;
+  auto executable = std::make_unique<Executable>();
+  executable->lowered = std::move(*lowered);
+  executable->jit = cpu::JITModule::create(*module, error);
+  if (executable->jit)
+    executable->entry = executable->jit->lookup("cluster");
+  if (!executable->entry)
+    return caller->emitError() << "compiling '" << func.getSymName()
+                               << "' for the CPU failed: " << error,
+           failure();
+  ++statistics.compilations;
+  statistics.compileSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  auto &list = cache->bySignature[key];
+  list.push_back(std::move(executable));
+  return list.back().get();
+}
+
+FailureOr<std::vector<Tensor>>
+CPUClusterRunner::call(Operation *caller, Operation *function,
+                       llvm::ArrayRef<Tensor> args, interp::State &state) {
+  FailureOr<Executable *> executable =
+      getExecutable(caller, function, args, state);
+  if (failed(executable))
+    return failure();
+  const LoweredFunction &lowered = (*executable)->lowered;
+  ++statistics.calls;
+
+  // The compiled function's arguments: data arguments, then the variables
+  // it reads; its results follow as out-parameters.
+  std::vector<Tensor> arguments;
+  for (unsigned i : lowered.dataArgs)
+    arguments.push_back(args[i]);
+  for (const conversion::VariableSlot &slot : lowered.variables)
+    if (slot.argIndex >= 0)
+      arguments.push_back(state.variables[slot.name]);
+  std::vector<Tensor> computed;
+  for (const TensorSpec &spec : lowered.resultSpecs)
+    computed.emplace_back(spec.dtype, spec.shape);
+  std::vector<void *> buffers;
+  for (Tensor &t : arguments)
+    buffers.push_back(t.raw());
+  for (Tensor &t : computed)
+    buffers.push_back(t.raw());
+  std::vector<void *> packed;
+  for (void *&buffer : buffers)
+    packed.push_back(&buffer);
+  (*executable)->entry(packed.data());
+
+  auto valueOf = [&](const conversion::ValueSource &source) -> Tensor {
+    switch (source.kind) {
+    case conversion::ValueSource::Kind::Result:
+      return computed[source.index];
+    case conversion::ValueSource::Kind::Argument:
+      return arguments[source.index];
+    case conversion::ValueSource::Kind::Constant:
+      return *source.constant;
+    }
+    llvm_unreachable("unknown value source");
+  };
+  std::vector<Tensor> results;
+  for (const conversion::ValueSource &source : lowered.outputs)
+    results.push_back(valueOf(source));
+  for (const conversion::VariableSlot &slot : lowered.variables)
+    if (slot.written)
+      state.variables[slot.name] = valueOf(*slot.written);
+  return results;
+}

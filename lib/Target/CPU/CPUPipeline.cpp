@@ -1,0 +1,101 @@
+//===- CPUPipeline.cpp - linalg on tensors to the LLVM dialect ------------===//
+//
+// Bufferization turns the tensors GraphToLinalg builds into buffers with no
+// copies where values die (One-Shot Bufferize, in place), outputs become
+// out-parameters the caller allocates, temporaries are freed by the
+// ownership-based deallocation; the rest is upstream lowering to loops and
+// to LLVM. Speed (fusion, tiling, vectors, threads) belongs to later
+// stages of this pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Target/CPU/CPUTarget.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+void cleave::cpu::registerCPUDialects(DialectRegistry &registry) {
+  // Every upstream dialect with its interface models (bufferization of
+  // linalg/tensor/arith/func, ...), and their translations to LLVM IR.
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+}
+
+/// Every function's results become out-parameters. (The options' default
+/// filter is a function_ref to a temporary; this one lives forever.)
+static bool convertEveryFunction(func::FuncOp *) { return true; }
+
+void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  // Constant folding and dead code from the node-by-node lowering.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // tensor.empty becomes an allocation One-Shot Bufferize can place.
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  // Identity layouts at the boundary: the caller's dense buffers.
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  // Results become buffers the caller passes in; the function's own
+  // allocation of a result is replaced by the caller's buffer.
+  bufferization::BufferResultsToOutParamsOpts outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.filterFn = convertEveryFunction;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Temporaries are freed where their last use is.
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createCanonicalizerPass());
+  // Loops, then LLVM.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  // What LLVM has no intrinsic for (tanh, expm1, log1p, ...) calls libm.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  // One pointer per argument: static shapes need no descriptors.
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void cleave::cpu::registerCPUPipelines() {
+  PassPipelineRegistration<>(
+      "graph-cpu-codegen",
+      "Lower linalg on static tensors to the LLVM dialect for the host CPU "
+      "(bufferization, out-parameters, deallocation, loops, LLVM)",
+      [](OpPassManager &pm) { buildLinalgToLLVMPipeline(pm); });
+}
+
+std::string cleave::cpu::getHostCPUDescription() {
+  std::string text = llvm::sys::getHostCPUName().str();
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  for (const char *feature : {"avx2", "avx512f", "fma"})
+    if (features.lookup(feature))
+      text += std::string(" +") + feature;
+  return text;
+}

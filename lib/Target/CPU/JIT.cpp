@@ -1,0 +1,111 @@
+//===- JIT.cpp - host code from the LLVM dialect --------------------------===//
+//
+// The ORC JIT (through MLIR's ExecutionEngine) for graph-run, and object
+// files for ahead-of-time use; both for the host CPU with its features, at
+// -O3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Target/CPU/CPUTarget.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace cleave::cpu;
+
+static void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+/// A target machine for the host CPU and its features.
+static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error) {
+  initializeNativeTarget();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = llvm::toString(builder.takeError());
+    return nullptr;
+  }
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = builder->createTargetMachine();
+  if (!machine) {
+    error = llvm::toString(machine.takeError());
+    return nullptr;
+  }
+  return std::move(*machine);
+}
+
+JITModule::~JITModule() = default;
+
+std::unique_ptr<JITModule> JITModule::create(ModuleOp module,
+                                             std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
+  if (!machine)
+    return nullptr;
+  auto transformer = makeOptimizingTransformer(3, 0, machine.get());
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // No debugger or profiler listens; registering every module costs time.
+  options.enableGDBNotificationListener = false;
+  auto engine = ExecutionEngine::create(module, options, std::move(machine));
+  if (!engine) {
+    error = llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  std::unique_ptr<JITModule> jit(new JITModule());
+  jit->engine = std::move(*engine);
+  return jit;
+}
+
+JITModule::PackedFunction JITModule::lookup(llvm::StringRef name) const {
+  auto fn = engine->lookupPacked(name);
+  if (!fn) {
+    llvm::consumeError(fn.takeError());
+    return nullptr;
+  }
+  return *fn;
+}
+
+LogicalResult cleave::cpu::emitObjectFile(ModuleOp module,
+                                          llvm::raw_pwrite_stream &os,
+                                          std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
+  if (!machine)
+    return failure();
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule) {
+    error = "the module does not translate to LLVM IR";
+    return failure();
+  }
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple().getTriple());
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, machine.get())(
+          llvmModule.get())) {
+    error = llvm::toString(std::move(e));
+    return failure();
+  }
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the host target cannot emit object files";
+    return failure();
+  }
+  passes.run(*llvmModule);
+  return success();
+}
