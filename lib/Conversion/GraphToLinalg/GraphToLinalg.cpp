@@ -34,7 +34,7 @@ static const llvm::StringMap<Lowering> &getLoweringTable() {
     auto *map = new llvm::StringMap<Lowering>();
     for (const LoweringTable &family :
          {getMathLowerings(), getArrayLowerings(), getNNLowerings(),
-          getStateLowerings()})
+          getConvLowerings(), getStateLowerings()})
       for (const auto &[name, lowering] : family)
         if (!ops::lookupOp(name) || !map->try_emplace(name, lowering).second)
           llvm::report_fatal_error(llvm::Twine("bad lowering table entry '") +

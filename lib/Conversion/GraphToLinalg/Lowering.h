@@ -144,6 +144,7 @@ using LoweringTable = std::vector<std::pair<llvm::StringRef, Lowering>>;
 LoweringTable getMathLowerings();
 LoweringTable getArrayLowerings();
 LoweringTable getNNLowerings();
+LoweringTable getConvLowerings();
 LoweringTable getStateLowerings();
 
 /// Helpers for element bodies.

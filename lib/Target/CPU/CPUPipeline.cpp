@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/InitAllDialects.h"
@@ -41,6 +42,14 @@ void cleave::cpu::registerCPUDialects(DialectRegistry &registry) {
 /// filter is a function_ref to a temporary; this one lives forever.)
 static bool convertEveryFunction(func::FuncOp *) { return true; }
 
+/// Copies between buffers as linalg.copy, which becomes loops like the rest:
+/// memref.copy of a strided view would call a runtime library function.
+static LogicalResult copyAsLoops(OpBuilder &b, Location loc, Value from,
+                                Value to) {
+  b.create<linalg::CopyOp>(loc, from, to);
+  return success();
+}
+
 void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // Constant folding and dead code from the node-by-node lowering.
   pm.addPass(createCanonicalizerPass());
@@ -49,6 +58,7 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.memCpyFn = copyAsLoops;
   // Identity layouts at the boundary: the caller's dense buffers.
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
@@ -58,6 +68,7 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   outParams.filterFn = convertEveryFunction;
+  outParams.memCpyFn = copyAsLoops;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   // Temporaries are freed where their last use is.
   bufferization::BufferDeallocationPipelineOptions deallocation;
