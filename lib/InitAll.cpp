@@ -2,8 +2,10 @@
 
 #include "cleave/InitAll.h"
 
+#include "cleave/Conversion/Passes.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Target/CPU/CPUTarget.h"
 #include "cleave/Translate/Dot.h"
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -11,10 +13,14 @@
 
 void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<graph::GraphDialect>();
+  // The upstream dialects the CPU backend lowers to, with their interfaces.
+  cpu::registerCPUDialects(registry);
 }
 
 void cleave::registerAllPasses() {
   graph::registerGraphPasses();
+  registerConversionPasses();
+  cpu::registerCPUPipelines();
   // Upstream passes that are useful on graphs (canonicalize, cse, ...).
   mlir::registerTransformsPasses();
 }

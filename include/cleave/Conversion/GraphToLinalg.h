@@ -105,6 +105,9 @@ struct LoweringRequest {
   llvm::SmallVector<mlir::Value> outputs;
   /// Run every stateful node of the body, as a function call does.
   bool runStatefulNodes = false;
+  /// Return outputs known at compile time from the function too (for
+  /// inspection); otherwise the caller gets their values directly.
+  bool returnConstantOutputs = false;
   VariableTypeFn variableType;
 };
 

@@ -437,7 +437,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
   auto sourceOf = [&](LoweredValue &value,
                       graph::NodeOp producer) -> FailureOr<ValueSource> {
     ValueSource source;
-    if (value.constant && !value.tensor) {
+    if (value.constant && !value.tensor && !request.returnConstantOutputs) {
       source.kind = ValueSource::Kind::Constant;
       source.constant = value.constant;
       return source;

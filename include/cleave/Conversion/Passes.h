@@ -1,0 +1,24 @@
+//===- Passes.h - lowering and clustering passes ----------------*- C++ -*-===//
+
+#ifndef CLEAVE_CONVERSION_PASSES_H
+#define CLEAVE_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace cleave {
+
+#define GEN_PASS_DECL
+#include "cleave/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "cleave/Conversion/Passes.h.inc"
+
+} // namespace cleave
+
+#endif // CLEAVE_CONVERSION_PASSES_H

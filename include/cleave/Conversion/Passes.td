@@ -1,0 +1,84 @@
+//===- Passes.td - lowering and clustering passes ------------*- tablegen -*-===//
+
+#ifndef CLEAVE_CONVERSION_PASSES_TD
+#define CLEAVE_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GraphToLinalgPass : Pass<"graph-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower the top-level graph to linalg on static tensors";
+  let description = [{
+    Shows what the CPU backend compiles: the nodes that `outputs` need
+    become one `func.func` (named by `function`) over static tensors in
+    upstream dialects (linalg named ops and `linalg.generic`, tensor, arith,
+    math). Placeholders with fully known shapes are its arguments; variables
+    (VariableV2, VarHandleOp) with fully known shapes are extra arguments
+    and the ones the graph updates extra results. Nodes whose inputs are
+    known at compile time (Shape, BroadcastGradientArgs, ...) are folded by
+    the reference kernels. The graph and its library are replaced by the
+    function. graph-run --backend=cpu does the same per cluster, with the
+    shapes actually fed.
+
+    Before:
+    ```
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: 2 } } } } }
+    node { name: "y" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    ```
+    After:
+    ```mlir
+    func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = tensor.empty() : tensor<2xf32>
+      %1 = linalg.generic {...} ins(%arg0 : tensor<2xf32>) outs(%0 : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %cst = arith.constant 0.000000e+00 : f32
+        %2 = arith.cmpf ogt, %in, %cst : f32
+        %3 = arith.select %2, %in, %cst : f32
+        linalg.yield %3 : f32
+      } -> tensor<2xf32>
+      return %1 : tensor<2xf32>
+    }
+    ```
+    Errors name the node: an op without a CPU lowering, a shape TensorFlow
+    rejects, an input that must be a compile-time constant, a placeholder
+    or variable whose shape is not fully known.
+  }];
+  let options = [
+    ListOption<"outputs", "outputs", "std::string",
+               "tensors to return (node or node:port; default: the outputs "
+               "no node reads)">,
+    Option<"function", "function", "std::string", "\"main\"",
+           "name of the function to build">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def GraphAutoClusterPass : Pass<"graph-auto-cluster", "::mlir::ModuleOp"> {
+  let summary = "Encapsulate the nodes that compile for the CPU into cluster functions";
+  let description = [{
+    TensorFlow's XLA auto-clustering (mark_for_compilation_pass, then
+    encapsulate_subgraphs_pass) for Cleave's CPU target. The nodes a run
+    needs (`fetches`, `targets`, stopping at `feeds`; every node when none is
+    given) whose ops lower to the CPU form clusters that make no cycle
+    through the nodes left out; each becomes a library function
+    `cluster_<k>` called by a node with `_XlaCompiledKernel = true`, which
+    graph-run --backend=cpu runs as native code. Reference values never
+    cross a cluster boundary, resource handles only enter one. Fetched and
+    targeted nodes keep their names (an IdentityN or NoOp forwards the
+    call). With `report`, each needed node gets a remark saying which
+    cluster it joined or why it stays interpreted.
+  }];
+  let options = [
+    ListOption<"feeds", "feeds", "std::string", "tensors the run feeds">,
+    ListOption<"fetches", "fetches", "std::string", "tensors the run fetches">,
+    ListOption<"targets", "targets", "std::string", "nodes the run runs">,
+    Option<"report", "report", "bool", "false",
+           "a remark on every needed node: its cluster, or why not">,
+  ];
+}
+
+#endif // CLEAVE_CONVERSION_PASSES_TD
