@@ -209,6 +209,22 @@ LogicalResult Clusterer::findNeeded() {
   return success();
 }
 
+/// Whether every function `node` calls (If branches, While bodies, calls)
+/// compiles; `why` says what stops it.
+static bool compilableCallees(NodeOp node, std::string &why) {
+  for (StringRef name : conversion::getCalledFunctions(node)) {
+    Operation *callee = SymbolTable::lookupNearestSymbolFrom(
+        node, StringAttr::get(node.getContext(), name));
+    if (!isa_and_nonnull<FuncOp>(callee)) {
+      why = "calls '" + name.str() + "', which is not in the library";
+      return false;
+    }
+    if (!conversion::isCompilableFunction(callee, why))
+      return false;
+  }
+  return true;
+}
+
 void Clusterer::findCandidates() {
   // Nodes downstream of a Switch or an Enter may be dead or run once per
   // iteration; compiled code runs once per call.
@@ -229,8 +245,11 @@ void Clusterer::findCandidates() {
     std::string &reason = reasons[node];
     StringRef op = node.getOpType();
     bool ordered = llvm::is_contained(order, node);
-    if (!conversion::hasCPULowering(op)) {
+    bool isCall = !ops::lookupOp(op) && module.lookupSymbol(op);
+    if (!conversion::hasCPULowering(op) && !isCall) {
       reason = "op '" + op.str() + "' has no CPU lowering";
+    } else if (!compilableCallees(node, reason)) {
+      // `reason` names the node of the callee that stops it.
     } else if (!ordered || controlled.count(node)) {
       reason = "inside v1 control flow (run graph-functionalize-loops)";
     } else if (llvm::any_of(node.getOutputs(),

@@ -69,7 +69,7 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
                                 llvm::ArrayRef<Tensor> args,
                                 interp::State &state) {
   auto func = cast<graph::FuncOp>(function);
-  std::unique_ptr<FunctionCache> &cache = functions[func.getSymName().str()];
+  std::unique_ptr<FunctionCache> &cache = functions[function];
   if (!cache)
     cache = std::make_unique<FunctionCache>();
   std::string key = signatureOf(args, cache->constantArgs);
@@ -118,9 +118,11 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
         deferred.push_back(std::move(diag));
         return success();
       });
-      lowered = conversion::lowerToLinalg(
-          conversion::requestForFunction(func, specs, variableType), *module,
-          "cluster", needsConstant);
+      conversion::LoweringRequest request =
+          conversion::requestForFunction(func, specs, variableType);
+      request.maxIterations = maxIterations;
+      lowered = conversion::lowerToLinalg(request, *module, "cluster",
+                                          needsConstant);
     }
     bool retry = false;
     for (unsigned arg : needsConstant)
@@ -193,6 +195,11 @@ CPUClusterRunner::call(Operation *caller, Operation *function,
   for (void *&buffer : buffers)
     packed.push_back(&buffer);
   (*executable)->entry(packed.data());
+  if (lowered.statusResult) {
+    int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];
+    if (status > 0 && status <= int64_t(lowered.errors.size()))
+      return caller->emitError() << lowered.errors[status - 1], failure();
+  }
 
   auto valueOf = [&](const conversion::ValueSource &source) -> Tensor {
     switch (source.kind) {

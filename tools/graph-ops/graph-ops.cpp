@@ -4,7 +4,8 @@
 //   graph-ops --markdown   the table of docs/generated/Ops.md
 //   graph-ops Conv2D ...   only these ops (unknown names are an error)
 //
-// For each op: whether the device backend compiles it, whether it is
+// For each op: whether the device backend compiles it, whether it lowers
+// to native code on the CPU target (graph-run --backend=cpu), whether it is
 // stateful, and whether it has a shape function, a reference kernel and a
 // gradient rule ("none" for ops TensorFlow declares not differentiable,
 // "pass" for those graph-gradient differentiates itself: control flow and
@@ -12,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Ops/Gradients.h"
 #include "cleave/Ops/OpRegistry.h"
@@ -35,7 +37,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "Lists the op registry: device support, statefulness, shape "
+      "Lists the op registry: device support, CPU lowering, statefulness, "
+      "shape "
       "functions, reference kernels and gradient rules\n");
   std::vector<const ops::OpSpec *> selected;
   if (names.empty()) {
@@ -52,17 +55,19 @@ int main(int argc, char **argv) {
   }
   llvm::raw_ostream &os = llvm::outs();
   auto yes = [](bool b) { return b ? "yes" : "-"; };
-  size_t device = 0, shapes = 0, kernels = 0, gradients = 0;
+  size_t device = 0, cpu = 0, shapes = 0, kernels = 0, gradients = 0;
   if (markdown)
-    os << "| op | device | stateful | shape function | reference kernel | "
-          "gradient |\n"
-       << "|---|---|---|---|---|---|\n";
+    os << "| op | device | cpu | stateful | shape function | reference "
+          "kernel | gradient |\n"
+       << "|---|---|---|---|---|---|---|\n";
   else
-    os << "op\tdevice\tstateful\tshape_fn\tkernel\tgradient\n";
+    os << "op\tdevice\tcpu\tstateful\tshape_fn\tkernel\tgradient\n";
   for (const ops::OpSpec *op : selected) {
     bool hasShapeFn = ops::lookupShapeFn(op->name) != nullptr;
     bool hasKernel = interp::hasKernel(op->name);
+    bool lowersOnCPU = conversion::hasCPULowering(op->name);
     device += op->isDeviceCompilable;
+    cpu += lowersOnCPU;
     shapes += hasShapeFn;
     kernels += hasKernel;
     bool hasGradient = ops::lookupGradFn(op->name) != nullptr;
@@ -73,14 +78,15 @@ int main(int argc, char **argv) {
                                                                    : "-";
     const char *sep = markdown ? " | " : "\t";
     os << (markdown ? "| `" : "") << op->name << (markdown ? "`" : "") << sep
-       << yes(op->isDeviceCompilable) << sep << yes(op->isStateful) << sep
+       << yes(op->isDeviceCompilable) << sep << yes(lowersOnCPU) << sep
+       << yes(op->isStateful) << sep
        << yes(hasShapeFn) << sep << yes(hasKernel) << sep << gradient
        << (markdown ? " |" : "") << "\n";
   }
   if (markdown)
     os << "\n"
        << selected.size() << " ops: " << device << " device-compilable, "
-       << shapes << " with a shape function, " << kernels
+       << cpu << " lowered to the CPU, " << shapes << " with a shape function, " << kernels
        << " with a reference kernel, " << gradients
        << " with a gradient rule.\n";
   return 0;

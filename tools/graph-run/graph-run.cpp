@@ -273,6 +273,7 @@ int main(int argc, char **argv) {
   runtime::CPUClusterRunner runner;
   if (dumpLinalg)
     runner.setDumpLinalg(&llvm::errs());
+  runner.setMaxIterations(maxIterations);
   struct Run {
     OwningOpRef<ModuleOp> module;
     std::unique_ptr<Interpreter> interpreter;

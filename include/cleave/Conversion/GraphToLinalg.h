@@ -90,6 +90,11 @@ struct LoweredFunction {
   /// One per requested output.
   std::vector<ValueSource> outputs;
   std::vector<VariableSlot> variables;
+  /// Errors compiled code can report (a loop that never ends): when the
+  /// scalar int64 result `statusResult` is k > 0 after a call, the call
+  /// failed with `errors[k - 1]` and its other results are meaningless.
+  std::optional<unsigned> statusResult;
+  std::vector<std::string> errors;
 };
 
 /// Gives the dtype and shape of an initialized variable, or nullopt.
@@ -108,6 +113,9 @@ struct LoweringRequest {
   /// Return outputs known at compile time from the function too (for
   /// inspection); otherwise the caller gets their values directly.
   bool returnConstantOutputs = false;
+  /// A compiled loop that runs this many iterations stops with an error, as
+  /// the interpreter's loops do.
+  int64_t maxIterations = 1000000;
   VariableTypeFn variableType;
 };
 
@@ -126,6 +134,19 @@ LoweringRequest requestForFunction(mlir::Operation *function,
 
 /// Whether op type `opType` lowers to the CPU target.
 bool hasCPULowering(llvm::StringRef opType);
+
+/// Whether op type `opType` updates a variable (such updates cannot be
+/// compiled inside functional control flow yet).
+bool updatesVariables(llvm::StringRef opType);
+
+/// Whether the library function `function` (a graph.func) can be compiled
+/// as the body of a call, an If/Case branch or a While loop; otherwise
+/// `why` says which node stops it.
+bool isCompilableFunction(mlir::Operation *function, std::string &why);
+
+/// The library functions a node calls: its op type when it names one, and
+/// the function attrs of If, Case, While and PartitionedCall.
+llvm::SmallVector<llvm::StringRef> getCalledFunctions(mlir::Operation *node);
 
 /// Every op type with a CPU lowering, sorted.
 std::vector<llvm::StringRef> getCPULoweredOps();

@@ -40,6 +40,10 @@ public:
   /// Print the lowered (linalg) module of each compilation to `os`.
   void setDumpLinalg(llvm::raw_ostream *os) { dumpLinalg = os; }
 
+  /// Compiled loops that run this many iterations fail, as the
+  /// interpreter's do (set before the first call).
+  void setMaxIterations(int64_t limit) { maxIterations = limit; }
+
 private:
   struct Executable;
   struct FunctionCache;
@@ -48,9 +52,11 @@ private:
                                               llvm::ArrayRef<interp::Tensor> args,
                                               interp::State &state);
 
-  std::map<std::string, std::unique_ptr<FunctionCache>> functions;
+  /// By function (graph.func op): each run's graph has its own clusters.
+  std::map<mlir::Operation *, std::unique_ptr<FunctionCache>> functions;
   Statistics statistics;
   llvm::raw_ostream *dumpLinalg = nullptr;
+  int64_t maxIterations = 1000000;
 };
 
 } // namespace cleave::runtime

@@ -15,8 +15,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <deque>
 
@@ -34,7 +38,7 @@ static const llvm::StringMap<Lowering> &getLoweringTable() {
     auto *map = new llvm::StringMap<Lowering>();
     for (const LoweringTable &family :
          {getMathLowerings(), getArrayLowerings(), getNNLowerings(),
-          getConvLowerings(), getStateLowerings()})
+          getConvLowerings(), getStateLowerings(), getControlFlowLowerings()})
       for (const auto &[name, lowering] : family)
         if (!ops::lookupOp(name) || !map->try_emplace(name, lowering).second)
           llvm::report_fatal_error(llvm::Twine("bad lowering table entry '") +
@@ -46,6 +50,73 @@ static const llvm::StringMap<Lowering> &getLoweringTable() {
 
 bool cleave::conversion::hasCPULowering(StringRef opType) {
   return getLoweringTable().count(opType);
+}
+
+bool cleave::conversion::updatesVariables(StringRef opType) {
+  return opType.starts_with("Assign") || opType.starts_with("Apply") ||
+         opType.starts_with("ResourceApply");
+}
+
+SmallVector<StringRef> cleave::conversion::getCalledFunctions(Operation *op) {
+  auto node = cast<graph::NodeOp>(op);
+  SmallVector<StringRef> names;
+  if (!ops::lookupOp(node.getOpType()))
+    names.push_back(node.getOpType());
+  for (NamedAttribute attr : node.getAttrs()) {
+    if (auto f = dyn_cast<graph::FuncAttr>(attr.getValue()))
+      names.push_back(f.getName().getValue());
+    if (auto list = dyn_cast<ArrayAttr>(attr.getValue()))
+      for (Attribute a : list)
+        if (auto f = dyn_cast<graph::FuncAttr>(a))
+          names.push_back(f.getName().getValue());
+  }
+  return names;
+}
+
+static bool isCompilableFunction(graph::FuncOp func, std::string &why,
+                                 llvm::SmallPtrSetImpl<Operation *> &visiting) {
+  if (func.getUncallable()) {
+    why = "function '" + func.getSymName().str() + "' cannot be called";
+    return false;
+  }
+  if (!visiting.insert(func).second) {
+    why = "function '" + func.getSymName().str() + "' is recursive";
+    return false;
+  }
+  for (auto node : func.getBody().front().getOps<graph::NodeOp>()) {
+    StringRef op = node.getOpType();
+    std::string prefix = "function '" + func.getSymName().str() +
+                         "': node '" + node.getName().str() + "': ";
+    if (updatesVariables(op)) {
+      why = prefix + "updates a variable";
+      return false;
+    }
+    bool isCall = !ops::lookupOp(op);
+    if (!isCall && !hasCPULowering(op)) {
+      why = prefix + "op '" + op.str() + "' has no CPU lowering";
+      return false;
+    }
+    for (StringRef callee : getCalledFunctions(node)) {
+      auto f = dyn_cast_or_null<graph::FuncOp>(
+          SymbolTable::lookupNearestSymbolFrom(
+              node, StringAttr::get(node.getContext(), callee)));
+      if (!f) {
+        why = prefix + "calls '" + callee.str() + "', which is not in the "
+                       "library";
+        return false;
+      }
+      if (!isCompilableFunction(f, why, visiting))
+        return false;
+    }
+  }
+  visiting.erase(func);
+  return true;
+}
+
+bool cleave::conversion::isCompilableFunction(Operation *function,
+                                              std::string &why) {
+  llvm::SmallPtrSet<Operation *, 8> visiting;
+  return ::isCompilableFunction(cast<graph::FuncOp>(function), why, visiting);
 }
 
 std::vector<StringRef> cleave::conversion::getCPULoweredOps() {
@@ -148,9 +219,21 @@ public:
 
   llvm::DenseMap<Value, LoweredValue> values;
 
+  FailureOr<SmallVector<LoweredValue>>
+  lowerFunctionBody(graph::NodeOp caller, StringRef function,
+                    ArrayRef<LoweredValue> args);
+  unsigned regionDepth = 0;
+  Value status;
+  std::vector<std::string> errorMessages;
+  int64_t getMaxIterations() const { return request.maxIterations; }
+
 private:
   LogicalResult lowerNode(graph::NodeOp node);
-  FailureOr<SmallVector<graph::NodeOp>> scheduleNodes();
+  LogicalResult lowerCallByName(NodeLowering &ctx);
+  llvm::SmallVector<StringRef> callStack;
+  FailureOr<SmallVector<graph::NodeOp>>
+  scheduleNodes(Block *body, ArrayRef<Value> inputs, ArrayRef<Value> outputs,
+                bool runStatefulNodes);
 
   const LoweringRequest &request;
   ModuleOp target;
@@ -231,8 +314,9 @@ FailureOr<Value> FunctionLowering::materialize(LoweredValue &value,
   if (value.tensor)
     return value.tensor;
   if (value.constant) {
+    // At the start of the function: it dominates every region that uses it.
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToEnd(entry);
+    builder.setInsertionPointToStart(entry);
     NodeLowering ctx(*this, user, builder);
     value.tensor = ctx.constantTensor(*value.constant);
     return value.tensor;
@@ -249,18 +333,88 @@ FailureOr<Value> FunctionLowering::materialize(LoweredValue &value,
          failure();
 }
 
+FailureOr<SmallVector<LoweredValue>>
+FunctionLowering::lowerFunctionBody(graph::NodeOp caller, StringRef function,
+                                    ArrayRef<LoweredValue> args) {
+  auto callee = dyn_cast_or_null<graph::FuncOp>(
+      SymbolTable::lookupNearestSymbolFrom(
+          caller, StringAttr::get(caller.getContext(), function)));
+  if (!callee || callee.getUncallable())
+    return nodeError(caller) << "function '" << function
+                             << "' is not in the graph's library",
+           failure();
+  if (llvm::is_contained(callStack, function))
+    return nodeError(caller) << "calls '" << function
+                             << "' recursively, which compiled code cannot do",
+           failure();
+  Block &body = callee.getBody().front();
+  SmallVector<Value> inputs, outputs;
+  for (BlockArgument arg : body.getArguments())
+    if (!isa<graph::ControlType>(arg.getType()))
+      inputs.push_back(arg);
+  if (inputs.size() != args.size())
+    return nodeError(caller) << "function '" << function << "' takes "
+                             << inputs.size() << " arguments, but was called "
+                             << "with " << args.size(),
+           failure();
+  for (auto [arg, value] : llvm::zip(inputs, args))
+    values[arg] = value;
+  for (Value v : callee.getReturnOp().getOperands())
+    if (!isa<graph::ControlType>(v.getType()))
+      outputs.push_back(v);
+  FailureOr<SmallVector<graph::NodeOp>> order =
+      scheduleNodes(&body, inputs, outputs, /*runStatefulNodes=*/true);
+  if (failed(order))
+    return failure();
+  callStack.push_back(function);
+  auto popCall = llvm::make_scope_exit([&] { callStack.pop_back(); });
+  for (graph::NodeOp node : *order)
+    if (failed(lowerNode(node)))
+      return failure();
+  SmallVector<LoweredValue> results;
+  for (Value v : outputs) {
+    LoweredValue *value = lookup(v);
+    if (!value)
+      return nodeError(caller) << "function '" << function
+                               << "' returns a value it never computes",
+             failure();
+    results.push_back(*value);
+  }
+  return results;
+}
+
+LogicalResult FunctionLowering::lowerCallByName(NodeLowering &ctx) {
+  SmallVector<LoweredValue> args;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    args.push_back(ctx.input(i));
+  FailureOr<SmallVector<LoweredValue>> results =
+      lowerFunctionBody(ctx.node, ctx.node.getOpType(), args);
+  if (failed(results))
+    return failure();
+  if (results->size() != ctx.node.getOutputs().size())
+    return ctx.error() << "function '" << ctx.node.getOpType() << "' returned "
+                       << results->size() << " values, but the node has "
+                       << ctx.node.getOutputs().size() << " outputs";
+  for (auto [i, value] : llvm::enumerate(*results))
+    ctx.setOutput(i, value);
+  return success();
+}
+
 /// The nodes the outputs need, producers before consumers (data and control
 /// edges), in body order where the edges leave a choice.
-FailureOr<SmallVector<graph::NodeOp>> FunctionLowering::scheduleNodes() {
-  llvm::DenseSet<Value> bound(request.inputs.begin(), request.inputs.end());
+FailureOr<SmallVector<graph::NodeOp>>
+FunctionLowering::scheduleNodes(Block *body, ArrayRef<Value> inputs,
+                                ArrayRef<Value> outputs,
+                                bool runStatefulNodes) {
+  llvm::DenseSet<Value> bound(inputs.begin(), inputs.end());
   llvm::DenseSet<Operation *> needed;
   SmallVector<graph::NodeOp> stack;
-  for (Value v : request.outputs)
+  for (Value v : outputs)
     if (!bound.count(v))
       if (auto node = v.getDefiningOp<graph::NodeOp>())
         stack.push_back(node);
-  if (request.runStatefulNodes)
-    for (auto node : request.body->getOps<graph::NodeOp>())
+  if (runStatefulNodes)
+    for (auto node : body->getOps<graph::NodeOp>())
       if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
         if (spec->mayHaveSideEffects())
           stack.push_back(node);
@@ -276,7 +430,7 @@ FailureOr<SmallVector<graph::NodeOp>> FunctionLowering::scheduleNodes() {
 
   llvm::DenseMap<Operation *, unsigned> waiting;
   std::deque<graph::NodeOp> ready;
-  for (auto node : request.body->getOps<graph::NodeOp>()) {
+  for (auto node : body->getOps<graph::NodeOp>()) {
     if (!needed.count(node))
       continue;
     unsigned count = 0;
@@ -307,7 +461,7 @@ FailureOr<SmallVector<graph::NodeOp>> FunctionLowering::scheduleNodes() {
     release(node.getControl());
   }
   if (order.size() != needed.size()) {
-    for (auto node : request.body->getOps<graph::NodeOp>())
+    for (auto node : body->getOps<graph::NodeOp>())
       if (needed.count(node) && waiting[node])
         return nodeError(node) << "is part of a cycle; compiled code runs "
                                   "functional loops only (run "
@@ -362,8 +516,15 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
 
   const auto &table = getLoweringTable();
   auto it = table.find(op);
+  if (it == table.end() && !ops::lookupOp(op) &&
+      SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
+    return lowerCallByName(ctx);
   if (it == table.end())
     return nodeError(node) << "op '" << op << "' has no CPU lowering",
+           failure();
+  if (regionDepth > 0 && updatesVariables(op))
+    return nodeError(node) << "updates a variable inside compiled control "
+                              "flow, which is not supported yet",
            failure();
   if (failed(validateNodeAttrs(node)) || failed(ctx.inferShapes()))
     return failure();
@@ -394,6 +555,8 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
                                       builder.getFunctionType({}, {}));
   entry = func.addEntryBlock();
   result.name = name;
+  builder.setInsertionPointToStart(entry);
+  status = builder.create<arith::ConstantOp>(loc, builder.getI64IntegerAttr(0));
 
   // Arguments: constants fold, resources name variables, the rest become
   // function arguments.
@@ -422,7 +585,9 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     values[v] = value;
   }
 
-  FailureOr<SmallVector<graph::NodeOp>> order = scheduleNodes();
+  FailureOr<SmallVector<graph::NodeOp>> order =
+      scheduleNodes(request.body, request.inputs, request.outputs,
+                    request.runStatefulNodes);
   if (failed(order))
     return failure();
   builder.setInsertionPointToEnd(entry);
@@ -490,6 +655,15 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     slot->dtype = value.dtype;
     slot->shape = value.shape;
   }
+  // The status, when compiled code can fail.
+  if (!errorMessages.empty()) {
+    result.statusResult = results.size();
+    result.errors = errorMessages;
+    results.push_back(builder.create<tensor::FromElementsOp>(
+        loc, RankedTensorType::get({}, builder.getI64Type()),
+        ValueRange{status}));
+    result.resultSpecs.push_back({interp::kInt64, {}});
+  }
   builder.create<func::ReturnOp>(loc, results);
   func.setFunctionType(builder.getFunctionType(
       entry->getArgumentTypes(), ValueRange(results).getTypes()));
@@ -506,7 +680,8 @@ cleave::conversion::lowerToLinalg(const LoweringRequest &request,
                                   llvm::DenseSet<unsigned> &needsConstant) {
   MLIRContext *context = target.getContext();
   context->loadDialect<func::FuncDialect, linalg::LinalgDialect,
-                       tensor::TensorDialect, arith::ArithDialect>();
+                       tensor::TensorDialect, arith::ArithDialect,
+                       math::MathDialect, scf::SCFDialect>();
   FunctionLowering lowering(request, target, name, needsConstant);
   FailureOr<LoweredFunction> lowered = lowering.run();
   if (failed(lowered)) {
@@ -699,6 +874,24 @@ void NodeLowering::writeVariable(StringRef name, Value tensor, int32_t dtype,
   value.dtype = dtype;
   value.shape.assign(shape.begin(), shape.end());
   function.writeVariable(name, std::move(value));
+}
+
+FailureOr<SmallVector<LoweredValue>>
+NodeLowering::lowerFunctionBody(StringRef functionName,
+                                ArrayRef<LoweredValue> args) {
+  return function.lowerFunctionBody(node, functionName, args);
+}
+void NodeLowering::enterRegion() { ++function.regionDepth; }
+void NodeLowering::exitRegion() { --function.regionDepth; }
+Value NodeLowering::getStatus() { return function.status; }
+void NodeLowering::setStatus(Value status) { function.status = status; }
+int64_t NodeLowering::addError(std::string message) {
+  function.errorMessages.push_back("Node '" + node.getName().str() +
+                                   "': " + message);
+  return function.errorMessages.size();
+}
+int64_t NodeLowering::getMaxIterations() const {
+  return function.getMaxIterations();
 }
 
 std::optional<TensorSpec> NodeLowering::variableSpec(StringRef name) {

@@ -132,6 +132,24 @@ public:
   /// when the inputs disagree.
   mlir::LogicalResult inferShapes();
 
+  // Functional control flow and calls.
+
+  /// Lowers the body of library function `function` at the builder's
+  /// insertion point, `args` bound to its data arguments; its data results.
+  mlir::FailureOr<llvm::SmallVector<LoweredValue>>
+  lowerFunctionBody(llvm::StringRef function,
+                    llvm::ArrayRef<LoweredValue> args);
+  /// Marks lowering inside (or back outside) a region of scf.if/scf.while.
+  void enterRegion();
+  void exitRegion();
+  /// The status of compiled code at this point: a scalar i64, 0 while no
+  /// error happened. Control flow threads it through its regions.
+  mlir::Value getStatus();
+  void setStatus(mlir::Value status);
+  /// The status code that reports `message` as an error on this node.
+  int64_t addError(std::string message);
+  int64_t getMaxIterations() const;
+
 private:
   FunctionLowering &function;
   llvm::SmallVector<LoweredValue *> inputs;
@@ -145,6 +163,7 @@ LoweringTable getMathLowerings();
 LoweringTable getArrayLowerings();
 LoweringTable getNNLowerings();
 LoweringTable getConvLowerings();
+LoweringTable getControlFlowLowerings();
 LoweringTable getStateLowerings();
 
 /// Helpers for element bodies.

@@ -59,14 +59,17 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.memCpyFn = copyAsLoops;
+  // Loop bodies compute new tensors for their loop variables.
+  bufferization.allowReturnAllocsFromLoops = true;
   // Identity layouts at the boundary: the caller's dense buffers.
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
-  // Results become buffers the caller passes in; the function's own
-  // allocation of a result is replaced by the caller's buffer.
+  // Results become buffers the caller passes in, written by a copy.
+  // (Replacing the function's own allocation by the caller's buffer,
+  // hoist-static-allocs, crashes in MLIR 19 when a result aliases an
+  // argument or another result, as scf.if results can.)
   bufferization::BufferResultsToOutParamsOpts outParams;
-  outParams.hoistStaticAllocs = true;
   outParams.filterFn = convertEveryFunction;
   outParams.memCpyFn = copyAsLoops;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
