@@ -22,12 +22,15 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace mlir;
 using namespace cleave;
@@ -82,6 +85,11 @@ static cl::opt<bool> dumpLinalg(
     "dump-linalg",
     cl::desc("with --backend=cpu: print each compiled cluster as linalg on "
              "tensors, before code generation"),
+    cl::init(false), cl::cat(runCategory));
+static cl::opt<bool> timing(
+    "timing",
+    cl::desc("print the time of each step and, with --backend=cpu, of "
+             "compilation, to stderr"),
     cl::init(false), cl::cat(runCategory));
 static cl::opt<std::string> outputDir("output-dir",
                                       cl::desc("write fetches as .npy here"),
@@ -187,6 +195,26 @@ static int32_t feedDtype(ModuleOp module, StringRef name) {
             dtype = dt;
     });
   return dtype;
+}
+
+/// Step times (the first step, which compiles, counted apart when there
+/// are more) and compilation time, for benchmarks.
+static void printTiming(std::vector<double> seconds,
+                        const runtime::CPUClusterRunner::Statistics &stats) {
+  llvm::errs() << llvm::format("graph-run: timing: first step %.3f ms",
+                               seconds.front() * 1e3);
+  if (seconds.size() > 1) {
+    seconds.erase(seconds.begin());
+    llvm::sort(seconds);
+    llvm::errs() << llvm::format(
+        "; later steps median %.3f ms, min %.3f ms, max %.3f ms (%zu steps)",
+        seconds[seconds.size() / 2] * 1e3, seconds.front() * 1e3,
+        seconds.back() * 1e3, seconds.size());
+  }
+  if (backend == Backend::CPU)
+    llvm::errs() << llvm::format("; compiled %u clusters in %.3f s",
+                                 stats.compilations, stats.compileSeconds);
+  llvm::errs() << "\n";
 }
 
 int main(int argc, char **argv) {
@@ -327,9 +355,14 @@ int main(int argc, char **argv) {
   if (!stepRun)
     return 1;
   Interpreter &interpreter = *stepRun->interpreter;
+  std::vector<double> stepSeconds;
   for (unsigned step = 0; step < steps; ++step) {
+    auto start = std::chrono::steady_clock::now();
     FailureOr<std::vector<Tensor>> results =
         interpreter.run(feeds, fetches, targets);
+    stepSeconds.push_back(std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
     if (failed(results))
       return 1;
     for (auto [name, tensor] : llvm::zip(fetches, *results)) {
@@ -354,5 +387,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (timing)
+    printTiming(stepSeconds, runner.getStatistics());
   return 0;
 }

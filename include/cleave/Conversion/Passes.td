@@ -81,4 +81,18 @@ def GraphAutoClusterPass : Pass<"graph-auto-cluster", "::mlir::ModuleOp"> {
   ];
 }
 
+def OutlineKernelsPass : Pass<"outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Move each linalg op on buffers into a function of its own";
+  let description = [{
+    Part of the CPU pipeline, after bufferization: every linalg op of a
+    function becomes a call of a private function (`<function>_kernel<k>`,
+    marked `no_inline`) that holds just that op, its buffers and the values
+    its body reads passed as arguments. LLVM's loop passes (IndVarSimplify,
+    LoopRotate) cost time in the size of the function they run in, once per
+    loop; one function per loop nest keeps compile time linear in the size
+    of the graph.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // CLEAVE_CONVERSION_PASSES_TD

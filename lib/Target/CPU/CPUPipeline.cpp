@@ -11,6 +11,8 @@
 
 #include "cleave/Target/CPU/CPUTarget.h"
 
+#include "cleave/Conversion/Passes.h"
+
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -51,9 +53,11 @@ static LogicalResult copyAsLoops(OpBuilder &b, Location loc, Value from,
 }
 
 void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
-  // Constant folding and dead code from the node-by-node lowering.
+  // Constant folding and dead code from the node-by-node lowering. No CSE
+  // before bufferization: it would merge the tensor.empty destinations of
+  // unrelated ops into one, which One-Shot Bufferize then untangles with
+  // copies, in time quadratic in the function's size.
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   // tensor.empty becomes an allocation One-Shot Bufferize can place.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizationOptions bufferization;
@@ -77,6 +81,9 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createCanonicalizerPass());
+  // One function per loop nest: LLVM's loop passes cost time in the size of
+  // the function around each loop.
+  pm.addPass(cleave::createOutlineKernelsPass());
   // Loops, then LLVM.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

@@ -1,0 +1,67 @@
+//===- OutlineKernels.cpp - one function per linalg op --------------------===//
+
+#include "cleave/Conversion/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace cleave {
+#define GEN_PASS_DEF_OUTLINEKERNELSPASS
+#include "cleave/Conversion/Passes.h.inc"
+} // namespace cleave
+
+using namespace mlir;
+
+namespace {
+struct OutlineKernelsPass
+    : cleave::impl::OutlineKernelsPassBase<OutlineKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : functions) {
+      if (func.isDeclaration() || func->hasAttr("no_inline"))
+        continue;
+      SmallVector<linalg::LinalgOp> kernels;
+      func.walk([&](linalg::LinalgOp op) {
+        // Only ops on buffers: they have no results to return.
+        if (op->getNumResults() == 0)
+          kernels.push_back(op);
+      });
+      unsigned index = 0;
+      for (linalg::LinalgOp op : kernels)
+        outline(op, func, symbols, index++);
+    }
+  }
+
+  /// `op` into `<func>_kernel<index>(operands..., captured values...)`.
+  void outline(linalg::LinalgOp op, func::FuncOp parent, SymbolTable &symbols,
+               unsigned index) {
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    SmallVector<Value> args(op->getOperands());
+    for (Value v : captured)
+      if (!llvm::is_contained(args, v))
+        args.push_back(v);
+    OpBuilder builder(parent);
+    auto type = builder.getFunctionType(ValueRange(args).getTypes(), {});
+    auto kernel = builder.create<func::FuncOp>(
+        op.getLoc(),
+        (parent.getSymName() + "_kernel" + std::to_string(index)).str(), type);
+    kernel.setPrivate();
+    kernel->setAttr("no_inline", builder.getUnitAttr());
+    symbols.insert(kernel);
+    Block *body = kernel.addEntryBlock();
+    IRMapping mapping;
+    for (auto [v, arg] : llvm::zip(args, body->getArguments()))
+      mapping.map(v, arg);
+    builder.setInsertionPointToEnd(body);
+    builder.clone(*op, mapping);
+    builder.create<func::ReturnOp>(op.getLoc());
+    builder.setInsertionPoint(op);
+    builder.create<func::CallOp>(op.getLoc(), kernel, args);
+    op->erase();
+  }
+};
+} // namespace
