@@ -93,13 +93,25 @@ LogicalResult rank(NodeLowering &ctx) {
   return success();
 }
 
+/// Fails unless every one of `inputs` is a compile-time constant. Each one
+/// that is not is named, so that the caller can retry with all their values
+/// at once rather than learning of one per attempt.
+LogicalResult requireConstants(NodeLowering &ctx, ArrayRef<unsigned> inputs) {
+  bool known = true;
+  for (unsigned i : inputs)
+    known &= succeeded(ctx.constantInts(i));
+  return success(known);
+}
+
 /// Ops whose outputs must be known at compile time (they compute shapes):
 /// the driver folds them when their inputs are constants; otherwise this
 /// names the input that is not.
 LogicalResult compileTimeOnly(NodeLowering &ctx) {
+  std::vector<unsigned> all;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
-    if (failed(ctx.constantInts(i)))
-      return failure();
+    all.push_back(i);
+  if (failed(requireConstants(ctx, all)))
+    return failure();
   return ctx.error() << "could not be evaluated at compile time";
 }
 
@@ -108,9 +120,8 @@ LogicalResult compileTimeOnly(NodeLowering &ctx) {
 FailureOr<std::vector<int64_t>> inferredShape(NodeLowering &ctx,
                                               ArrayRef<unsigned> shapeInputs,
                                               unsigned output = 0) {
-  for (unsigned i : shapeInputs)
-    if (failed(ctx.constantInts(i)))
-      return failure();
+  if (failed(requireConstants(ctx, shapeInputs)))
+    return failure();
   if (std::optional<std::vector<int64_t>> shape = ctx.outputShape(output))
     return *shape;
   return ctx.error() << "the output shape could not be inferred", failure();
@@ -287,9 +298,8 @@ template <bool isV> LogicalResult split(NodeLowering &ctx) {
   std::vector<unsigned> constants = {axisInput};
   if (isV)
     constants.push_back(1);
-  for (unsigned i : constants)
-    if (failed(ctx.constantInts(i)))
-      return failure();
+  if (failed(requireConstants(ctx, constants)))
+    return failure();
   const std::vector<int64_t> &in = ctx.shape(valueInput);
   int64_t axis = ctx.constantInts(axisInput)->front();
   if (axis < 0)

@@ -569,6 +569,12 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
       value.variable = spec.variable;
     } else if (spec.constant) {
       value.constant = spec.constant;
+    } else if (llvm::is_contained(spec.shape, 0) &&
+               getLoweredElementType(context, spec.dtype)) {
+      // A tensor without elements is known at compile time. (The bare-
+      // pointer calling convention also rejects a memref whose zero size is
+      // not its first dimension.)
+      value.constant = Tensor(spec.dtype, spec.shape);
     } else {
       Type elementType = getLoweredElementType(context, spec.dtype);
       if (!elementType)
@@ -605,6 +611,13 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     if (value.constant && !value.tensor && !request.returnConstantOutputs) {
       source.kind = ValueSource::Kind::Constant;
       source.constant = value.constant;
+      return source;
+    }
+    // Nor does an output without elements need a buffer.
+    if (llvm::is_contained(value.shape, 0) && value.variable.empty() &&
+        !request.returnConstantOutputs) {
+      source.kind = ValueSource::Kind::Constant;
+      source.constant = Tensor(value.dtype, value.shape);
       return source;
     }
     FailureOr<Value> tensor = materialize(value, producer);

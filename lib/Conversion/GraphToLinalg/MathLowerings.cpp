@@ -101,10 +101,21 @@ struct Arith {
     Value q;
     if (isUnsigned())
       q = b.create<arith::DivUIOp>(loc, x, divisor);
-    else if (floor)
-      q = b.create<arith::FloorDivSIOp>(loc, x, divisor);
     else
       q = b.create<arith::DivSIOp>(loc, x, divisor);
+    if (floor && !isUnsigned()) {
+      // Round towards negative infinity: one less where the division was
+      // inexact and the signs differ. (arith.floordivsi has no LLVM
+      // lowering without arith-expand.)
+      Value r = b.create<arith::RemSIOp>(loc, x, divisor);
+      Value inexact = b.create<arith::XOrIOp>(
+          loc, eq(r, c(0)),
+          b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
+      Value signsDiffer =
+          b.create<arith::XOrIOp>(loc, lt(x, c(0)), lt(divisor, c(0)));
+      q = select(b.create<arith::AndIOp>(loc, inexact, signsDiffer),
+                 sub(q, c(1)), q);
+    }
     q = select(overflows, x, q);
     return select(isZero, c(-1), q);
   }
@@ -240,7 +251,11 @@ bool isComparison(Binary op) {
 bool isLogical(Binary op) {
   return op == Binary::LogicalAnd || op == Binary::LogicalOr;
 }
-bool needsFloat(Binary op) { return op >= Binary::SigmoidGrad; }
+bool needsFloat(Binary op) {
+  // ReluGrad and Relu6Grad take every real type, as TensorFlow's kernels.
+  return op >= Binary::SigmoidGrad && op != Binary::ReluGrad &&
+         op != Binary::Relu6Grad;
+}
 
 Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   OpBuilder &b = a.b;
@@ -426,7 +441,8 @@ LogicalResult selectV2(NodeLowering &ctx) {
   return success();
 }
 
-/// Select: equal shapes, or a vector condition that picks rows.
+/// Select: equal shapes, a vector condition that picks rows, or a scalar
+/// condition that picks a whole operand.
 LogicalResult select(NodeLowering &ctx) {
   const std::vector<int64_t> &c = ctx.shape(0), &t = ctx.shape(1);
   if (t != ctx.shape(2))
@@ -435,7 +451,7 @@ LogicalResult select(NodeLowering &ctx) {
                        << interp::shapeString(t) << " vs. "
                        << interp::shapeString(ctx.shape(2));
   bool rows = c.size() == 1 && t.size() > 1;
-  if (!rows && c != t)
+  if (!rows && !c.empty() && c != t)
     return ctx.error() << "'condition', 'then' and 'else' must have the same "
                           "size, or 'condition' must be a vector of the "
                           "first dimension of the others";

@@ -1,0 +1,1230 @@
+//===- CompiledOpsTest.cpp - compiled ops against the reference interpreter ===//
+//
+// Every op with a CPU lowering runs compiled (CPUClusterRunner) and
+// interpreted (Interpreter::call) on the same random inputs, and the two
+// must agree: same dtypes and shapes, integers and bools exactly, floats to
+// float32 precision, and an error from the interpreter must be an error in
+// compiled code too. Cases come from the registry: a generic generator
+// drives the ops that only take tensors of their type attrs (every allowed
+// dtype, NumPy broadcasting, scalars, zero-sized shapes, edge values), and
+// a table covers the ops that need particular attrs or value inputs. A new
+// lowered op without a case that runs makes CompiledOpsCoverage fail.
+//
+// Inputs deliberately avoided, where compiled code legitimately differs
+// from the reference kernels (it behaves as XLA does instead of failing):
+//   - integer division (and remainder) by zero, and INT_MIN / -1 for 32-
+//     and 64-bit integers (undefined behaviour in the C++ kernels);
+//   - out-of-range gather indices and sparse labels;
+//   - NaN inputs (comparisons, Max/Min and ArgMax treat them differently);
+//   - integer overflow in 32/64-bit arithmetic (undefined in the kernels)
+//     and float-to-integer casts of values the target cannot hold.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Conversion/GraphToLinalg.h"
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/InitAll.h"
+#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Ops/OpRegistry.h"
+#include "cleave/Runtime/CPUClusterRunner.h"
+#include "cleave/Translate/GraphDef.h"
+#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/tf/graph.pb.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::interp;
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+//===----------------------------------------------------------------------===//
+// Cases
+//===----------------------------------------------------------------------===//
+
+/// One input of the node under test: a function argument, or (when
+/// `variable` is set) a VariableV2 or VarHandleOp node naming a variable.
+struct Input {
+  Tensor value;
+  std::string variable;
+};
+
+/// One node to run. Attrs are written as REGISTER_OP writes defaults
+/// ("true", "DT_INT32", "'SAME'", "[1, 2]"), so a case needs no context.
+struct Case {
+  std::string op;
+  std::vector<Input> inputs;
+  std::vector<std::pair<std::string, std::string>> attrs;
+  /// Variables before the call; both runs start from these.
+  std::map<std::string, Tensor> variables;
+  /// Const's `value`.
+  std::optional<Tensor> value;
+  /// Whether the module holds kFunctions, for the ops that call them.
+  bool withFunctions = false;
+};
+
+/// The value pools inputs are drawn from.
+struct Domain {
+  /// When lo < hi: uniform in [lo, hi] (rounded for integers), no edge
+  /// values beyond the bounds.
+  double lo = 0, hi = 0;
+  /// Excludes 0: divisors of integer divisions.
+  bool nonZero = false;
+};
+
+constexpr int32_t kAllDTypes[] = {kFloat, kDouble, kInt32,  kInt64,
+                                  kInt8,  kInt16,  kUInt8,  kUInt16,
+                                  kUInt32, kUInt64, kBool};
+
+bool isFloat(int32_t dtype) { return dtype == kFloat || dtype == kDouble; }
+
+/// Edge values of each dtype, mixed into random ones. Integers stop short
+/// of the extremes where the C++ kernels would overflow (undefined) for
+/// 32/64-bit types or int-promoted 16-bit products.
+std::vector<double> edgeValues(int32_t dtype) {
+  switch (dtype) {
+  case kFloat:
+  case kDouble:
+    return {0.0, -0.0, 1, -1, 0.5, -2.5, 6, 1e4, -1e4, 1e-30};
+  case kInt8: return {0, 1, -1, 127, -128};
+  case kUInt8: return {0, 1, 255};
+  case kInt16: return {0, 1, -1, 32767, -32768};
+  case kUInt16: return {0, 1, 40000};
+  case kInt32: return {0, 1, -1, 30000, -30000};
+  case kInt64: return {0, 1, -1, 3e9, -3e9};
+  case kUInt32: return {0, 1, 4e9};
+  case kUInt64: return {0, 1, 1e19};
+  default: return {0, 1};
+  }
+}
+
+/// The range plain random values of a dtype come from.
+std::pair<double, double> randomRange(int32_t dtype) {
+  switch (dtype) {
+  case kInt8: return {-128, 127};
+  case kUInt8: return {0, 255};
+  case kInt16: return {-1000, 1000};
+  case kUInt16: case kUInt32: case kUInt64: return {0, 1000};
+  case kInt32: case kInt64: return {-1000, 1000};
+  default: return {-10, 10};
+  }
+}
+
+std::mt19937_64 &rng() {
+  static std::mt19937_64 engine(20240611);
+  return engine;
+}
+
+double drawValue(int32_t dtype, const Domain &domain) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  if (dtype == kBool)
+    return unit(rng()) < 0.5;
+  bool isUnsigned = dtype == kUInt8 || dtype == kUInt16 || dtype == kUInt32 ||
+                    dtype == kUInt64;
+  double v;
+  if (domain.lo < domain.hi) {
+    // Unsigned types start at 0 (a negative double converts undefined).
+    double lo = isUnsigned ? std::max(domain.lo, 0.0) : domain.lo;
+    v = lo + unit(rng()) * (domain.hi - lo);
+  } else if (unit(rng()) < 0.4) {
+    std::vector<double> edges = edgeValues(dtype);
+    v = edges[size_t(unit(rng()) * edges.size()) % edges.size()];
+  } else {
+    auto [lo, hi] = randomRange(dtype);
+    v = lo + unit(rng()) * (hi - lo);
+  }
+  if (!isFloat(dtype))
+    v = std::round(v);
+  if (domain.nonZero && v == 0)
+    return drawValue(dtype, domain);
+  return v;
+}
+
+Tensor randomTensor(int32_t dtype, Dims shape, Domain domain = {}) {
+  Tensor t(dtype, std::move(shape));
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    t.setFromDouble(i, drawValue(dtype, domain));
+  }
+  return t;
+}
+
+Tensor literal(int32_t dtype, Dims shape, std::vector<double> values) {
+  Tensor t(dtype, std::move(shape));
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.setFromDouble(i, values[i]);
+  return t;
+}
+
+Tensor vec(int32_t dtype, std::vector<double> values) {
+  Dims shape{int64_t(values.size())};
+  return literal(dtype, shape, std::move(values));
+}
+Tensor i32s(std::vector<double> values) { return vec(kInt32, values); }
+Tensor scalar(int32_t dtype, double value) { return literal(dtype, {}, {value}); }
+
+Input arg(Tensor t) { return {std::move(t), ""}; }
+Input var(std::string name) { return {Tensor(), std::move(name)}; }
+
+/// Floats drawn from a moderate range: products and sums of many of them
+/// (contractions, reductions) stay within float32's relative tolerance.
+Tensor moderate(int32_t dtype, Dims shape) {
+  return randomTensor(dtype, std::move(shape), {-4, 4});
+}
+
+std::string dtypeEnum(int32_t dtype) {
+  return "DT_" + StringRef(dtypeName(dtype)).upper();
+}
+
+std::string dimsText(const Dims &dims) {
+  std::string text = "[";
+  for (auto [i, d] : llvm::enumerate(dims))
+    text += (i ? ", " : "") + std::to_string(d);
+  return text + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// The generic generator
+//===----------------------------------------------------------------------===//
+
+/// Input shape sets for `n` inputs: equal shapes, NumPy broadcasting
+/// (trailing vector, scalar, [3,1] with [1,4]), scalars, zero-sized.
+std::vector<std::vector<Dims>> shapeSets(unsigned n) {
+  if (n == 0)
+    return {{}};
+  auto first = [n](Dims head, Dims rest) {
+    std::vector<Dims> shapes(n, rest);
+    shapes[0] = std::move(head);
+    return shapes;
+  };
+  if (n == 1)
+    return {{{3, 4}}, {{}}, {{0, 4}}, {{2, 3, 2}}};
+  return {first({3, 4}, {3, 4}), first({3, 4}, {4}), first({}, {3, 4}),
+          first({3, 1}, {1, 4}), first({}, {}), first({0, 4}, {0, 4})};
+}
+
+/// Per-op value domains of the generic cases, by input index.
+Domain genericDomain(StringRef op, unsigned input, int32_t dtype) {
+  bool isInt = !isFloat(dtype) && dtype != kBool;
+  // Integer division by zero fails in the kernels and gives -1 compiled.
+  if (isInt && input == 1 &&
+      (op == "Div" || op == "RealDiv" || op == "FloorDiv" || op == "FloorMod"))
+    return {0, 0, /*nonZero=*/true};
+  if (isInt && op == "Reciprocal")
+    return {0, 0, /*nonZero=*/true};
+  // Integer powers go through double: keep them representable.
+  if (isInt && op == "Pow")
+    return input == 0 ? Domain{-3, 3} : Domain{0, 5};
+  return {};
+}
+
+/// Cases for an op whose inputs are all tensors of its type attrs (or of
+/// fixed types): each allowed dtype the lowering may support, each shape
+/// set. The first dtype gets every shape set, the others two of them.
+std::vector<Case> genericCases(const ops::OpSpec &spec) {
+  std::vector<Case> cases;
+  const ops::AttrSpec *typeAttr = nullptr;
+  unsigned numInputs = 0;
+  // A list argument (N * T, or a type list) gets two inputs.
+  auto countOf = [](const ops::ArgSpec &input) {
+    return input.numberAttr.empty() && input.typeListAttr.empty() ? 1u : 2u;
+  };
+  // Functions to call and variables to update need the table.
+  for (const ops::AttrSpec &attr : spec.attrs)
+    if (StringRef(attr.type).contains("func"))
+      return cases;
+  for (const ops::ArgSpec &input : spec.inputs) {
+    if (input.isRef || input.fixedType == kResource)
+      return cases;
+    if (!input.typeAttr.empty() && !typeAttr)
+      typeAttr = spec.findAttr(input.typeAttr);
+    if (!input.typeListAttr.empty() && !typeAttr)
+      typeAttr = spec.findAttr(input.typeListAttr);
+    numInputs += countOf(input);
+  }
+  std::vector<int32_t> dtypes;
+  for (int32_t dtype : kAllDTypes)
+    if (!typeAttr || typeAttr->allowedTypes.empty() ||
+        llvm::is_contained(typeAttr->allowedTypes, dtype))
+      dtypes.push_back(dtype);
+  if (!typeAttr)
+    dtypes = {kFloat};
+  std::vector<std::vector<Dims>> sets = shapeSets(numInputs);
+  for (auto [k, dtype] : llvm::enumerate(dtypes)) {
+    std::vector<size_t> chosen;
+    for (size_t s = 0; s < sets.size(); ++s)
+      if (k == 0 || s == 0 || s == 1 + k % (sets.size() - 1))
+        chosen.push_back(s);
+    for (size_t s : chosen) {
+      Case c;
+      c.op = spec.name;
+      unsigned i = 0;
+      for (const ops::ArgSpec &input : spec.inputs) {
+        int32_t argType = input.fixedType ? input.fixedType : int32_t(dtype);
+        for (unsigned j = 0; j < countOf(input); ++j, ++i)
+          c.inputs.push_back(arg(randomTensor(
+              argType, sets[s][i], genericDomain(spec.name, i, argType))));
+      }
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+//===----------------------------------------------------------------------===//
+// The table of ops the generic generator cannot drive
+//===----------------------------------------------------------------------===//
+
+using Attrs = std::vector<std::pair<std::string, std::string>>;
+
+Case node(std::string op, std::vector<Input> inputs, Attrs attrs = {}) {
+  Case c;
+  c.op = std::move(op);
+  c.inputs = std::move(inputs);
+  c.attrs = std::move(attrs);
+  return c;
+}
+
+/// `c` with variables set before the call.
+Case withVariables(Case c, std::map<std::string, Tensor> variables) {
+  c.variables = std::move(variables);
+  return c;
+}
+
+void addMathCases(std::map<std::string, std::vector<Case>> &table) {
+  // Cast: float sources stay within the target's range (the conversion is
+  // undefined otherwise); integers wrap as two's complement.
+  struct CastPair { int32_t from, to; Domain domain; };
+  for (auto [from, to, domain] : std::vector<CastPair>{
+           {kFloat, kInt32, {-100, 100}}, {kFloat, kDouble, {}},
+           {kDouble, kFloat, {}}, {kInt32, kFloat, {}},
+           {kInt64, kInt32, {-3e9, 3e9}}, {kInt32, kInt8, {-1000, 1000}},
+           {kUInt8, kInt32, {}}, {kInt8, kUInt8, {}}, {kBool, kFloat, {}},
+           {kFloat, kBool, {}}, {kInt32, kBool, {}}, {kFloat, kUInt8, {0, 200}},
+           {kUInt32, kDouble, {}}, {kInt64, kDouble, {}}, {kBool, kInt32, {}},
+           {kDouble, kInt64, {-1e6, 1e6}}, {kInt16, kUInt16, {}},
+           {kUInt16, kInt64, {}}})
+    table["Cast"].push_back(node("Cast", {arg(randomTensor(from, {3, 4}, domain))},
+                                 {{"DstT", dtypeEnum(to)}}));
+  table["Cast"].push_back(node("Cast", {arg(randomTensor(kFloat, {0, 2}))},
+                               {{"DstT", "DT_INT64"}}));
+
+  for (int32_t dtype : {kFloat, kInt32, kBool}) {
+    table["Select"].push_back(node(
+        "Select", {arg(randomTensor(kBool, {3, 4})),
+                   arg(randomTensor(dtype, {3, 4})),
+                   arg(randomTensor(dtype, {3, 4}))}));
+    table["SelectV2"].push_back(node(
+        "SelectV2", {arg(randomTensor(kBool, {4})),
+                     arg(randomTensor(dtype, {3, 1})),
+                     arg(randomTensor(dtype, {}))}));
+  }
+  // A vector condition picks rows; a scalar one everything.
+  table["Select"].push_back(node("Select", {arg(randomTensor(kBool, {3})),
+                                            arg(randomTensor(kFloat, {3, 4})),
+                                            arg(randomTensor(kFloat, {3, 4}))}));
+  table["Select"].push_back(node("Select", {arg(scalar(kBool, 1)),
+                                            arg(randomTensor(kInt64, {2, 2})),
+                                            arg(randomTensor(kInt64, {2, 2}))}));
+  table["SelectV2"].push_back(node(
+      "SelectV2", {arg(randomTensor(kBool, {0, 1})),
+                   arg(randomTensor(kDouble, {0, 4})),
+                   arg(randomTensor(kDouble, {4}))}));
+  table["SelectV2"].push_back(node(
+      "SelectV2", {arg(randomTensor(kBool, {2})),
+                   arg(randomTensor(kFloat, {3})),
+                   arg(randomTensor(kFloat, {2}))})); // incompatible
+
+  // Reductions: axes lists, negative and repeated axes, keep_dims, empty
+  // reductions. Products stay small so integers do not overflow.
+  for (const char *op : {"Sum", "Mean", "Prod", "Max", "Min"}) {
+    bool product = StringRef(op) == "Prod";
+    auto input = [&](int32_t dtype, Dims shape) {
+      return product || isFloat(dtype)
+                 ? randomTensor(dtype, std::move(shape), {-3, 3})
+                 : randomTensor(dtype, std::move(shape));
+    };
+    auto &cases = table[op];
+    cases.push_back(node(op, {arg(input(kFloat, {3, 4})), arg(i32s({1}))}));
+    cases.push_back(node(op, {arg(input(kFloat, {3, 4})), arg(i32s({0}))},
+                         {{"keep_dims", "true"}}));
+    cases.push_back(node(op, {arg(input(kDouble, {3, 4})), arg(i32s({0, -1}))}));
+    cases.push_back(node(op, {arg(input(kInt32, {2, 3, 2})), arg(i32s({0, 2}))},
+                         {{"keep_dims", "true"}}));
+    cases.push_back(node(op, {arg(input(kInt64, {3, 4})),
+                              arg(vec(kInt64, {-1, 1}))}));
+    cases.push_back(node(op, {arg(input(kUInt8, {3, 4})), arg(i32s({}))}));
+    cases.push_back(node(op, {arg(input(kInt8, {5})), arg(scalar(kInt32, 0))}));
+    cases.push_back(node(op, {arg(input(kFloat, {0, 4})), arg(i32s({0}))}));
+    cases.push_back(node(op, {arg(input(kFloat, {})), arg(i32s({}))}));
+    cases.push_back(node(op, {arg(input(kFloat, {3})), arg(i32s({1}))}));
+  }
+
+  // ArgMax/ArgMin: small integers give ties (the first index wins). An
+  // empty reduction axis is left out: the reference kernel returns 0 where
+  // TensorFlow and compiled code fail.
+  for (const char *op : {"ArgMax", "ArgMin"}) {
+    auto &cases = table[op];
+    cases.push_back(node(op, {arg(randomTensor(kFloat, {3, 4})),
+                              arg(scalar(kInt32, 1))}));
+    cases.push_back(node(op, {arg(randomTensor(kFloat, {3, 4})),
+                              arg(scalar(kInt32, 0))},
+                         {{"output_type", "DT_INT32"}}));
+    cases.push_back(node(op, {arg(randomTensor(kInt32, {2, 3, 2}, {-2, 2})),
+                              arg(scalar(kInt64, -2))}));
+    cases.push_back(node(op, {arg(randomTensor(kUInt8, {6})),
+                              arg(scalar(kInt32, 0))}));
+    cases.push_back(node(op, {arg(randomTensor(kDouble, {0, 3})),
+                              arg(scalar(kInt32, 1))}));
+    cases.push_back(node(op, {arg(randomTensor(kFloat, {3})),
+                              arg(scalar(kInt32, 1))})); // out of range
+  }
+
+  auto &matMul = table["MatMul"];
+  for (auto [ta, tb] : std::vector<std::pair<bool, bool>>{
+           {false, false}, {true, false}, {false, true}, {true, true}}) {
+    Dims a = ta ? Dims{3, 2} : Dims{2, 3}, b = tb ? Dims{4, 3} : Dims{3, 4};
+    matMul.push_back(node("MatMul", {arg(moderate(kFloat, a)), arg(moderate(kFloat, b))},
+                          {{"transpose_a", ta ? "true" : "false"},
+                           {"transpose_b", tb ? "true" : "false"}}));
+  }
+  matMul.push_back(node("MatMul", {arg(randomTensor(kInt32, {2, 3}, {-50, 50})),
+                                   arg(randomTensor(kInt32, {3, 2}, {-50, 50}))}));
+  matMul.push_back(node("MatMul", {arg(moderate(kDouble, {1, 5})),
+                                   arg(moderate(kDouble, {5, 1}))}));
+  matMul.push_back(node("MatMul", {arg(moderate(kFloat, {2, 0})),
+                                   arg(moderate(kFloat, {0, 3}))}));
+  matMul.push_back(node("MatMul", {arg(moderate(kFloat, {2, 3})),
+                                   arg(moderate(kFloat, {2, 3}))})); // k differs
+
+  auto &batch = table["BatchMatMulV2"];
+  batch.push_back(node("BatchMatMulV2", {arg(moderate(kFloat, {2, 2, 3})),
+                                         arg(moderate(kFloat, {2, 3, 4}))}));
+  batch.push_back(node("BatchMatMulV2", {arg(moderate(kFloat, {2, 1, 2, 3})),
+                                         arg(moderate(kFloat, {3, 3, 4}))}));
+  batch.push_back(node("BatchMatMulV2", {arg(moderate(kFloat, {2, 3, 2})),
+                                         arg(moderate(kFloat, {3, 4}))},
+                       {{"adj_x", "true"}}));
+  batch.push_back(node("BatchMatMulV2", {arg(moderate(kDouble, {1, 2, 3})),
+                                         arg(moderate(kDouble, {2, 4, 3}))},
+                       {{"adj_y", "true"}}));
+  batch.push_back(node("BatchMatMulV2",
+                       {arg(randomTensor(kInt32, {2, 3, 2}, {-20, 20})),
+                        arg(randomTensor(kInt32, {2, 2, 3}, {-20, 20}))},
+                       {{"adj_x", "true"}, {"adj_y", "true"}}));
+  batch.push_back(node("BatchMatMulV2", {arg(moderate(kFloat, {0, 2, 3})),
+                                         arg(moderate(kFloat, {3, 4}))}));
+  batch.push_back(node("BatchMatMulV2", {arg(moderate(kFloat, {2, 2, 3})),
+                                         arg(moderate(kFloat, {3, 3, 4}))}));
+}
+
+void addArrayCases(std::map<std::string, std::vector<Case>> &table) {
+  for (Tensor value : {randomTensor(kFloat, {2, 3}), scalar(kInt32, 7),
+                       randomTensor(kBool, {3}), randomTensor(kInt64, {0})}) {
+    Case c = node("Const", {}, {{"dtype", dtypeEnum(value.dtype())}});
+    c.value = value;
+    table["Const"].push_back(std::move(c));
+  }
+  table["PlaceholderWithDefault"].push_back(node(
+      "PlaceholderWithDefault", {arg(randomTensor(kFloat, {2, 3}))},
+      {{"shape", "[2, 3]"}}));
+  table["BroadcastGradientArgs"].push_back(node(
+      "BroadcastGradientArgs", {arg(i32s({3, 4})), arg(i32s({4}))}));
+  table["BroadcastGradientArgs"].push_back(node(
+      "BroadcastGradientArgs",
+      {arg(vec(kInt64, {2, 1, 3})), arg(vec(kInt64, {1, 5, 1}))}));
+  table["Range"].push_back(
+      node("Range", {arg(scalar(kInt32, 0)), arg(scalar(kInt32, 10)),
+                     arg(scalar(kInt32, 3))}));
+  table["Range"].push_back(
+      node("Range", {arg(scalar(kFloat, 0.5)), arg(scalar(kFloat, 3)),
+                     arg(scalar(kFloat, 0.75))}));
+
+  auto reshape = [&](Dims from, std::vector<double> to, int32_t dtype = kFloat) {
+    table["Reshape"].push_back(node(
+        "Reshape", {arg(randomTensor(dtype, from)), arg(i32s(to))}));
+  };
+  reshape({3, 4}, {4, 3});
+  reshape({3, 4}, {-1});
+  reshape({2, 6}, {2, -1, 3}, kInt8);
+  reshape({}, {1, 1}, kBool);
+  reshape({0, 4}, {4, 0});
+  reshape({3, 4}, {5}); // wrong size
+  table["Reshape"].push_back(node(
+      "Reshape", {arg(randomTensor(kDouble, {6})), arg(vec(kInt64, {3, 2}))}));
+
+  for (auto [shape, dim] : std::vector<std::pair<Dims, int>>{
+           {{3, 4}, 0}, {{3, 4}, -1}, {{3, 4}, 2}, {{}, 0}, {{3, 4}, 5}})
+    table["ExpandDims"].push_back(node(
+        "ExpandDims", {arg(randomTensor(kFloat, shape)), arg(scalar(kInt32, dim))}));
+  for (auto [shape, dims] : std::vector<std::pair<Dims, std::string>>{
+           {{1, 3, 1, 4}, "[]"}, {{1, 3, 1, 4}, "[0]"}, {{1, 3, 1, 4}, "[-2]"},
+           {{1, 3, 1, 4}, "[1]"}, {{1}, "[]"}})
+    table["Squeeze"].push_back(node(
+        "Squeeze", {arg(randomTensor(kInt32, shape))}, {{"squeeze_dims", dims}}));
+
+  table["Fill"].push_back(node("Fill", {arg(i32s({2, 3})), arg(scalar(kFloat, -2.5))}));
+  table["Fill"].push_back(node("Fill", {arg(vec(kInt64, {0, 3})), arg(scalar(kInt32, 4))}));
+  table["Fill"].push_back(node("Fill", {arg(i32s({})), arg(scalar(kBool, 1))}));
+  table["Fill"].push_back(node("Fill", {arg(i32s({2})), arg(i32s({1, 2}))}));
+
+  auto transpose = [&](Dims shape, std::vector<double> perm) {
+    table["Transpose"].push_back(node(
+        "Transpose", {arg(randomTensor(kFloat, shape)), arg(i32s(perm))}));
+  };
+  transpose({2, 3, 4}, {2, 0, 1});
+  transpose({3, 4}, {1, 0});
+  transpose({2, 3}, {0, 1});
+  transpose({0, 3}, {1, 0});
+  transpose({2, 3}, {0, 0}); // not a permutation
+  table["Transpose"].push_back(node(
+      "Transpose", {arg(randomTensor(kUInt16, {2, 1, 3})),
+                    arg(vec(kInt64, {1, 2, 0}))}));
+
+  auto &concat = table["ConcatV2"];
+  concat.push_back(node("ConcatV2", {arg(randomTensor(kFloat, {2, 3})),
+                                     arg(randomTensor(kFloat, {2, 2})),
+                                     arg(scalar(kInt32, 1))}));
+  concat.push_back(node("ConcatV2", {arg(randomTensor(kInt32, {1, 3})),
+                                     arg(randomTensor(kInt32, {2, 3})),
+                                     arg(randomTensor(kInt32, {0, 3})),
+                                     arg(scalar(kInt64, 0))}));
+  concat.push_back(node("ConcatV2", {arg(randomTensor(kBool, {2, 2})),
+                                     arg(randomTensor(kBool, {2, 1})),
+                                     arg(scalar(kInt32, -1))}));
+  concat.push_back(node("ConcatV2", {arg(randomTensor(kFloat, {2, 3})),
+                                     arg(randomTensor(kFloat, {3, 2})),
+                                     arg(scalar(kInt32, 0))})); // mismatch
+
+  for (int axis : {0, 1, -1})
+    table["Pack"].push_back(node("Pack",
+                                 {arg(randomTensor(kFloat, {2, 3})),
+                                  arg(randomTensor(kFloat, {2, 3})),
+                                  arg(randomTensor(kFloat, {2, 3}))},
+                                 {{"axis", std::to_string(axis)}}));
+  table["Pack"].push_back(node("Pack", {arg(scalar(kInt32, 1)), arg(scalar(kInt32, 2))}));
+  table["Pack"].push_back(node("Pack", {arg(randomTensor(kInt64, {0, 2}))}));
+
+  for (auto [shape, axis, num] : std::vector<std::tuple<Dims, int, int>>{
+           {{3, 2}, 0, 3}, {{3, 2}, 1, 2}, {{2, 3, 4}, -1, 4}, {{2, 0}, 0, 2}})
+    table["Unpack"].push_back(node("Unpack", {arg(randomTensor(kFloat, shape))},
+                                   {{"axis", std::to_string(axis)},
+                                    {"num", std::to_string(num)}}));
+
+  for (auto [axis, n] : std::vector<std::pair<int, int>>{{1, 2}, {0, 3}, {-1, 4}, {0, 1}})
+    table["Split"].push_back(node("Split", {arg(scalar(kInt32, axis)),
+                                            arg(randomTensor(kFloat, {3, 4}))},
+                                  {{"num_split", std::to_string(n)}}));
+  table["Split"].push_back(node("Split", {arg(scalar(kInt32, 1)),
+                                          arg(randomTensor(kFloat, {3, 4}))},
+                                {{"num_split", "3"}})); // does not divide
+  for (auto [sizes, axis] : std::vector<std::pair<std::vector<double>, int>>{
+           {{1, 3}, 1}, {{1, -1, 1}, 0}, {{0, 4}, 1}})
+    table["SplitV"].push_back(node(
+        "SplitV", {arg(randomTensor(kInt32, {3, 4})), arg(i32s(sizes)),
+                   arg(scalar(kInt32, axis))},
+        {{"num_split", std::to_string(sizes.size())}}));
+
+  auto slice = [&](std::vector<double> begin, std::vector<double> size) {
+    table["Slice"].push_back(node("Slice", {arg(randomTensor(kFloat, {3, 4})),
+                                            arg(i32s(begin)), arg(i32s(size))}));
+  };
+  slice({1, 0}, {2, -1});
+  slice({0, 1}, {3, 2});
+  slice({1, 1}, {0, 2});
+  slice({2, 0}, {2, 1}); // out of bounds
+  table["Slice"].push_back(node("Slice", {arg(randomTensor(kInt8, {4})),
+                                          arg(vec(kInt64, {1})),
+                                          arg(vec(kInt64, {2}))}));
+
+  for (auto [shape, multiples] : std::vector<std::pair<Dims, std::vector<double>>>{
+           {{2, 3}, {2, 1}}, {{2, 3}, {1, 2}}, {{2, 3}, {2, 2}}, {{3}, {0}},
+           {{}, {}}, {{0, 2}, {3, 1}}})
+    table["Tile"].push_back(node("Tile", {arg(randomTensor(kFloat, shape)),
+                                          arg(i32s(multiples))}));
+  for (auto [shape, to] : std::vector<std::pair<Dims, std::vector<double>>>{
+           {{3}, {2, 3}}, {{}, {2, 3}}, {{2, 1}, {2, 3}}, {{3, 1}, {2, 3, 4}},
+           {{1}, {0}}, {{2}, {3}}})
+    table["BroadcastTo"].push_back(node(
+        "BroadcastTo", {arg(randomTensor(kInt32, shape)), arg(i32s(to))}));
+
+  auto pad = [&](int32_t dtype, Dims shape, Dims paddings) {
+    Dims paddingShape{int64_t(shape.size()), 2};
+    table["Pad"].push_back(node(
+        "Pad", {arg(randomTensor(dtype, shape)),
+                arg(literal(kInt32, paddingShape,
+                            std::vector<double>(paddings.begin(), paddings.end())))}));
+  };
+  pad(kFloat, {2, 3}, {1, 0, 0, 2});
+  pad(kInt32, {2, 3}, {0, 0, 0, 0});
+  pad(kFloat, {0, 3}, {1, 1, 0, 0});
+  pad(kFloat, {}, {});
+  pad(kFloat, {2}, {-1, 0}); // negative
+
+  // GatherV2: indices in range only (compiled code clamps as XLA does,
+  // where the reference kernel fails).
+  auto gather = [&](Dims params, Tensor indices, int axis) {
+    table["GatherV2"].push_back(node(
+        "GatherV2", {arg(randomTensor(kFloat, params)), arg(std::move(indices)),
+                     arg(scalar(kInt32, axis))}));
+  };
+  gather({5, 3}, i32s({4, 0, 4}), 0);
+  gather({5, 3}, literal(kInt32, {2, 2}, {2, 0, 1, 1}), 1);
+  gather({5, 3}, scalar(kInt64, 3), 0);
+  gather({2, 3, 4}, vec(kInt64, {3, 1}), -1);
+  gather({5, 3}, i32s({}), 0);
+
+  auto oneHot = [&](Tensor indices, int depth, int32_t dtype, int axis) {
+    table["OneHot"].push_back(node(
+        "OneHot", {arg(std::move(indices)), arg(scalar(kInt32, depth)),
+                   arg(scalar(dtype, 5)), arg(scalar(dtype, -1))},
+        {{"axis", std::to_string(axis)}}));
+  };
+  // Indices out of [0, depth) give rows of off_value in both.
+  oneHot(i32s({0, 3, 1, -1, 7}), 4, kFloat, -1);
+  oneHot(i32s({2, 0}), 3, kInt32, 0);
+  oneHot(literal(kInt64, {2, 2}, {0, 2, 1, 1}), 3, kDouble, 1);
+  oneHot(i32s({}), 3, kFloat, -1);
+}
+
+void addNNCases(std::map<std::string, std::vector<Case>> &table) {
+  for (auto [shape, format, dtype] : std::vector<std::tuple<Dims, const char *, int32_t>>{
+           {{2, 3}, "NHWC", kFloat}, {{2, 2, 2, 3}, "NHWC", kFloat},
+           {{2, 3, 2, 2}, "NCHW", kDouble}, {{0, 3}, "NHWC", kFloat}}) {
+    int64_t c = std::string(format) == "NCHW" ? shape[1] : shape.back();
+    std::string formatText = std::string("'") + format + "'";
+    table["BiasAdd"].push_back(node("BiasAdd", {arg(randomTensor(dtype, shape)),
+                                                arg(randomTensor(dtype, {c}))},
+                                    {{"data_format", formatText}}));
+    table["BiasAddGrad"].push_back(node("BiasAddGrad",
+                                        {arg(moderate(dtype, shape))},
+                                        {{"data_format", formatText}}));
+  }
+  table["BiasAdd"].push_back(node("BiasAdd", {arg(randomTensor(kFloat, {2, 3})),
+                                              arg(randomTensor(kFloat, {2}))}));
+
+  // Sparse labels in range only (compiled code gives NaN rows, as
+  // TensorFlow's GPU kernel, where the reference kernel fails).
+  auto &sparse = table["SparseSoftmaxCrossEntropyWithLogits"];
+  sparse.push_back(node("SparseSoftmaxCrossEntropyWithLogits",
+                        {arg(randomTensor(kFloat, {3, 4})), arg(i32s({0, 3, 2}))}));
+  sparse.push_back(node("SparseSoftmaxCrossEntropyWithLogits",
+                        {arg(randomTensor(kDouble, {2, 5})),
+                         arg(vec(kInt64, {4, 4}))}));
+  sparse.push_back(node("SparseSoftmaxCrossEntropyWithLogits",
+                        {arg(randomTensor(kFloat, {0, 4})), arg(i32s({}))}));
+  auto &dense = table["SoftmaxCrossEntropyWithLogits"];
+  Domain probabilities{0, 1};
+  dense.push_back(node("SoftmaxCrossEntropyWithLogits",
+                       {arg(randomTensor(kFloat, {3, 4})),
+                        arg(randomTensor(kFloat, {3, 4}, probabilities))}));
+  dense.push_back(node("SoftmaxCrossEntropyWithLogits",
+                       {arg(randomTensor(kDouble, {1, 4})),
+                        arg(randomTensor(kDouble, {3, 4}, probabilities))}));
+  dense.push_back(node("SoftmaxCrossEntropyWithLogits",
+                       {arg(randomTensor(kFloat, {3, 4})),
+                        arg(randomTensor(kFloat, {4}, probabilities))}));
+
+  // Convolution and pooling, NHWC.
+  struct Conv { Dims input, filter; const char *strides, *dilations, *padding; };
+  for (const Conv &conv : std::vector<Conv>{
+           {{1, 5, 5, 2}, {3, 3, 2, 3}, "[1, 1, 1, 1]", "[1, 1, 1, 1]", "'SAME'"},
+           {{2, 5, 6, 2}, {3, 2, 2, 1}, "[1, 2, 2, 1]", "[1, 1, 1, 1]", "'VALID'"},
+           {{1, 6, 6, 1}, {2, 2, 1, 2}, "[1, 1, 2, 1]", "[1, 2, 2, 1]", "'SAME'"}}) {
+    Attrs attrs = {{"strides", conv.strides}, {"dilations", conv.dilations},
+                   {"padding", conv.padding}};
+    table["Conv2D"].push_back(node("Conv2D", {arg(moderate(kFloat, conv.input)),
+                                              arg(moderate(kFloat, conv.filter))},
+                                   attrs));
+    // The output shape, from the forward op's geometry.
+    auto outSize = [&](int64_t in, int64_t k, int64_t stride, int64_t dilation) {
+      int64_t effective = (k - 1) * dilation + 1;
+      return StringRef(conv.padding) == "'SAME'"
+                 ? (in + stride - 1) / stride
+                 : (in - effective + stride) / stride;
+    };
+    int64_t sh = conv.strides == StringRef("[1, 2, 2, 1]") ? 2 : 1;
+    int64_t sw = conv.strides == StringRef("[1, 1, 1, 1]") ? 1 : 2;
+    int64_t dil = conv.dilations == StringRef("[1, 2, 2, 1]") ? 2 : 1;
+    Dims out = {conv.input[0], outSize(conv.input[1], conv.filter[0], sh, dil),
+                outSize(conv.input[2], conv.filter[1], sw, dil), conv.filter[3]};
+    auto dims = [](const Dims &d) {
+      return i32s(std::vector<double>(d.begin(), d.end()));
+    };
+    table["Conv2DBackpropInput"].push_back(node(
+        "Conv2DBackpropInput", {arg(dims(conv.input)), arg(moderate(kFloat, conv.filter)),
+                                arg(moderate(kFloat, out))},
+        attrs));
+    table["Conv2DBackpropFilter"].push_back(node(
+        "Conv2DBackpropFilter", {arg(moderate(kFloat, conv.input)), arg(dims(conv.filter)),
+                                 arg(moderate(kFloat, out))},
+        attrs));
+  }
+  table["Conv2D"].push_back(node("Conv2D", {arg(moderate(kDouble, {1, 3, 3, 2})),
+                                            arg(moderate(kDouble, {1, 1, 2, 2}))},
+                                 {{"strides", "[1, 1, 1, 1]"}, {"padding", "'VALID'"}}));
+
+  struct Pool { Dims input; const char *ksize, *strides, *padding; Dims out; };
+  for (const Pool &pool : std::vector<Pool>{
+           {{1, 4, 4, 2}, "[1, 2, 2, 1]", "[1, 2, 2, 1]", "'VALID'", {1, 2, 2, 2}},
+           {{2, 5, 5, 1}, "[1, 3, 3, 1]", "[1, 2, 2, 1]", "'SAME'", {2, 3, 3, 1}},
+           {{1, 3, 4, 1}, "[1, 2, 1, 1]", "[1, 1, 1, 1]", "'VALID'", {1, 2, 4, 1}}}) {
+    Attrs attrs = {{"ksize", pool.ksize}, {"strides", pool.strides},
+                   {"padding", pool.padding}};
+    for (const char *op : {"MaxPool", "AvgPool"})
+      table[op].push_back(node(op, {arg(randomTensor(kFloat, pool.input))}, attrs));
+    // orig_output is what MaxPool computed on orig_input only in spirit:
+    // both sides find the maxima again from orig_input.
+    table["MaxPoolGrad"].push_back(node(
+        "MaxPoolGrad", {arg(randomTensor(kFloat, pool.input, {-100, 100})),
+                        arg(randomTensor(kFloat, pool.out)),
+                        arg(moderate(kFloat, pool.out))},
+        attrs));
+    table["AvgPoolGrad"].push_back(node(
+        "AvgPoolGrad",
+        {arg(i32s(std::vector<double>(pool.input.begin(), pool.input.end()))),
+         arg(moderate(kFloat, pool.out))},
+        attrs));
+  }
+}
+
+void addStateCases(std::map<std::string, std::vector<Case>> &table) {
+  Tensor v = randomTensor(kFloat, {2, 3});
+  auto variable = [&](const char *op) {
+    return withVariables(node(op, {}, {{"dtype", "DT_FLOAT"},
+                                       {"shape", "[2, 3]"},
+                                       {"shared_name", "'v'"}}),
+                         {{"v", v}});
+  };
+  table["VariableV2"].push_back(variable("VariableV2"));
+  table["Variable"].push_back(variable("Variable"));
+  table["VarHandleOp"].push_back(variable("VarHandleOp"));
+  table["ReadVariableOp"].push_back(withVariables(
+      node("ReadVariableOp", {var("v")}, {{"dtype", "DT_INT64"}}),
+      {{"v", randomTensor(kInt64, {4})}}));
+
+  for (bool resource : {false, true}) {
+    std::string assign = resource ? "AssignVariableOp" : "Assign";
+    table[assign].push_back(withVariables(
+        node(assign, {var("v"), arg(randomTensor(kFloat, {2, 3}))}), {{"v", v}}));
+    table[assign].push_back(withVariables(
+        node(assign, {var("v"), arg(randomTensor(kInt32, {}))}),
+        {{"v", scalar(kInt32, 3)}}));
+    // A new variable, and (without shape validation) a new shape.
+    table[assign].push_back(
+        node(assign, {var("w"), arg(randomTensor(kDouble, {3}))}));
+    table[assign].push_back(withVariables(
+        node(assign, {var("v"), arg(randomTensor(kFloat, {4}))},
+             resource ? Attrs{} : Attrs{{"validate_shape", "false"}}),
+        {{"v", v}}));
+    for (const char *update : {"Add", "Sub"}) {
+      std::string op = "Assign" + std::string(update) +
+                       (resource ? "VariableOp" : "");
+      for (int32_t dtype : {kFloat, kDouble, kInt32, kInt64})
+        table[op].push_back(withVariables(
+            node(op, {var("v"), arg(randomTensor(dtype, {2, 3}))}),
+            {{"v", randomTensor(dtype, {2, 3})}}));
+      table[op].push_back(node(op, {var("u"), arg(randomTensor(kFloat, {2}))}));
+    }
+
+    std::string prefix = resource ? "Resource" : "";
+    for (int32_t dtype : {kFloat, kDouble}) {
+      std::map<std::string, Tensor> slots = {
+          {"var", randomTensor(dtype, {2, 3})},
+          {"accum", randomTensor(dtype, {2, 3})},
+          {"m", randomTensor(dtype, {2, 3})},
+          {"v", randomTensor(dtype, {2, 3}, {0, 4})}};
+      Tensor grad = randomTensor(dtype, {2, 3});
+      table[prefix + "ApplyGradientDescent"].push_back(withVariables(
+          node(prefix + "ApplyGradientDescent",
+               {var("var"), arg(scalar(dtype, 0.1)), arg(grad)}),
+          slots));
+      for (const char *nesterov : {"false", "true"}) {
+        table[prefix + "ApplyMomentum"].push_back(withVariables(
+            node(prefix + "ApplyMomentum",
+                 {var("var"), var("accum"), arg(scalar(dtype, 0.1)), arg(grad),
+                  arg(scalar(dtype, 0.9))},
+                 {{"use_nesterov", nesterov}}),
+            slots));
+        table[prefix + "ApplyAdam"].push_back(withVariables(
+            node(prefix + "ApplyAdam",
+                 {var("var"), var("m"), var("v"), arg(scalar(dtype, 0.81)),
+                  arg(scalar(dtype, 0.998)), arg(scalar(dtype, 0.01)),
+                  arg(scalar(dtype, 0.9)), arg(scalar(dtype, 0.999)),
+                  arg(scalar(dtype, 1e-7)), arg(grad)},
+                 {{"use_nesterov", nesterov}}),
+            slots));
+      }
+    }
+    // An update whose shape is not the variable's.
+    table[prefix + "ApplyGradientDescent"].push_back(withVariables(
+        node(prefix + "ApplyGradientDescent",
+             {var("var"), arg(scalar(kFloat, 0.1)), arg(randomTensor(kFloat, {3}))}),
+        {{"var", v}}));
+  }
+}
+
+/// Functions the control-flow and call ops run: add, sub and mul of two
+/// floats; and a loop of (i: int32, x: float) that doubles x while i < 3.
+constexpr const char *kFunctions = R"pb(
+  library {
+    function {
+      signature { name: "add" input_arg { name: "a" type: DT_FLOAT }
+                  input_arg { name: "b" type: DT_FLOAT }
+                  output_arg { name: "z" type: DT_FLOAT } }
+      node_def { name: "r" op: "AddV2" input: "a" input: "b"
+                 attr { key: "T" value { type: DT_FLOAT } } }
+      ret { key: "z" value: "r:z:0" }
+    }
+    function {
+      signature { name: "sub" input_arg { name: "a" type: DT_FLOAT }
+                  input_arg { name: "b" type: DT_FLOAT }
+                  output_arg { name: "z" type: DT_FLOAT } }
+      node_def { name: "r" op: "Sub" input: "a" input: "b"
+                 attr { key: "T" value { type: DT_FLOAT } } }
+      ret { key: "z" value: "r:z:0" }
+    }
+    function {
+      signature { name: "mul" input_arg { name: "a" type: DT_FLOAT }
+                  input_arg { name: "b" type: DT_FLOAT }
+                  output_arg { name: "z" type: DT_FLOAT } }
+      node_def { name: "r" op: "Mul" input: "a" input: "b"
+                 attr { key: "T" value { type: DT_FLOAT } } }
+      ret { key: "z" value: "r:z:0" }
+    }
+    function {
+      signature { name: "below3" input_arg { name: "i" type: DT_INT32 }
+                  input_arg { name: "x" type: DT_FLOAT }
+                  output_arg { name: "c" type: DT_BOOL } }
+      node_def { name: "three" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { } int_val: 3 } } } }
+      node_def { name: "less" op: "Less" input: "i" input: "three:output:0"
+                 attr { key: "T" value { type: DT_INT32 } } }
+      ret { key: "c" value: "less:z:0" }
+    }
+    function {
+      signature { name: "double" input_arg { name: "i" type: DT_INT32 }
+                  input_arg { name: "x" type: DT_FLOAT }
+                  output_arg { name: "i2" type: DT_INT32 }
+                  output_arg { name: "x2" type: DT_FLOAT } }
+      node_def { name: "one" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { } int_val: 1 } } } }
+      node_def { name: "inc" op: "AddV2" input: "i" input: "one:output:0"
+                 attr { key: "T" value { type: DT_INT32 } } }
+      node_def { name: "dbl" op: "AddV2" input: "x" input: "x"
+                 attr { key: "T" value { type: DT_FLOAT } } }
+      ret { key: "i2" value: "inc:z:0" }
+      ret { key: "x2" value: "dbl:z:0" }
+    }
+  }
+)pb";
+
+void addControlFlowCases(std::map<std::string, std::vector<Case>> &table) {
+  auto add = [&](Case c) {
+    c.withFunctions = true;
+    table[c.op].push_back(std::move(c));
+  };
+  Tensor a = randomTensor(kFloat, {2, 3}), b = randomTensor(kFloat, {2, 3});
+  for (const char *op : {"If", "StatelessIf"})
+    for (Tensor cond : {scalar(kBool, 1), scalar(kBool, 0), scalar(kInt32, 0),
+                        scalar(kInt32, -2)})
+      add(node(op, {arg(cond), arg(a), arg(b)},
+               {{"then_branch", "add"}, {"else_branch", "sub"},
+                {"Tout", "[DT_FLOAT]"}}));
+  // An index out of range runs the last branch, as TensorFlow's default.
+  for (const char *op : {"Case", "StatelessCase"})
+    for (int index : {0, 1, 2, 7, -1})
+      add(node(op, {arg(scalar(kInt32, index)), arg(a), arg(b)},
+               {{"branches", "[add, sub, mul]"}, {"Tout", "[DT_FLOAT]"}}));
+  for (const char *op : {"While", "StatelessWhile"})
+    for (int start : {0, 2, 5})
+      add(node(op, {arg(scalar(kInt32, start)), arg(randomTensor(kFloat, {2}))},
+               {{"cond", "below3"}, {"body", "double"}}));
+  for (auto [op, f] : std::vector<std::pair<const char *, const char *>>{
+           {"PartitionedCall", "add"}, {"StatefulPartitionedCall", "mul"}})
+    add(node(op, {arg(a), arg(b)}, {{"f", f}, {"Tout", "[DT_FLOAT]"}}));
+}
+
+/// Every case, by op: the table's where it has some, else the generic
+/// generator's. Built once, so the random values are the same in every
+/// test.
+const std::map<std::string, std::vector<Case>> &allCases() {
+  static const auto *cases = [] {
+    auto *table = new std::map<std::string, std::vector<Case>>();
+    addMathCases(*table);
+    addArrayCases(*table);
+    addNNCases(*table);
+    addStateCases(*table);
+    addControlFlowCases(*table);
+    for (StringRef op : conversion::getCPULoweredOps())
+      if (!table->count(op.str()))
+        if (const ops::OpSpec *spec = ops::lookupOp(op))
+          (*table)[op.str()] = genericCases(*spec);
+    return table;
+  }();
+  return *cases;
+}
+
+//===----------------------------------------------------------------------===//
+// Running a case
+//===----------------------------------------------------------------------===//
+
+/// An attr of `spec` from its REGISTER_OP text.
+FailureOr<NamedAttribute> makeAttr(MLIRContext *ctx, StringRef op,
+                                   StringRef name, StringRef text) {
+  const ops::OpSpec *spec = ops::lookupOp(op);
+  const ops::AttrSpec *attrSpec = spec ? spec->findAttr(name) : nullptr;
+  if (!attrSpec)
+    return failure();
+  // Functions by name: "f", or "[f, g]" for a list.
+  auto function = [&](StringRef callee) -> Attribute {
+    return graph::FuncAttr::get(ctx, FlatSymbolRefAttr::get(ctx, callee.trim()),
+                                DictionaryAttr::get(ctx));
+  };
+  if (attrSpec->type == "func")
+    return NamedAttribute(StringAttr::get(ctx, name), function(text));
+  if (attrSpec->type == "list(func)") {
+    SmallVector<StringRef> names;
+    text.trim("[]").split(names, ',');
+    SmallVector<Attribute> functions;
+    for (StringRef callee : names)
+      functions.push_back(function(callee));
+    return NamedAttribute(StringAttr::get(ctx, name),
+                          ArrayAttr::get(ctx, functions));
+  }
+  ops::AttrSpec withValue = *attrSpec;
+  withValue.defaultValue = text.str();
+  Attribute attr = getDefaultAttr(withValue, ctx);
+  if (!attr)
+    return failure();
+  return NamedAttribute(StringAttr::get(ctx, name), attr);
+}
+
+Attribute tensorAttr(MLIRContext *ctx, const Tensor &value) {
+  Type element = graph::dataTypeToType(ctx, value.dtype());
+  auto type = RankedTensorType::get(value.shape(), element);
+  DenseElementsAttr dense;
+  if (value.dtype() == kBool)
+    dense = DenseElementsAttr::get(
+        type, ArrayRef<bool>(value.data<bool>(), value.numElements()));
+  else
+    dense = DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(value.raw(), value.byteSize()));
+  return graph::TensorAttr::get(
+      ctx, element, graph::ShapeAttr::get(ctx, value.shape(), false, {}), dense,
+      graph::TensorAttr::kTensorContent, {});
+}
+
+/// What one run produced.
+struct Outcome {
+  bool ok = false;
+  std::vector<Tensor> results;
+  std::map<std::string, Tensor> variables;
+  std::string diagnostics;
+};
+
+/// The module for a case: `graph.func @f` over the case's tensor inputs
+/// whose body is the node (its variable inputs as VariableV2 or VarHandleOp
+/// nodes), returning every data output (a resource output read).
+class CaseModule {
+public:
+  CaseModule(const Case &c) : c(c) {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadDialect<graph::GraphDialect>();
+    handler = std::make_unique<ScopedDiagnosticHandler>(
+        &context, [this](Diagnostic &diag) {
+          diagnostics += diag.str() + "\n";
+          return success();
+        });
+    if (c.withFunctions) {
+      tensorflow::GraphDef library;
+      if (google::protobuf::TextFormat::ParseFromString(kFunctions, &library))
+        module = importGraphDef(library, &context);
+    } else {
+      module = ModuleOp::create(UnknownLoc::get(&context));
+    }
+    if (module)
+      build();
+  }
+
+  FailureOr<graph::FuncOp> func = failure();
+  std::vector<Tensor> args;
+  std::string diagnostics;
+  MLIRContext context{MLIRContext::Threading::DISABLED};
+  OwningOpRef<ModuleOp> module;
+
+  Outcome run(bool compiled) {
+    diagnostics.clear();
+    State state;
+    for (const auto &[name, value] : c.variables)
+      state.variables[name] = value;
+    Outcome outcome;
+    FailureOr<std::vector<Tensor>> results = failure();
+    if (compiled) {
+      runtime::CPUClusterRunner runner;
+      results = runner.call(*func, *func, args, state);
+    } else {
+      Interpreter interpreter(*module);
+      interpreter.getState() = state;
+      results = interpreter.call(func->getSymName(), args, DictionaryAttr(),
+                                 *func);
+      state = interpreter.getState();
+    }
+    outcome.ok = succeeded(results);
+    if (outcome.ok)
+      outcome.results = *results;
+    for (const auto &entry : state.variables)
+      outcome.variables[entry.getKey().str()] = entry.getValue();
+    outcome.diagnostics = diagnostics;
+    return outcome;
+  }
+
+private:
+  void build() {
+    MLIRContext *ctx = &context;
+    const ops::OpSpec *spec = ops::lookupOp(c.op);
+    Location loc = UnknownLoc::get(ctx);
+    SmallVector<Type> argTypes;
+    for (const Input &in : c.inputs)
+      if (in.variable.empty()) {
+        argTypes.push_back(graph::getTensorType(
+            graph::dataTypeToType(ctx, in.value.dtype())));
+        args.push_back(in.value);
+      }
+    // The dtype and shape of a variable the case does not set: those of
+    // the value assigned to it.
+    Tensor unset(kFloat, {});
+    for (const Input &in : c.inputs)
+      if (in.variable.empty()) {
+        unset = in.value;
+        break;
+      }
+    func = graph::buildLibraryFunction(
+        *module, "f", argTypes,
+        [&](OpBuilder &b, ArrayRef<Value> fargs) -> FailureOr<SmallVector<Value>> {
+          std::string error;
+          auto create = [&](StringRef op, StringRef name, ValueRange inputs,
+                            const Attrs &attrs, Attribute value = {})
+              -> FailureOr<graph::NodeOp> {
+            SmallVector<NamedAttribute> named;
+            for (const auto &[attrName, text] : attrs) {
+              FailureOr<NamedAttribute> attr = makeAttr(ctx, op, attrName, text);
+              if (failed(attr))
+                return emitError(loc) << "bad attr " << attrName << " = " << text,
+                       failure();
+              named.push_back(*attr);
+            }
+            if (value)
+              named.push_back(NamedAttribute(StringAttr::get(ctx, "value"), value));
+            FailureOr<graph::NodeOp> n = createRegisteredNode(
+                b, loc, op, name, inputs, {}, named, "", error);
+            if (failed(n))
+              emitError(loc) << error;
+            return n;
+          };
+          SmallVector<Value> inputs;
+          unsigned next = 0;
+          for (auto [i, in] : llvm::enumerate(c.inputs)) {
+            if (in.variable.empty()) {
+              inputs.push_back(fargs[next++]);
+              continue;
+            }
+            auto it = c.variables.find(in.variable);
+            Tensor initial = it != c.variables.end() ? it->second : unset;
+            // Variable ops take no list arguments: inputs are the spec's.
+            bool resource = i < spec->inputs.size() &&
+                            spec->inputs[i].fixedType == kResource;
+            FailureOr<graph::NodeOp> v = create(
+                resource ? "VarHandleOp" : "VariableV2", in.variable + "_node",
+                {}, {{"dtype", dtypeEnum(initial.dtype())},
+                     {"shape", dimsText(initial.shape())},
+                     {"shared_name", "'" + in.variable + "'"}});
+            if (failed(v))
+              return failure();
+            inputs.push_back(v->getOutputs()[0]);
+          }
+          FailureOr<graph::NodeOp> n =
+              create(c.op, "node", inputs, c.attrs,
+                     c.value ? tensorAttr(ctx, *c.value) : Attribute());
+          if (failed(n))
+            return failure();
+          SmallVector<Value> results;
+          for (Value out : n->getOutputs()) {
+            Type element = cast<TensorType>(out.getType()).getElementType();
+            if (graph::typeToDataType(element) != kResource) {
+              results.push_back(out);
+              continue;
+            }
+            FailureOr<graph::NodeOp> read =
+                create("ReadVariableOp", "read", {out},
+                       {{"dtype", dtypeEnum(c.variables.begin()->second.dtype())}});
+            if (failed(read))
+              return failure();
+            results.push_back(read->getOutputs()[0]);
+          }
+          return results;
+        },
+        loc);
+  }
+
+  const Case &c;
+  std::unique_ptr<ScopedDiagnosticHandler> handler;
+};
+
+std::string describe(const Case &c) {
+  std::string text = c.op;
+  for (const auto &[name, value] : c.attrs)
+    text += " " + name + "=" + value;
+  for (const Input &in : c.inputs)
+    text += "\n  input: " +
+            (in.variable.empty() ? in.value.toString() : "variable " + in.variable);
+  for (const auto &[name, value] : c.variables)
+    text += "\n  variable " + name + ": " + value.toString();
+  return text;
+}
+
+/// Float32 results: the interpreter often computes in double and rounds
+/// once; compiled code computes in float32.
+bool closeEnough(double expected, double actual, int32_t dtype) {
+  if (std::isnan(expected) || std::isnan(actual))
+    return std::isnan(expected) && std::isnan(actual);
+  if (std::isinf(expected) || std::isinf(actual))
+    return expected == actual;
+  double rtol = dtype == kFloat ? 1e-5 : 1e-10;
+  double atol = dtype == kFloat ? 1e-6 : 1e-12;
+  return std::fabs(expected - actual) <=
+         atol + rtol * std::max(std::fabs(expected), std::fabs(actual));
+}
+
+/// An empty string when `actual` matches `expected`, else what differs.
+std::string compareTensors(const Tensor &expected, const Tensor &actual) {
+  if (!expected.isValid() || !actual.isValid())
+    return expected.isValid() == actual.isValid() ? "" : "one is invalid";
+  if (expected.dtype() != actual.dtype())
+    return "dtype " + dtypeName(actual.dtype()) + ", expected " +
+           dtypeName(expected.dtype());
+  if (expected.shape() != actual.shape())
+    return "shape " + shapeString(actual.shape()) + ", expected " +
+           shapeString(expected.shape());
+  std::string report;
+  int mismatches = 0;
+  int32_t dtype = expected.dtype();
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    bool same;
+    if (isFloat(dtype))
+      same = closeEnough(expected.getAsDouble(i), actual.getAsDouble(i), dtype);
+    else
+      same = expected.getAsInt(i) == actual.getAsInt(i);
+    if (!same && mismatches++ < 4)
+      report += "\n    element " + std::to_string(i) + ": " +
+                std::to_string(actual.getAsDouble(i)) + ", expected " +
+                std::to_string(expected.getAsDouble(i));
+  }
+  if (!mismatches)
+    return "";
+  return std::to_string(mismatches) + " element(s) differ:" + report +
+         "\n    compiled: " + actual.toString() +
+         "\n    expected: " + expected.toString();
+}
+
+//===----------------------------------------------------------------------===//
+// Tests
+//===----------------------------------------------------------------------===//
+
+/// Runs one case both ways and compares.
+void checkCase(const Case &c) {
+  CaseModule m(c);
+  ASSERT_TRUE(succeeded(m.func)) << m.diagnostics;
+  Outcome expected = m.run(/*compiled=*/false);
+  Outcome actual = m.run(/*compiled=*/true);
+  if (!expected.ok) {
+    // Error cases are meant: compiled code must fail as well.
+    EXPECT_FALSE(actual.ok) << "the interpreter failed:\n"
+                            << expected.diagnostics
+                            << "but compiled code ran";
+    return;
+  }
+  ASSERT_TRUE(actual.ok) << "compiled code failed:\n" << actual.diagnostics;
+  ASSERT_EQ(actual.results.size(), expected.results.size());
+  for (size_t i = 0; i < expected.results.size(); ++i) {
+    std::string difference =
+        compareTensors(expected.results[i], actual.results[i]);
+    EXPECT_TRUE(difference.empty()) << "output " << i << ": " << difference;
+  }
+  for (const auto &[name, value] : expected.variables) {
+    auto it = actual.variables.find(name);
+    ASSERT_TRUE(it != actual.variables.end()) << "variable " << name;
+    std::string difference = compareTensors(value, it->second);
+    EXPECT_TRUE(difference.empty()) << "variable " << name << ": " << difference;
+  }
+  EXPECT_EQ(actual.variables.size(), expected.variables.size());
+}
+
+std::vector<std::string> opsWithCases() {
+  std::vector<std::string> ops;
+  for (const auto &entry : allCases())
+    ops.push_back(entry.first);
+  return ops;
+}
+
+/// One test per op (one process each under ctest), over all its cases.
+class CompiledOpsTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompiledOpsTest, MatchesInterpreter) {
+  const std::vector<Case> &cases = allCases().at(GetParam());
+  for (auto [i, c] : llvm::enumerate(cases)) {
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
+    checkCase(c);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CompiledOps, CompiledOpsTest, ::testing::ValuesIn(opsWithCases()),
+    [](const ::testing::TestParamInfo<std::string> &info) {
+      return info.param;
+    });
+
+/// A new lowered op must come with a case the interpreter runs: the
+/// generic generator covers ops of tensors alone, the table the rest.
+TEST(CompiledOpsCoverage, EveryLoweredOpHasACaseThatRuns) {
+  const auto &cases = allCases();
+  for (StringRef op : conversion::getCPULoweredOps()) {
+    auto it = cases.find(op.str());
+    bool runs = false;
+    if (it != cases.end())
+      for (const Case &c : it->second) {
+        CaseModule m(c);
+        if (succeeded(m.func) && m.run(/*compiled=*/false).ok) {
+          runs = true;
+          break;
+        }
+      }
+    EXPECT_TRUE(runs) << "op '" << op.str()
+                      << "' lowers to the CPU but no case of CompiledOpsTest "
+                         "runs it on the interpreter: add one to the table";
+  }
+}
+
+} // namespace
