@@ -335,13 +335,21 @@ LogicalResult cast(KernelContext &ctx) {
     return ctx.error() << "unsupported DstT";
   const Tensor &in = ctx.inputs[0];
   Tensor out(*dst, in.shape());
-  bool isFloatSrc = in.dtype() == kFloat || in.dtype() == kDouble;
-  if (failed(dispatchNumeric(*dst, [&](auto tag) {
-        using T = decltype(tag);
-        for (int64_t i = 0; i < in.numElements(); ++i)
-          out.data<T>()[i] =
-              isFloatSrc ? T(in.getAsDouble(i)) : T(in.getAsInt(i));
-      }))) {
+  // Element by element in C++'s own conversions from the source type (a
+  // detour through int64 or double would wrap uint64 values above
+  // INT64_MAX and round large integers twice).
+  auto convertFrom = [&](auto dstTag) {
+    using T = decltype(dstTag);
+    bool typed = visitNumeric(in.dtype(), [&](auto srcTag) {
+      using S = decltype(srcTag);
+      for (int64_t i = 0; i < in.numElements(); ++i)
+        out.data<T>()[i] = T(in.data<S>()[i]);
+    });
+    if (!typed) // bool
+      for (int64_t i = 0; i < in.numElements(); ++i)
+        out.data<T>()[i] = T(in.getAsInt(i));
+  };
+  if (failed(dispatchNumeric(*dst, convertFrom))) {
     if (*dst != kBool)
       return ctx.error() << "unsupported DstT";
     for (int64_t i = 0; i < in.numElements(); ++i)
@@ -483,6 +491,9 @@ template <bool isMax> LogicalResult argReduce(KernelContext &ctx) {
                        << rank << "), but got " << axis;
   if (axis < 0)
     axis += rank;
+  if (in.shape()[axis] == 0)
+    return ctx.error() << "Reduction axis " << axis << " is empty in shape "
+                       << shapeString(in.shape());
   std::vector<int64_t> outShape;
   int64_t outer = 1, inner = 1, size = in.shape()[axis];
   for (int64_t d = 0; d < rank; ++d) {

@@ -319,7 +319,8 @@ void addMathCases(std::map<std::string, std::vector<Case>> &table) {
            {kFloat, kBool, {}}, {kInt32, kBool, {}}, {kFloat, kUInt8, {0, 200}},
            {kUInt32, kDouble, {}}, {kInt64, kDouble, {}}, {kBool, kInt32, {}},
            {kDouble, kInt64, {-1e6, 1e6}}, {kInt16, kUInt16, {}},
-           {kUInt16, kInt64, {}}})
+           {kUInt16, kInt64, {}}, {kUInt64, kFloat, {}},
+           {kUInt64, kDouble, {}}})
     table["Cast"].push_back(node("Cast", {arg(randomTensor(from, {3, 4}, domain))},
                                  {{"DstT", dtypeEnum(to)}}));
   table["Cast"].push_back(node("Cast", {arg(randomTensor(kFloat, {0, 2}))},
@@ -376,9 +377,8 @@ void addMathCases(std::map<std::string, std::vector<Case>> &table) {
     cases.push_back(node(op, {arg(input(kFloat, {3})), arg(i32s({1}))}));
   }
 
-  // ArgMax/ArgMin: small integers give ties (the first index wins). An
-  // empty reduction axis is left out: the reference kernel returns 0 where
-  // TensorFlow and compiled code fail.
+  // ArgMax/ArgMin: small integers give ties (the first index wins); an
+  // empty reduction axis is an error, as in TensorFlow.
   for (const char *op : {"ArgMax", "ArgMin"}) {
     auto &cases = table[op];
     cases.push_back(node(op, {arg(randomTensor(kFloat, {3, 4})),
@@ -394,6 +394,8 @@ void addMathCases(std::map<std::string, std::vector<Case>> &table) {
                               arg(scalar(kInt32, 1))}));
     cases.push_back(node(op, {arg(randomTensor(kFloat, {3})),
                               arg(scalar(kInt32, 1))})); // out of range
+    cases.push_back(node(op, {arg(randomTensor(kFloat, {2, 0})),
+                              arg(scalar(kInt32, 1))})); // empty axis
   }
 
   auto &matMul = table["MatMul"];
