@@ -87,7 +87,8 @@ def OutlineKernelsPass : Pass<"outline-kernels", "::mlir::ModuleOp"> {
     Part of the CPU pipeline, after bufferization: every linalg op of a
     function becomes a call of a private function (`<function>_kernel<k>`,
     marked `no_inline`) that holds just that op, its buffers and the values
-    its body reads passed as arguments. LLVM's loop passes (IndVarSimplify,
+    its body reads passed as arguments, the buffers `llvm.noalias` (a linalg
+    op on buffers from One-Shot Bufferize writes only fresh output buffers). LLVM's loop passes (IndVarSimplify,
     LoopRotate) cost time in the size of the function they run in, once per
     loop; one function per loop nest keeps compile time linear in the size
     of the graph.

@@ -9,12 +9,13 @@
 #include "cleave/Target/CPU/CPUTarget.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -28,11 +29,20 @@ static void initializeNativeTarget() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // Full unrolling only of loops of at most 8 iterations: unrolling the
+    // outer loops of a nest multiplies the memory accesses the loop
+    // vectorizer then compares pair by pair (LLVM 19 spent minutes on the
+    // fill of a 5x5x32x64 filter). LLVM has this limit as an option only.
+    auto &options = llvm::cl::getRegisteredOptions();
+    if (auto it = options.find("unroll-full-max-count"); it != options.end())
+      it->second->addOccurrence(0, "unroll-full-max-count", "8");
   });
 }
 
-/// A target machine for the host CPU and its features.
-static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error) {
+/// A target machine for the host CPU and its features; position-independent
+/// for object files that executables (PIE by default) link.
+static std::unique_ptr<llvm::TargetMachine>
+hostTargetMachine(std::string &error, bool positionIndependent = false) {
   initializeNativeTarget();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
@@ -40,12 +50,35 @@ static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error
     return nullptr;
   }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  if (positionIndependent)
+    builder->setRelocationModel(llvm::Reloc::PIC_);
   auto machine = builder->createTargetMachine();
   if (!machine) {
     error = llvm::toString(machine.takeError());
     return nullptr;
   }
   return std::move(*machine);
+}
+
+/// LLVM's -O3 pipeline for `machine`.
+static std::function<llvm::Error(llvm::Module *)>
+optimizer(llvm::TargetMachine *machine) {
+  return [machine](llvm::Module *module) -> llvm::Error {
+    llvm::PipelineTuningOptions tuning;
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder builder(machine, tuning);
+    builder.registerModuleAnalyses(mam);
+    builder.registerCGSCCAnalyses(cgam);
+    builder.registerFunctionAnalyses(fam);
+    builder.registerLoopAnalyses(lam);
+    builder.crossRegisterProxies(lam, fam, cgam, mam);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+        .run(*module, mam);
+    return llvm::Error::success();
+  };
 }
 
 JITModule::~JITModule() = default;
@@ -55,7 +88,7 @@ std::unique_ptr<JITModule> JITModule::create(ModuleOp module,
   std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
   if (!machine)
     return nullptr;
-  auto transformer = makeOptimizingTransformer(3, 0, machine.get());
+  auto transformer = optimizer(machine.get());
   ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
@@ -83,7 +116,8 @@ JITModule::PackedFunction JITModule::lookup(llvm::StringRef name) const {
 LogicalResult cleave::cpu::emitObjectFile(ModuleOp module,
                                           llvm::raw_pwrite_stream &os,
                                           std::string &error) {
-  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      hostTargetMachine(error, /*positionIndependent=*/true);
   if (!machine)
     return failure();
   llvm::LLVMContext context;
@@ -95,8 +129,7 @@ LogicalResult cleave::cpu::emitObjectFile(ModuleOp module,
   }
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple().getTriple());
-  if (llvm::Error e = makeOptimizingTransformer(3, 0, machine.get())(
-          llvmModule.get())) {
+  if (llvm::Error e = optimizer(machine.get())(llvmModule.get())) {
     error = llvm::toString(std::move(e));
     return failure();
   }

@@ -51,6 +51,13 @@ struct OutlineKernelsPass
         (parent.getSymName() + "_kernel" + std::to_string(index)).str(), type);
     kernel.setPrivate();
     kernel->setAttr("no_inline", builder.getUnitAttr());
+    // The op writes only its own fresh output buffers, which no other
+    // argument points into: the vectorizer needs no run-time alias checks
+    // (without this, checking every pair of pointers of a gather kernel
+    // takes LLVM minutes).
+    for (auto [i, v] : llvm::enumerate(args))
+      if (isa<MemRefType>(v.getType()))
+        kernel.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
     symbols.insert(kernel);
     Block *body = kernel.addEntryBlock();
     IRMapping mapping;
