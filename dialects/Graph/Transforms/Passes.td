@@ -160,6 +160,74 @@ def GraphFunctionalizeLoopsPass
   }];
 }
 
+def GraphFunctionalizeCondsPass
+    : Pass<"graph-functionalize-conds", "::mlir::ModuleOp"> {
+  let summary = "Replace TensorFlow v1 conditionals by If nodes over then and else functions";
+  let description = [{
+    The cond half of TensorFlow's `functionalize_control_flow`
+    (`functionalize_cond.cc`): each v1 conditional (the Switch nodes that
+    `tf.cond` puts on every value its branches read, the branch nodes, and
+    the Merge nodes joining the two branches' results) becomes one `If`
+    node. As in TensorFlow, every node gets a cond state (the Switch
+    branches it lies on, looking through Identity nodes to the predicate),
+    a Merge joins two states that differ in one predicate's branch, and the
+    Merges on one predicate in one outer state are one conditional.
+    Conditionals nested in a branch are functionalized first and their If
+    moves into the outer branch; the graph and every library function are
+    handled.
+
+    Names follow TensorFlow: the If is `<first Merge>_if` (Merges sorted by
+    name, which is also the order of the If's outputs), its functions are
+    `_functionalize_if_then_branch` and `_functionalize_if_else_branch`
+    (made unique: `..._1`, ...). The If's inputs are the predicate, then
+    the values the Switches pass (one per value, in block order), then any
+    other outside value a branch reads; constants without inputs are copied
+    into the branches. Attrs: `then_branch`, `else_branch`, `Tcond`, `Tin`,
+    `Tout`, and `output_shapes` when every Merge's shape is known. Where a
+    Merge's `value_index` output is used, both functions return the index
+    of their Merge input as a constant, as an extra If output after the
+    values. A Switch output going straight to a Merge (an empty branch)
+    returns the argument.
+
+    Users of the Merges read the If (control users its control token), and
+    each Merge's name stays for fetches: an `Identity` of its If output, an
+    `IdentityN` of the value and the index where the index is used. Control
+    inputs of the Switches, the Merges and the branch nodes from outside
+    the conditional move to the If. Switch and Merge nodes of v1 while
+    loops (frames, see graph-functionalize-loops) are left alone; a
+    conditional inside a loop's body is handled once
+    graph-functionalize-loops has made the body a function.
+
+    Before (`tf.cond(p, lambda: x * 10, lambda: -x)`):
+    ```mlir
+    %sw:2, %sw_ctl = graph.node "Switch" "sw"(%x, %p) {T = f32} : (tensor<*xf32>, tensor<*xi1>) -> (tensor<*xf32>, tensor<*xf32>)
+    %then, %then_ctl = graph.node "Mul" "then"(%sw#1, %ten) {T = f32} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+    %else, %else_ctl = graph.node "Neg" "else"(%sw#0) {T = f32} : (tensor<*xf32>) -> tensor<*xf32>
+    %out:2, %out_ctl = graph.node "Merge" "out"(%else, %then) {N = 2 : i64, T = f32} : (tensor<*xf32>, tensor<*xf32>) -> (tensor<*xf32>, tensor<*xi32>)
+    ```
+    After:
+    ```mlir
+    %out_if, %out_if_ctl = graph.node "If" "out_if"(%p, %x) {Tcond = i1, Tin = [f32], Tout = [f32], else_branch = #graph.func<@_functionalize_if_else_branch, {}>, output_shapes = [], then_branch = #graph.func<@_functionalize_if_then_branch, {}>} : (tensor<*xi1>, tensor<*xf32>) -> tensor<*xf32>
+    %out, %out_ctl = graph.node "Identity" "out"(%out_if) {T = f32} : (tensor<*xf32>) -> tensor<*xf32>
+    graph.func @_functionalize_if_else_branch(%arg0: tensor<*xf32>) -> tensor<*xf32> ... {
+      %else, %else_ctl = graph.node "Neg" "else"(%arg0) {T = f32} : (tensor<*xf32>) -> tensor<*xf32>
+      graph.return %else : tensor<*xf32>
+    }
+    ```
+
+    Errors, on the node, in functionalize_cond's words where it has them:
+    a Merge without two inputs (`only has <n> inputs, while only merge
+    nodes with two inputs supported.`), `Merge node has input that's not in
+    any CondContext`, `Unable to determine predicate for merge node` (its
+    inputs' states do not differ in one predicate's two branches, as when
+    they come from Switches on different predicates), `Merge of two inputs
+    that differ on more than one predicate`, `Graph contains node with
+    inputs predicated on incompatible predicates` (a node reading both
+    branches), a Switch `whose branches never meet in a Merge`, and a
+    control input from a Switch (not supported).
+  }];
+}
+
 def GraphGradientPass : Pass<"graph-gradient", "::mlir::ModuleOp"> {
   let summary = "Add the gradients of ys with respect to xs, as tf.gradients() does";
   let description = [{
