@@ -108,6 +108,8 @@ struct LoweringRequest {
   llvm::SmallVector<mlir::Value> inputs;
   llvm::SmallVector<ArgSpecialization> args;
   llvm::SmallVector<mlir::Value> outputs;
+  /// Nodes run for their effects (variable updates), not returned.
+  llvm::SmallVector<mlir::Operation *> targets;
   /// Run every stateful node of the body, as a function call does.
   bool runStatefulNodes = false;
   /// Return outputs known at compile time from the function too (for

@@ -591,8 +591,13 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     values[v] = value;
   }
 
+  // What runs: the outputs' producers, and the targets (their control
+  // tokens stand for them).
+  SmallVector<Value> roots(request.outputs);
+  for (Operation *target : request.targets)
+    roots.push_back(cast<graph::NodeOp>(target).getControl());
   FailureOr<SmallVector<graph::NodeOp>> order =
-      scheduleNodes(request.body, request.inputs, request.outputs,
+      scheduleNodes(request.body, request.inputs, roots,
                     request.runStatefulNodes);
   if (failed(order))
     return failure();

@@ -2,6 +2,7 @@
 
 #include "cleave/Conversion/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -51,6 +52,10 @@ struct OutlineKernelsPass
         (parent.getSymName() + "_kernel" + std::to_string(index)).str(), type);
     kernel.setPrivate();
     kernel->setAttr("no_inline", builder.getUnitAttr());
+    // Not exported from object files (graph-compile).
+    kernel->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                        builder.getContext(),
+                                        LLVM::Linkage::Internal));
     // The op writes only its own fresh output buffers, which no other
     // argument points into: the vectorizer needs no run-time alias checks
     // (without this, checking every pair of pointers of a gather kernel

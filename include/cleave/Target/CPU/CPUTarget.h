@@ -58,8 +58,8 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
 };
 
-/// Writes `module` (in the LLVM dialect) as a native object file for the
-/// host CPU, or for `targetTriple` and `cpu` when given.
+/// Writes `module` (in the LLVM dialect) as a position-independent native
+/// object file for the host CPU.
 mlir::LogicalResult emitObjectFile(mlir::ModuleOp module,
                                    llvm::raw_pwrite_stream &os,
                                    std::string &error);
