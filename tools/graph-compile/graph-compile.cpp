@@ -139,19 +139,8 @@ int main(int argc, char **argv) {
   }
   options.sourceName = llvm::sys::path::filename(inputFilename).str();
 
-  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFilename);
-  if (!file) {
-    llvm::errs() << "graph-compile: cannot open '" << inputFilename
-                 << "': " << file.getError().message() << "\n";
-    return 1;
-  }
-  OwningOpRef<ModuleOp> module;
-  if (detectInputFormat((*file)->getBuffer()) == InputFormat::MLIR) {
-    sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  } else {
-    module = importGraphDef(**file, &context);
-  }
+  OwningOpRef<ModuleOp> module =
+      loadGraphFile(inputFilename, &context, sourceMgr, "graph-compile");
   if (!module)
     return 1;
 

@@ -231,19 +231,8 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
-  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFilename);
-  if (!file) {
-    llvm::errs() << "graph-run: cannot open '" << inputFilename
-                 << "': " << file.getError().message() << "\n";
-    return 1;
-  }
-  OwningOpRef<ModuleOp> module;
-  if (detectInputFormat((*file)->getBuffer()) == InputFormat::MLIR) {
-    sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  } else {
-    module = importGraphDef(**file, &context);
-  }
+  OwningOpRef<ModuleOp> module =
+      loadGraphFile(inputFilename, &context, sourceMgr, "graph-run");
   if (!module)
     return 1;
 

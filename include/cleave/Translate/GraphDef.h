@@ -18,6 +18,7 @@
 
 namespace llvm {
 class MemoryBuffer;
+class SourceMgr;
 class raw_ostream;
 } // namespace llvm
 
@@ -56,6 +57,16 @@ struct GraphDefImportOptions {
 mlir::OwningOpRef<mlir::ModuleOp>
 importGraphDef(const llvm::MemoryBuffer &buffer, mlir::MLIRContext *context,
                const GraphDefImportOptions &options = {});
+
+/// Reads the graph in file `path` ("-": standard input) as the tools do:
+/// MLIR, or a GraphDef in text or binary, told apart by content. A file that
+/// cannot be read is reported on stderr as "<tool>: cannot open ..."; parse
+/// and import errors go to the context's handler (`sourceMgr` holds an MLIR
+/// buffer for its locations). Returns null on failure.
+mlir::OwningOpRef<mlir::ModuleOp> loadGraphFile(llvm::StringRef path,
+                                                mlir::MLIRContext *context,
+                                                llvm::SourceMgr &sourceMgr,
+                                                llvm::StringRef tool);
 
 /// Imports an already parsed GraphDef; `filename` names the locations.
 mlir::OwningOpRef<mlir::ModuleOp>

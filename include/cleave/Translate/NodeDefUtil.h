@@ -12,12 +12,31 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Ops/OpRegistry.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace cleave {
 
 /// The default of `attr` as the importer would have represented it, or
 /// null when the attr has no default.
 mlir::Attribute getDefaultAttr(const ops::AttrSpec &attr,
                                mlir::MLIRContext *context);
+
+/// The value of `node`'s attr `name` as a kernel or a lowering reads it:
+/// the node's own (a #graph.placeholder bound through `bindings`, or null
+/// when unbound), else the default of the op's registration; null when it
+/// has neither.
+mlir::Attribute getNodeAttrOrDefault(graph::NodeOp node, llvm::StringRef name,
+                                     mlir::DictionaryAttr bindings = {});
+
+/// Typed views of such an attr; empty when it is absent or of another kind.
+std::optional<int32_t> attrAsDataType(mlir::Attribute attr);
+std::optional<int64_t> attrAsInt(mlir::Attribute attr);
+std::optional<bool> attrAsBool(mlir::Attribute attr);
+std::optional<double> attrAsFloat(mlir::Attribute attr);
+std::optional<std::string> attrAsString(mlir::Attribute attr);
+std::optional<std::vector<int64_t>> attrAsIntList(mlir::Attribute attr);
 
 /// Adds the defaults of the attrs a node of a registered op lacks (what a
 /// producer that stripped defaults left out).

@@ -916,63 +916,27 @@ std::optional<TensorSpec> NodeLowering::variableSpec(StringRef name) {
   return function.variableSpec(name);
 }
 
+// Placeholder attrs are unbound here: cluster functions have none.
 Attribute NodeLowering::getAttr(StringRef name) {
-  Attribute attr = node.getTFAttr(name);
-  if (isa_and_nonnull<graph::PlaceholderAttr>(attr))
-    attr = Attribute();
-  if (!attr)
-    if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
-      if (const ops::AttrSpec *attrSpec = spec->findAttr(name))
-        attr = getDefaultAttr(*attrSpec, node.getContext());
-  return attr;
+  return getNodeAttrOrDefault(node, name);
 }
-
 std::optional<int32_t> NodeLowering::getType(StringRef name) {
-  if (auto type = dyn_cast_or_null<TypeAttr>(getAttr(name))) {
-    int32_t dt = graph::typeToDataType(type.getValue());
-    if (dt >= 0)
-      return dt;
-  }
-  return std::nullopt;
+  return attrAsDataType(getAttr(name));
 }
-
 std::optional<int64_t> NodeLowering::getInt(StringRef name) {
-  auto i = dyn_cast_or_null<IntegerAttr>(getAttr(name));
-  if (!i || i.getType().isInteger(1))
-    return std::nullopt;
-  return i.getInt();
+  return attrAsInt(getAttr(name));
 }
-
 std::optional<bool> NodeLowering::getBool(StringRef name) {
-  if (auto b = dyn_cast_or_null<BoolAttr>(getAttr(name)))
-    return b.getValue();
-  return std::nullopt;
+  return attrAsBool(getAttr(name));
 }
-
 std::optional<double> NodeLowering::getFloat(StringRef name) {
-  if (auto f = dyn_cast_or_null<FloatAttr>(getAttr(name)))
-    return f.getValueAsDouble();
-  return std::nullopt;
+  return attrAsFloat(getAttr(name));
 }
-
 std::optional<std::string> NodeLowering::getString(StringRef name) {
-  if (auto s = dyn_cast_or_null<StringAttr>(getAttr(name)))
-    return s.str();
-  return std::nullopt;
+  return attrAsString(getAttr(name));
 }
-
 std::optional<std::vector<int64_t>> NodeLowering::getIntList(StringRef name) {
-  auto list = dyn_cast_or_null<ArrayAttr>(getAttr(name));
-  if (!list)
-    return std::nullopt;
-  std::vector<int64_t> values;
-  for (Attribute a : list) {
-    auto i = dyn_cast<IntegerAttr>(a);
-    if (!i || i.getType().isInteger(1))
-      return std::nullopt;
-    values.push_back(i.getInt());
-  }
-  return values;
+  return attrAsIntList(getAttr(name));
 }
 
 //===----------------------------------------------------------------------===//

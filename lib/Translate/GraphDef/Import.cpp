@@ -16,7 +16,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -873,4 +875,21 @@ cleave::importGraphDef(const llvm::MemoryBuffer &buffer, MLIRContext *context,
   }
   Importer importer(context, filename, &tree, options);
   return importer.importGraph(graphDef);
+}
+
+OwningOpRef<ModuleOp> cleave::loadGraphFile(StringRef path,
+                                            MLIRContext *context,
+                                            llvm::SourceMgr &sourceMgr,
+                                            StringRef tool) {
+  auto file = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (!file) {
+    llvm::errs() << tool << ": cannot open '" << path
+                 << "': " << file.getError().message() << "\n";
+    return nullptr;
+  }
+  if (detectInputFormat((*file)->getBuffer()) == InputFormat::MLIR) {
+    sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+    return parseSourceFile<ModuleOp>(sourceMgr, context);
+  }
+  return importGraphDef(**file, context);
 }

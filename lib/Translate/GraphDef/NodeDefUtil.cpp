@@ -262,3 +262,64 @@ FailureOr<NodeOp> cleave::createRegisteredNode(
   return NodeOp::create(builder, loc, opType, name, resultTypes, operands, dict,
                         device);
 }
+
+Attribute cleave::getNodeAttrOrDefault(graph::NodeOp node, StringRef name,
+                                       DictionaryAttr bindings) {
+  Attribute attr = node.getTFAttr(name);
+  if (auto placeholder = dyn_cast_or_null<graph::PlaceholderAttr>(attr))
+    attr = bindings ? bindings.get(placeholder.getRef()) : Attribute();
+  // A producer may have stripped attrs equal to their defaults.
+  if (!attr)
+    if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
+      if (const ops::AttrSpec *attrSpec = spec->findAttr(name))
+        attr = getDefaultAttr(*attrSpec, node.getContext());
+  return attr;
+}
+
+std::optional<int32_t> cleave::attrAsDataType(Attribute attr) {
+  if (auto type = dyn_cast_or_null<TypeAttr>(attr)) {
+    int32_t dt = graph::typeToDataType(type.getValue());
+    if (dt >= 0)
+      return dt;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> cleave::attrAsInt(Attribute attr) {
+  auto i = dyn_cast_or_null<IntegerAttr>(attr);
+  if (!i || i.getType().isInteger(1))
+    return std::nullopt;
+  return i.getInt();
+}
+
+std::optional<bool> cleave::attrAsBool(Attribute attr) {
+  if (auto b = dyn_cast_or_null<BoolAttr>(attr))
+    return b.getValue();
+  return std::nullopt;
+}
+
+std::optional<double> cleave::attrAsFloat(Attribute attr) {
+  if (auto f = dyn_cast_or_null<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+std::optional<std::string> cleave::attrAsString(Attribute attr) {
+  if (auto s = dyn_cast_or_null<StringAttr>(attr))
+    return s.str();
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> cleave::attrAsIntList(Attribute attr) {
+  auto list = dyn_cast_or_null<ArrayAttr>(attr);
+  if (!list)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (Attribute a : list) {
+    std::optional<int64_t> i = attrAsInt(a);
+    if (!i)
+      return std::nullopt;
+    values.push_back(*i);
+  }
+  return values;
+}
