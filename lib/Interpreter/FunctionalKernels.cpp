@@ -192,7 +192,8 @@ LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
     auto results = compiled->call(ctx.node, func, ctx.inputs, ctx.state);
     if (failed(results))
       return failure();
-    return setOutputs(ctx, function, std::move(*results));
+    if (*results)
+      return setOutputs(ctx, function, std::move(**results));
   }
   auto results = ctx.interpreter.call(function, ctx.inputs,
                                       bind(ctx, ctx.node.getAttrs()), ctx.node);

@@ -257,6 +257,10 @@ void Clusterer::findCandidates() {
       reason = "its output is fed";
     } else if (auto flag = node.getTFBool("_XlaCompile"); flag && !*flag) {
       reason = "_XlaCompile is false";
+    } else if (node.getTFAttr("_tpu_replicate") ||
+               node.getTFAttr("_xla_outside_compilation")) {
+      // Its placement and feeds follow the replicated computation's rules.
+      reason = "part of a replicated computation";
     } else {
       for (Value v : node.getInputs())
         if (!isCompilableType(v.getType()))
@@ -392,6 +396,18 @@ LogicalResult Clusterer::encapsulate(MutableArrayRef<NodeOp> members,
       members.front().getLoc());
   if (failed(func))
     return failure();
+  // Targets run inside the call, as the function's control outputs (a
+  // function call runs what its results and control outputs need).
+  ReturnOp ret = func->getReturnOp();
+  SmallVector<Attribute> controlNames(ret.getControlNames().begin(),
+                                      ret.getControlNames().end());
+  for (NodeOp node : members)
+    if (named.contains(node.getName())) {
+      ret->insertOperands(ret->getNumOperands(),
+                          mapping.lookup(node.getControl()));
+      controlNames.push_back(StringAttr::get(node.getContext(), node.getName()));
+    }
+  ret.setControlNamesAttr(ArrayAttr::get(func->getContext(), controlNames));
   // Control inputs from outside are the call's.
   func->walk([&](NodeOp clone) {
     for (int i = clone->getNumOperands() - 1; i >= 0; --i) {

@@ -12,6 +12,7 @@
 #include "llvm/Support/Timer.h"
 
 #include <chrono>
+#include <set>
 
 using namespace mlir;
 using namespace cleave;
@@ -33,6 +34,8 @@ struct CPUClusterRunner::FunctionCache {
   /// Executables by argument signature; several per signature when the
   /// variables they read have changed shape.
   std::map<std::string, std::vector<std::unique_ptr<Executable>>> bySignature;
+  /// Signatures that did not compile: the interpreter runs them.
+  std::set<std::string> interpreted;
 };
 
 CPUClusterRunner::CPUClusterRunner() = default;
@@ -73,6 +76,8 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
   if (!cache)
     cache = std::make_unique<FunctionCache>();
   std::string key = signatureOf(args, cache->constantArgs);
+  if (cache->interpreted.count(key))
+    return static_cast<Executable *>(nullptr);
   for (const auto &executable : cache->bySignature[key]) {
     bool matches = true;
     for (const conversion::VariableSlot &slot : executable->lowered.variables)
@@ -96,6 +101,33 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
     return variableSpec(state, name);
   };
   OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
+  // Everything compilation says is held back: it becomes the error in
+  // strict mode, a note otherwise (the interpreter then runs the call).
+  std::vector<Diagnostic> diagnostics;
+  std::optional<ScopedDiagnosticHandler> capture;
+  capture.emplace(context, [&](Diagnostic &diag) {
+    diagnostics.push_back(std::move(diag));
+    return success();
+  });
+  auto giveUp = [&]() -> FailureOr<Executable *> {
+    capture.reset();
+    if (strict) {
+      for (Diagnostic &diag : diagnostics)
+        context->getDiagEngine().emit(std::move(diag));
+      return caller->emitError() << "compiling '" << func.getSymName()
+                                 << "' for the CPU failed",
+             failure();
+    }
+    if (notes)
+      *notes << "graph-run: " << func.getSymName()
+             << ": interpreted: it does not compile for these arguments ("
+             << (diagnostics.empty() ? std::string("no reason given")
+                                     : diagnostics.front().str())
+             << ")\n";
+    cache->interpreted.insert(signatureOf(args, cache->constantArgs));
+    return static_cast<Executable *>(nullptr);
+  };
+
   FailureOr<LoweredFunction> lowered = failure();
   // Lower; when an argument turns out to be needed as a value, again with
   // its value (the first attempt's diagnostics are dropped).
@@ -112,29 +144,20 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
       specs.push_back(std::move(spec));
     }
     llvm::DenseSet<unsigned> needsConstant;
-    std::vector<Diagnostic> deferred;
-    {
-      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
-        deferred.push_back(std::move(diag));
-        return success();
-      });
-      conversion::LoweringRequest request =
-          conversion::requestForFunction(func, specs, variableType);
-      request.maxIterations = maxIterations;
-      lowered = conversion::lowerToLinalg(request, *module, "cluster",
-                                          needsConstant);
-    }
+    diagnostics.clear();
+    conversion::LoweringRequest request =
+        conversion::requestForFunction(func, specs, variableType);
+    request.maxIterations = maxIterations;
+    lowered = conversion::lowerToLinalg(request, *module, "cluster",
+                                        needsConstant);
     bool retry = false;
     for (unsigned arg : needsConstant)
       retry |= cache->constantArgs.insert(arg).second;
-    if (succeeded(lowered) || !retry || attempt == 1) {
-      for (Diagnostic &diag : deferred)
-        context->getDiagEngine().emit(std::move(diag));
+    if (succeeded(lowered) || !retry)
       break;
-    }
   }
   if (failed(lowered))
-    return failure();
+    return giveUp();
   // The signature now names the constant arguments' values too.
   key = signatureOf(args, cache->constantArgs);
   if (dumpLinalg)
@@ -143,19 +166,17 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
   PassManager pm(context);
   cpu::buildLinalgToLLVMPipeline(pm);
   if (failed(pm.run(*module)))
-    return caller->emitError() << "compiling '" << func.getSymName()
-                               << "' for the CPU failed",
-           failure();
+    return giveUp();
   std::string error;
   auto executable = std::make_unique<Executable>();
   executable->lowered = std::move(*lowered);
   executable->jit = cpu::JITModule::create(*module, error);
   if (executable->jit)
     executable->entry = executable->jit->lookup("cluster");
-  if (!executable->entry)
-    return caller->emitError() << "compiling '" << func.getSymName()
-                               << "' for the CPU failed: " << error,
-           failure();
+  if (!executable->entry) {
+    emitError(func.getLoc()) << error;
+    return giveUp();
+  }
   ++statistics.compilations;
   statistics.compileSeconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -165,13 +186,15 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
   return list.back().get();
 }
 
-FailureOr<std::vector<Tensor>>
+FailureOr<std::optional<std::vector<Tensor>>>
 CPUClusterRunner::call(Operation *caller, Operation *function,
                        llvm::ArrayRef<Tensor> args, interp::State &state) {
   FailureOr<Executable *> executable =
       getExecutable(caller, function, args, state);
   if (failed(executable))
     return failure();
+  if (!*executable)
+    return std::optional<std::vector<Tensor>>();
   const LoweredFunction &lowered = (*executable)->lowered;
   ++statistics.calls;
 
@@ -218,5 +241,5 @@ CPUClusterRunner::call(Operation *caller, Operation *function,
   for (const conversion::VariableSlot &slot : lowered.variables)
     if (slot.written)
       state.variables[slot.name] = valueOf(*slot.written);
-  return results;
+  return std::optional<std::vector<Tensor>>(std::move(results));
 }

@@ -985,8 +985,13 @@ public:
     Outcome outcome;
     FailureOr<std::vector<Tensor>> results = failure();
     if (compiled) {
+      // Strict: a case that does not compile must fail, not fall back to
+      // the interpreter.
       runtime::CPUClusterRunner runner;
-      results = runner.call(*func, *func, args, state);
+      runner.setStrict(true);
+      auto compiledResults = runner.call(*func, *func, args, state);
+      if (succeeded(compiledResults) && *compiledResults)
+        results = std::move(**compiledResults);
     } else {
       Interpreter interpreter(*module);
       interpreter.getState() = state;

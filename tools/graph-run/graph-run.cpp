@@ -70,7 +70,7 @@ static cl::opt<Backend> backend(
                clEnumValN(Backend::CPU, "cpu",
                           "compilable nodes form clusters compiled to native "
                           "code for the host CPU; the rest is interpreted")),
-    cl::init(Backend::Interpreter), cl::cat(runCategory));
+    cl::init(Backend::CPU), cl::cat(runCategory));
 static cl::opt<bool> dumpClusters(
     "dump-clusters",
     cl::desc("with --backend=cpu: print which nodes each run compiles, and "
@@ -78,8 +78,8 @@ static cl::opt<bool> dumpClusters(
     cl::init(false), cl::cat(runCategory));
 static cl::opt<bool> strictCompile(
     "strict-compile",
-    cl::desc("with --backend=cpu: a needed node whose op has no CPU lowering "
-             "is an error"),
+    cl::desc("with --backend=cpu: a needed node whose op has no CPU lowering, "
+             "or a cluster that does not compile, is an error"),
     cl::init(false), cl::cat(runCategory));
 static cl::opt<bool> dumpLinalg(
     "dump-linalg",
@@ -291,6 +291,9 @@ int main(int argc, char **argv) {
   if (dumpLinalg)
     runner.setDumpLinalg(&llvm::errs());
   runner.setMaxIterations(maxIterations);
+  runner.setStrict(strictCompile);
+  if (dumpClusters)
+    runner.setNotes(&llvm::errs());
   struct Run {
     OwningOpRef<ModuleOp> module;
     std::unique_ptr<Interpreter> interpreter;

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,8 +53,10 @@ public:
   virtual ~CompiledCallHandler() = default;
   /// Runs `function` (a graph.func) for `caller` on `args`, reading and
   /// updating the variables of `state`. Errors are emitted on the caller or
-  /// the function's nodes.
-  virtual mlir::FailureOr<std::vector<Tensor>>
+  /// the function's nodes. Returns nullopt, having changed nothing, when it
+  /// leaves this call to the interpreter (the function does not compile
+  /// for these arguments).
+  virtual mlir::FailureOr<std::optional<std::vector<Tensor>>>
   call(mlir::Operation *caller, mlir::Operation *function,
        llvm::ArrayRef<Tensor> args, State &state) = 0;
 };

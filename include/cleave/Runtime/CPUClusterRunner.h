@@ -26,7 +26,10 @@ public:
   CPUClusterRunner();
   ~CPUClusterRunner() override;
 
-  mlir::FailureOr<std::vector<interp::Tensor>>
+  /// Runs the call compiled. A cluster that does not compile for these
+  /// arguments (an op or dtype without a lowering, shapes the lowering
+  /// rejects) is left to the interpreter, unless strict.
+  mlir::FailureOr<std::optional<std::vector<interp::Tensor>>>
   call(mlir::Operation *caller, mlir::Operation *function,
        llvm::ArrayRef<interp::Tensor> args, interp::State &state) override;
 
@@ -44,9 +47,19 @@ public:
   /// interpreter's do (set before the first call).
   void setMaxIterations(int64_t limit) { maxIterations = limit; }
 
+  /// With `strict`, a cluster that does not compile is an error instead of
+  /// being interpreted.
+  void setStrict(bool isStrict) { strict = isStrict; }
+
+  /// Where to say which clusters are interpreted because they did not
+  /// compile, and why (null: nowhere).
+  void setNotes(llvm::raw_ostream *os) { notes = os; }
+
 private:
   struct Executable;
   struct FunctionCache;
+  /// The compiled code for this call; null when it does not compile (and
+  /// the runner is not strict).
   mlir::FailureOr<Executable *> getExecutable(mlir::Operation *caller,
                                               mlir::Operation *function,
                                               llvm::ArrayRef<interp::Tensor> args,
@@ -57,6 +70,8 @@ private:
   Statistics statistics;
   llvm::raw_ostream *dumpLinalg = nullptr;
   int64_t maxIterations = 1000000;
+  bool strict = false;
+  llvm::raw_ostream *notes = nullptr;
 };
 
 } // namespace cleave::runtime

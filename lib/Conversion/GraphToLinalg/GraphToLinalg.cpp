@@ -721,9 +721,12 @@ cleave::conversion::requestForFunction(Operation *function,
     if (!isa<graph::ControlType>(arg.getType()))
       request.inputs.push_back(arg);
   request.args.assign(args.begin(), args.end());
-  for (Value v : func.getReturnOp().getOperands())
+  for (Value v : func.getReturnOp().getOperands()) {
     if (!isa<graph::ControlType>(v.getType()))
       request.outputs.push_back(v);
+    else if (auto node = v.getDefiningOp<graph::NodeOp>()) // control_ret
+      request.targets.push_back(node);
+  }
   request.runStatefulNodes = true;
   request.variableType = std::move(variableType);
   return request;
