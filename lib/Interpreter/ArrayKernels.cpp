@@ -235,7 +235,8 @@ LogicalResult pack(KernelContext &ctx) {
     inner *= outShape[d];
   Tensor out(first.dtype(), outShape);
   size_t size = dtypeSize(first.dtype());
-  for (size_t i = 0; i < ctx.inputs.size(); ++i)
+  // Empty pieces have no buffer to copy from (memcpy of null is undefined).
+  for (size_t i = 0; inner * size > 0 && i < ctx.inputs.size(); ++i)
     for (int64_t o = 0; o < outer; ++o)
       std::memcpy(out.raw() + ((o * ctx.inputs.size() + i) * inner) * size,
                   ctx.inputs[i].raw() + o * inner * size, inner * size);
