@@ -8,6 +8,8 @@
 
 #include "Kernels.h"
 
+#include "cleave/Translate/NodeDefUtil.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -15,12 +17,6 @@ using namespace cleave;
 using namespace cleave::interp;
 
 namespace {
-std::string variableName(KernelContext &ctx, graph::NodeOp node) {
-  auto shared = dyn_cast_or_null<StringAttr>(node.getTFAttr("shared_name"));
-  return shared && !shared.getValue().empty() ? shared.str()
-                                              : node.getName().str();
-}
-
 /// The variable a Ref input refers to (the VariableV2 node feeding it,
 /// through Identity-like nodes).
 FailureOr<std::string> refTarget(KernelContext &ctx, unsigned input) {
@@ -28,7 +24,7 @@ FailureOr<std::string> refTarget(KernelContext &ctx, unsigned input) {
   while (auto producer = v.getDefiningOp<graph::NodeOp>()) {
     StringRef op = producer.getOpType();
     if (op == "VariableV2" || op == "Variable")
-      return variableName(ctx, producer);
+      return getVariableName(producer);
     if (op != "Identity" && op != "RefIdentity" && op != "Assign" &&
         op != "AssignAdd" && op != "AssignSub")
       break;
@@ -41,7 +37,7 @@ FailureOr<std::string> refTarget(KernelContext &ctx, unsigned input) {
 /// A ref variable's output: its value, or an invalid tensor while it is
 /// uninitialized (only Assign may consume that; the executor checks).
 LogicalResult variable(KernelContext &ctx) {
-  std::string name = variableName(ctx, ctx.node);
+  std::string name = getVariableName(ctx.node);
   auto it = ctx.state.variables.find(name);
   ctx.outputs[0] = it == ctx.state.variables.end() ? Tensor() : it->second;
   return success();
@@ -112,7 +108,7 @@ template <Update kind> LogicalResult updateRef(KernelContext &ctx) {
 
 LogicalResult varHandle(KernelContext &ctx) {
   Tensor handle(kResource, {});
-  handle.strings()[0] = variableName(ctx, ctx.node);
+  handle.strings()[0] = getVariableName(ctx.node);
   ctx.outputs[0] = handle;
   return success();
 }

@@ -38,6 +38,14 @@ std::optional<double> attrAsFloat(mlir::Attribute attr);
 std::optional<std::string> attrAsString(mlir::Attribute attr);
 std::optional<std::vector<int64_t>> attrAsIntList(mlir::Attribute attr);
 
+/// The variable a VariableV2/VarHandleOp node stands for: its shared_name,
+/// or its node name when that is empty (the namespace the interpreter's
+/// State and compiled code share).
+std::string getVariableName(graph::NodeOp node);
+
+/// The dims of the node's `shape` attr when every one is known.
+std::optional<std::vector<int64_t>> getKnownShapeAttr(graph::NodeOp node);
+
 /// Adds the defaults of the attrs a node of a registered op lacks (what a
 /// producer that stripped defaults left out).
 void addDefaultAttrs(graph::NodeOp node);

@@ -434,11 +434,14 @@ LogicalResult gather(NodeLowering &ctx) {
       ctx.loc, TypeRange{ctx.tensorType(*out, dtype)},
       ValueRange{ctx.tensor(1)}, ValueRange{ctx.empty(*out, dtype)}, maps,
       iterators, [&](OpBuilder &nb, Location loc, ValueRange args) {
-        Value index = nb.create<arith::IndexCastOp>(loc, nb.getIndexType(),
-                                                    args[0]);
-        if (isUnsignedDType(indexType))
-          index = nb.create<arith::IndexCastUIOp>(loc, nb.getIndexType(),
-                                                  args[0]);
+        Value index =
+            isUnsignedDType(indexType)
+                ? nb.create<arith::IndexCastUIOp>(loc, nb.getIndexType(),
+                                                  args[0])
+                      .getResult()
+                : nb.create<arith::IndexCastOp>(loc, nb.getIndexType(),
+                                                args[0])
+                      .getResult();
         Value zero = nb.create<arith::ConstantIndexOp>(loc, 0);
         Value top = nb.create<arith::ConstantIndexOp>(loc, limit);
         index = nb.create<arith::MaxSIOp>(loc, index, zero);
@@ -453,7 +456,6 @@ LogicalResult gather(NodeLowering &ctx) {
             loc, nb.create<tensor::ExtractOp>(loc, paramsTensor, at)
                      .getResult());
       });
-  (void)indexType;
   ctx.setOutput(0, generic.getResult(0), dtype);
   return success();
 }

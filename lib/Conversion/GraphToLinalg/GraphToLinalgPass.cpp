@@ -9,6 +9,7 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Conversion/Passes.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Translate/NodeDefUtil.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -22,21 +23,6 @@ using namespace cleave;
 using namespace cleave::graph;
 
 namespace {
-
-/// The fully known shape of a `shape` attr, or nullopt.
-std::optional<std::vector<int64_t>> knownShape(NodeOp node) {
-  auto shape = dyn_cast_or_null<ShapeAttr>(node.getTFAttr("shape"));
-  if (!shape || shape.getUnknownRank() ||
-      llvm::any_of(shape.getDims(), [](int64_t d) { return d < 0; }))
-    return std::nullopt;
-  return std::vector<int64_t>(shape.getDims().begin(), shape.getDims().end());
-}
-
-std::string variableName(NodeOp node) {
-  auto shared = dyn_cast_or_null<StringAttr>(node.getTFAttr("shared_name"));
-  return shared && !shared.getValue().empty() ? shared.str()
-                                              : node.getName().str();
-}
 
 struct GraphToLinalgPass
     : cleave::impl::GraphToLinalgPassBase<GraphToLinalgPass> {
@@ -89,10 +75,10 @@ struct GraphToLinalgPass
         continue;
       auto dtypeAttr = dyn_cast_or_null<TypeAttr>(node.getTFAttr("dtype"));
       int32_t dtype = dtypeAttr ? typeToDataType(dtypeAttr.getValue()) : -1;
-      std::optional<std::vector<int64_t>> shape = knownShape(node);
+      std::optional<std::vector<int64_t>> shape = getKnownShapeAttr(node);
       if (isVariable) {
         if (shape && dtype > 0)
-          variables[variableName(node)] = {dtype, *shape};
+          variables[getVariableName(node)] = {dtype, *shape};
         continue;
       }
       if (node.getOutputs()[0].use_empty() &&

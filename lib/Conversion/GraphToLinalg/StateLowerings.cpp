@@ -11,6 +11,8 @@
 
 #include "Lowering.h"
 
+#include "cleave/Translate/NodeDefUtil.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -20,16 +22,10 @@ using namespace cleave::conversion;
 
 namespace {
 
-std::string variableName(NodeLowering &ctx) {
-  auto shared = dyn_cast_or_null<StringAttr>(ctx.node.getTFAttr("shared_name"));
-  return shared && !shared.getValue().empty() ? shared.str()
-                                              : ctx.node.getName().str();
-}
-
 /// VariableV2, VarHandleOp: a name; the value is read where it is used.
 template <bool isResource> LogicalResult variable(NodeLowering &ctx) {
   LoweredValue value;
-  value.variable = variableName(ctx);
+  value.variable = getVariableName(ctx.node);
   value.dtype = isResource ? int32_t(interp::kResource)
                            : ctx.getType("dtype").value_or(0);
   ctx.setOutput(0, std::move(value));

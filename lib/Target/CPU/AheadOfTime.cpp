@@ -13,6 +13,7 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Target/CPU/CPUTarget.h"
+#include "cleave/Translate/NodeDefUtil.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -86,20 +87,6 @@ struct Buffer {
            interp::shapeString(shape);
   }
 };
-
-std::optional<std::vector<int64_t>> knownShape(graph::NodeOp node) {
-  auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr("shape"));
-  if (!shape || shape.getUnknownRank() ||
-      llvm::any_of(shape.getDims(), [](int64_t d) { return d < 0; }))
-    return std::nullopt;
-  return std::vector<int64_t>(shape.getDims().begin(), shape.getDims().end());
-}
-
-std::string variableName(graph::NodeOp node) {
-  auto shared = dyn_cast_or_null<StringAttr>(node.getTFAttr("shared_name"));
-  return shared && !shared.getValue().empty() ? shared.str()
-                                              : node.getName().str();
-}
 
 int32_t dtypeAttr(graph::NodeOp node) {
   auto type = dyn_cast_or_null<TypeAttr>(node.getTFAttr("dtype"));
@@ -328,7 +315,7 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
              failure();
     int32_t dtype = dtypeAttr(node);
     std::optional<std::vector<int64_t>> shape =
-        feed.shape ? feed.shape : knownShape(node);
+        feed.shape ? feed.shape : getKnownShapeAttr(node);
     if (!shape || dtype <= 0 || !interp::dtypeSize(dtype))
       return graph::nodeError(node)
                  << "graph-compile needs a fully known shape and a numeric "
@@ -369,8 +356,8 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
   for (auto node : body.getOps<graph::NodeOp>()) {
     StringRef op = node.getOpType();
     if (op == "VariableV2" || op == "Variable" || op == "VarHandleOp")
-      if (auto shape = knownShape(node); shape && dtypeAttr(node) > 0)
-        declared[variableName(node)] = {dtypeAttr(node), *shape};
+      if (auto shape = getKnownShapeAttr(node); shape && dtypeAttr(node) > 0)
+        declared[getVariableName(node)] = {dtypeAttr(node), *shape};
   }
   request.variableType = [&](StringRef name) -> std::optional<TensorSpec> {
     if (options.initialState) {

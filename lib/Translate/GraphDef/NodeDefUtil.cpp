@@ -323,3 +323,18 @@ std::optional<std::vector<int64_t>> cleave::attrAsIntList(Attribute attr) {
   }
   return values;
 }
+
+std::string cleave::getVariableName(graph::NodeOp node) {
+  auto shared = dyn_cast_or_null<StringAttr>(node.getTFAttr("shared_name"));
+  return shared && !shared.getValue().empty() ? shared.str()
+                                              : node.getName().str();
+}
+
+std::optional<std::vector<int64_t>>
+cleave::getKnownShapeAttr(graph::NodeOp node) {
+  auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr("shape"));
+  if (!shape || shape.getUnknownRank() ||
+      llvm::any_of(shape.getDims(), [](int64_t d) { return d < 0; }))
+    return std::nullopt;
+  return std::vector<int64_t>(shape.getDims().begin(), shape.getDims().end());
+}
