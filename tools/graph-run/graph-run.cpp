@@ -14,6 +14,7 @@
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Jit/AutoClustering.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
+#include "cleave/Target/CPU/KernelLibrary.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/GraphDef.h"
 
@@ -91,6 +92,20 @@ static cl::opt<bool> timing(
     cl::desc("print the time of each step and, with --backend=cpu, of "
              "compilation, to stderr"),
     cl::init(false), cl::cat(runCategory));
+/// --threads. libLLVM registers an undocumented `threads` option of its
+/// own, so ours replaces it when main starts (a second option of the same
+/// name at static initialisation is a fatal error).
+static cl::opt<int> &registerThreadsOption() {
+  auto &options = cl::getRegisteredOptions();
+  if (auto it = options.find("threads"); it != options.end())
+    it->second->removeArgument();
+  static cl::opt<int> threads(
+      "threads",
+      cl::desc("with --backend=cpu: threads of the compiled code and its "
+               "library kernels (default 0: every core)"),
+      cl::init(0), cl::cat(runCategory));
+  return threads;
+}
 static cl::opt<std::string> outputDir("output-dir",
                                       cl::desc("write fetches as .npy here"),
                                       cl::cat(runCategory));
@@ -220,9 +235,17 @@ static void printTiming(std::vector<double> seconds,
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
+  cl::opt<int> &threads = registerThreadsOption();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "Cleave reference interpreter: runs a graph\n");
+  if (threads < 0) {
+    llvm::errs() << "graph-run: --threads must be 0 (every core) or more, "
+                    "not "
+                 << threads << "\n";
+    return 1;
+  }
+  cleave::cpu::setKernelThreads(threads);
   DialectRegistry registry;
   cleave::registerAllDialects(registry);
   MLIRContext context(registry);

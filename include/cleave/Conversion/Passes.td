@@ -81,6 +81,22 @@ def GraphAutoClusterPass : Pass<"graph-auto-cluster", "::mlir::ModuleOp"> {
   ];
 }
 
+def LibraryCallsPass : Pass<"cpu-library-calls", "::mlir::ModuleOp"> {
+  let summary = "Replace matrix products on buffers by calls of the kernel library";
+  let description = [{
+    Part of the CPU pipeline, after bufferization: `linalg.matmul`,
+    `linalg.matmul_transpose_a` and `linalg.matmul_transpose_b` on `f32`
+    or `f64` buffers whose rows are contiguous (any row stride, read from
+    the layout) become calls of `cleave_cpu_sgemm`/`cleave_cpu_dgemm`
+    (OpenBLAS). A zero `linalg.fill` of the product's buffer just before it
+    becomes the call's `beta = 0`. Products on other types or strided
+    columns stay loops.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def OutlineKernelsPass : Pass<"outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Move each linalg op on buffers into a function of its own";
   let description = [{

@@ -58,6 +58,11 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // unrelated ops into one, which One-Shot Bufferize then untangles with
   // copies, in time quadratic in the function's size.
   pm.addPass(createCanonicalizerPass());
+  // Elementwise producers fuse into their consumers (bias add + activation,
+  // the pieces of softmax, optimizer updates): one loop nest, no
+  // intermediate tensors. Only producers with one use: the others would be
+  // computed twice.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
   // tensor.empty becomes an allocation One-Shot Bufferize can place.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizationOptions bufferization;
@@ -81,6 +86,8 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createCanonicalizerPass());
+  // Matrix products call OpenBLAS.
+  pm.addPass(cleave::createLibraryCallsPass());
   // One function per loop nest: LLVM's loop passes cost time in the size of
   // the function around each loop.
   pm.addPass(cleave::createOutlineKernelsPass());

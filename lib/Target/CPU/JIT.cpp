@@ -8,6 +8,8 @@
 
 #include "cleave/Target/CPU/CPUTarget.h"
 
+#include "cleave/Target/CPU/KernelLibrary.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -99,6 +101,17 @@ std::unique_ptr<JITModule> JITModule::create(ModuleOp module,
     error = llvm::toString(engine.takeError());
     return nullptr;
   }
+  // Calls of the kernel library resolve to this process's copy.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    size_t count = 0;
+    const KernelSymbol *kernels = getKernelSymbols(count);
+    for (size_t i = 0; i < count; ++i)
+      symbols[interner(kernels[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(kernels[i].address),
+          llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   std::unique_ptr<JITModule> jit(new JITModule());
   jit->engine = std::move(*engine);
   return jit;
