@@ -97,6 +97,21 @@ def LibraryCallsPass : Pass<"cpu-library-calls", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def ResultsInPlacePass : Pass<"results-in-place", "::mlir::ModuleOp"> {
+  let summary = "Compute results in the caller's out-parameters, not in a buffer copied there";
+  let description = [{
+    Part of the CPU pipeline, after `buffer-results-to-out-params`, which
+    copies each result into its out-parameter at the end of the function:
+    a result computed into a `memref.alloc` of the function's entry block,
+    whose last use is that copy, is computed in the out-parameter itself
+    (the allocation and the copy disappear). Out-parameters are buffers
+    the caller owns that alias no argument. (Upstream's
+    `hoist-static-allocs` does this too but fails, in MLIR 19, on results
+    that alias arguments or each other.)
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def OutlineKernelsPass : Pass<"outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Move each linalg op on buffers into a function of its own";
   let description = [{

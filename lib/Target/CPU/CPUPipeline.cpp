@@ -82,6 +82,8 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   outParams.filterFn = convertEveryFunction;
   outParams.memCpyFn = copyAsLoops;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // ... except where the result can be computed in place.
+  pm.addPass(cleave::createResultsInPlacePass());
   // Temporaries are freed where their last use is.
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
@@ -97,7 +99,10 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Allocations through the kernel library's pool (BufferPool.cpp).
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (tanh, expm1, log1p, ...) calls libm.
   pm.addPass(createConvertMathToLibmPass());

@@ -27,6 +27,13 @@ void cleave_cpu_sgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
 void cleave_cpu_dgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
                       int64_t k, const double *a, int64_t lda, const double *b,
                       int64_t ldb, double beta, double *c, int64_t ldc);
+
+/// The allocation functions of compiled code (MLIR's generic allocation
+/// functions): 64-byte aligned blocks, large ones kept for reuse, so that
+/// a step does not fault in fresh pages for every temporary.
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *pointer);
 }
 
 namespace cleave::cpu {

@@ -31,6 +31,12 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
   static const KernelSymbol symbols[] = {
       {"cleave_cpu_sgemm", reinterpret_cast<void *>(&cleave_cpu_sgemm)},
       {"cleave_cpu_dgemm", reinterpret_cast<void *>(&cleave_cpu_dgemm)},
+      {"_mlir_memref_to_llvm_alloc",
+       reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
+      {"_mlir_memref_to_llvm_aligned_alloc",
+       reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
+      {"_mlir_memref_to_llvm_free",
+       reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
   };
   count = sizeof(symbols) / sizeof(symbols[0]);
   return symbols;
