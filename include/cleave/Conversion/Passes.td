@@ -81,6 +81,22 @@ def GraphAutoClusterPass : Pass<"graph-auto-cluster", "::mlir::ModuleOp"> {
   ];
 }
 
+def FuseElementwisePass : Pass<"fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse elementwise linalg.generic producers into their consumers";
+  let description = [{
+    Part of the CPU pipeline, on tensors: a `linalg.generic` with only
+    parallel loops whose result has one use, by another `linalg.generic`,
+    is computed inside that consumer (upstream's elementwise fusion
+    patterns), so chains of elementwise, broadcast and reduction ops make
+    one pass over memory. Named ops (matrix products, convolutions, fills)
+    are left as they are, for the library calls that take them; upstream's
+    `linalg-fuse-elementwise-ops` would also move reshapes through them and
+    turn them into generic contractions. Producers with more than one use
+    are not fused: they would be computed twice.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def LibraryCallsPass : Pass<"cpu-library-calls", "::mlir::ModuleOp"> {
   let summary = "Replace matrix products on buffers by calls of the kernel library";
   let description = [{
@@ -124,7 +140,8 @@ def OutlineKernelsPass : Pass<"outline-kernels", "::mlir::ModuleOp"> {
     loop; one function per loop nest keeps compile time linear in the size
     of the graph.
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // CLEAVE_CONVERSION_PASSES_TD

@@ -6,9 +6,9 @@
 //   - Conv2DBackpropInput is the transposed convolution: the output
 //     gradient spread by the stride, padded, convolved with the flipped
 //     filter;
-//   - Conv2DBackpropFilter is one contraction over batch and output
-//     positions, the padded input read at stride * position + dilation *
-//     tap;
+//   - Conv2DBackpropFilter is a convolution too: of the padded input,
+//     channels first, with the output gradient as the filter (the
+//     forward op's stride and dilation swapped);
 //   - MaxPoolGrad and AvgPoolGrad gather, for each input element, the
 //     gradients of the windows that contain it (the first maximum of a
 //     window takes its whole gradient, as in the reference kernel).
@@ -259,32 +259,53 @@ LogicalResult conv2DBackpropFilter(NodeLowering &ctx) {
   if (failed(g) ||
       failed(checkShape(ctx, "out_backprop", ctx.shape(2), g->outputShape())))
     return failure();
+  // No output positions or no images: nothing to sum.
+  if (g->n == 0 || g->h.out == 0 || g->w.out == 0) {
+    ctx.setOutput(0, ctx.filled(*filter, dtype, ctx.scalar(dtype, 0)), dtype);
+    return success();
+  }
   OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
   Value input = padSpatial(ctx, ctx.tensor(0), *g, g->h.padBefore,
                            g->h.padAfter, g->w.padBefore, g->w.padAfter,
                            ctx.scalar(dtype, 0), dtype);
-  // Loop dims: i, j, k, o (the filter), then b, y, x (reduced).
-  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  SmallVector<AffineExpr> inExprs = {
-      d(4), d(5) * g->h.stride + d(0) * g->h.dilation,
-      d(6) * g->w.stride + d(1) * g->w.dilation, d(2)};
-  SmallVector<AffineExpr> dyExprs = {d(4), d(5), d(6), d(3)};
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(7, 0, inExprs, b.getContext()),
-      AffineMap::get(7, 0, dyExprs, b.getContext()),
-      AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, b.getContext())};
-  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
-  iterators.append(3, utils::IteratorType::reduction);
-  Value init = ctx.filled(*filter, dtype, ctx.scalar(dtype, 0));
-  auto generic = b.create<linalg::GenericOp>(
-      ctx.loc, TypeRange{init.getType()}, ValueRange{input, ctx.tensor(2)},
-      ValueRange{init}, maps, iterators,
-      [](OpBuilder &nb, Location l, ValueRange args) {
-        Value product = nb.create<arith::MulFOp>(l, args[0], args[1]);
-        nb.create<linalg::YieldOp>(
-            l, nb.create<arith::AddFOp>(l, args[2], product).getResult());
-      });
-  ctx.setOutput(0, generic.getResult(0), dtype);
+  // The rows and columns the windows reach (VALID leaves the rest unread).
+  int64_t kh = (*filter)[0], kw = (*filter)[1];
+  int64_t reachH = (g->h.out - 1) * g->h.stride + g->h.effective();
+  int64_t reachW = (g->w.out - 1) * g->w.stride + g->w.effective();
+  auto paddedType = cast<RankedTensorType>(input.getType());
+  if (paddedType.getDimSize(1) != reachH || paddedType.getDimSize(2) != reachW) {
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {
+        b.getIndexAttr(g->n), b.getIndexAttr(reachH), b.getIndexAttr(reachW),
+        b.getIndexAttr(g->c)};
+    SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+    input = b.create<tensor::ExtractSliceOp>(
+        loc, ctx.tensorType({g->n, reachH, reachW, g->c}, dtype), input,
+        offsets, sizes, ones);
+  }
+  auto transpose = [&](Value value, ArrayRef<int64_t> perm) -> Value {
+    auto type = cast<RankedTensorType>(value.getType());
+    std::vector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(type.getDimSize(p));
+    return b.create<linalg::TransposeOp>(loc, value, ctx.empty(shape, dtype),
+                                         perm)
+        .getResult()[0];
+  };
+  // dW[i, j, k, o] = sum over b, y, x of in[b, y*s + i*d, x*s + j*d, k] *
+  // dy[b, y, x, o]: a convolution of the input seen as k images of b
+  // channels with dy seen as a [y, x, b, o] filter, the forward op's
+  // dilation as stride and its stride as dilation. One named convolution
+  // for the targets' convolution kernels (and library calls) to take.
+  Value images = transpose(input, {3, 1, 2, 0});
+  Value window = transpose(ctx.tensor(2), {1, 2, 0, 3});
+  Value init = ctx.filled({g->c, kh, kw, g->oc}, dtype, ctx.scalar(dtype, 0));
+  auto conv = b.create<linalg::Conv2DNhwcHwcfOp>(
+      loc, TypeRange{init.getType()}, ValueRange{images, window},
+      ValueRange{init}, b.getI64TensorAttr({g->h.dilation, g->w.dilation}),
+      b.getI64TensorAttr({g->h.stride, g->w.stride}));
+  ctx.setOutput(0, transpose(conv.getResult(0), {1, 2, 0, 3}), dtype);
   return success();
 }
 

@@ -60,9 +60,8 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Elementwise producers fuse into their consumers (bias add + activation,
   // the pieces of softmax, optimizer updates): one loop nest, no
-  // intermediate tensors. Only producers with one use: the others would be
-  // computed twice.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  // intermediate tensors.
+  pm.addPass(cleave::createFuseElementwisePass());
   // tensor.empty becomes an allocation One-Shot Bufferize can place.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizationOptions bufferization;

@@ -21,6 +21,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -96,6 +97,9 @@ std::unique_ptr<JITModule> JITModule::create(ModuleOp module,
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // No debugger or profiler listens; registering every module costs time.
   options.enableGDBNotificationListener = false;
+  // Under `perf record -k 1` with CLEAVE_PERF_JIT set, compiled kernels are
+  // named in profiles (after `perf inject --jit`).
+  options.enablePerfNotificationListener = std::getenv("CLEAVE_PERF_JIT");
   auto engine = ExecutionEngine::create(module, options, std::move(machine));
   if (!engine) {
     error = llvm::toString(engine.takeError());

@@ -1,10 +1,10 @@
 //===- LibraryCalls.cpp - matrix products as calls of OpenBLAS ------------===//
 //
 // Generated loops reach a fraction of a tuned GEMM's speed, so matrix
-// products on buffers call the kernel library (KernelLibrary.h). Each
-// operand's layout decides the call: a matrix whose rows are contiguous is
-// passed with its row stride; one whose columns are (a transposed view) is
-// passed as the transposed matrix.
+// products and convolutions on buffers call the kernel library
+// (KernelLibrary.h). Each operand's layout decides the call: a matrix whose
+// rows are contiguous is passed with its row stride; one whose columns are
+// (a transposed view) is passed as the transposed matrix.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,36 +47,105 @@ std::optional<BlasMatrix> asBlasMatrix(MemRefType type, bool opTransposes) {
   return std::nullopt;
 }
 
+/// Builds the arguments of a library call before `op`.
+struct CallArguments {
+  OpBuilder builder;
+  Location loc;
+  SmallVector<Value> values;
+
+  explicit CallArguments(Operation *op) : builder(op), loc(op->getLoc()) {}
+
+  void addInt(int64_t v) {
+    values.push_back(builder.create<arith::ConstantIntOp>(loc, v, 64));
+  }
+  void addFloat(Type type, double v) {
+    values.push_back(
+        builder.create<arith::ConstantOp>(loc, builder.getFloatAttr(type, v)));
+  }
+  /// The address of `memref`'s first element (the aligned pointer does not
+  /// include a view's offset).
+  void addPointer(Value memref) {
+    Value base =
+        builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+    auto type = cast<MemRefType>(memref.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    (void)getStridesAndOffset(type, strides, offset);
+    if (offset == 0) {
+      values.push_back(base);
+      return;
+    }
+    Value elements =
+        ShapedType::isDynamic(offset)
+            ? builder.create<memref::ExtractStridedMetadataOp>(loc, memref)
+                  .getOffset()
+            : Value(builder.create<arith::ConstantIndexOp>(loc, offset));
+    Value bytes = builder.create<arith::MulIOp>(
+        loc, elements,
+        builder.create<arith::ConstantIndexOp>(
+            loc, type.getElementTypeBitWidth() / 8));
+    values.push_back(builder.create<arith::AddIOp>(loc, base, bytes));
+  }
+
+  /// Calls `name`, declared from the arguments' types on first use.
+  void call(ModuleOp module, StringRef name) {
+    auto callee = module.lookupSymbol<func::FuncOp>(name);
+    if (!callee) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      callee = top.create<func::FuncOp>(
+          module.getLoc(), name,
+          top.getFunctionType(ValueRange(values).getTypes(), {}));
+      callee.setPrivate();
+    }
+    builder.create<func::CallOp>(loc, callee, values);
+  }
+};
+
+/// The static strides of `type`, or nothing.
+std::optional<SmallVector<int64_t>> staticStrides(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() ||
+      failed(getStridesAndOffset(type, strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  return strides;
+}
+
+/// Whether `type` is laid out densely in row-major order.
+bool isContiguous(MemRefType type) {
+  std::optional<SmallVector<int64_t>> strides = staticStrides(type);
+  if (!strides)
+    return false;
+  int64_t expected = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (type.getDimSize(d) != 1 && (*strides)[d] != expected)
+      return false;
+    expected *= type.getDimSize(d);
+  }
+  return true;
+}
+
 struct LibraryCallsPass
     : cleave::impl::LibraryCallsPassBase<LibraryCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::LinalgOp> products;
+    SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
       if (op->getNumResults() == 0 &&
           isa<linalg::MatmulOp, linalg::MatmulTransposeAOp,
-              linalg::MatmulTransposeBOp>(op))
-        products.push_back(op);
+              linalg::MatmulTransposeBOp, linalg::Conv2DNhwcHwcfOp>(op))
+        ops.push_back(op);
     });
-    for (linalg::LinalgOp op : products)
-      replaceByCall(module, op);
+    for (linalg::LinalgOp op : ops) {
+      if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation()))
+        replaceConvolution(module, conv);
+      else
+        replaceProduct(module, op);
+    }
   }
 
-  /// The library function for `type`'s elements, declared on first use.
-  func::FuncOp getGemm(ModuleOp module, Type element) {
-    StringRef name = element.isF32() ? "cleave_cpu_sgemm" : "cleave_cpu_dgemm";
-    if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-      return existing;
-    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    Type i64 = b.getI64Type(), ptr = b.getIndexType();
-    auto type = b.getFunctionType(
-        {i64, i64, i64, i64, i64, ptr, i64, ptr, i64, element, ptr, i64}, {});
-    auto gemm = b.create<func::FuncOp>(module.getLoc(), name, type);
-    gemm.setPrivate();
-    return gemm;
-  }
-
-  void replaceByCall(ModuleOp module, linalg::LinalgOp op) {
+  void replaceProduct(ModuleOp module, linalg::LinalgOp op) {
     Value a = op.getDpsInputOperand(0)->get();
     Value b = op.getDpsInputOperand(1)->get();
     Value c = op.getDpsInitOperand(0)->get();
@@ -102,40 +171,58 @@ struct LibraryCallsPass
     std::optional<BlasMatrix> out = asBlasMatrix(cType, false);
     if (!lhs || !rhs || !out || out->transposed)
       return;
-
-    OpBuilder builder(op);
-    Location loc = op.getLoc();
     linalg::FillOp zeroFill = findZeroFill(op, c);
-    Value beta = builder.create<arith::ConstantOp>(
-        loc, builder.getFloatAttr(element, zeroFill ? 0.0 : 1.0));
-    auto i64 = [&](int64_t v) -> Value {
-      return builder.create<arith::ConstantIntOp>(loc, v, 64);
-    };
-    // The aligned pointer does not include the view's offset.
-    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-    auto pointer = [&](Value memref) -> Value {
-      Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
-          loc, memref);
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      (void)getStridesAndOffset(cast<MemRefType>(memref.getType()), strides,
-                                offset);
-      if (offset == 0)
-        return base;
-      Value elements =
-          ShapedType::isDynamic(offset)
-              ? builder.create<memref::ExtractStridedMetadataOp>(loc, memref)
-                    .getOffset()
-              : Value(builder.create<arith::ConstantIndexOp>(loc, offset));
-      Value offsetBytes = builder.create<arith::MulIOp>(
-          loc, elements, builder.create<arith::ConstantIndexOp>(loc, bytes));
-      return builder.create<arith::AddIOp>(loc, base, offsetBytes);
-    };
-    SmallVector<Value> args = {
-        i64(lhs->transposed), i64(rhs->transposed), i64(m), i64(n), i64(k),
-        pointer(a), i64(lhs->leadingDim), pointer(b), i64(rhs->leadingDim),
-        beta, pointer(c), i64(out->leadingDim)};
-    builder.create<func::CallOp>(loc, getGemm(module, element), args);
+    CallArguments args(op);
+    for (int64_t v : {int64_t(lhs->transposed), int64_t(rhs->transposed), m,
+                      n, k})
+      args.addInt(v);
+    args.addPointer(a);
+    args.addInt(lhs->leadingDim);
+    args.addPointer(b);
+    args.addInt(rhs->leadingDim);
+    args.addFloat(element, zeroFill ? 0.0 : 1.0);
+    args.addPointer(c);
+    args.addInt(out->leadingDim);
+    args.call(module, element.isF32() ? "cleave_cpu_sgemm" : "cleave_cpu_dgemm");
+    if (zeroFill)
+      zeroFill.erase();
+    op.erase();
+  }
+
+  /// Convolutions of f32 images (any strides, channels contiguous) with a
+  /// contiguous filter into a contiguous output: im2col and sgemm.
+  void replaceConvolution(ModuleOp module, linalg::Conv2DNhwcHwcfOp op) {
+    Value in = op.getDpsInputOperand(0)->get();
+    Value filter = op.getDpsInputOperand(1)->get();
+    Value out = op.getDpsInitOperand(0)->get();
+    auto inType = cast<MemRefType>(in.getType());
+    auto filterType = cast<MemRefType>(filter.getType());
+    auto outType = cast<MemRefType>(out.getType());
+    std::optional<SmallVector<int64_t>> inStrides = staticStrides(inType);
+    if (!inType.getElementType().isF32() ||
+        !filterType.getElementType().isF32() ||
+        !outType.getElementType().isF32() || !inStrides ||
+        ((*inStrides)[3] != 1 && inType.getDimSize(3) != 1) ||
+        !isContiguous(filterType) || !isContiguous(outType))
+      return;
+    linalg::FillOp zeroFill = findZeroFill(op, out);
+    auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
+    auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
+    CallArguments args(op);
+    args.addPointer(in);
+    for (int64_t v : {inType.getDimSize(0), (*inStrides)[0], (*inStrides)[1],
+                      (*inStrides)[2], inType.getDimSize(3)})
+      args.addInt(v);
+    args.addPointer(filter);
+    for (int64_t v : {filterType.getDimSize(0), filterType.getDimSize(1),
+                      filterType.getDimSize(3)})
+      args.addInt(v);
+    args.addPointer(out);
+    for (int64_t v : {outType.getDimSize(1), outType.getDimSize(2), strides[0],
+                      strides[1], dilations[0], dilations[1]})
+      args.addInt(v);
+    args.addFloat(outType.getElementType(), zeroFill ? 0.0 : 1.0);
+    args.call(module, "cleave_cpu_conv2d_f32");
     if (zeroFill)
       zeroFill.erase();
     op.erase();
@@ -143,7 +230,7 @@ struct LibraryCallsPass
 
   /// The `linalg.fill` of zeros into `c` that `product` accumulates onto,
   /// when nothing else touches `c` between the two.
-  static linalg::FillOp findZeroFill(linalg::LinalgOp product, Value c) {
+  static linalg::FillOp findZeroFill(Operation *product, Value c) {
     Block *block = product->getBlock();
     linalg::FillOp fill;
     for (Operation *user : c.getUsers()) {

@@ -42,9 +42,16 @@ struct OutlineKernelsPass
     SetVector<Value> captured;
     getUsedValuesDefinedAbove(op->getRegions(), captured);
     SmallVector<Value> args(op->getOperands());
-    for (Value v : captured)
-      if (!llvm::is_contained(args, v))
+    // Constants are cloned into the kernel, not passed: LLVM then sees the
+    // strides and bounds of the loop body (a shift, not a division).
+    SmallVector<Operation *> constants;
+    for (Value v : captured) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->hasTrait<OpTrait::ConstantLike>())
+        constants.push_back(def);
+      else if (!llvm::is_contained(args, v))
         args.push_back(v);
+    }
     OpBuilder builder(parent);
     auto type = builder.getFunctionType(ValueRange(args).getTypes(), {});
     auto kernel = builder.create<func::FuncOp>(
@@ -60,8 +67,9 @@ struct OutlineKernelsPass
     // argument points into: the vectorizer needs no run-time alias checks
     // (without this, checking every pair of pointers of a gather kernel
     // takes LLVM minutes).
+    // (A buffer passed twice, read and written in place, is not.)
     for (auto [i, v] : llvm::enumerate(args))
-      if (isa<MemRefType>(v.getType()))
+      if (isa<MemRefType>(v.getType()) && llvm::count(args, v) == 1)
         kernel.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
     symbols.insert(kernel);
     Block *body = kernel.addEntryBlock();
@@ -69,6 +77,8 @@ struct OutlineKernelsPass
     for (auto [v, arg] : llvm::zip(args, body->getArguments()))
       mapping.map(v, arg);
     builder.setInsertionPointToEnd(body);
+    for (Operation *constant : constants)
+      builder.clone(*constant, mapping);
     builder.clone(*op, mapping);
     builder.create<func::ReturnOp>(op.getLoc());
     builder.setInsertionPoint(op);

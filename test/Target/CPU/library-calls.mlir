@@ -111,3 +111,51 @@ func.func @offsets(%s: memref<4x4xf32>, %i: index, %c: memref<2x2xf32>) {
   linalg.matmul ins(%a, %b : memref<2x2xf32, strided<[4, 1], offset: 8>>, memref<2x2xf32, strided<[4, 1], offset: ?>>) outs(%c : memref<2x2xf32>)
   return
 }
+
+// -----
+
+// A convolution of padded NHWC images with an HWCF filter onto zeros: one
+// call with the images' element strides (here a view into a larger
+// buffer), the filter and output sizes, strides and dilations, beta = 0.
+// CHECK-LABEL: func.func @convolution
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[BETA:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : i64
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i64
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : i64
+// CHECK-DAG: %[[SN:.*]] = arith.constant 288 : i64
+// CHECK-DAG: %[[SH:.*]] = arith.constant 24 : i64
+// CHECK: call @cleave_cpu_conv2d_f32(%{{.*}}, %[[C2]], %[[SN]], %[[SH]], %[[C4]], %[[C3]], %{{.*}}, %[[C3]], %[[C3]], %[[C5]], %{{.*}}, %[[C2]], %[[C2]], %[[C2]], %[[C2]], %[[C1]], %[[C1]], %[[BETA]])
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @convolution(%images: memref<2x12x6x4xf32>, %filter: memref<3x3x3x5xf32>) -> memref<2x2x2x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %view = memref.subview %images[0, 0, 0, 0] [2, 6, 6, 3] [1, 1, 1, 1] : memref<2x12x6x4xf32> to memref<2x6x6x3xf32, strided<[288, 24, 4, 1]>>
+  %out = memref.alloc() : memref<2x2x2x5xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<2x2x2x5xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%view, %filter : memref<2x6x6x3xf32, strided<[288, 24, 4, 1]>>, memref<3x3x3x5xf32>)
+    outs(%out : memref<2x2x2x5xf32>)
+  return %out : memref<2x2x2x5xf32>
+}
+
+// -----
+
+// Kept: f64, a strided filter, images whose channels are not contiguous.
+// CHECK-LABEL: func.func @convolution_kept
+// CHECK-NOT: call
+// CHECK-COUNT-3: linalg.conv_2d_nhwc_hwcf
+func.func @convolution_kept(%d: memref<1x3x3x1xf64>, %df: memref<1x1x1x1xf64>, %do: memref<1x3x3x1xf64>,
+                            %i: memref<1x3x3x2xf32>, %f: memref<1x1x4x1xf32>, %o: memref<1x3x3x1xf32>,
+                            %ci: memref<1x3x3x4xf32>, %f2: memref<1x1x2x1xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%d, %df : memref<1x3x3x1xf64>, memref<1x1x1x1xf64>) outs(%do : memref<1x3x3x1xf64>)
+  %fv = memref.subview %f[0, 0, 0, 0] [1, 1, 2, 1] [1, 1, 2, 1] : memref<1x1x4x1xf32> to memref<1x1x2x1xf32, strided<[4, 4, 2, 1]>>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%i, %fv : memref<1x3x3x2xf32>, memref<1x1x2x1xf32, strided<[4, 4, 2, 1]>>) outs(%o : memref<1x3x3x1xf32>)
+  %iv = memref.subview %ci[0, 0, 0, 0] [1, 3, 3, 2] [1, 1, 1, 2] : memref<1x3x3x4xf32> to memref<1x3x3x2xf32, strided<[36, 12, 4, 2]>>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%iv, %f2 : memref<1x3x3x2xf32, strided<[36, 12, 4, 2]>>, memref<1x1x2x1xf32>) outs(%o : memref<1x3x3x1xf32>)
+  return
+}

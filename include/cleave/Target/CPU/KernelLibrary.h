@@ -1,7 +1,8 @@
 //===- KernelLibrary.h - library kernels compiled code calls ----*- C++ -*-===//
 //
 // The functions the CPU pipeline calls instead of generating loops, where a
-// library is faster (matrix products: OpenBLAS sgemm/dgemm), and the
+// library is faster (matrix products: OpenBLAS sgemm/dgemm; convolutions:
+// im2col and sgemm), and the
 // run-time settings they share (threads). They are plain C functions, so
 // that JIT-compiled code (whose symbols the JIT resolves to these) and
 // object files from graph-compile (linked with Cleave::CleaveCPUKernels)
@@ -27,6 +28,17 @@ void cleave_cpu_sgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
 void cleave_cpu_dgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
                       int64_t k, const double *a, int64_t lda, const double *b,
                       int64_t ldb, double beta, double *c, int64_t ldc);
+
+/// out = conv(in, filter) + beta·out: a VALID convolution (padding is
+/// already in `in`) of n NHWC images of c channels, read with the given
+/// element strides (channels contiguous), with a contiguous HWCF filter of
+/// kh x kw x c x f, into a contiguous [n, oh, ow, f] output.
+void cleave_cpu_conv2d_f32(const float *in, int64_t n, int64_t inStrideN,
+                           int64_t inStrideH, int64_t inStrideW, int64_t c,
+                           const float *filter, int64_t kh, int64_t kw,
+                           int64_t f, float *out, int64_t oh, int64_t ow,
+                           int64_t strideH, int64_t strideW,
+                           int64_t dilationH, int64_t dilationW, float beta);
 
 /// The allocation functions of compiled code (MLIR's generic allocation
 /// functions): 64-byte aligned blocks, large ones kept for reuse, so that

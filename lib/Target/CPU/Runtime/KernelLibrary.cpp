@@ -31,6 +31,8 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
   static const KernelSymbol symbols[] = {
       {"cleave_cpu_sgemm", reinterpret_cast<void *>(&cleave_cpu_sgemm)},
       {"cleave_cpu_dgemm", reinterpret_cast<void *>(&cleave_cpu_dgemm)},
+      {"cleave_cpu_conv2d_f32",
+       reinterpret_cast<void *>(&cleave_cpu_conv2d_f32)},
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",
