@@ -2,11 +2,14 @@
 
 #include "cleave/Interpreter/Tensor.h"
 
+#include "cleave/Support/BufferPool.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <new>
 
 using namespace cleave::interp;
 
@@ -40,12 +43,26 @@ std::string cleave::interp::dtypeName(int32_t dtype) {
 }
 
 Tensor::Tensor(int32_t dtype, std::vector<int64_t> shape)
+    : Tensor(Uninitialized(), dtype, std::move(shape)) {
+  std::memset(buffer_.get(), 0, bytes_);
+}
+
+Tensor::Tensor(Uninitialized, int32_t dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
   int64_t n = numElements();
   // Strings, and resource handles (held as the resource's name).
   if (dtype == kString || dtype == kResource)
     strings_ = std::make_shared<std::vector<std::string>>(n);
-  buffer_ = std::make_shared<std::vector<char>>(n * dtypeSize(dtype), 0);
+  bytes_ = n * dtypeSize(dtype);
+  // From the pool: a step's tensors reuse the last step's blocks.
+  char *block = static_cast<char *>(allocateBuffer(bytes_));
+  if (!block)
+    throw std::bad_alloc();
+  buffer_ = std::shared_ptr<char>(block, releaseBuffer);
+}
+
+Tensor Tensor::uninitialized(int32_t dtype, std::vector<int64_t> shape) {
+  return Tensor(Uninitialized(), dtype, std::move(shape));
 }
 
 int64_t Tensor::numElements() const {

@@ -208,7 +208,7 @@ CPUClusterRunner::call(Operation *caller, Operation *function,
       arguments.push_back(state.variables[slot.name]);
   std::vector<Tensor> computed;
   for (const TensorSpec &spec : lowered.resultSpecs)
-    computed.emplace_back(spec.dtype, spec.shape);
+    computed.push_back(Tensor::uninitialized(spec.dtype, spec.shape));
   std::vector<void *> buffers;
   for (Tensor &t : arguments)
     buffers.push_back(t.raw());

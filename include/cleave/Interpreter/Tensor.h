@@ -53,6 +53,9 @@ public:
   Tensor() = default;
   /// A zero-filled tensor (empty strings for DT_STRING).
   Tensor(int32_t dtype, std::vector<int64_t> shape);
+  /// A tensor whose elements are to be written (by compiled code); strings
+  /// are empty.
+  static Tensor uninitialized(int32_t dtype, std::vector<int64_t> shape);
 
   int32_t dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
@@ -60,15 +63,13 @@ public:
   int64_t numElements() const;
   bool isValid() const { return dtype_ != 0; }
 
-  template <typename T> T *data() {
-    return reinterpret_cast<T *>(buffer_->data());
-  }
+  template <typename T> T *data() { return reinterpret_cast<T *>(raw()); }
   template <typename T> const T *data() const {
-    return reinterpret_cast<const T *>(buffer_->data());
+    return reinterpret_cast<const T *>(raw());
   }
-  char *raw() { return buffer_->data(); }
-  const char *raw() const { return buffer_->data(); }
-  size_t byteSize() const { return buffer_ ? buffer_->size() : 0; }
+  char *raw() { return buffer_.get(); }
+  const char *raw() const { return buffer_.get(); }
+  size_t byteSize() const { return bytes_; }
   std::vector<std::string> &strings() { return *strings_; }
   const std::vector<std::string> &strings() const { return *strings_; }
 
@@ -89,7 +90,13 @@ public:
 private:
   int32_t dtype_ = 0;
   std::vector<int64_t> shape_;
-  std::shared_ptr<std::vector<char>> buffer_;
+  struct Uninitialized {};
+  Tensor(Uninitialized, int32_t dtype, std::vector<int64_t> shape);
+
+  /// The elements, 64-byte aligned, from the buffer pool; shared by copies
+  /// of the tensor.
+  std::shared_ptr<char> buffer_;
+  size_t bytes_ = 0;
   std::shared_ptr<std::vector<std::string>> strings_;
 };
 

@@ -41,8 +41,7 @@ void cleave_cpu_conv2d_f32(const float *in, int64_t n, int64_t inStrideN,
                            int64_t dilationH, int64_t dilationW, float beta);
 
 /// The allocation functions of compiled code (MLIR's generic allocation
-/// functions): 64-byte aligned blocks, large ones kept for reuse, so that
-/// a step does not fault in fresh pages for every temporary.
+/// functions), from the buffer pool (cleave/Support/BufferPool.h).
 void *_mlir_memref_to_llvm_alloc(size_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 void _mlir_memref_to_llvm_free(void *pointer);

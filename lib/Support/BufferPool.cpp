@@ -1,14 +1,13 @@
-//===- BufferPool.cpp - the allocator of compiled code --------------------===//
+//===- BufferPool.cpp - reused blocks for tensors and compiled code -------===//
 //
-// Compiled steps allocate the same temporaries every step. Fresh pages from
-// the system cost a fault and zeroing per 4 KiB (a tenth of an MLP step),
-// so blocks of 64 KiB and more go back to a pool by exact size when freed
-// and serve the next request of that size. The pool holds at most
-// kMaxPooledBytes; beyond that, blocks return to the system.
+// Blocks of 64 KiB and more go back to a pool by exact size when released
+// (steps repeat the same sizes) and serve the next request of that size;
+// the pool holds at most kMaxPooledBytes, beyond which blocks return to the
+// system. The block's size is kept in a header in front of it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Target/CPU/KernelLibrary.h"
+#include "cleave/Support/BufferPool.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -17,10 +16,8 @@
 
 namespace {
 
-constexpr size_t kAlignment = 64;
-// The block's size, kept in front of it (one alignment unit, so the block
-// stays aligned).
-constexpr size_t kHeader = kAlignment;
+// One alignment unit, so that the block after it stays aligned.
+constexpr size_t kHeader = cleave::kBufferAlignment;
 constexpr size_t kMinPooledBytes = 64 * 1024;
 constexpr size_t kMaxPooledBytes = size_t(1) << 30;
 
@@ -37,8 +34,9 @@ public:
         return block;
       }
     }
-    size_t total = (kHeader + size + kAlignment - 1) / kAlignment * kAlignment;
-    char *base = static_cast<char *>(std::aligned_alloc(kAlignment, total));
+    constexpr size_t align = cleave::kBufferAlignment;
+    size_t total = (kHeader + size + align - 1) / align * align;
+    char *base = static_cast<char *>(std::aligned_alloc(align, total));
     if (!base)
       return nullptr;
     *reinterpret_cast<size_t *>(base) = size;
@@ -67,7 +65,7 @@ private:
   size_t pooledBytes = 0;
 };
 
-// Never destroyed: compiled code may free blocks during static destruction.
+// Never destroyed: blocks may be released during static destruction.
 BufferPool &pool() {
   static BufferPool *instance = new BufferPool();
   return *instance;
@@ -75,15 +73,6 @@ BufferPool &pool() {
 
 } // namespace
 
-extern "C" {
+void *cleave::allocateBuffer(size_t bytes) { return pool().allocate(bytes); }
 
-void *_mlir_memref_to_llvm_alloc(size_t size) { return pool().allocate(size); }
-
-void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
-  // Every block is 64-byte aligned; larger alignments are not requested by
-  // the CPU pipeline.
-  return alignment <= kAlignment ? pool().allocate(size) : nullptr;
-}
-
-void _mlir_memref_to_llvm_free(void *pointer) { pool().release(pointer); }
-}
+void cleave::releaseBuffer(void *block) { pool().release(block); }
