@@ -164,7 +164,7 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
     *dumpLinalg << "// " << func.getSymName() << "\n" << *module << "\n";
 
   PassManager pm(context);
-  cpu::buildLinalgToLLVMPipeline(pm);
+  cpu::buildLinalgToLLVMPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
     return giveUp();
   std::string error;

@@ -981,7 +981,7 @@ public:
   MLIRContext context{MLIRContext::Threading::DISABLED};
   OwningOpRef<ModuleOp> module;
 
-  Outcome run(bool compiled) {
+  Outcome run(bool compiled, const cpu::CPUPipelineOptions &options = {}) {
     diagnostics.clear();
     State state;
     for (const auto &[name, value] : c.variables)
@@ -993,6 +993,7 @@ public:
       // the interpreter.
       runtime::CPUClusterRunner runner;
       runner.setStrict(true);
+      runner.setPipelineOptions(options);
       auto compiledResults = runner.call(*func, *func, args, state);
       if (succeeded(compiledResults) && *compiledResults)
         results = std::move(**compiledResults);
@@ -1165,11 +1166,11 @@ std::string compareTensors(const Tensor &expected, const Tensor &actual) {
 //===----------------------------------------------------------------------===//
 
 /// Runs one case both ways and compares.
-void checkCase(const Case &c) {
+void checkCase(const Case &c, const cpu::CPUPipelineOptions &options = {}) {
   CaseModule m(c);
   ASSERT_TRUE(succeeded(m.func)) << m.diagnostics;
   Outcome expected = m.run(/*compiled=*/false);
-  Outcome actual = m.run(/*compiled=*/true);
+  Outcome actual = m.run(/*compiled=*/true, options);
   if (!expected.ok) {
     // Error cases are meant: compiled code must fail as well.
     EXPECT_FALSE(actual.ok) << "the interpreter failed:\n"
@@ -1208,6 +1209,19 @@ TEST_P(CompiledOpsTest, MatchesInterpreter) {
   for (auto [i, c] : llvm::enumerate(cases)) {
     SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
     checkCase(c);
+  }
+}
+
+/// The same with every loop nest that can run on several threads doing so
+/// (OpenMP), however small: the cases are far below the pipeline's size
+/// threshold.
+TEST_P(CompiledOpsTest, MatchesInterpreterOnThreads) {
+  cpu::CPUPipelineOptions everyLoopParallel;
+  everyLoopParallel.parallelMinIterations = 1;
+  const std::vector<Case> &cases = allCases().at(GetParam());
+  for (auto [i, c] : llvm::enumerate(cases)) {
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
+    checkCase(c, everyLoopParallel);
   }
 }
 

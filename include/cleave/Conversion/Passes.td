@@ -113,6 +113,28 @@ def LibraryCallsPass : Pass<"cpu-library-calls", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def ParallelizeKernelsPass : Pass<"parallelize-kernels", "::mlir::ModuleOp"> {
+  let summary = "Turn the outer loops of large kernels into scf.parallel";
+  let description = [{
+    Part of the CPU pipeline, after `outline-kernels`: a linalg op on
+    buffers whose loops are parallel dimensions first (then, optionally,
+    reductions) and that runs at least `min-iterations` iterations becomes
+    an `scf.parallel` over its parallel dimensions with sequential
+    reduction loops inside; `convert-scf-to-openmp` then shares those
+    iterations among the threads. Smaller ops, and ops that reduce before
+    a parallel dimension (whose parallel loop would be entered once per
+    reduction step), stay sequential: there a fork costs more than it
+    saves.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "Iterations an op needs to be run by several threads">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ResultsInPlacePass : Pass<"results-in-place", "::mlir::ModuleOp"> {
   let summary = "Compute results in the caller's out-parameters, not in a buffer copied there";
   let description = [{

@@ -14,6 +14,7 @@
 #define CLEAVE_RUNTIME_CPUCLUSTERRUNNER_H
 
 #include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Target/CPU/CPUTarget.h"
 
 #include <map>
 #include <memory>
@@ -46,6 +47,10 @@ public:
   /// Compiled loops that run this many iterations fail, as the
   /// interpreter's do (set before the first call).
   void setMaxIterations(int64_t limit) { maxIterations = limit; }
+  /// The CPU pipeline's choices (set before the first call).
+  void setPipelineOptions(const cpu::CPUPipelineOptions &options) {
+    pipelineOptions = options;
+  }
 
   /// With `strict`, a cluster that does not compile is an error instead of
   /// being interpreted.
@@ -70,6 +75,7 @@ private:
   Statistics statistics;
   llvm::raw_ostream *dumpLinalg = nullptr;
   int64_t maxIterations = 1000000;
+  cpu::CPUPipelineOptions pipelineOptions;
   bool strict = false;
   llvm::raw_ostream *notes = nullptr;
 };

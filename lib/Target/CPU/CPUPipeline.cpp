@@ -52,7 +52,8 @@ static LogicalResult copyAsLoops(OpBuilder &b, Location loc, Value from,
   return success();
 }
 
-void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+void cleave::cpu::buildLinalgToLLVMPipeline(
+    OpPassManager &pm, const CPUPipelineOptions &options) {
   // Constant folding and dead code from the node-by-node lowering. No CSE
   // before bufferization: it would merge the tensor.empty destinations of
   // unrelated ops into one, which One-Shot Bufferize then untangles with
@@ -92,6 +93,15 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // One function per loop nest: LLVM's loop passes cost time in the size of
   // the function around each loop.
   pm.addPass(cleave::createOutlineKernelsPass());
+  // The outer loops of large kernels run on all threads (OpenMP); the
+  // rest are plain loops.
+  cleave::ParallelizeKernelsPassOptions parallel;
+  parallel.minIterations = options.parallelMinIterations;
+  pm.addPass(cleave::createParallelizeKernelsPass(parallel));
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // The memref.alloca_scope around each parallel body goes (no allocas in
+  // it): it may hold one block only, and loops inside become several.
+  pm.addPass(createCanonicalizerPass());
   // Loops, then LLVM.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
@@ -112,6 +122,9 @@ void cleave::cpu::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   ConvertFuncToLLVMPassOptions funcOptions;
   funcOptions.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  // The OpenMP regions' types and operands. (After func-to-llvm: this pass
+  // converts functions too, with memref descriptors.)
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 

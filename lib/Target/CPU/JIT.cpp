@@ -88,6 +88,7 @@ JITModule::~JITModule() = default;
 
 std::unique_ptr<JITModule> JITModule::create(ModuleOp module,
                                              std::string &error) {
+  configureKernelThreads();
   std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
   if (!machine)
     return nullptr;

@@ -31,8 +31,16 @@ namespace cleave::cpu {
 /// (bufferization of linalg/tensor/arith, translation to LLVM IR).
 void registerCPUDialects(mlir::DialectRegistry &registry);
 
+/// The choices of the CPU pipeline.
+struct CPUPipelineOptions {
+  /// Loop nests of at least this many iterations run on all threads
+  /// (parallelize-kernels' min-iterations).
+  int64_t parallelMinIterations = 32768;
+};
+
 /// Adds the passes from linalg on tensors to the LLVM dialect.
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
+                               const CPUPipelineOptions &options = {});
 
 /// Registers `graph-cpu-codegen` (the pipeline above) with the pass
 /// registry, for graph-opt.

@@ -62,6 +62,9 @@ const KernelSymbol *getKernelSymbols(size_t &count);
 /// loops) use; 0 means every core.
 void setKernelThreads(int threads);
 int getKernelThreads();
+/// setKernelThreads(0) unless threads were set already: every core, and
+/// OpenMP's threads sleeping between loops (the JIT calls this).
+void configureKernelThreads();
 
 } // namespace cleave::cpu
 

@@ -4,7 +4,13 @@
 
 #include <cblas.h>
 
+#include <atomic>
+#include <mutex>
 #include <thread>
+
+// LLVM's OpenMP runtime (libomp), which runs the compiled parallel loops.
+extern "C" void omp_set_num_threads(int threads);
+extern "C" void kmp_set_blocktime(int milliseconds);
 
 extern "C" {
 
@@ -44,14 +50,30 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
   return symbols;
 }
 
-static int kernelThreads = 0;
+static std::atomic<int> kernelThreads{0};
+static std::atomic<bool> threadsConfigured{false};
 
 void setKernelThreads(int threads) {
   kernelThreads = threads;
+  threadsConfigured = true;
   int cores = static_cast<int>(std::thread::hardware_concurrency());
-  openblas_set_num_threads(threads > 0 ? threads : (cores > 0 ? cores : 1));
+  int count = threads > 0 ? threads : (cores > 0 ? cores : 1);
+  openblas_set_num_threads(count);
+  omp_set_num_threads(count);
+  // OpenMP's threads sleep as soon as a loop ends instead of spinning for
+  // 200 ms: a library call (OpenBLAS's own threads) usually comes next and
+  // needs the cores.
+  kmp_set_blocktime(0);
 }
 
 int getKernelThreads() { return kernelThreads; }
+
+void configureKernelThreads() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!threadsConfigured)
+      setKernelThreads(0);
+  });
+}
 
 } // namespace cleave::cpu
