@@ -114,21 +114,23 @@ def LibraryCallsPass : Pass<"cpu-library-calls", "::mlir::ModuleOp"> {
 }
 
 def ParallelizeKernelsPass : Pass<"parallelize-kernels", "::mlir::ModuleOp"> {
-  let summary = "Turn the outer loops of large kernels into scf.parallel";
+  let summary = "Run large kernels as tiles on all threads";
   let description = [{
-    Part of the CPU pipeline, after `outline-kernels`: a linalg op on
-    buffers whose loops are parallel dimensions first (then, optionally,
-    reductions) and that runs at least `min-iterations` iterations becomes
-    an `scf.parallel` over its parallel dimensions with sequential
-    reduction loops inside; `convert-scf-to-openmp` then shares those
-    iterations among the threads. Smaller ops, and ops that reduce before
-    a parallel dimension (whose parallel loop would be entered once per
-    reduction step), stay sequential: there a fork costs more than it
-    saves.
+    Part of the CPU pipeline, after `outline-kernels`: a kernel whose linalg
+    op starts with a parallel loop, indexes its buffers with that loop's
+    variable as a whole index, and runs at least `min-iterations`
+    iterations, takes a tile number and works on the slices of its buffers
+    along that loop (an equal share: the loop's extent divided by 16 to 64
+    tiles, or fewer where the extent has no such divisor; `linalg.index 0`
+    shifted by the tile's start). Its call becomes an `scf.parallel` over
+    the tiles, for `convert-scf-to-openmp`. The loop nest stays in the
+    kernel, whose buffers keep static shapes and `noalias`, so LLVM
+    vectorizes it as it does sequential kernels. Smaller kernels stay
+    sequential: a fork costs more than it saves there.
   }];
   let options = [
     Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
-           "Iterations an op needs to be run by several threads">,
+           "Iterations a kernel needs to be run by several threads">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

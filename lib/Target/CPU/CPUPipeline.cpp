@@ -93,8 +93,7 @@ void cleave::cpu::buildLinalgToLLVMPipeline(
   // One function per loop nest: LLVM's loop passes cost time in the size of
   // the function around each loop.
   pm.addPass(cleave::createOutlineKernelsPass());
-  // The outer loops of large kernels run on all threads (OpenMP); the
-  // rest are plain loops.
+  // Large kernels run as tiles on all threads (OpenMP); the rest once.
   cleave::ParallelizeKernelsPassOptions parallel;
   parallel.minIterations = options.parallelMinIterations;
   pm.addPass(cleave::createParallelizeKernelsPass(parallel));

@@ -5,11 +5,14 @@
 // window of output position (y, x) of image n, in the filter's (kh, kw, c)
 // order, so that the HWCF filter is the [kh*kw*c, f] right-hand matrix as
 // it is stored. Images are taken in groups whose rows fit a bounded
-// buffer; each group is one sgemm into its rows of the output.
+// buffer; each group is one sgemm into its rows of the output, the groups
+// shared among the threads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Target/CPU/KernelLibrary.h"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -42,12 +45,17 @@ extern "C" void cleave_cpu_conv2d_f32(
       out[i] = beta == 0 ? 0 : out[i] * beta;
     return;
   }
+  // Groups of images whose rows fit the buffer, at least one per thread
+  // when there are enough images: then each thread lays out and multiplies
+  // its own groups; otherwise the groups go one by one, each product on
+  // all threads.
+  int threads = omp_get_max_threads();
   int64_t group = std::clamp<int64_t>(
-      kMaxColumnFloats / (rowsPerImage * depth), 1, n);
-  std::unique_ptr<float[]> columns(new float[group * rowsPerImage * depth]);
-  for (int64_t first = 0; first < n; first += group) {
-    int64_t images = std::min(group, n - first);
-    float *row = columns.get();
+      kMaxColumnFloats / (rowsPerImage * depth), 1, (n + threads - 1) / threads);
+  int64_t groups = (n + group - 1) / group;
+  auto convolveGroup = [&](int64_t index, float *columns) {
+    int64_t first = index * group, images = std::min(group, n - first);
+    float *row = columns;
     for (int64_t b = first; b < first + images; ++b)
       for (int64_t y = 0; y < oh; ++y)
         for (int64_t x = 0; x < ow; ++x)
@@ -59,8 +67,21 @@ extern "C" void cleave_cpu_conv2d_f32(
               std::memcpy(row, pixel + j * dilationW * inStrideW,
                           c * sizeof(float));
           }
-    cleave_cpu_sgemm(0, 0, images * rowsPerImage, f, depth, columns.get(),
-                     depth, filter, f, beta, out + first * rowsPerImage * f,
-                     f);
+    cleave_cpu_sgemm(0, 0, images * rowsPerImage, f, depth, columns, depth,
+                     filter, f, beta, out + first * rowsPerImage * f, f);
+  };
+  size_t columnFloats = group * rowsPerImage * depth;
+  if (groups >= threads && threads > 1) {
+#pragma omp parallel
+    {
+      std::unique_ptr<float[]> columns(new float[columnFloats]);
+#pragma omp for schedule(static)
+      for (int64_t index = 0; index < groups; ++index)
+        convolveGroup(index, columns.get());
+    }
+    return;
   }
+  std::unique_ptr<float[]> columns(new float[columnFloats]);
+  for (int64_t index = 0; index < groups; ++index)
+    convolveGroup(index, columns.get());
 }

@@ -3,31 +3,74 @@
 #include "cleave/Target/CPU/KernelLibrary.h"
 
 #include <cblas.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
 
-// LLVM's OpenMP runtime (libomp), which runs the compiled parallel loops.
-extern "C" void omp_set_num_threads(int threads);
-extern "C" void kmp_set_blocktime(int milliseconds);
+// One pool of threads: OpenMP's, which runs the compiled parallel loops.
+// OpenBLAS runs single-threaded inside it, on a block of the product per
+// thread; its own pthreads would compete with OpenMP's for the cores (on
+// two cores, compiled steps ran at half speed with both pools awake).
+
+namespace {
+
+/// Products below this many multiply-adds run on one thread: splitting
+/// costs more than it gains.
+constexpr int64_t kMinParallelWork = int64_t(1) << 20;
+
+/// C = op(A)·op(B) + beta·C split into blocks of C's rows (or columns, for
+/// few rows), one per thread, each a single-threaded GEMM.
+template <typename T, typename Gemm>
+void parallelGemm(Gemm gemm, int64_t transA, int64_t transB, int64_t m,
+                  int64_t n, int64_t k, const T *a, int64_t lda, const T *b,
+                  int64_t ldb, T beta, T *c, int64_t ldc) {
+  auto call = [&](int64_t rows, int64_t cols, const T *blockA,
+                  const T *blockB, T *blockC) {
+    gemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+         transB ? CblasTrans : CblasNoTrans, rows, cols, k, T(1), blockA, lda,
+         blockB, ldb, beta, blockC, ldc);
+  };
+  int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads <= 1 || m * n * k < kMinParallelWork) {
+    call(m, n, a, b, c);
+    return;
+  }
+  // Blocks of whole cache lines of C.
+  constexpr int64_t kQuantum = 16;
+  bool splitRows = m >= n || m >= threads * kQuantum * 4;
+  int64_t extent = splitRows ? m : n;
+  int64_t block = (extent + threads - 1) / threads;
+  block = (block + kQuantum - 1) / kQuantum * kQuantum;
+  int64_t blocks = (extent + block - 1) / block;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < blocks; ++i) {
+    int64_t first = i * block, size = std::min(block, extent - first);
+    if (splitRows)
+      call(size, n, transA ? a + first : a + first * lda, b, c + first * ldc);
+    else
+      call(m, size, a, transB ? b + first * ldb : b + first, c + first);
+  }
+}
+
+} // namespace
 
 extern "C" {
 
 void cleave_cpu_sgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
                       int64_t k, const float *a, int64_t lda, const float *b,
                       int64_t ldb, float beta, float *c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-              ldb, beta, c, ldc);
+  parallelGemm<float>(cblas_sgemm, transA, transB, m, n, k, a, lda, b, ldb,
+                      beta, c, ldc);
 }
 
 void cleave_cpu_dgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
                       int64_t k, const double *a, int64_t lda, const double *b,
                       int64_t ldb, double beta, double *c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
-              beta, c, ldc);
+  parallelGemm<double>(cblas_dgemm, transA, transB, m, n, k, a, lda, b, ldb,
+                       beta, c, ldc);
 }
 }
 
@@ -57,13 +100,8 @@ void setKernelThreads(int threads) {
   kernelThreads = threads;
   threadsConfigured = true;
   int cores = static_cast<int>(std::thread::hardware_concurrency());
-  int count = threads > 0 ? threads : (cores > 0 ? cores : 1);
-  openblas_set_num_threads(count);
-  omp_set_num_threads(count);
-  // OpenMP's threads sleep as soon as a loop ends instead of spinning for
-  // 200 ms: a library call (OpenBLAS's own threads) usually comes next and
-  // needs the cores.
-  kmp_set_blocktime(0);
+  omp_set_num_threads(threads > 0 ? threads : (cores > 0 ? cores : 1));
+  openblas_set_num_threads(1);
 }
 
 int getKernelThreads() { return kernelThreads; }
