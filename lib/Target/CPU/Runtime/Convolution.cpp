@@ -53,6 +53,9 @@ extern "C" void cleave_cpu_conv2d_f32(
   int64_t group = std::clamp<int64_t>(
       kMaxColumnFloats / (rowsPerImage * depth), 1, (n + threads - 1) / threads);
   int64_t groups = (n + group - 1) / group;
+  // A window row (kw pixels of c channels) is one contiguous run of the
+  // input when pixels are adjacent and undilated.
+  bool contiguousRows = dilationW == 1 && inStrideW == c;
   auto convolveGroup = [&](int64_t index, float *columns) {
     int64_t first = index * group, images = std::min(group, n - first);
     float *row = columns;
@@ -63,9 +66,14 @@ extern "C" void cleave_cpu_conv2d_f32(
             const float *pixel = in + b * inStrideN +
                                  (y * strideH + i * dilationH) * inStrideH +
                                  x * strideW * inStrideW;
+            if (contiguousRows) {
+              std::copy(pixel, pixel + kw * c, row);
+              row += kw * c;
+              continue;
+            }
             for (int64_t j = 0; j < kw; ++j, row += c)
-              std::memcpy(row, pixel + j * dilationW * inStrideW,
-                          c * sizeof(float));
+              std::copy(pixel + j * dilationW * inStrideW,
+                        pixel + j * dilationW * inStrideW + c, row);
           }
     cleave_cpu_sgemm(0, 0, images * rowsPerImage, f, depth, columns, depth,
                      filter, f, beta, out + first * rowsPerImage * f, f);
