@@ -3,12 +3,13 @@
 // Blocks of 64 KiB and more go back to a pool by exact size when released
 // (steps repeat the same sizes) and serve the next request of that size;
 // the pool holds at most kMaxPooledBytes, beyond which blocks return to the
-// system. The block's size is kept in a header in front of it.
+// system.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Support/BufferPool.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -16,51 +17,58 @@
 
 namespace {
 
-// One alignment unit, so that the block after it stays aligned.
-constexpr size_t kHeader = cleave::kBufferAlignment;
 constexpr size_t kMinPooledBytes = 64 * 1024;
 constexpr size_t kMaxPooledBytes = size_t(1) << 30;
 
 class BufferPool {
 public:
   void *allocate(size_t size) {
-    if (size >= kMinPooledBytes) {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto it = freeBlocks.find(size);
-      if (it != freeBlocks.end() && !it->second.empty()) {
-        void *block = it->second.back();
-        it->second.pop_back();
-        pooledBytes -= size;
-        return block;
-      }
-    }
     constexpr size_t align = cleave::kBufferAlignment;
-    size_t total = (kHeader + size + align - 1) / align * align;
-    char *base = static_cast<char *>(std::aligned_alloc(align, total));
-    if (!base)
-      return nullptr;
-    *reinterpret_cast<size_t *>(base) = size;
-    return base + kHeader;
+    // aligned_alloc wants a multiple of the alignment (and a block for 0).
+    size_t rounded = std::max<size_t>((size + align - 1) / align * align, align);
+    if (size < kMinPooledBytes)
+      return std::aligned_alloc(align, rounded);
+    std::lock_guard<std::mutex> lock(mutex);
+    void *block = nullptr;
+    auto it = freeBlocks.find(size);
+    if (it != freeBlocks.end() && !it->second.empty()) {
+      block = it->second.back();
+      it->second.pop_back();
+      pooledBytes -= size;
+    } else {
+      block = std::aligned_alloc(align, rounded);
+      if (!block)
+        return nullptr;
+    }
+    liveSizes[block] = size;
+    return block;
   }
 
   void release(void *block) {
     if (!block)
       return;
-    char *base = static_cast<char *>(block) - kHeader;
-    size_t size = *reinterpret_cast<size_t *>(base);
-    if (size >= kMinPooledBytes) {
+    {
       std::lock_guard<std::mutex> lock(mutex);
-      if (pooledBytes + size <= kMaxPooledBytes) {
-        freeBlocks[size].push_back(block);
-        pooledBytes += size;
-        return;
+      auto live = liveSizes.find(block);
+      if (live != liveSizes.end()) {
+        size_t size = live->second;
+        liveSizes.erase(live);
+        if (pooledBytes + size <= kMaxPooledBytes) {
+          freeBlocks[size].push_back(block);
+          pooledBytes += size;
+          return;
+        }
       }
     }
-    std::free(base);
+    std::free(block);
   }
 
 private:
   std::mutex mutex;
+  // The sizes of the pooled-size blocks handed out. (Kept here rather than
+  // in a header before each block, so that blocks start where the system
+  // allocator's do: leak checkers see the pointers to them.)
+  std::unordered_map<void *, size_t> liveSizes;
   std::unordered_map<size_t, std::vector<void *>> freeBlocks;
   size_t pooledBytes = 0;
 };

@@ -58,12 +58,13 @@ struct KernelSymbol {
 /// Every function above.
 const KernelSymbol *getKernelSymbols(size_t &count);
 
-/// The number of threads the library kernels (and generated parallel
-/// loops) use; 0 means every core.
+/// The threads of compiled code's parallel loops and of the library
+/// kernels: OpenMP's pool (OpenBLAS runs single-threaded inside it); 0
+/// means every core.
 void setKernelThreads(int threads);
 int getKernelThreads();
-/// setKernelThreads(0) unless threads were set already: every core, and
-/// OpenMP's threads sleeping between loops (the JIT calls this).
+/// setKernelThreads(0) unless threads were set already, so that OpenBLAS's
+/// own threads are off (the JIT calls this).
 void configureKernelThreads();
 
 } // namespace cleave::cpu
