@@ -88,14 +88,16 @@ struct CallArguments {
   }
 
   /// Calls `name`, declared from the arguments' types on first use.
-  void call(ModuleOp module, StringRef name) {
-    auto callee = module.lookupSymbol<func::FuncOp>(name);
+  void call(SymbolTable &symbols, StringRef name) {
+    auto callee = symbols.lookup<func::FuncOp>(name);
     if (!callee) {
+      auto module = cast<ModuleOp>(symbols.getOp());
       OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
       callee = top.create<func::FuncOp>(
           module.getLoc(), name,
           top.getFunctionType(ValueRange(values).getTypes(), {}));
       callee.setPrivate();
+      symbols.insert(callee);
     }
     builder.create<func::CallOp>(loc, callee, values);
   }
@@ -129,9 +131,11 @@ bool isContiguous(MemRefType type) {
 struct LibraryCallsPass
     : cleave::impl::LibraryCallsPassBase<LibraryCallsPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
+    // (A symbol table, not ModuleOp::lookupSymbol, which scans the module:
+    // quadratic over thousands of products.)
+    SymbolTable symbols(getOperation());
     SmallVector<linalg::LinalgOp> ops;
-    module.walk([&](linalg::LinalgOp op) {
+    getOperation().walk([&](linalg::LinalgOp op) {
       if (op->getNumResults() == 0 &&
           isa<linalg::MatmulOp, linalg::MatmulTransposeAOp,
               linalg::MatmulTransposeBOp, linalg::Conv2DNhwcHwcfOp>(op))
@@ -139,13 +143,13 @@ struct LibraryCallsPass
     });
     for (linalg::LinalgOp op : ops) {
       if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation()))
-        replaceConvolution(module, conv);
+        replaceConvolution(symbols, conv);
       else
-        replaceProduct(module, op);
+        replaceProduct(symbols, op);
     }
   }
 
-  void replaceProduct(ModuleOp module, linalg::LinalgOp op) {
+  void replaceProduct(SymbolTable &symbols, linalg::LinalgOp op) {
     Value a = op.getDpsInputOperand(0)->get();
     Value b = op.getDpsInputOperand(1)->get();
     Value c = op.getDpsInitOperand(0)->get();
@@ -183,7 +187,8 @@ struct LibraryCallsPass
     args.addFloat(element, zeroFill ? 0.0 : 1.0);
     args.addPointer(c);
     args.addInt(out->leadingDim);
-    args.call(module, element.isF32() ? "cleave_cpu_sgemm" : "cleave_cpu_dgemm");
+    args.call(symbols,
+              element.isF32() ? "cleave_cpu_sgemm" : "cleave_cpu_dgemm");
     if (zeroFill)
       zeroFill.erase();
     op.erase();
@@ -191,7 +196,7 @@ struct LibraryCallsPass
 
   /// Convolutions of f32 images (any strides, channels contiguous) with a
   /// contiguous filter into a contiguous output: im2col and sgemm.
-  void replaceConvolution(ModuleOp module, linalg::Conv2DNhwcHwcfOp op) {
+  void replaceConvolution(SymbolTable &symbols, linalg::Conv2DNhwcHwcfOp op) {
     Value in = op.getDpsInputOperand(0)->get();
     Value filter = op.getDpsInputOperand(1)->get();
     Value out = op.getDpsInitOperand(0)->get();
@@ -222,7 +227,7 @@ struct LibraryCallsPass
                       strides[1], dilations[0], dilations[1]})
       args.addInt(v);
     args.addFloat(outType.getElementType(), zeroFill ? 0.0 : 1.0);
-    args.call(module, "cleave_cpu_conv2d_f32");
+    args.call(symbols, "cleave_cpu_conv2d_f32");
     if (zeroFill)
       zeroFill.erase();
     op.erase();

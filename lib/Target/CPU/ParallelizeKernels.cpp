@@ -62,11 +62,12 @@ struct ParallelizeKernelsPass
   using Base::Base;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
+    // (A symbol table: ModuleOp::lookupSymbol scans the module.)
+    SymbolTable symbols(getOperation());
     SmallVector<func::CallOp> calls;
-    module.walk([&](func::CallOp call) { calls.push_back(call); });
+    getOperation().walk([&](func::CallOp call) { calls.push_back(call); });
     for (func::CallOp call : calls) {
-      auto kernel = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      auto kernel = symbols.lookup<func::FuncOp>(call.getCallee());
       if (!kernel || kernel.isDeclaration() || !kernel->hasAttr("no_inline"))
         continue;
       auto ops = kernel.getBody().front().getOps<linalg::LinalgOp>();
