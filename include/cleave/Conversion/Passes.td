@@ -81,6 +81,24 @@ def GraphAutoClusterPass : Pass<"graph-auto-cluster", "::mlir::ModuleOp"> {
   ];
 }
 
+def DeallocateBuffersPass : Pass<"deallocate-buffers", "::mlir::ModuleOp"> {
+  let summary = "Free each allocation after its last use, in time linear in the module";
+  let description = [{
+    Part of the CPU pipeline, after bufferization. Where every allocation
+    of a function is in its entry block and only read and written there
+    (by linalg ops, copies, loads and stores, directly or through views,
+    also inside nested regions), each gets a `memref.dealloc` after the op
+    of the entry block that contains its last use. Otherwise (an
+    allocation inside a loop or branch, or a buffer yielded, returned or
+    passed on), the module goes through upstream's ownership-based
+    deallocation pipeline, whose simplification compares the buffers of a
+    block pairwise: quadratic in the size of a straight-line step (5 s of
+    15 s for a 10,000-node graph).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def FuseElementwisePass : Pass<"fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse elementwise linalg.generic producers into their consumers";
   let description = [{

@@ -85,8 +85,7 @@ void cleave::cpu::buildLinalgToLLVMPipeline(
   // ... except where the result can be computed in place.
   pm.addPass(cleave::createResultsInPlacePass());
   // Temporaries are freed where their last use is.
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(cleave::createDeallocateBuffersPass());
   pm.addPass(createCanonicalizerPass());
   // Matrix products call OpenBLAS.
   pm.addPass(cleave::createLibraryCallsPass());

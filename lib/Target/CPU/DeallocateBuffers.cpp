@@ -1,0 +1,100 @@
+//===- DeallocateBuffers.cpp - frees after the last use, linearly ---------===//
+//
+// A compiled step is mostly one straight-line block: each temporary is
+// allocated in it, used by ops of it (or inside their regions), and dead
+// after its last use there. For such functions a buffer and its views are
+// followed once, and the free goes after the last op that uses them.
+// Anything else takes upstream's ownership-based deallocation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Conversion/Passes.h"
+
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace cleave {
+#define GEN_PASS_DEF_DEALLOCATEBUFFERSPASS
+#include "cleave/Conversion/Passes.h.inc"
+} // namespace cleave
+
+using namespace mlir;
+
+namespace {
+
+/// Ops that only read or write the buffers they are given.
+bool onlyAccesses(Operation *op) {
+  return isa<linalg::LinalgOp, memref::CopyOp, memref::LoadOp,
+             memref::StoreOp, memref::DimOp, memref::ExtractStridedMetadataOp,
+             memref::ExtractAlignedPointerAsIndexOp>(op);
+}
+
+/// The op of `entry` after which `alloc` and its views are dead, or null
+/// when one of them escapes (yielded, returned, passed to a call).
+Operation *lastUse(memref::AllocOp alloc, Block &entry) {
+  Operation *last = alloc;
+  SmallVector<Value> buffers = {alloc.getResult()};
+  while (!buffers.empty()) {
+    Value buffer = buffers.pop_back_val();
+    for (OpOperand &use : buffer.getUses()) {
+      Operation *user = use.getOwner();
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (view && view.getViewSource() == buffer)
+        buffers.push_back(user->getResult(0));
+      else if (!onlyAccesses(user))
+        return nullptr;
+      Operation *inEntry = entry.findAncestorOpInBlock(*user);
+      if (!inEntry)
+        return nullptr;
+      if (last->isBeforeInBlock(inEntry))
+        last = inEntry;
+    }
+  }
+  return last;
+}
+
+struct DeallocateBuffersPass
+    : cleave::impl::DeallocateBuffersPassBase<DeallocateBuffersPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Where each allocation is freed, for every function, or nothing.
+    SmallVector<std::pair<memref::AllocOp, Operation *>> frees;
+    bool straightLine = true;
+    module.walk([&](func::FuncOp func) {
+      if (func.isDeclaration())
+        return WalkResult::advance();
+      Block &entry = func.getBody().front();
+      WalkResult result = func.walk([&](Operation *op) {
+        if (isa<memref::DeallocOp, bufferization::DeallocOp>(op))
+          return WalkResult::interrupt();
+        auto alloc = dyn_cast<memref::AllocOp>(op);
+        if (!alloc)
+          return WalkResult::advance();
+        Operation *last =
+            alloc->getBlock() == &entry ? lastUse(alloc, entry) : nullptr;
+        if (!last)
+          return WalkResult::interrupt();
+        frees.push_back({alloc, last});
+        return WalkResult::advance();
+      });
+      straightLine = !result.wasInterrupted();
+      return straightLine ? WalkResult::advance() : WalkResult::interrupt();
+    });
+    if (!straightLine) {
+      OpPassManager ownership("builtin.module");
+      bufferization::BufferDeallocationPipelineOptions options;
+      bufferization::buildBufferDeallocationPipeline(ownership, options);
+      if (failed(runPipeline(ownership, module)))
+        signalPassFailure();
+      return;
+    }
+    for (auto [alloc, last] : frees) {
+      OpBuilder b(last->getContext());
+      b.setInsertionPointAfter(last);
+      b.create<memref::DeallocOp>(alloc.getLoc(), alloc.getResult());
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,72 @@
+// Straight-line functions free each allocation after the entry-block op
+// that holds its last use (through views, and inside nested regions);
+// anything else goes through upstream's ownership-based deallocation.
+// RUN: graph-opt %s --deallocate-buffers --split-input-file | FileCheck %s
+
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @straight_line
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[B:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[A]]
+// CHECK: %[[VIEW:.*]] = memref.expand_shape %[[A]]
+// CHECK: scf.if
+// CHECK: memref.copy %[[VIEW]]
+// CHECK: }
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[B]]
+// CHECK-NEXT: memref.dealloc %[[B]]
+// CHECK-NEXT: return
+// CHECK-NOT: bufferization.dealloc
+func.func @straight_line(%c: i1, %out: memref<2x2xf32>) {
+  %one = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%a : memref<4xf32>)
+  %view = memref.expand_shape %a [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
+  scf.if %c {
+    memref.copy %view, %out : memref<2x2xf32> to memref<2x2xf32>
+  }
+  linalg.fill ins(%one : f32) outs(%b : memref<4xf32>)
+  return
+}
+
+// -----
+
+// An allocation inside a branch: the ownership-based pipeline takes the
+// whole module.
+// CHECK-LABEL: func.func @branch
+// CHECK: scf.if
+// CHECK: memref.alloc
+// CHECK: memref.dealloc
+func.func @branch(%c: i1, %out: memref<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  scf.if %c {
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%one : f32) outs(%a : memref<4xf32>)
+    memref.copy %a, %out : memref<4xf32> to memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A buffer yielded by a branch escapes the ops that only access it: the
+// ownership-based pipeline (whose canonicalization turns the branch into
+// a select) frees it after the last use of either.
+// CHECK-LABEL: func.func @yielded
+// CHECK: %[[A:.*]] = memref.alloc
+// CHECK: %[[R:.*]] = arith.select %{{.*}}, %[[A]], %{{.*}}
+// CHECK: memref.copy %[[R]]
+// CHECK-NEXT: memref.dealloc %[[A]]
+func.func @yielded(%c: i1, %in: memref<4xf32>, %out: memref<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%a : memref<4xf32>)
+  %r = scf.if %c -> memref<4xf32> {
+    scf.yield %a : memref<4xf32>
+  } else {
+    scf.yield %in : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  return
+}
