@@ -123,6 +123,10 @@ void writeHeader(llvm::raw_ostream &os, const AheadOfTimeOptions &options,
   for (unsigned i = 0; i < numCallArgs; ++i)
     os << (i ? ", " : "") << "void *";
   os << ");\n";
+  // The kernel library's threads (Cleave::CleaveCPUKernels): every core on
+  // OpenMP's pool unless cleave_cpu_set_threads chose a count first.
+  os << "extern \"C\" void cleave_cpu_set_threads(int threads);\n"
+        "extern \"C\" void cleave_cpu_configure_threads();\n";
   for (auto [k, variable] : llvm::enumerate(variables))
     if (baked[k])
       os << "extern \"C\" const unsigned char " << fn << "_variable" << k
@@ -135,6 +139,7 @@ void writeHeader(llvm::raw_ostream &os, const AheadOfTimeOptions &options,
      << ", kNumFetches = " << fetches.size()
      << ", kNumVariables = " << variables.size() << ";\n\n";
   os << "  " << className << "() {\n";
+  os << "    cleave_cpu_configure_threads();\n";
   os << "    for (int i = 0; i < kNumFeeds; ++i)\n"
         "      feeds_[i] = allocate(kFeedBytes[i]);\n";
   os << "    for (int i = 0; i < kNumVariables; ++i)\n"

@@ -40,6 +40,13 @@ void cleave_cpu_conv2d_f32(const float *in, int64_t n, int64_t inStrideN,
                            int64_t strideH, int64_t strideW,
                            int64_t dilationH, int64_t dilationW, float beta);
 
+/// The threads of compiled code and the library kernels, for programs that
+/// link graph-compile's objects: cleave::cpu::setKernelThreads and
+/// configureKernelThreads below, as C functions (the generated class calls
+/// the second when it is constructed).
+void cleave_cpu_set_threads(int threads);
+void cleave_cpu_configure_threads();
+
 /// The allocation functions of compiled code (MLIR's generic allocation
 /// functions), from the buffer pool (cleave/Support/BufferPool.h).
 void *_mlir_memref_to_llvm_alloc(size_t size);

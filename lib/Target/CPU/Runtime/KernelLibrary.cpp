@@ -115,3 +115,9 @@ void configureKernelThreads() {
 }
 
 } // namespace cleave::cpu
+
+void cleave_cpu_set_threads(int threads) {
+  cleave::cpu::setKernelThreads(threads);
+}
+
+void cleave_cpu_configure_threads() { cleave::cpu::configureKernelThreads(); }
