@@ -15,7 +15,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 namespace {
