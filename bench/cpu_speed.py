@@ -556,6 +556,20 @@ def train_runs(bench, args, thread_counts, torch_body, interp_steps, flop):
     return rows
 
 
+# The PyTorch peers' training step: forward() (defined by each body), the
+# gradients, and SGD on `params` in place.
+TORCH_SGD_STEP = """
+def step():
+    forward().backward()
+    with torch.no_grad():
+        for p in params:
+            p.add_(p.grad, alpha=-LR)
+            p.grad = None
+
+report(times=measure(step))
+"""
+
+
 def bench_mlp(tmp, thread_counts):
     forward = write(os.path.join(tmp, "mlp-forward.pbtxt"), mlp_forward())
     graph = training_step(forward, os.path.join(tmp, "mlp-step.pbtxt"), MLP_LR)
@@ -583,21 +597,14 @@ for i, o in zip(SIZES, SIZES[1:]):
     params += [torch.empty(o, i).uniform_(-limit, limit).requires_grad_(),
                torch.zeros(o, requires_grad=True)]
 
-def step():
+def forward():
     h = x
     for layer in range(3):
         h = F.linear(h, params[2 * layer], params[2 * layer + 1])
         if layer < 2:
             h = F.relu(h)
-    loss = F.cross_entropy(h, y)
-    loss.backward()
-    with torch.no_grad():
-        for p in params:
-            p.add_(p.grad, alpha=-LR)
-            p.grad = None
-
-report(times=measure(step))
-""" % (MLP_BATCH, MLP_SIZES, MLP_LR)
+    return F.cross_entropy(h, y)
+""" % (MLP_BATCH, MLP_SIZES, MLP_LR) + TORCH_SGD_STEP
     return train_runs("mlp", args, thread_counts, torch_body,
                       2 if CFG.quick else 3, flop)
 
@@ -634,20 +641,13 @@ params = [glorot((32, 1, 5, 5), 25, 800), torch.zeros(32, requires_grad=True),
           glorot((1024, 3136), 3136, 1024), torch.zeros(1024, requires_grad=True),
           glorot((10, 1024), 1024, 10), torch.zeros(10, requires_grad=True)]
 
-def step():
+def forward():
     w1, b1, w2, b2, w3, b3, w4, b4 = params
     h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=2)), 2)
     h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2, padding=2)), 2)
     h = F.relu(F.linear(h.flatten(1), w3, b3))
-    loss = F.cross_entropy(F.linear(h, w4, b4), y)
-    loss.backward()
-    with torch.no_grad():
-        for p in params:
-            p.add_(p.grad, alpha=-LR)
-            p.grad = None
-
-report(times=measure(step))
-""" % (CNN_BATCH, CNN_LR)
+    return F.cross_entropy(F.linear(h, w4, b4), y)
+""" % (CNN_BATCH, CNN_LR) + TORCH_SGD_STEP
     return train_runs("cnn", args, thread_counts, torch_body,
                       0 if CFG.quick else 2, flop)
 

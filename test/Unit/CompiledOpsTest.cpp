@@ -1204,13 +1204,16 @@ std::vector<std::string> opsWithCases() {
 /// One test per op (one process each under ctest), over all its cases.
 class CompiledOpsTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(CompiledOpsTest, MatchesInterpreter) {
-  const std::vector<Case> &cases = allCases().at(GetParam());
-  for (auto [i, c] : llvm::enumerate(cases)) {
+/// Every case of `op`, compiled with `options`.
+void checkCases(const std::string &op,
+                const cpu::CPUPipelineOptions &options = {}) {
+  for (auto [i, c] : llvm::enumerate(allCases().at(op))) {
     SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
-    checkCase(c);
+    checkCase(c, options);
   }
 }
+
+TEST_P(CompiledOpsTest, MatchesInterpreter) { checkCases(GetParam()); }
 
 /// The same with every loop nest that can run on several threads doing so
 /// (OpenMP), however small: the cases are far below the pipeline's size
@@ -1218,11 +1221,7 @@ TEST_P(CompiledOpsTest, MatchesInterpreter) {
 TEST_P(CompiledOpsTest, MatchesInterpreterOnThreads) {
   cpu::CPUPipelineOptions everyLoopParallel;
   everyLoopParallel.parallelMinIterations = 1;
-  const std::vector<Case> &cases = allCases().at(GetParam());
-  for (auto [i, c] : llvm::enumerate(cases)) {
-    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
-    checkCase(c, everyLoopParallel);
-  }
+  checkCases(GetParam(), everyLoopParallel);
 }
 
 INSTANTIATE_TEST_SUITE_P(

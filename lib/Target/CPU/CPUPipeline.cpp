@@ -1,11 +1,11 @@
 //===- CPUPipeline.cpp - linalg on tensors to the LLVM dialect ------------===//
 //
-// Bufferization turns the tensors GraphToLinalg builds into buffers with no
-// copies where values die (One-Shot Bufferize, in place), outputs become
-// out-parameters the caller allocates, temporaries are freed by the
-// ownership-based deallocation; the rest is upstream lowering to loops and
-// to LLVM. Speed (fusion, tiling, vectors, threads) belongs to later
-// stages of this pipeline.
+// Elementwise ops fuse; bufferization turns the tensors GraphToLinalg
+// builds into buffers with no copies where values die (One-Shot Bufferize,
+// in place); results are computed in the caller's out-parameters;
+// temporaries are freed after their last use; matrix products and
+// convolutions call the kernel library; large loop nests run on all
+// threads (OpenMP); the rest is upstream lowering to loops and to LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +15,6 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -11,6 +11,7 @@
 #include "cleave/Conversion/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -23,6 +24,17 @@ using namespace mlir;
 
 namespace {
 
+/// The static strides of `type`, or nothing.
+std::optional<SmallVector<int64_t>> staticStrides(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() ||
+      failed(getStridesAndOffset(type, strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  return strides;
+}
+
 /// How a stored matrix is handed to GEMM: its transposition as BLAS sees
 /// it and its leading dimension.
 struct BlasMatrix {
@@ -34,16 +46,16 @@ struct BlasMatrix {
 /// transposed when `opTransposes`; nothing when neither its rows nor its
 /// columns are contiguous or its strides are not static.
 std::optional<BlasMatrix> asBlasMatrix(MemRefType type, bool opTransposes) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)) ||
-      ShapedType::isDynamic(strides[0]) || ShapedType::isDynamic(strides[1]))
+  std::optional<SmallVector<int64_t>> strides = staticStrides(type);
+  if (!strides)
     return std::nullopt;
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  if (strides[1] == 1 || cols == 1)
-    return BlasMatrix{opTransposes, std::max<int64_t>({strides[0], cols, 1})};
-  if (strides[0] == 1 || rows == 1)
-    return BlasMatrix{!opTransposes, std::max<int64_t>({strides[1], rows, 1})};
+  if ((*strides)[1] == 1 || cols == 1)
+    return BlasMatrix{opTransposes,
+                      std::max<int64_t>({(*strides)[0], cols, 1})};
+  if ((*strides)[0] == 1 || rows == 1)
+    return BlasMatrix{!opTransposes,
+                      std::max<int64_t>({(*strides)[1], rows, 1})};
   return std::nullopt;
 }
 
@@ -103,31 +115,6 @@ struct CallArguments {
   }
 };
 
-/// The static strides of `type`, or nothing.
-std::optional<SmallVector<int64_t>> staticStrides(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (!type.hasStaticShape() ||
-      failed(getStridesAndOffset(type, strides, offset)) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return std::nullopt;
-  return strides;
-}
-
-/// Whether `type` is laid out densely in row-major order.
-bool isContiguous(MemRefType type) {
-  std::optional<SmallVector<int64_t>> strides = staticStrides(type);
-  if (!strides)
-    return false;
-  int64_t expected = 1;
-  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-    if (type.getDimSize(d) != 1 && (*strides)[d] != expected)
-      return false;
-    expected *= type.getDimSize(d);
-  }
-  return true;
-}
-
 struct LibraryCallsPass
     : cleave::impl::LibraryCallsPassBase<LibraryCallsPass> {
   void runOnOperation() override {
@@ -158,9 +145,7 @@ struct LibraryCallsPass
     auto cType = cast<MemRefType>(c.getType());
     Type element = cType.getElementType();
     if (!(element.isF32() || element.isF64()) ||
-        aType.getElementType() != element || bType.getElementType() != element ||
-        !aType.hasStaticShape() || !bType.hasStaticShape() ||
-        !cType.hasStaticShape())
+        aType.getElementType() != element || bType.getElementType() != element)
       return;
     bool ta = isa<linalg::MatmulTransposeAOp>(op);
     bool tb = isa<linalg::MatmulTransposeBOp>(op);
@@ -208,7 +193,8 @@ struct LibraryCallsPass
         !filterType.getElementType().isF32() ||
         !outType.getElementType().isF32() || !inStrides ||
         ((*inStrides)[3] != 1 && inType.getDimSize(3) != 1) ||
-        !isContiguous(filterType) || !isContiguous(outType))
+        !memref::isStaticShapeAndContiguousRowMajor(filterType) ||
+        !memref::isStaticShapeAndContiguousRowMajor(outType))
       return;
     linalg::FillOp zeroFill = findZeroFill(op, out);
     auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());

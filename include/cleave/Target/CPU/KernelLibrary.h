@@ -69,7 +69,6 @@ const KernelSymbol *getKernelSymbols(size_t &count);
 /// kernels: OpenMP's pool (OpenBLAS runs single-threaded inside it); 0
 /// means every core.
 void setKernelThreads(int threads);
-int getKernelThreads();
 /// setKernelThreads(0) unless threads were set already, so that OpenBLAS's
 /// own threads are off (the JIT calls this).
 void configureKernelThreads();

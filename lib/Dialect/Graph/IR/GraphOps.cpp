@@ -573,6 +573,32 @@ void cleave::graph::cloneNodes(OpBuilder &builder, ArrayRef<NodeOp> nodes,
       operand.set(mapping.lookupOrDefault(operand.get()));
 }
 
+void cleave::graph::cloneNodesIntoFunction(OpBuilder &builder,
+                                           ArrayRef<NodeOp> nodes,
+                                           IRMapping &mapping) {
+  cloneNodes(builder, nodes, mapping);
+  Region *function = builder.getInsertionBlock()->getParent();
+  for (NodeOp node : nodes) {
+    Operation *clone = mapping.lookup(node.getControl()).getDefiningOp();
+    SmallVector<Value> kept;
+    for (Value in : clone->getOperands())
+      if (!isa<ControlType>(in.getType()) ||
+          function->isAncestor(in.getParentRegion()))
+        kept.push_back(in);
+    clone->setOperands(kept);
+  }
+}
+
+SmallVector<Block *> cleave::graph::getGraphBodies(ModuleOp module) {
+  SmallVector<Block *> bodies;
+  for (auto graph : module.getOps<GraphOp>())
+    bodies.push_back(&graph.getBody().front());
+  for (auto func : module.getOps<FuncOp>())
+    if (!func.getBody().empty())
+      bodies.push_back(&func.getBody().front());
+  return bodies;
+}
+
 FlatNode cleave::graph::getMetadataNode(ClusterOp cluster) {
   return {cluster.getMetadataName(), "TPUReplicateMetadata",
           cluster.getMetadataDevice().value_or(""), cluster.getMetadata(),

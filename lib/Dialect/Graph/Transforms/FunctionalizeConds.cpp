@@ -455,19 +455,8 @@ GraphFunctionalizeCondsPass::replaceCond(Conditional cond,
             mapping.map(v, fargs[argIndex(v)]);
           SmallVector<NodeOp> nodes(constants[b]);
           llvm::append_range(nodes, branchNodes[b]);
-          cloneNodes(builder, nodes, mapping);
           // Control inputs from outside moved to the If.
-          Region *function = builder.getInsertionBlock()->getParent();
-          for (NodeOp node : nodes) {
-            Operation *clone =
-                mapping.lookup(node.getControl()).getDefiningOp();
-            SmallVector<Value> kept;
-            for (Value in : clone->getOperands())
-              if (!isa<ControlType>(in.getType()) ||
-                  function->isAncestor(in.getParentRegion()))
-                kept.push_back(in);
-            clone->setOperands(kept);
-          }
+          cloneNodesIntoFunction(builder, nodes, mapping);
           SmallVector<Value> results;
           for (auto [merge, inputOf] : llvm::zip(cond.merges, mergeInputs))
             results.push_back(
@@ -630,14 +619,7 @@ LogicalResult GraphFunctionalizeCondsPass::functionalizeBlock(Block &block) {
 }
 
 void GraphFunctionalizeCondsPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  SmallVector<Block *> work;
-  for (auto graph : module.getOps<GraphOp>())
-    work.push_back(&graph.getBody().front());
-  for (auto func : module.getOps<FuncOp>())
-    if (!func.getBody().empty())
-      work.push_back(&func.getBody().front());
-  for (Block *block : work)
+  for (Block *block : getGraphBodies(getOperation()))
     if (failed(functionalizeBlock(*block)))
       return signalPassFailure();
 }

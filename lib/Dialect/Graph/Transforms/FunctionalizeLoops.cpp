@@ -103,12 +103,7 @@ void GraphFunctionalizeLoopsPass::runOnOperation() {
   ModuleOp module = getOperation();
   // The graph's body and every function's, including the bodies made here
   // (the loops nested in a loop).
-  SmallVector<Block *> work;
-  for (auto graph : module.getOps<GraphOp>())
-    work.push_back(&graph.getBody().front());
-  for (auto func : module.getOps<FuncOp>())
-    if (!func.getBody().empty())
-      work.push_back(&func.getBody().front());
+  SmallVector<Block *> work = getGraphBodies(module);
   while (!work.empty()) {
     Block *block = work.pop_back_val();
     FailureOr<SmallVector<LoopFrame>> loops = findLoopFrames(*block);

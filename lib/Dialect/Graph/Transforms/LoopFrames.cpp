@@ -319,17 +319,7 @@ FailureOr<SmallVector<NodeOp>> LoopCopier::collect(ArrayRef<Value> roots,
 
 void LoopCopier::copy(OpBuilder &builder, ArrayRef<NodeOp> nodes,
                       IRMapping &mapping) {
-  cloneNodes(builder, nodes, mapping);
-  Region *function = builder.getInsertionBlock()->getParent();
-  for (NodeOp node : nodes) {
-    Operation *clone = mapping.lookup(node.getControl()).getDefiningOp();
-    SmallVector<Value> kept;
-    for (Value in : clone->getOperands())
-      if (!isa<ControlType>(in.getType()) ||
-          function->isAncestor(in.getParentRegion()))
-        kept.push_back(in);
-    clone->setOperands(kept);
-  }
+  cloneNodesIntoFunction(builder, nodes, mapping);
 }
 
 FailureOr<FunctionalLoop>

@@ -93,18 +93,14 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
   return symbols;
 }
 
-static std::atomic<int> kernelThreads{0};
 static std::atomic<bool> threadsConfigured{false};
 
 void setKernelThreads(int threads) {
-  kernelThreads = threads;
   threadsConfigured = true;
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   omp_set_num_threads(threads > 0 ? threads : (cores > 0 ? cores : 1));
   openblas_set_num_threads(1);
 }
-
-int getKernelThreads() { return kernelThreads; }
 
 void configureKernelThreads() {
   static std::once_flag once;

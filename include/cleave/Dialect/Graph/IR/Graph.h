@@ -104,6 +104,16 @@ mlir::FailureOr<FuncOp> buildLibraryFunction(
 void cloneNodes(mlir::OpBuilder &builder, llvm::ArrayRef<NodeOp> nodes,
                 mlir::IRMapping &mapping);
 
+/// cloneNodes into the body of a function being built: control inputs from
+/// outside the function are dropped (the node that calls the function
+/// carries them).
+void cloneNodesIntoFunction(mlir::OpBuilder &builder,
+                            llvm::ArrayRef<NodeOp> nodes,
+                            mlir::IRMapping &mapping);
+
+/// The body of each top-level graph and of each function with a body.
+llvm::SmallVector<mlir::Block *> getGraphBodies(mlir::ModuleOp module);
+
 /// The elements of `value` when a Const node produces it as an integer
 /// (not bool) tensor.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
