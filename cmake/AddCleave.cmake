@@ -12,7 +12,7 @@ function(add_cleave_library name)
   # Headers of Cleave include LLVM/MLIR headers: embedders need their paths.
   target_include_directories(${name} SYSTEM PUBLIC ${LLVM_INCLUDE_DIRS}
                              ${MLIR_INCLUDE_DIRS})
-  if(CLEAVE_ENABLE_SANITIZERS)
+  if(CLEAVE_ENABLE_SANITIZERS OR CLEAVE_ENABLE_FUZZERS)
     # Embedders of a sanitized build must link the sanitizer runtimes too.
     target_link_options(${name} INTERFACE -fsanitize=address,undefined)
   endif()

@@ -17,6 +17,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <cstring>
+#include <new>
 
 using namespace mlir;
 using namespace cleave;
@@ -54,8 +55,9 @@ FailureOr<Tensor> KernelContext::getTensor(StringRef name) {
   if (!attr)
     return error() << "missing tensor attr '" << name << "'", failure();
   int32_t dt = typeToDataType(attr.getDtype());
+  // A `raw` form beside the decoded value only keeps the file's exact bytes.
   auto dense = dyn_cast_or_null<DenseElementsAttr>(attr.getValue());
-  if (!dense || attr.getRaw())
+  if (!dense)
     return error() << "tensor attr '" << name << "' of dtype "
                    << getDataTypeName(attr.getDtype())
                    << " cannot be decoded (its bytes do not match its shape, "
@@ -323,7 +325,17 @@ private:
                                 << "': no reference kernel for op '" << op
                                 << "'";
       KernelContext ctx(node, std::move(inputs), interpreter, bindings);
-      if (failed(kernel(ctx)))
+      // A tensor too large for memory is the node's error, as TensorFlow's
+      // ResourceExhausted, not the end of the process.
+      LogicalResult ran = failure();
+      try {
+        ran = kernel(ctx);
+      } catch (const std::bad_alloc &) {
+        return node.emitError() << "Node '" << node.getName()
+                                << "': OOM when allocating a tensor for op '"
+                                << op << "'";
+      }
+      if (failed(ran))
         return failure();
       for (auto [out, value] : llvm::zip(outputs, ctx.outputs))
         out = {value, false};
@@ -549,9 +561,22 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   }
 
   SmallVector<std::string> fetchNames(fetches.begin(), fetches.end());
-  return runBlock(*this, graph.getBody().front(), fed, fetchValues, fetchNames,
-                  roots, roots.size() - targets.size(), DictionaryAttr(),
-                  loc);
+  FailureOr<std::vector<Tensor>> results =
+      runBlock(*this, graph.getBody().front(), fed, fetchValues, fetchNames,
+               roots, roots.size() - targets.size(), DictionaryAttr(), loc);
+  if (failed(results))
+    return failure();
+  // A ref variable fetched before anything assigned it has no value.
+  for (auto [value, tensor, name] :
+       llvm::zip(fetchValues, *results, fetchNames))
+    if (!tensor.isValid()) {
+      auto node = value.getDefiningOp<NodeOp>();
+      return emitError(node ? node.getLoc() : loc)
+                 << "Node '" << (node ? node.getName() : StringRef(name))
+                 << "': Attempting to use uninitialized value " << name,
+             failure();
+    }
+  return results;
 }
 
 FailureOr<std::vector<Tensor>>

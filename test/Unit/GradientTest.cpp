@@ -59,6 +59,9 @@ struct GradCase {
   bool float32 = false;
 };
 
+/// How gtest names a case in failure messages (instead of its raw bytes).
+void PrintTo(const GradCase &c, std::ostream *os) { *os << c.name; }
+
 std::string placeholder(const Input &in, bool withShape, bool float32) {
   std::string text = "node { name: \"" + in.name +
                      "\" op: \"Placeholder\" attr { key: \"dtype\" value { "

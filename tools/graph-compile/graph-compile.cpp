@@ -80,7 +80,8 @@ static bool isIdentifier(StringRef name) {
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  registerGraphDefImportOptions();
+  cl::HideUnrelatedOptions({&category, &getGraphDefImportCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Cleave ahead-of-time compiler: a graph to an "
                               "object file and a C++ header\n");
@@ -140,7 +141,8 @@ int main(int argc, char **argv) {
   options.sourceName = llvm::sys::path::filename(inputFilename).str();
 
   OwningOpRef<ModuleOp> module =
-      loadGraphFile(inputFilename, &context, sourceMgr, "graph-compile");
+      loadGraphFile(inputFilename, &context, sourceMgr, "graph-compile",
+                    getGraphDefImportOptionsFromCL());
   if (!module)
     return 1;
 

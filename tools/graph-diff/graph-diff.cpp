@@ -1,10 +1,11 @@
-//===- graph-diff.cpp - compare two GraphDefs as protobuf messages --------===//
+//===- graph-diff.cpp - compare two graphs as protobuf messages -----------===//
 //
 //   graph-diff a.pbtxt b.pb     exit 0 when equal, 1 with a report otherwise
 //   ... | graph-diff a.pbtxt -  (`-` reads standard input)
 //   graph-diff --ignore-node-order a.pbtxt b.pbtxt
 //
-// Each file may be text or binary (sniffed). Messages are compared field by
+// Each file may be a GraphDef, MetaGraphDef or SavedModel, text or binary
+// (sniffed); both must hold the same kind. Messages are compared field by
 // field with repeated-field order significant and map fields as maps,
 // exactly what "lossless" means for Cleave's round trips. With
 // --ignore-node-order, GraphDef.node is compared as a map keyed by name:
@@ -12,29 +13,42 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Translate/InputFormat.h"
 #include "cleave/tf/graph.pb.h"
+#include "cleave/tf/meta_graph.pb.h"
+#include "cleave/tf/saved_model.pb.h"
 
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 
 #include <fstream>
+#include <memory>
 #include <iostream>
 #include <sstream>
 
 namespace pb = google::protobuf;
 
-static bool looksBinary(const std::string &bytes) {
-  for (size_t i = 0; i < bytes.size() && i < 4096; ++i) {
-    unsigned char c = bytes[i];
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' &&
-        c != '\v')
-      return true;
+/// The message `bytes` hold, as the importer tells them apart.
+static std::unique_ptr<pb::Message> newMessage(cleave::InputFormat format,
+                                               bool &binary) {
+  using cleave::InputFormat;
+  binary = format == InputFormat::GraphDefBinary ||
+           format == InputFormat::MetaGraphDefBinary ||
+           format == InputFormat::SavedModelBinary;
+  switch (format) {
+  case InputFormat::MetaGraphDefText:
+  case InputFormat::MetaGraphDefBinary:
+    return std::make_unique<tensorflow::MetaGraphDef>();
+  case InputFormat::SavedModelText:
+  case InputFormat::SavedModelBinary:
+    return std::make_unique<tensorflow::SavedModel>();
+  default:
+    return std::make_unique<tensorflow::GraphDef>();
   }
-  return false;
 }
 
-static bool load(const char *path, tensorflow::GraphDef &graph) {
+static std::unique_ptr<pb::Message> load(const char *path) {
   std::stringstream buffer;
   if (std::string(path) == "-") {
     buffer << std::cin.rdbuf();
@@ -42,36 +56,48 @@ static bool load(const char *path, tensorflow::GraphDef &graph) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
       std::cerr << "graph-diff: cannot open '" << path << "'\n";
-      return false;
+      return nullptr;
     }
     buffer << in.rdbuf();
   }
   std::string bytes = buffer.str();
+  bool binary;
+  std::unique_ptr<pb::Message> message =
+      newMessage(cleave::detectInputFormat(bytes), binary);
   bool ok;
-  if (looksBinary(bytes)) {
+  if (binary) {
     pb::io::CodedInputStream stream(
         reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-    ok = graph.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+    ok = message->ParseFromCodedStream(&stream) &&
+         stream.ConsumedEntireMessage();
   } else {
-    ok = pb::TextFormat::ParseFromString(bytes, &graph);
+    ok = pb::TextFormat::ParseFromString(bytes, message.get());
   }
-  if (!ok)
-    std::cerr << "graph-diff: '" << path << "' is not a GraphDef\n";
-  return ok;
+  if (!ok) {
+    std::cerr << "graph-diff: '" << path << "' is not a "
+              << message->GetDescriptor()->name() << "\n";
+    return nullptr;
+  }
+  return message;
 }
 
 int main(int argc, char **argv) {
   bool ignoreNodeOrder =
       argc == 4 && std::string(argv[1]) == "--ignore-node-order";
   if (argc != 3 && !ignoreNodeOrder) {
-    std::cerr << "usage: graph-diff [--ignore-node-order] <a.pb|a.pbtxt> "
-                 "<b.pb|b.pbtxt>\n";
+    std::cerr << "usage: graph-diff [--ignore-node-order] <a> <b>  (GraphDefs, "
+                 "MetaGraphDefs or SavedModels, .pb or .pbtxt)\n";
     return 2;
   }
   const char *pathA = argv[argc - 2], *pathB = argv[argc - 1];
-  tensorflow::GraphDef a, b;
-  if (!load(pathA, a) || !load(pathB, b))
+  std::unique_ptr<pb::Message> a = load(pathA), b = load(pathB);
+  if (!a || !b)
     return 2;
+  if (a->GetDescriptor() != b->GetDescriptor()) {
+    std::cout << "'" << pathA << "' is a " << a->GetDescriptor()->name()
+              << ", '" << pathB << "' a " << b->GetDescriptor()->name() << "\n";
+    return 1;
+  }
   pb::util::MessageDifferencer differ;
   if (ignoreNodeOrder)
     differ.TreatAsMap(
@@ -79,7 +105,7 @@ int main(int argc, char **argv) {
         tensorflow::NodeDef::descriptor()->FindFieldByName("name"));
   std::string report;
   differ.ReportDifferencesToString(&report);
-  if (differ.Compare(a, b))
+  if (differ.Compare(*a, *b))
     return 0;
   std::cout << report;
   return 1;

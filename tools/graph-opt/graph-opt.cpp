@@ -1,11 +1,14 @@
 //===- graph-opt.cpp - run passes on TensorFlow graphs --------------------===//
 //
-// Like mlir-opt, but reads GraphDefs too (text or binary, detected by
-// content) and writes MLIR, a GraphDef or a Graphviz view (--emit=).
+// Like mlir-opt, but reads TensorFlow's files too (GraphDefs, MetaGraphDefs
+// and SavedModels, text or binary, detected by content; a SavedModel
+// directory) and writes MLIR, one of those messages or a Graphviz view
+// (--emit=).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cleave/InitAll.h"
+#include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/Dot.h"
 #include "cleave/Translate/GraphDef.h"
@@ -22,14 +25,26 @@
 #include "mlir/Support/ToolUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <array>
+
 using namespace mlir;
 
 namespace {
-enum class Emit { MLIR, PbTxt, Pb, Dot };
+enum class Emit {
+  MLIR,
+  PbTxt,
+  Pb,
+  MetaGraphPbTxt,
+  MetaGraphPb,
+  SavedModelPbTxt,
+  SavedModelPb,
+  Dot
+};
 } // namespace
 
 static llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
@@ -44,12 +59,55 @@ static llvm::cl::opt<Emit> emitFormat(
         clEnumValN(Emit::MLIR, "mlir", "the module as MLIR (default)"),
         clEnumValN(Emit::PbTxt, "pbtxt", "a text GraphDef"),
         clEnumValN(Emit::Pb, "pb", "a binary GraphDef"),
+        clEnumValN(Emit::MetaGraphPbTxt, "metagraph-pbtxt",
+                   "a text MetaGraphDef (with what the input MetaGraphDef "
+                   "or SavedModel held besides the graph)"),
+        clEnumValN(Emit::MetaGraphPb, "metagraph-pb",
+                   "a binary MetaGraphDef (.meta)"),
+        clEnumValN(Emit::SavedModelPbTxt, "savedmodel-pbtxt",
+                   "a text SavedModel (saved_model.pbtxt)"),
+        clEnumValN(Emit::SavedModelPb, "savedmodel-pb",
+                   "a binary SavedModel (saved_model.pb)"),
         clEnumValN(Emit::Dot, "dot", "a Graphviz graph")));
-static llvm::cl::opt<bool> strictTensors(
-    "strict-tensors",
-    llvm::cl::desc("Reject tensors whose byte size does not match their "
-                   "shape instead of keeping the bytes with a warning"),
+
+static llvm::cl::opt<bool> listVariablesOpt(
+    "list-variables",
+    llvm::cl::desc("Print the graph's variables (name, dtype, shape, and "
+                   "the checkpoint key its saver uses) instead of the graph"),
     llvm::cl::init(false));
+
+/// The variables table of --list-variables.
+static LogicalResult printVariables(ModuleOp module, llvm::raw_ostream &os) {
+  std::vector<cleave::runtime::CheckpointedVariable> vars =
+      cleave::runtime::listVariables(module);
+  auto saved = cleave::runtime::listCheckpointedVariables(module);
+  if (!saved)
+    return module.emitError(llvm::toString(saved.takeError()));
+  llvm::StringMap<std::string> keys;
+  for (const auto &var : *saved)
+    keys[var.node] = var.shapeAndSlice.empty()
+                         ? var.key
+                         : var.key + " [" + var.shapeAndSlice + "]";
+  std::vector<std::array<std::string, 4>> rows = {
+      {"variable", "dtype", "shape", "saved as"}};
+  for (const auto &var : vars) {
+    std::string key = keys.lookup(var.node);
+    rows.push_back({var.node,
+                    var.dtype ? cleave::interp::dtypeName(var.dtype) : "?",
+                    var.shape ? cleave::interp::shapeString(*var.shape) : "?",
+                    key.empty() ? "(not saved)" : key});
+  }
+  std::array<size_t, 4> widths{};
+  for (const auto &row : rows)
+    for (size_t i = 0; i < 4; ++i)
+      widths[i] = std::max(widths[i], row[i].size());
+  for (const auto &row : rows) {
+    for (size_t i = 0; i < 3; ++i)
+      os << llvm::left_justify(row[i], widths[i] + 2);
+    os << row[3] << "\n";
+  }
+  return success();
+}
 
 /// Imports or parses one buffer, runs the pipeline and writes the result.
 static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
@@ -79,9 +137,8 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
       if (format == cleave::InputFormat::MLIR) {
         module = parseSourceFile<ModuleOp>(sourceMgr, &context);
       } else {
-        cleave::GraphDefImportOptions options;
-        options.strictTensors = strictTensors;
-        module = cleave::importGraphDef(*raw, &context, options);
+        module = cleave::importGraphDef(
+            *raw, &context, cleave::getGraphDefImportOptionsFromCL());
       }
     }
     if (!module)
@@ -94,15 +151,28 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
       return failure();
     TimingScope outputTiming = timing.nest("Output");
+    if (listVariablesOpt)
+      return printVariables(*module, os);
     switch (emitFormat) {
     case Emit::MLIR:
       module->print(os);
       os << "\n";
       return success();
     case Emit::PbTxt:
-      return cleave::writeGraphDef(*module, os, /*binary=*/false);
     case Emit::Pb:
-      return cleave::writeGraphDef(*module, os, /*binary=*/true);
+      return cleave::writeGraphMessage(*module, os,
+                                       cleave::GraphMessage::GraphDef,
+                                       emitFormat == Emit::Pb);
+    case Emit::MetaGraphPbTxt:
+    case Emit::MetaGraphPb:
+      return cleave::writeGraphMessage(*module, os,
+                                       cleave::GraphMessage::MetaGraphDef,
+                                       emitFormat == Emit::MetaGraphPb);
+    case Emit::SavedModelPbTxt:
+    case Emit::SavedModelPb:
+      return cleave::writeGraphMessage(*module, os,
+                                       cleave::GraphMessage::SavedModel,
+                                       emitFormat == Emit::SavedModelPb);
     case Emit::Dot:
       return cleave::writeDot(*module, os);
     }
@@ -129,17 +199,16 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
+  cleave::registerGraphDefImportOptions();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "Cleave optimizer: runs passes on GraphDefs (.pb, .pbtxt) and MLIR\n");
   const MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
-  std::string error;
-  auto file = openInputFile(inputFilename, &error);
-  if (!file) {
-    llvm::errs() << "graph-opt: " << error << "\n";
+  auto file = cleave::readGraphInput(inputFilename, "graph-opt");
+  if (!file)
     return 1;
-  }
+  std::string error;
   auto output = openOutputFile(outputFilename, &error);
   if (!output) {
     llvm::errs() << "graph-opt: " << error << "\n";
@@ -147,7 +216,8 @@ int main(int argc, char **argv) {
   }
   // Plain MLIR in and out: mlir-opt's own driver, with all its flags. A
   // split file may mix formats, so its chunks are sniffed one by one below.
-  if (emitFormat == Emit::MLIR && config.inputSplitMarker().empty() &&
+  if (emitFormat == Emit::MLIR && !listVariablesOpt &&
+      config.inputSplitMarker().empty() &&
       cleave::detectInputFormat(file->getBuffer()) == cleave::InputFormat::MLIR) {
     if (failed(MlirOptMain(output->os(), std::move(file), registry, config)))
       return 1;

@@ -2,10 +2,13 @@
 //
 //   graph-run model.pbtxt --feed x=[[1,2],[3,4]] --feed y=@y.npy
 //             --fetch sum [--target train] [--init init] [--steps N]
-//             [--output-dir DIR]
+//             [--output-dir DIR] [--restore PREFIX] [--save PREFIX]
+//   graph-run saved_model_dir --signature serving_default --feed x=[1,2]
 //
 // Fetches are printed as "name = dtype [shape] values"; with --output-dir
-// each is also written as DIR/<name>.npy ('/' and ':' become '_').
+// each is also written as DIR/<name>.npy ('/' and ':' become '_'). A run
+// goes: --init nodes, restore (--restore, or a SavedModel's variables),
+// the SavedModel's main op, then --steps steps, saving with --save.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,15 +16,20 @@
 #include "cleave/InitAll.h"
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Jit/AutoClustering.h"
+#include "cleave/Checkpoint/CheckpointState.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
+#include "cleave/Runtime/Checkpointing.h"
+#include "cleave/Runtime/SavedModel.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/GraphDef.h"
+#include "cleave/tf/meta_graph.pb.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FileSystem.h"
@@ -106,9 +114,37 @@ static cl::opt<int> &registerThreadsOption() {
       cl::init(0), cl::cat(runCategory));
   return threads;
 }
-static cl::opt<std::string> outputDir("output-dir",
-                                      cl::desc("write fetches as .npy here"),
-                                      cl::cat(runCategory));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("write fetches as .npy here (created if missing)"),
+              cl::cat(runCategory));
+
+static cl::opt<std::string> signatureKey(
+    "signature",
+    cl::desc("feed and fetch by the keys of this SignatureDef of the "
+             "MetaGraphDef (without --fetch: all its outputs)"),
+    cl::cat(runCategory));
+static cl::opt<std::string> restorePath(
+    "restore",
+    cl::desc("restore the variables from this checkpoint prefix, or the "
+             "latest checkpoint of this directory (default for a "
+             "SavedModel: its variables/variables)"),
+    cl::cat(runCategory));
+static cl::opt<std::string>
+    savePrefix("save",
+               cl::desc("save the variables as a checkpoint with this "
+                        "prefix after the last step"),
+               cl::cat(runCategory));
+static cl::opt<unsigned> saveEvery(
+    "save-every",
+    cl::desc("with --save: also save every N steps, as PREFIX-<step>"),
+    cl::init(0), cl::cat(runCategory));
+static cl::opt<int> keepCheckpoints(
+    "keep-checkpoints",
+    cl::desc("with --save: checkpoints kept in the directory's state file, "
+             "older ones deleted (default: the saver's max_to_keep, else 5; "
+             "0 keeps all)"),
+    cl::init(-1), cl::cat(runCategory));
 
 /// Parses a nested-list literal into values and a shape.
 static bool parseLiteral(StringRef text, std::vector<double> &values,
@@ -236,7 +272,8 @@ int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
   cl::opt<int> &threads = registerThreadsOption();
-  cl::HideUnrelatedOptions(runCategory);
+  registerGraphDefImportOptions();
+  cl::HideUnrelatedOptions({&runCategory, &getGraphDefImportCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Cleave reference interpreter: runs a graph\n");
   if (threads < 0) {
@@ -254,62 +291,131 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
+  if (!outputDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      llvm::errs() << "graph-run: --output-dir: cannot create '" << outputDir
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+
   OwningOpRef<ModuleOp> module =
-      loadGraphFile(inputFilename, &context, sourceMgr, "graph-run");
+      loadGraphFile(inputFilename, &context, sourceMgr, "graph-run",
+                    getGraphDefImportOptionsFromCL());
   if (!module)
     return 1;
+  auto fail = [](const llvm::Twine &message) {
+    llvm::errs() << "graph-run: " << message << "\n";
+    return 1;
+  };
+
+  // With --signature, feeds and fetches are the SignatureDef's keys.
+  std::vector<std::string> fetchKeys(fetchOpts.begin(), fetchOpts.end());
+  std::vector<std::string> fetches = fetchKeys;
+  llvm::StringMap<std::string> signatureInputs;
+  if (!signatureKey.empty()) {
+    auto signature = runtime::getSignature(*module, signatureKey);
+    if (!signature)
+      return fail(llvm::toString(signature.takeError()));
+    for (auto &[key, tensor] : signature->inputs)
+      signatureInputs[key] = tensor;
+    llvm::StringMap<std::string> outputs;
+    for (auto &[key, tensor] : signature->outputs)
+      outputs[key] = tensor;
+    if (fetchKeys.empty())
+      for (auto &[key, tensor] : signature->outputs)
+        fetchKeys.push_back(key);
+    fetches.clear();
+    for (const std::string &key : fetchKeys) {
+      auto it = outputs.find(key);
+      if (it == outputs.end())
+        return fail("--fetch " + key + ": signature '" + signatureKey +
+                    "' has no output '" + key + "' (outputs: " +
+                    llvm::join(llvm::make_first_range(signature->outputs),
+                               ", ") +
+                    ")");
+      fetches.push_back(it->second);
+    }
+  }
 
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string &feed : feedOpts) {
-    auto [name, value] = StringRef(feed).split('=');
-    if (name.empty() || value.empty()) {
-      llvm::errs() << "graph-run: --feed expects name=value, got '" << feed
-                   << "'\n";
-      return 1;
+    auto [nameText, value] = StringRef(feed).split('=');
+    if (nameText.empty() || value.empty())
+      return fail("--feed expects name=value, got '" + feed + "'");
+    std::string name = nameText.str();
+    if (!signatureKey.empty()) {
+      auto it = signatureInputs.find(name);
+      if (it == signatureInputs.end()) {
+        std::vector<StringRef> keys(signatureInputs.keys().begin(),
+                                    signatureInputs.keys().end());
+        llvm::sort(keys);
+        return fail("--feed " + name + ": signature '" + signatureKey +
+                    "' has no input '" + name + "' (inputs: " +
+                    llvm::join(keys, ", ") + ")");
+      }
+      name = it->second;
     }
     Tensor tensor;
     std::string error;
     if (value.consume_front("@")) {
       auto bytes = llvm::MemoryBuffer::getFile(value);
-      if (!bytes) {
-        llvm::errs() << "graph-run: --feed " << name << ": cannot open '"
-                     << value << "': " << bytes.getError().message() << "\n";
-        return 1;
-      }
-      if (!readNpy((*bytes)->getBuffer(), tensor, error)) {
-        llvm::errs() << "graph-run: --feed " << name << ": " << value << ": "
-                     << error << "\n";
-        return 1;
-      }
+      if (!bytes)
+        return fail("--feed " + nameText + ": cannot open '" + value +
+                    "': " + bytes.getError().message());
+      if (!readNpy((*bytes)->getBuffer(), tensor, error))
+        return fail("--feed " + nameText + ": " + value + ": " + error);
     } else {
       std::vector<double> values;
       std::vector<int64_t> shape;
       bool isBool;
-      if (!parseLiteral(value, values, shape, isBool, error)) {
-        llvm::errs() << "graph-run: --feed " << name << ": " << error << "\n";
-        return 1;
-      }
+      if (!parseLiteral(value, values, shape, isBool, error))
+        return fail("--feed " + nameText + ": " + error);
       int32_t dtype = feedDtype(*module, name);
       tensor = makeTensor(dtype, shape, values);
-      if (!tensor.isValid()) {
-        llvm::errs() << "graph-run: --feed " << name << ": a literal cannot "
-                     << "hold " << dtypeName(dtype)
-                     << " values; feed a .npy file\n";
-        return 1;
-      }
+      if (!tensor.isValid())
+        return fail("--feed " + nameText + ": a literal cannot hold " +
+                    dtypeName(dtype) + " values; feed a .npy file");
     }
-    feeds.emplace_back(name.str(), tensor);
+    feeds.emplace_back(name, tensor);
   }
 
-  std::vector<std::string> fetches(fetchOpts.begin(), fetchOpts.end());
+  // Checkpoints: what the graph's saver saves, from where it restores.
+  bool isSavedModel = getImportedMessage(*module) == GraphMessage::SavedModel;
+  std::string exportDir = runtime::getExportDir(inputFilename);
+  std::string restoreFrom = restorePath;
+  if (restoreFrom.empty() && isSavedModel) {
+    // As TensorFlow's loader: a SavedModel without variables restores none.
+    llvm::SmallString<256> prefix(exportDir);
+    llvm::sys::path::append(prefix, "variables", "variables");
+    if (llvm::sys::fs::exists(prefix + ".index"))
+      restoreFrom = prefix.str().str();
+  }
+  std::vector<runtime::CheckpointedVariable> checkpointed;
+  if (!restoreFrom.empty() || !savePrefix.empty()) {
+    auto vars = runtime::listCheckpointedVariables(*module);
+    if (!vars)
+      return fail(llvm::toString(vars.takeError()));
+    checkpointed = std::move(*vars);
+  }
+  if (saveEvery && savePrefix.empty())
+    return fail("--save-every needs --save=PREFIX");
+  unsigned maxToKeep = 5;
+  if (keepCheckpoints >= 0) {
+    maxToKeep = keepCheckpoints;
+  } else if (tensorflow::MetaGraphDef meta;
+             getMetaGraphInfo(*module, meta) && meta.has_saver_def()) {
+    maxToKeep = std::max(0, meta.saver_def().max_to_keep());
+  }
+
   std::vector<std::string> targets(targetOpts.begin(), targetOpts.end());
   std::vector<std::string> feedNames;
   for (const auto &feed : feeds)
     feedNames.push_back(feed.first);
 
-  // Each kind of run (init, step) gets its own graph, clustered for what it
-  // feeds, fetches and runs (as TensorFlow clusters the graph a session
-  // prunes for each call); variables carry over from one to the next.
+  // Each kind of run (init, main op, step) gets its own graph, clustered
+  // for what it feeds, fetches and runs (as TensorFlow clusters the graph a
+  // session prunes for each call); variables carry over from one to the
+  // next.
   runtime::CPUClusterRunner runner;
   if (dumpLinalg)
     runner.setDumpLinalg(&llvm::errs());
@@ -321,15 +427,16 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> module;
     std::unique_ptr<Interpreter> interpreter;
   };
-  auto prepare = [&](const std::vector<std::string> &runFetches,
+  auto prepare = [&](const std::vector<std::string> &runFeeds,
+                     const std::vector<std::string> &runFetches,
                      const std::vector<std::string> &runTargets,
-                     interp::State *previous) -> std::optional<Run> {
+                     const interp::State &previous) -> std::optional<Run> {
     Run run;
+    run.module = module->clone();
     if (backend == Backend::CPU) {
-      run.module = module->clone();
       std::vector<jit::ClusteringDecision> decisions;
       if (failed(jit::clusterForCompilation(
-              *run.module, {feedNames, runFetches, runTargets}, decisions)))
+              *run.module, {runFeeds, runFetches, runTargets}, decisions)))
         return std::nullopt;
       for (const jit::ClusteringDecision &d : decisions) {
         if (dumpClusters)
@@ -345,31 +452,76 @@ int main(int argc, char **argv) {
           return std::nullopt;
         }
       }
-    } else {
-      run.module = OwningOpRef<ModuleOp>(module->clone());
     }
     run.interpreter = std::make_unique<Interpreter>(*run.module);
     run.interpreter->setMaxIterations(maxIterations);
     if (backend == Backend::CPU)
       run.interpreter->setCompiledCallHandler(&runner);
-    if (previous)
-      run.interpreter->getState() = *previous;
+    run.interpreter->getState() = previous;
     return run;
   };
 
-  std::optional<Run> initRun;
+  interp::State carried;
   if (!initOpts.empty()) {
     std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
-    initRun = prepare({}, initTargets, nullptr);
+    std::optional<Run> initRun = prepare(feedNames, {}, initTargets, carried);
     if (!initRun || failed(initRun->interpreter->run(feeds, {}, initTargets)))
       return 1;
+    carried = initRun->interpreter->getState();
   }
-  std::optional<Run> stepRun =
-      prepare(fetches, targets,
-              initRun ? &initRun->interpreter->getState() : nullptr);
+  if (!restoreFrom.empty()) {
+    auto prefix = runtime::resolveCheckpointPrefix(restoreFrom);
+    if (!prefix)
+      return fail("--restore: " + llvm::toString(prefix.takeError()));
+    if (llvm::Error error =
+            runtime::restoreVariables(checkpointed, *prefix, carried))
+      return fail("restoring '" + *prefix + "': " +
+                  llvm::toString(std::move(error)));
+  }
+  if (isSavedModel) {
+    auto init = runtime::getSavedModelInit(*module, exportDir);
+    if (!init)
+      return fail(llvm::toString(init.takeError()));
+    if (!init->mainOp.empty()) {
+      std::vector<std::string> assetNames;
+      for (const auto &feed : init->assetFeeds)
+        assetNames.push_back(feed.first);
+      std::optional<Run> mainRun =
+          prepare(assetNames, {}, {init->mainOp}, carried);
+      if (!mainRun || failed(mainRun->interpreter->run(init->assetFeeds, {},
+                                                        {init->mainOp})))
+        return 1;
+      carried = mainRun->interpreter->getState();
+    }
+  }
+
+  std::optional<Run> stepRun = prepare(feedNames, fetches, targets, carried);
   if (!stepRun)
     return 1;
   Interpreter &interpreter = *stepRun->interpreter;
+  auto save = [&](const std::string &prefix) -> bool {
+    if (llvm::Error error = runtime::saveVariables(
+            checkpointed, interpreter.getState(), prefix)) {
+      fail("--save: " + llvm::toString(std::move(error)));
+      return false;
+    }
+    StringRef dir = llvm::sys::path::parent_path(prefix);
+    double now = std::chrono::duration<double>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+    if (llvm::Error error = checkpoint::recordCheckpoint(
+            dir.empty() ? "." : dir, prefix, maxToKeep, now)) {
+      fail("--save: " + llvm::toString(std::move(error)));
+      return false;
+    }
+    return true;
+  };
+  if (!savePrefix.empty()) {
+    StringRef dir = llvm::sys::path::parent_path(savePrefix);
+    if (!dir.empty())
+      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+        return fail("--save: cannot create '" + dir + "': " + ec.message());
+  }
   std::vector<double> stepSeconds;
   for (unsigned step = 0; step < steps; ++step) {
     auto start = std::chrono::steady_clock::now();
@@ -380,7 +532,7 @@ int main(int argc, char **argv) {
                               .count());
     if (failed(results))
       return 1;
-    for (auto [name, tensor] : llvm::zip(fetches, *results)) {
+    for (auto [name, tensor] : llvm::zip(fetchKeys, *results)) {
       if (steps > 1)
         llvm::outs() << "step " << step << ": ";
       llvm::outs() << name << " = " << tensor.toString() << "\n";
@@ -393,15 +545,19 @@ int main(int argc, char **argv) {
         llvm::sys::path::append(path, fileName + ".npy");
         std::error_code ec;
         llvm::raw_fd_ostream out(path, ec);
-        if (ec) {
-          llvm::errs() << "graph-run: cannot write '" << path
-                       << "': " << ec.message() << "\n";
-          return 1;
-        }
+        if (ec)
+          return fail("cannot write '" + path + "': " + ec.message());
         out << writeNpy(tensor);
       }
     }
+    if (saveEvery && (step + 1) % saveEvery == 0 &&
+        !save(savePrefix + "-" + std::to_string(step + 1)))
+      return 1;
   }
+  if (!savePrefix.empty() && !(saveEvery && steps % saveEvery == 0) &&
+      !save(saveEvery ? savePrefix + "-" + std::to_string(steps)
+                      : savePrefix.getValue()))
+    return 1;
   if (timing)
     printTiming(stepSeconds, runner.getStatistics());
   return 0;

@@ -1,22 +1,30 @@
 //===- GraphDef.h - GraphDef import and export ------------------*- C++ -*-===//
 //
-// Lossless translation between TensorFlow GraphDefs (binary .pb or text
-// .pbtxt) and the graph dialect: import -> export gives back an equal
-// GraphDef message, node order and every attr included.
+// Lossless translation between TensorFlow graphs and the graph dialect:
+// GraphDefs (binary .pb or text .pbtxt), MetaGraphDefs (.meta) and
+// SavedModels (saved_model.pb, or its directory). Import -> export gives
+// back an equal message, node order and every attr included; what a
+// MetaGraphDef or SavedModel holds besides the graph rides along as module
+// attributes (`graph.meta_graph`, `graph.saved_model`).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CLEAVE_TRANSLATE_GRAPHDEF_H
 #define CLEAVE_TRANSLATE_GRAPHDEF_H
 
+#include "cleave/Translate/InputFormat.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace llvm {
+namespace cl {
+class OptionCategory;
+} // namespace cl
 class MemoryBuffer;
 class SourceMgr;
 class raw_ostream;
@@ -24,18 +32,11 @@ class raw_ostream;
 
 namespace tensorflow {
 class GraphDef;
+class MetaGraphDef;
+class SavedModel;
 } // namespace tensorflow
 
 namespace cleave {
-
-/// What a buffer holds, judged by its content (never by a file extension).
-enum class InputFormat { GraphDefText, GraphDefBinary, MLIR };
-
-/// Sniffs `buffer`: text that starts (after `#` comments) with a field in
-/// protobuf text syntax (`node {`, `versions: {`, but not `module {`) is a
-/// text GraphDef; bytes that are not text are a binary GraphDef; anything
-/// else is MLIR.
-InputFormat detectInputFormat(llvm::StringRef buffer);
 
 struct GraphDefImportOptions {
   /// Treat a tensor whose byte size does not match its shape as an error.
@@ -49,24 +50,45 @@ struct GraphDefImportOptions {
   /// lack, as TensorFlow's importer does. Off by default: a round trip then
   /// no longer reproduces a file whose producer stripped defaults.
   bool addDefaultAttrs = false;
+  /// SavedModel input: the MetaGraphDef whose tags equal this set is read.
+  std::vector<std::string> tags = {"serve"};
 };
 
-/// Parses `buffer` (text or binary, sniffed) and imports it. Diagnostics go
-/// to the context's handler; locations point into the buffer for text input
-/// and name the node in both formats. Returns null on failure.
+/// Registers the import options shared by every tool that reads graphs
+/// (--graphdef-strict-tensors, --graphdef-output-arrays,
+/// --graphdef-add-default-attrs, --tags), in getGraphDefImportCategory().
+void registerGraphDefImportOptions();
+llvm::cl::OptionCategory &getGraphDefImportCategory();
+/// The import options as given on the command line (the defaults when
+/// registerGraphDefImportOptions was not called).
+GraphDefImportOptions getGraphDefImportOptionsFromCL();
+
+/// Parses `buffer` (a GraphDef, MetaGraphDef or SavedModel, text or binary,
+/// sniffed) and imports it; of a SavedModel, the MetaGraphDef tagged
+/// `options.tags`. Diagnostics go to the context's handler; locations point
+/// into the buffer for text input and name the node in both formats.
+/// Returns null on failure.
 mlir::OwningOpRef<mlir::ModuleOp>
 importGraphDef(const llvm::MemoryBuffer &buffer, mlir::MLIRContext *context,
                const GraphDefImportOptions &options = {});
 
-/// Reads the graph in file `path` ("-": standard input) as the tools do:
-/// MLIR, or a GraphDef in text or binary, told apart by content. A file that
-/// cannot be read is reported on stderr as "<tool>: cannot open ..."; parse
-/// and import errors go to the context's handler (`sourceMgr` holds an MLIR
-/// buffer for its locations). Returns null on failure.
-mlir::OwningOpRef<mlir::ModuleOp> loadGraphFile(llvm::StringRef path,
-                                                mlir::MLIRContext *context,
-                                                llvm::SourceMgr &sourceMgr,
-                                                llvm::StringRef tool);
+/// Reads the graph in `path` ("-": standard input) as the tools do: MLIR,
+/// or a GraphDef, MetaGraphDef or SavedModel in text or binary, told apart
+/// by content; a directory is a SavedModel directory (its saved_model.pb or
+/// saved_model.pbtxt). A file that cannot be read is reported on stderr as
+/// "<tool>: cannot open ..."; parse and import errors go to the context's
+/// handler (`sourceMgr` holds an MLIR buffer for its locations). Returns
+/// null on failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadGraphFile(llvm::StringRef path, mlir::MLIRContext *context,
+              llvm::SourceMgr &sourceMgr, llvm::StringRef tool,
+              const GraphDefImportOptions &options = {});
+
+/// Reads the file to import from `path`: the file itself, or for a
+/// directory the SavedModel in it. Errors (naming the path) on stderr,
+/// prefixed "<tool>: ".
+std::unique_ptr<llvm::MemoryBuffer> readGraphInput(llvm::StringRef path,
+                                                   llvm::StringRef tool);
 
 /// Imports an already parsed GraphDef; `filename` names the locations.
 mlir::OwningOpRef<mlir::ModuleOp>
@@ -78,8 +100,35 @@ importGraphDef(const tensorflow::GraphDef &graphDef,
 mlir::LogicalResult exportGraphDef(mlir::ModuleOp module,
                                    tensorflow::GraphDef &graphDef);
 
-/// Exports and writes: deterministic binary wire format, or text format as
-/// TensorFlow's C++ printer writes it.
+/// Exports the graph into the MetaGraphDef kept from import
+/// (`graph.meta_graph`), or into an otherwise empty one.
+mlir::LogicalResult exportMetaGraphDef(mlir::ModuleOp module,
+                                       tensorflow::MetaGraphDef &meta);
+
+/// Exports the MetaGraphDef back into the SavedModel it was read from, at
+/// its place among the others; a graph that was not read from a SavedModel
+/// becomes the only MetaGraphDef of a new one, tagged `serve` unless it has
+/// tags.
+mlir::LogicalResult exportSavedModel(mlir::ModuleOp module,
+                                     tensorflow::SavedModel &model);
+
+/// The MetaGraphDef the module was imported from (or `graph.meta_graph`
+/// holds), without its graph_def. False when the module has none.
+bool getMetaGraphInfo(mlir::ModuleOp module, tensorflow::MetaGraphDef &meta);
+
+/// The messages a graph can be written as.
+enum class GraphMessage { GraphDef, MetaGraphDef, SavedModel };
+
+/// The message the module was imported from (GraphDef for MLIR input or a
+/// GraphDef file).
+GraphMessage getImportedMessage(mlir::ModuleOp module);
+
+/// Exports and writes `kind`: deterministic binary wire format, or text
+/// format as TensorFlow's C++ printer writes it.
+mlir::LogicalResult writeGraphMessage(mlir::ModuleOp module,
+                                      llvm::raw_ostream &os, GraphMessage kind,
+                                      bool binary);
+/// writeGraphMessage of a GraphDef.
 mlir::LogicalResult writeGraphDef(mlir::ModuleOp module, llvm::raw_ostream &os,
                                   bool binary);
 

@@ -28,7 +28,7 @@ LogicalResult constant(NodeLowering &ctx) {
   auto dense = attr ? dyn_cast_or_null<DenseElementsAttr>(attr.getValue())
                     : DenseElementsAttr();
   int32_t dtype = attr ? graph::typeToDataType(attr.getDtype()) : -1;
-  if (!dense || attr.getRaw() || !ctx.elementType(dtype))
+  if (!dense || !ctx.elementType(dtype))
     return ctx.error() << "a constant of dtype "
                        << (attr ? graph::getDataTypeName(attr.getDtype())
                                 : std::string("?"))

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/MathExtras.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -47,6 +48,28 @@ ShapeAttr graphdef::importShape(const tf::TensorShapeProto &shape,
   if (shape.unknown_rank() && !dims.empty()) {
     error = "shape has unknown_rank set and also lists dimensions";
     return {};
+  }
+  // TensorFlow's TensorShape checks: at most 254 dimensions, and an element
+  // count that fits int64 (up to the first unknown dimension).
+  auto shapeText = [&] {
+    std::string text = "[";
+    for (auto [i, d] : llvm::enumerate(dims))
+      text += (i ? "," : "") + (d < 0 ? std::string("?") : std::to_string(d));
+    return text + "]";
+  };
+  if (dims.size() > 254) {
+    error = "Shape " + shapeText() + " has too many dimensions";
+    return {};
+  }
+  int64_t elements = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      break;
+    if (llvm::MulOverflow(elements, d, elements)) {
+      error = "Shape " + shapeText() +
+              " is too large (more than 2**63 - 1 entries)";
+      return {};
+    }
   }
   ArrayAttr names;
   if (hasNames) {

@@ -14,9 +14,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "google/protobuf/arena.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/text_format.h"
 
 using namespace mlir;
 using namespace cleave;
@@ -224,27 +221,5 @@ LogicalResult cleave::exportGraphDef(ModuleOp module, tf::GraphDef &graphDef) {
     if (failed(
             exportFunction(func, *graphDef.mutable_library()->add_function())))
       return failure();
-  return success();
-}
-
-LogicalResult cleave::writeGraphDef(ModuleOp module, llvm::raw_ostream &os,
-                                    bool binary) {
-  pb::Arena arena;
-  tf::GraphDef &graphDef = *pb::Arena::CreateMessage<tf::GraphDef>(&arena);
-  if (failed(exportGraphDef(module, graphDef)))
-    return failure();
-  std::string bytes;
-  if (binary) {
-    pb::io::StringOutputStream stream(&bytes);
-    pb::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    graphDef.SerializeToCodedStream(&coded);
-    coded.Trim();
-  } else {
-    pb::TextFormat::Printer printer;
-    printer.SetUseShortRepeatedPrimitives(false);
-    printer.PrintToString(graphDef, &bytes);
-  }
-  os << bytes;
   return success();
 }

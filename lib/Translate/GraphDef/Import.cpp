@@ -1,7 +1,7 @@
 //===- Import.cpp - GraphDef -> graph dialect -----------------------------===//
 //
-// Reads a GraphDef (text or binary, sniffed) and builds a module with one
-// graph.graph and one graph.func per library function. The checks follow
+// Builds, from a parsed GraphDef, a module with one graph.graph and one
+// graph.func per library function (Files.cpp reads the files). The checks follow
 // TensorFlow's importers and reuse their messages, naming the node.
 //
 //===----------------------------------------------------------------------===//
@@ -33,44 +33,6 @@ using namespace cleave;
 using namespace cleave::graph;
 namespace tf = tensorflow;
 namespace pb = google::protobuf;
-
-//===----------------------------------------------------------------------===//
-// Format detection
-//===----------------------------------------------------------------------===//
-
-InputFormat cleave::detectInputFormat(StringRef buffer) {
-  // Bytes that never occur in text mean the wire format.
-  StringRef head = buffer.take_front(4096);
-  for (char c : head) {
-    unsigned char u = c;
-    if (u < 0x20 && u != '\t' && u != '\n' && u != '\r' && u != '\f' &&
-        u != '\v')
-      return InputFormat::GraphDefBinary;
-  }
-  // Skip whitespace and `#` comments; a text GraphDef starts with a field.
-  StringRef rest = buffer;
-  while (true) {
-    rest = rest.ltrim();
-    if (rest.starts_with("#")) {
-      rest = rest.drop_until([](char c) { return c == '\n'; });
-      continue;
-    }
-    break;
-  }
-  StringRef word = rest.take_while(
-      [](char c) { return llvm::isAlnum(c) || c == '_'; });
-  StringRef after = rest.drop_front(word.size()).ltrim();
-  // `name {`, `name:` or `name <` is protobuf text; the only MLIR that
-  // starts so is `module {`. A misspelt field stays a (bad) GraphDef, so
-  // that the error says which field is wrong.
-  bool protoSyntax = after.starts_with("{") || after.starts_with(":") ||
-                     after.starts_with("<");
-  if (!word.empty() && protoSyntax && word != "module")
-    return InputFormat::GraphDefText;
-  if (rest.empty() && !buffer.empty() && buffer.ltrim().starts_with("#"))
-    return InputFormat::GraphDefText; // only comments: an empty GraphDef
-  return InputFormat::MLIR;
-}
 
 //===----------------------------------------------------------------------===//
 // Importer
@@ -812,84 +774,15 @@ OwningOpRef<ModuleOp>
 cleave::importGraphDef(const tf::GraphDef &graphDef, MLIRContext *context,
                        StringRef filename,
                        const GraphDefImportOptions &options) {
-  context->loadDialect<GraphDialect>();
-  Importer importer(context, filename, nullptr, options);
-  return importer.importGraph(graphDef);
+  return graphdef::importGraphDefMessage(graphDef, context, filename, nullptr,
+                                         options);
 }
 
-namespace {
-/// Reports text-format parse errors as MLIR diagnostics at their line.
-class ParseErrorCollector : public pb::io::ErrorCollector {
-public:
-  explicit ParseErrorCollector(StringAttr filename) : filename(filename) {}
-  void AddError(int line, pb::io::ColumnNumber column,
-                const std::string &message) override {
-    if (reported++)
-      return;
-    emitError(FileLineColLoc::get(filename, line + 1, column + 1))
-        << "Error parsing Protobuf: " << message;
-  }
-  void AddWarning(int, pb::io::ColumnNumber, const std::string &) override {}
-  int reported = 0;
-
-private:
-  StringAttr filename;
-};
-} // namespace
-
-OwningOpRef<ModuleOp>
-cleave::importGraphDef(const llvm::MemoryBuffer &buffer, MLIRContext *context,
-                       const GraphDefImportOptions &options) {
+OwningOpRef<ModuleOp> graphdef::importGraphDefMessage(
+    const tf::GraphDef &graphDef, MLIRContext *context, StringRef filename,
+    const pb::TextFormat::ParseInfoTree *tree,
+    const GraphDefImportOptions &options) {
   context->loadDialect<GraphDialect>();
-  StringRef filename = buffer.getBufferIdentifier();
-  StringAttr fileAttr = StringAttr::get(context, filename);
-  Location fileLoc = FileLineColLoc::get(fileAttr, 1, 1);
-  StringRef bytes = buffer.getBuffer();
-  // An arena makes building and freeing a million-node message cheap.
-  pb::Arena arena;
-  tf::GraphDef &graphDef = *pb::Arena::CreateMessage<tf::GraphDef>(&arena);
-  if (detectInputFormat(bytes) == InputFormat::GraphDefBinary) {
-    pb::io::CodedInputStream stream(
-        reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-    stream.SetRecursionLimit(100);
-    if (!graphDef.ParseFromCodedStream(&stream) ||
-        !stream.ConsumedEntireMessage()) {
-      emitError(fileLoc) << "Could not parse input file: not a valid binary "
-                            "GraphDef (truncated or corrupt protobuf)";
-      return nullptr;
-    }
-    Importer importer(context, filename, nullptr, options);
-    return importer.importGraph(graphDef);
-  }
-  pb::TextFormat::Parser parser;
-  ParseErrorCollector errors(fileAttr);
-  parser.RecordErrorsTo(&errors);
-  pb::TextFormat::ParseInfoTree tree;
-  parser.WriteLocationsTo(&tree);
-  parser.SetRecursionLimit(100);
-  if (!parser.ParseFromString(bytes.str(), &graphDef)) {
-    if (!errors.reported)
-      emitError(fileLoc) << "Error parsing Protobuf: could not parse input "
-                            "file as a text GraphDef";
-    return nullptr;
-  }
-  Importer importer(context, filename, &tree, options);
+  Importer importer(context, filename, tree, options);
   return importer.importGraph(graphDef);
-}
-
-OwningOpRef<ModuleOp> cleave::loadGraphFile(StringRef path,
-                                            MLIRContext *context,
-                                            llvm::SourceMgr &sourceMgr,
-                                            StringRef tool) {
-  auto file = llvm::MemoryBuffer::getFileOrSTDIN(path);
-  if (!file) {
-    llvm::errs() << tool << ": cannot open '" << path
-                 << "': " << file.getError().message() << "\n";
-    return nullptr;
-  }
-  if (detectInputFormat((*file)->getBuffer()) == InputFormat::MLIR) {
-    sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
-    return parseSourceFile<ModuleOp>(sourceMgr, context);
-  }
-  return importGraphDef(**file, context);
 }

@@ -9,8 +9,12 @@
 #define CLEAVE_LIB_TRANSLATE_GRAPHDEF_INTERNAL_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "cleave/tf/graph.pb.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include "google/protobuf/text_format.h"
 
 #include <string>
 
@@ -81,6 +85,14 @@ std::string renderInput(mlir::Value value, bool inFunction);
 /// port as `value` (so that export may write it instead of renderInput).
 bool spellingMatches(llvm::StringRef spelling, mlir::Value value,
                      bool inFunction);
+
+/// Imports a parsed GraphDef; `tree` (may be null) holds where a text
+/// GraphDef wrote each node, for diagnostics.
+mlir::OwningOpRef<mlir::ModuleOp>
+importGraphDefMessage(const tensorflow::GraphDef &graphDef,
+                      mlir::MLIRContext *context, llvm::StringRef filename,
+                      const google::protobuf::TextFormat::ParseInfoTree *tree,
+                      const GraphDefImportOptions &options);
 
 } // namespace cleave::graphdef
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target on its seed corpus (fuzz/corpus/<target>/, and
+# ../shared/corpus where it has inputs of that kind) for a while, and prints
+# each target's coverage. Needs a build with -DCLEAVE_ENABLE_FUZZERS=ON.
+#
+#   scripts/fuzz.sh [--time SECONDS] [--build DIR] [target...]
+#
+# Defaults: 20 s a target (CI), every target, build-fuzz/. The corpus grows
+# in a temporary copy; the repository's seeds stay as they are. A crash,
+# leak, timeout or OOM fails the run and leaves its input in
+# DIR/fuzz-artifacts/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build-fuzz}
+seconds=20
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --time) seconds=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+[ ${#targets[@]} -gt 0 ] || targets=(graphdef-text graphdef-binary savedmodel checkpoint npy interpreter)
+shared="$root/../shared/corpus"
+artifacts="$build/fuzz-artifacts"
+mkdir -p "$artifacts"
+status=0
+for target in "${targets[@]}"; do
+  binary="$build/bin/$target-fuzzer"
+  if [ ! -x "$binary" ]; then
+    echo "fuzz.sh: $binary is missing (configure with -DCLEAVE_ENABLE_FUZZERS=ON)" >&2
+    exit 2
+  fi
+  work=$(mktemp -d)
+  cp -r "$root/fuzz/corpus/$target/." "$work/"
+  extra=()
+  if [ -d "$shared" ]; then
+    seeds=$(mktemp -d)
+    case "$target" in
+      graphdef-text) find "$shared" -name '*.pbtxt' -size -64k -exec cp -t "$seeds" {} + 2>/dev/null || true ;;
+      graphdef-binary) find "$shared" -name '*.pb' -size -64k ! -name 'saved_model.pb' -exec cp -t "$seeds" {} + 2>/dev/null || true ;;
+      savedmodel) find "$shared/savedmodel" \( -name 'saved_model.pb' -o -name '*.meta' \) -exec sh -c 'cp "$1" "$2/$(echo "$1" | md5sum | cut -c1-12)"' _ {} "$seeds" \; 2>/dev/null || true ;;
+    esac
+    extra=("$seeds")
+  fi
+  echo "== $target-fuzzer: $seconds s"
+  log="$build/fuzz-$target.log"
+  if "$binary" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+       -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$artifacts/$target-" "$work" "${extra[@]}" > "$log" 2>&1; then
+    grep -E "^#[0-9]+ +DONE" "$log" | tail -1 || tail -3 "$log"
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$log" || true
+  else
+    status=1
+    echo "fuzz.sh: $target-fuzzer failed; its log is $log:" >&2
+    grep -E "ERROR|SUMMARY|Test unit written|==[0-9]+==" "$log" | head -20 >&2
+  fi
+  rm -rf "$work" "${extra[@]}"
+done
+exit $status
