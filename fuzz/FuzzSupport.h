@@ -21,8 +21,9 @@
 
 // libMLIR is not instrumented but shares llvm::BumpPtrAllocator slabs with
 // Cleave's code; manual poisoning would give false reports (see
-// test/lit.cfg.py).
-extern "C" inline const char *__asan_default_options() {
+// test/lit.cfg.py). Not inline: it must be emitted for the runtime to find
+// it (each fuzz target is one translation unit).
+extern "C" const char *__asan_default_options() {
   return "allow_user_poisoning=0";
 }
 

@@ -42,6 +42,13 @@ for target in "${targets[@]}"; do
       graphdef-text) find "$shared" -name '*.pbtxt' -size -64k -exec cp -t "$seeds" {} + 2>/dev/null || true ;;
       graphdef-binary) find "$shared" -name '*.pb' -size -64k ! -name 'saved_model.pb' -exec cp -t "$seeds" {} + 2>/dev/null || true ;;
       savedmodel) find "$shared/savedmodel" \( -name 'saved_model.pb' -o -name '*.meta' \) -exec sh -c 'cp "$1" "$2/$(echo "$1" | md5sum | cut -c1-12)"' _ {} "$seeds" \; 2>/dev/null || true ;;
+      checkpoint)
+        # TensorFlow's own checkpoints, packed as the target reads them.
+        for index in "$shared"/savedmodel/*/*/variables/variables.index; do
+          [ -f "$index" ] || continue
+          python3 -c 'import struct,sys; i=open(sys.argv[1],"rb").read(); d=open(sys.argv[2],"rb").read(); open(sys.argv[3],"wb").write(struct.pack("<I",len(i))+i+d)' \
+            "$index" "${index%.index}.data-00000-of-00001" "$seeds/$(echo "$index" | md5sum | cut -c1-12)"
+        done ;;
     esac
     extra=("$seeds")
   fi
@@ -50,8 +57,8 @@ for target in "${targets[@]}"; do
   if "$binary" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
        -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$artifacts/$target-" "$work" "${extra[@]}" > "$log" 2>&1; then
-    grep -E "^#[0-9]+ +DONE" "$log" | tail -1 || tail -3 "$log"
-    grep -E "stat::number_of_executed_units|stat::new_units_added" "$log" || true
+    # "#<runs> DONE cov: <counters hit> ft: <features> corp: <inputs>/<bytes>"
+    grep -E "^#[0-9]+[[:space:]]+DONE" "$log" | tail -1 || tail -3 "$log"
   else
     status=1
     echo "fuzz.sh: $target-fuzzer failed; its log is $log:" >&2

@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -49,11 +50,20 @@ Tensor::Tensor(int32_t dtype, std::vector<int64_t> shape)
 
 Tensor::Tensor(Uninitialized, int32_t dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
-  int64_t n = numElements();
+  // A size that overflows is no size any allocator can give.
+  int64_t n = 1, bytes = dtypeSize(dtype);
+  for (int64_t d : shape_)
+    if (d < 0 || llvm::MulOverflow(n, d, n))
+      throw std::bad_alloc();
+  if (llvm::MulOverflow(bytes, n, bytes))
+    throw std::bad_alloc();
   // Strings, and resource handles (held as the resource's name).
-  if (dtype == kString || dtype == kResource)
+  if (dtype == kString || dtype == kResource) {
+    if (n > (int64_t(1) << 32))
+      throw std::bad_alloc();
     strings_ = std::make_shared<std::vector<std::string>>(n);
-  bytes_ = n * dtypeSize(dtype);
+  }
+  bytes_ = bytes;
   // From the pool: a step's tensors reuse the last step's blocks.
   char *block = static_cast<char *>(allocateBuffer(bytes_));
   if (!block)
@@ -257,13 +267,21 @@ bool cleave::interp::readNpy(llvm::StringRef bytes, Tensor &tensor,
     }
     shape.push_back(d);
   }
-  tensor = Tensor(dtype, shape);
+  // The payload's size is checked before anything is allocated: the shape
+  // is the file's word, the bytes are what is there.
+  int64_t needed = dtypeSize(dtype);
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(needed, d, needed)) {
+      error = "malformed .npy shape: too many elements";
+      return false;
+    }
   llvm::StringRef payload = bytes.drop_front(offset + headerLen);
-  if (payload.size() != tensor.byteSize()) {
+  if (payload.size() != uint64_t(needed)) {
     error = ".npy payload has " + std::to_string(payload.size()) +
-            " bytes, the shape needs " + std::to_string(tensor.byteSize());
+            " bytes, the shape needs " + std::to_string(needed);
     return false;
   }
+  tensor = Tensor(dtype, shape);
   if (!payload.empty()) // an empty tensor has no buffer to copy into
     std::memcpy(tensor.raw(), payload.data(), payload.size());
   return true;

@@ -19,11 +19,17 @@ namespace {
 
 constexpr size_t kMinPooledBytes = 64 * 1024;
 constexpr size_t kMaxPooledBytes = size_t(1) << 30;
+/// No machine Cleave runs on has a terabyte for one tensor; a request above
+/// that is a size computed from bad input, refused (null) before the
+/// allocator sees it (AddressSanitizer's aborts at 2^40 bytes).
+constexpr size_t kMaxBufferBytes = (size_t(1) << 40) - (size_t(1) << 20);
 
 class BufferPool {
 public:
   void *allocate(size_t size) {
     constexpr size_t align = cleave::kBufferAlignment;
+    if (size > kMaxBufferBytes)
+      return nullptr;
     // aligned_alloc wants a multiple of the alignment (and a block for 0).
     size_t rounded = std::max<size_t>((size + align - 1) / align * align, align);
     if (size < kMinPooledBytes)
