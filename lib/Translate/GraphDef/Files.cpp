@@ -364,37 +364,37 @@ static void serialize(const pb::Message &message, bool binary,
   printer.PrintToString(message, &bytes);
 }
 
-LogicalResult cleave::writeGraphMessage(ModuleOp module, llvm::raw_ostream &os,
-                                        GraphMessage kind, bool binary) {
-  pb::Arena arena;
-  pb::Message *message = nullptr;
-  switch (kind) {
-  case GraphMessage::GraphDef: {
-    auto *graphDef = pb::Arena::CreateMessage<tf::GraphDef>(&arena);
-    if (failed(exportGraphDef(module, *graphDef)))
-      return failure();
-    message = graphDef;
-    break;
-  }
-  case GraphMessage::MetaGraphDef: {
-    auto *meta = pb::Arena::CreateMessage<tf::MetaGraphDef>(&arena);
-    if (failed(exportMetaGraphDef(module, *meta)))
-      return failure();
-    message = meta;
-    break;
-  }
-  case GraphMessage::SavedModel: {
-    auto *model = pb::Arena::CreateMessage<tf::SavedModel>(&arena);
-    if (failed(exportSavedModel(module, *model)))
-      return failure();
-    message = model;
-    break;
-  }
-  }
+/// Exports into a `Message` made in `arena` with `exportFn`, then writes it.
+template <typename Message, typename ExportFn>
+static LogicalResult exportAndWrite(pb::Arena &arena, ExportFn exportFn,
+                                    bool binary, llvm::raw_ostream &os) {
+  auto *message = pb::Arena::CreateMessage<Message>(&arena);
+  if (failed(exportFn(*message)))
+    return failure();
   std::string bytes;
   serialize(*message, binary, bytes);
   os << bytes;
   return success();
+}
+
+LogicalResult cleave::writeGraphMessage(ModuleOp module, llvm::raw_ostream &os,
+                                        GraphMessage kind, bool binary) {
+  pb::Arena arena;
+  switch (kind) {
+  case GraphMessage::GraphDef:
+    return exportAndWrite<tf::GraphDef>(
+        arena, [&](tf::GraphDef &m) { return exportGraphDef(module, m); },
+        binary, os);
+  case GraphMessage::MetaGraphDef:
+    return exportAndWrite<tf::MetaGraphDef>(
+        arena, [&](tf::MetaGraphDef &m) { return exportMetaGraphDef(module, m); },
+        binary, os);
+  case GraphMessage::SavedModel:
+    return exportAndWrite<tf::SavedModel>(
+        arena, [&](tf::SavedModel &m) { return exportSavedModel(module, m); },
+        binary, os);
+  }
+  return failure();
 }
 
 LogicalResult cleave::writeGraphDef(ModuleOp module, llvm::raw_ostream &os,
