@@ -40,8 +40,8 @@ public:
 private:
   LogicalResult collect(Block &block,
                         llvm::MapVector<StringRef, ClusterNodes> &clusters);
-  LogicalResult checkOutsideUses(StringRef name, const ClusterNodes &nodes,
-                                 const llvm::DenseSet<Operation *> &members);
+  LogicalResult checkCycles(StringRef name, const ClusterNodes &nodes,
+                            const llvm::DenseSet<Operation *> &members);
   FailureOr<ClusterOp> formCluster(StringRef name, ClusterNodes &nodes);
   LogicalResult replicate(ClusterOp cluster, int64_t n);
 };
@@ -89,32 +89,9 @@ LogicalResult GraphClusterFormationPass::collect(
   return success();
 }
 
-LogicalResult GraphClusterFormationPass::checkOutsideUses(
+LogicalResult GraphClusterFormationPass::checkCycles(
     StringRef name, const ClusterNodes &nodes,
     const llvm::DenseSet<Operation *> &members) {
-  // Only TPUReplicatedOutput may read a value of the computation from
-  // outside (graph bridge: "Undeclared output of TPU computation").
-  for (NodeOp member : nodes.members)
-    for (Value v : member.getOutputs())
-      for (Operation *user : v.getUsers()) {
-        auto node = dyn_cast<NodeOp>(user);
-        if (members.contains(user) ||
-            (node && node.getOpType() == "TPUReplicatedOutput"))
-          continue;
-        auto diag = user->emitError();
-        if (node)
-          diag << "Node '" << node.getName() << "': Op '" << node.getName()
-               << "'";
-        else
-          diag << "Op";
-        diag << " depends on TPU computation '" << member.getName() << ":"
-             << cast<OpResult>(v).getResultNumber()
-             << "', which is not allowed.";
-        diag.attachNote(member.getLoc())
-            << "'" << member.getName() << "' is in cluster '" << name << "'";
-        return failure();
-      }
-
   // A node both reachable from the cluster and reaching it would close a
   // cycle through the cluster once it is one op.
   SmallVector<Operation *> worklist;
@@ -156,7 +133,7 @@ GraphClusterFormationPass::formCluster(StringRef name, ClusterNodes &nodes) {
   for (NodeOp member : nodes.members)
     members.insert(member);
   members.insert(nodes.metadata);
-  if (failed(checkOutsideUses(name, nodes, members)))
+  if (failed(checkCycles(name, nodes, members)))
     return failure();
 
   // The cluster goes where its last node was; nodes in between that depend
@@ -183,7 +160,10 @@ GraphClusterFormationPass::formCluster(StringRef name, ClusterNodes &nodes) {
     }
   }
 
-  // Yield the values used outside, in member order.
+  // Yield the values used outside, in member order. As in the MLIR bridge,
+  // a value read by an untagged node (not only by a TPUReplicatedOutput)
+  // is a result of the cluster too; under replication that node reads
+  // replica 0 (see replicate()).
   SmallVector<Value> yielded;
   for (NodeOp member : nodes.members)
     for (Value v : member->getResults())
