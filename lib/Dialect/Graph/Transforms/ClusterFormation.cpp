@@ -44,6 +44,7 @@ private:
                             const llvm::DenseSet<Operation *> &members);
   FailureOr<ClusterOp> formCluster(StringRef name, ClusterNodes &nodes);
   LogicalResult replicate(ClusterOp cluster, int64_t n);
+  void forwardSingleReplicaIO(ClusterOp cluster);
 };
 
 } // namespace
@@ -349,6 +350,33 @@ LogicalResult GraphClusterFormationPass::replicate(ClusterOp cluster,
   return success();
 }
 
+/// With one replica, TPUReplicatedInput and TPUReplicatedOutput are
+/// identities: their uses read what they read, and they go when nothing
+/// else (a control edge) holds them, as the MLIR bridge does.
+void GraphClusterFormationPass::forwardSingleReplicaIO(ClusterOp cluster) {
+  auto isSingle = [](NodeOp node, StringRef op) {
+    return node && node.getOpType() == op && node.getDataInputs().size() == 1 &&
+           node.getOutputs().size() == 1;
+  };
+  llvm::SetVector<NodeOp> forwarded;
+  cluster.getBody().walk([&](NodeOp member) {
+    for (Value input : member.getInputs())
+      if (auto tri = input.getDefiningOp<NodeOp>();
+          isSingle(tri, "TPUReplicatedInput") && !cluster->isAncestor(tri))
+        forwarded.insert(tri);
+  });
+  for (Value result : cluster.getOutputs())
+    for (Operation *user : result.getUsers())
+      if (auto tro = dyn_cast<NodeOp>(user);
+          isSingle(tro, "TPUReplicatedOutput"))
+        forwarded.insert(tro);
+  for (NodeOp node : forwarded) {
+    node.getOutputs()[0].replaceAllUsesWith(node.getDataInputs()[0]);
+    if (node.getControl().use_empty())
+      node.erase();
+  }
+}
+
 void GraphClusterFormationPass::runOnOperation() {
   for (auto graph : getOperation().getOps<GraphOp>()) {
     llvm::MapVector<StringRef, ClusterNodes> clusters;
@@ -363,7 +391,9 @@ void GraphClusterFormationPass::runOnOperation() {
       FailureOr<ClusterOp> cluster = formCluster(name, nodes);
       if (failed(cluster))
         return signalPassFailure();
-      if (n > 1 && failed(replicate(*cluster, n)))
+      if (n == 1)
+        forwardSingleReplicaIO(*cluster);
+      else if (failed(replicate(*cluster, n)))
         return signalPassFailure();
     }
   }
