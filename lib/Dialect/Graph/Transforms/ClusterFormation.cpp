@@ -210,6 +210,11 @@ GraphClusterFormationPass::formCluster(StringRef name, ClusterNodes &nodes) {
   for (NodeOp member : nodes.members) {
     member->moveBefore(body, body->end());
     setTFAttr(member, kTPUReplicateAttr, {});
+    // The cluster runs on the replica's core: members keep only a device
+    // that names that core (as the MLIR bridge's cluster formation does).
+    if (auto device = member.getDeviceAttr();
+        device && !device.getValue().contains("TPU_REPLICATED_CORE"))
+      member.removeDeviceAttr();
   }
   b.create<YieldOp>(cluster.getLoc(), yielded);
   return cluster;
