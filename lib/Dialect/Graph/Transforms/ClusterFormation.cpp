@@ -311,6 +311,16 @@ LogicalResult GraphClusterFormationPass::replicate(ClusterOp cluster,
       cluster.getLoc(), resultTypes, ControlType::get(ctx), operands,
       builder.getI64IntegerAttr(n), builder.getArrayAttr(inputEntries),
       builder.getArrayAttr(outputEntries));
+  // As the MLIR bridge: the operand groups of mirrored variables (one
+  // variable per replica, updated alike) are listed for the runtime.
+  SmallVector<int64_t> mirrored;
+  for (int64_t i = 0, e = inputNodes.size(); i < e; ++i)
+    if (NodeOp tri = inputNodes[i];
+        tri.getTFBool("is_mirrored_variable").value_or(false))
+      mirrored.push_back(i);
+  if (!mirrored.empty())
+    replicate->setAttr("_mirrored_variable_indices",
+                       builder.getI64ArrayAttr(mirrored));
   Block *body = new Block;
   replicate.getBody().push_back(body);
   for (NodeOp tri : inputNodes) {
