@@ -828,9 +828,11 @@ llvm::Expected<Tensor> BundleReader::Impl::readEntry(StringRef key,
   return tensor;
 }
 
-/// Copies `slice` (of shape `sliceShape`, placed at `starts`) into `full`.
-static void copySliceInto(Tensor &full, const Tensor &slice,
-                          llvm::ArrayRef<int64_t> starts) {
+/// Copies between `full` and `slice`, the part of `full` that starts at
+/// `starts` and has `slice`'s shape: into `full` when `intoFull`, else out
+/// of it. Row by row (the last dimension is contiguous in both).
+static void copySlice(Tensor &full, Tensor &slice,
+                      llvm::ArrayRef<int64_t> starts, bool intoFull) {
   llvm::ArrayRef<int64_t> fullShape = full.shape();
   llvm::ArrayRef<int64_t> sliceShape = slice.shape();
   size_t rank = fullShape.size();
@@ -845,16 +847,20 @@ static void copySliceInto(Tensor &full, const Tensor &slice,
     strides[d - 1] = strides[d] * fullShape[d];
   int64_t row = rank ? sliceShape[rank - 1] : 1;
   std::vector<int64_t> index(rank, 0);
-  for (int64_t source = 0; source < sliceElements; source += row) {
-    int64_t target = 0;
+  for (int64_t inSlice = 0; inSlice < sliceElements; inSlice += row) {
+    int64_t inFull = 0;
     for (size_t d = 0; d < rank; ++d)
-      target += (starts[d] + index[d]) * strides[d];
+      inFull += (starts[d] + index[d]) * strides[d];
     if (isString) {
-      for (int64_t j = 0; j < row; ++j)
-        full.strings()[target + j] = slice.strings()[source + j];
+      for (int64_t j = 0; j < row; ++j) {
+        std::string &a = full.strings()[inFull + j];
+        std::string &b = slice.strings()[inSlice + j];
+        (intoFull ? a : b) = intoFull ? b : a;
+      }
     } else {
-      std::memcpy(full.raw() + target * elementSize,
-                  slice.raw() + source * elementSize, row * elementSize);
+      char *a = full.raw() + inFull * elementSize;
+      char *b = slice.raw() + inSlice * elementSize;
+      std::memcpy(intoFull ? a : b, intoFull ? b : a, row * elementSize);
     }
     // Next row: count up the outer indices.
     for (size_t d = rank ? rank - 1 : 0; d-- > 0;) {
@@ -863,6 +869,26 @@ static void copySliceInto(Tensor &full, const Tensor &slice,
       index[d] = 0;
     }
   }
+}
+
+static void copySliceInto(Tensor &full, Tensor slice,
+                          llvm::ArrayRef<int64_t> starts) {
+  copySlice(full, slice, starts, /*intoFull=*/true);
+}
+
+llvm::Expected<Tensor>
+cleave::checkpoint::extractSlice(const Tensor &full,
+                                 const TensorSliceSpec &slice) {
+  auto shape = slice.sliceShape(full.shape());
+  if (!shape)
+    return shape.takeError();
+  Tensor part(full.dtype(), *shape);
+  std::vector<int64_t> starts;
+  for (const TensorSliceSpec::Extent &extent : slice.extents)
+    starts.push_back(extent.start);
+  Tensor source = full; // shares the elements; only read
+  copySlice(source, part, starts, /*intoFull=*/false);
+  return part;
 }
 
 llvm::Expected<Tensor>

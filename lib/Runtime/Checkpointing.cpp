@@ -191,36 +191,6 @@ parseShapeAndSlice(StringRef text) {
   return std::make_pair(std::move(shape), std::move(*slice));
 }
 
-/// The part `slice` of `full` (of the slice's shape).
-static Tensor extractSlice(const Tensor &full,
-                           const checkpoint::TensorSliceSpec &slice,
-                           ArrayRef<int64_t> sliceShape) {
-  Tensor part(full.dtype(), std::vector<int64_t>(sliceShape));
-  int64_t rank = full.rank();
-  if (part.numElements() == 0)
-    return part;
-  size_t elementSize = interp::dtypeSize(full.dtype());
-  bool strings = full.dtype() == interp::kString;
-  // Walk the slice's elements in order, with their index in `full`.
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t i = 0, e = part.numElements(); i < e; ++i) {
-    int64_t source = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      source = source * full.shape()[d] + slice.extents[d].start + index[d];
-    if (strings)
-      part.strings()[i] = full.strings()[source];
-    else
-      std::copy_n(full.raw() + source * elementSize, elementSize,
-                  part.raw() + i * elementSize);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < sliceShape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-  return part;
-}
-
 llvm::Error
 runtime::restoreVariables(ArrayRef<CheckpointedVariable> variables,
                           StringRef prefix, interp::State &state) {
@@ -256,12 +226,12 @@ runtime::restoreVariables(ArrayRef<CheckpointedVariable> variables,
             var.node.c_str(), var.key.c_str(), prefix.str().c_str(),
             interp::shapeString(value.shape()).c_str(),
             interp::shapeString(fullShape).c_str());
-      auto sliceShape = slice.sliceShape(fullShape);
-      if (!sliceShape)
+      auto part = checkpoint::extractSlice(value, slice);
+      if (!part)
         return llvm::createStringError(
             "variable node '%s': %s", var.node.c_str(),
-            llvm::toString(sliceShape.takeError()).c_str());
-      value = extractSlice(value, slice, *sliceShape);
+            llvm::toString(part.takeError()).c_str());
+      value = std::move(*part);
     }
     if (var.dtype && value.dtype() != var.dtype)
       return llvm::createStringError(

@@ -67,6 +67,10 @@ struct TensorSliceSpec {
   }
 };
 
+/// The part `slice` of `full` (an error when the slice leaves its shape).
+llvm::Expected<interp::Tensor> extractSlice(const interp::Tensor &full,
+                                            const TensorSliceSpec &slice);
+
 /// The key under which a slice of tensor `name` is stored: TensorFlow's
 /// EncodeTensorNameSlice (OrderedCode of 0, the name, the rank and each
 /// extent's start and length).
