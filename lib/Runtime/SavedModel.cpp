@@ -115,3 +115,11 @@ std::string runtime::getExportDir(StringRef path) {
   StringRef parent = llvm::sys::path::parent_path(path);
   return parent.empty() ? "." : parent.str();
 }
+
+std::string runtime::getSavedModelVariables(ModuleOp module, StringRef path) {
+  if (getImportedMessage(module) != GraphMessage::SavedModel)
+    return "";
+  llvm::SmallString<256> prefix(getExportDir(path));
+  llvm::sys::path::append(prefix, "variables", "variables");
+  return llvm::sys::fs::exists(prefix + ".index") ? prefix.str().str() : "";
+}

@@ -79,13 +79,10 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  std::string restoreFrom = restorePath;
-  if (restoreFrom.empty() &&
-      getImportedMessage(*module) == GraphMessage::SavedModel) {
-    llvm::SmallString<256> prefix(runtime::getExportDir(inputFilename));
-    llvm::sys::path::append(prefix, "variables", "variables");
-    restoreFrom = prefix.str().str();
-  }
+  std::string restoreFrom =
+      restorePath.empty()
+          ? runtime::getSavedModelVariables(*module, inputFilename)
+          : restorePath.getValue();
   interp::State state;
   if (!restoreFrom.empty()) {
     auto prefix = runtime::resolveCheckpointPrefix(restoreFrom);

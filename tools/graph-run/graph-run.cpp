@@ -382,14 +382,10 @@ int main(int argc, char **argv) {
   // Checkpoints: what the graph's saver saves, from where it restores.
   bool isSavedModel = getImportedMessage(*module) == GraphMessage::SavedModel;
   std::string exportDir = runtime::getExportDir(inputFilename);
-  std::string restoreFrom = restorePath;
-  if (restoreFrom.empty() && isSavedModel) {
-    // As TensorFlow's loader: a SavedModel without variables restores none.
-    llvm::SmallString<256> prefix(exportDir);
-    llvm::sys::path::append(prefix, "variables", "variables");
-    if (llvm::sys::fs::exists(prefix + ".index"))
-      restoreFrom = prefix.str().str();
-  }
+  std::string restoreFrom =
+      restorePath.empty()
+          ? runtime::getSavedModelVariables(*module, inputFilename)
+          : restorePath.getValue();
   std::vector<runtime::CheckpointedVariable> checkpointed;
   if (!restoreFrom.empty() || !savePrefix.empty()) {
     auto vars = runtime::listCheckpointedVariables(*module);

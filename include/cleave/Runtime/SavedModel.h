@@ -44,6 +44,12 @@ struct SavedModelInit {
 llvm::Expected<SavedModelInit> getSavedModelInit(mlir::ModuleOp module,
                                                  llvm::StringRef exportDir);
 
+/// The checkpoint prefix of a SavedModel's own variables,
+/// `<export dir>/variables/variables`, when `module` was read from a
+/// SavedModel at `path` and that checkpoint exists; empty otherwise (as
+/// TensorFlow's loader, which then restores nothing).
+std::string getSavedModelVariables(mlir::ModuleOp module, llvm::StringRef path);
+
 /// The export directory of the SavedModel that `path` (a directory, or its
 /// saved_model.pb / saved_model.pbtxt) names.
 std::string getExportDir(llvm::StringRef path);
