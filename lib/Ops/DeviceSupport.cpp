@@ -39,6 +39,12 @@ std::vector<llvm::StringRef> cleave::ops::detail::getDeviceSupportExceptions() {
       "TPUCompilationResult",
       "InfeedEnqueueTuple",
       "OutfeedDequeueTuple",
+      "_XlaRecvAtHost",
+      "_XlaRecvAtHostV2",
+      "_XlaSendFromHost",
+      "_XlaSendFromHostV2",
+      "_XlaCompileMlirPlaceholderProgramKey",
+      "_TPUDeviceOrdinalPlaceholder",
 
       // Device ops of host families: TensorArrays and TensorLists have XLA
       // kernels (with static sizes).

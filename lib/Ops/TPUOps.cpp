@@ -1,7 +1,8 @@
 //===- TPUOps.cpp - TPU replication and feed op signatures ----------------===//
 //
-// Ops from TensorFlow's tpu_replication_ops.cc, tpu_infeed_ops.cc and
-// tpu_outfeed_ops.cc. Feeds talk to the device queues, hence stateful.
+// Ops from TensorFlow's tpu_replication_ops.cc, tpu_infeed_ops.cc,
+// tpu_outfeed_ops.cc and tpu_host_compute_ops.cc / host_compute_ops.cc.
+// Feeds and host transfers talk to queues and channels, hence stateful.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +58,61 @@ OpTable cleave::ops::detail::getTPUOps() {
         "use_spmd_for_xla_partitioning: bool = false",
         "use_shardy_partitioner: bool = false",
         "tpu_compile_options_proto: string = \"\""}},
+
+      // Host transfers: what graph-extract-outside-compilation writes. The
+      // device side calls the host (_XlaHostComputeMlir, XlaSendToHost,
+      // XlaRecvFromHost); the host side receives and answers, keyed by the
+      // program key and, inside a replicate, the replica's device ordinal.
+      {"_XlaHostComputeMlir",
+       {"inputs: Tinputs"},
+       {"outputs: Toutputs"},
+       {"Tinputs: list(type) >= 0", "Toutputs: list(type) >= 0",
+        "send_key: string", "recv_key: string", "tpu_core: int = 0",
+        "host_mlir_module: string = \"\"", "manual_sharding: bool = false"},
+       /*isStateful=*/true},
+      {"XlaSendToHost",
+       {"input: Tinput"},
+       {},
+       {"Tinput: type", "key: string"},
+       /*isStateful=*/true},
+      {"XlaRecvFromHost",
+       {},
+       {"output: Toutput"},
+       {"Toutput: type", "shape: shape", "key: string"},
+       /*isStateful=*/true},
+      {"_XlaRecvAtHost",
+       {"dynamic_key: string"},
+       {"outputs: Toutputs"},
+       {"Toutputs: list(type) >= 0", "key: string", "device_ordinal: int",
+        "device_type: string = \"TPU\""},
+       /*isStateful=*/true},
+      {"_XlaRecvAtHostV2",
+       {"dynamic_key: string", "device_ordinal: int64"},
+       {"outputs: Toutputs"},
+       {"Toutputs: list(type) >= 0", "key: string",
+        "device_type: string = \"TPU\""},
+       /*isStateful=*/true},
+      {"_XlaSendFromHost",
+       {"inputs: Tinputs", "dynamic_key: string"},
+       {},
+       {"Tinputs: list(type) >= 0", "key: string", "device_ordinal: int",
+        "device_type: string = \"TPU\""},
+       /*isStateful=*/true},
+      {"_XlaSendFromHostV2",
+       {"inputs: Tinputs", "dynamic_key: string", "device_ordinal: int64"},
+       {},
+       {"Tinputs: list(type) >= 0", "key: string",
+        "device_type: string = \"TPU\""},
+       /*isStateful=*/true},
+      {"_XlaCompileMlirPlaceholderProgramKey",
+       {},
+       {"program: string"},
+       {},
+       /*isStateful=*/true},
+      {"_TPUDeviceOrdinalPlaceholder",
+       {},
+       {"device_ordinal: int64"},
+       {"logical_core: int = 0"}},
 
       // Infeed.
       {"InfeedDequeue",
@@ -128,6 +184,12 @@ std::string replicatedOutputShape(InferenceContext &ctx) {
   return "";
 }
 
+/// The program key of a compiled computation: a string vector of 3.
+std::string programKeyShape(InferenceContext &ctx) {
+  ctx.setOutput(0, Shape::of({3}));
+  return "";
+}
+
 std::string shapesAttr(InferenceContext &ctx) {
   return shapes::fromShapeListAttr(ctx, "shapes");
 }
@@ -145,5 +207,11 @@ ShapeFnTable cleave::ops::detail::getTPUShapeFns() {
       {"OutfeedEnqueue", shapes::none},
       {"OutfeedEnqueueTuple", shapes::none},
       {"OutfeedDequeueTuple", shapesAttr},
+      {"XlaRecvFromHost", shapes::fromShapeAttr},
+      {"XlaSendToHost", shapes::none},
+      {"_XlaSendFromHost", shapes::none},
+      {"_XlaSendFromHostV2", shapes::none},
+      {"_XlaCompileMlirPlaceholderProgramKey", programKeyShape},
+      {"_TPUDeviceOrdinalPlaceholder", shapes::scalar},
   };
 }

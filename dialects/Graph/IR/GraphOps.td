@@ -238,6 +238,10 @@ def Graph_ReplicateOp : Graph_Op<"replicate", [
     export writes them back; an empty dictionary in `output_nodes` marks a
     value that had no TPUReplicatedOutput (a control token, say), whose users
     read replica 0.
+
+    Besides the cluster, the body may hold `graph.node`s: the host side of
+    the computation that `graph-extract-outside-compilation` moved out of
+    the cluster, which every replica runs beside its copy of the cluster.
   }];
   let arguments = (ins Variadic<AnyType>:$inputs, I64Attr:$n,
                        ArrayAttr:$input_nodes, ArrayAttr:$output_nodes);

@@ -138,6 +138,52 @@ def GraphClusterFormationPass
   }];
 }
 
+def GraphExtractOutsideCompilationPass
+    : Pass<"graph-extract-outside-compilation", "::mlir::ModuleOp"> {
+  let summary = "Split each cluster into device nodes and the host nodes that run beside it";
+  let description = [{
+    TensorFlow's tf-extract-head-tail-outside-compilation and
+    tf-extract-outside-compilation on the graph dialect, after
+    graph-cluster-formation. The nodes of a cluster tagged
+    `_xla_outside_compilation` leave it and lose the tag:
+
+    - head: those that read only values from outside the cluster (or from
+      other head nodes) move before it;
+    - tail: those whose values only leave the cluster (or feed other tail
+      nodes) move after it; the device values they read become results;
+    - the rest, one group per `_xla_outside_compilation` value, become host
+      nodes beside the cluster. In the cluster an `_XlaHostComputeMlir`
+      stands for each group: it sends the device values the group reads on
+      `host_compute_channel_<i>_args` and receives the values device nodes
+      read back on `host_compute_channel_<i>_retvals`. On the host,
+      `_XlaRecvAtHost` / `_XlaSendFromHost` (the V2 ops, keyed by the
+      replica's `_TPUDeviceOrdinalPlaceholder`, inside a graph.replicate)
+      answer it, reading `_XlaCompileMlirPlaceholderProgramKey`. `<i>` counts
+      the groups that communicate. A direction with nothing to carry has no
+      host node and an empty key. Values from outside the cluster and of
+      other host groups are read directly; host values the cluster only
+      yields leave the cluster directly.
+    - If, While and function calls whose functions hold outside-compiled
+      nodes get a host twin beside the cluster calling host copies of the
+      functions (device copies keep the rest): an If's predicate crosses on
+      `if_predicate_channel_<i>`, a While's condition on
+      `while_condition_channel_<i>` (XlaSendToHost at the end of the device
+      condition), so that the host takes the device's branches and
+      iterations. Stateless If/While become stateful.
+
+    Inside a graph.replicate the host nodes go into the replicate's body:
+    every replica runs them. Otherwise they go beside the cluster.
+
+    Errors, on the node: an empty `_xla_outside_compilation`; an
+    outside-compiled node inside a function that an outside-compiled node
+    calls; a string, resource or variant value crossing between host and
+    device; a group whose host computation would wait on itself through
+    device nodes; outside compilation in a computation with v1 control flow
+    (functionalize it first); a tag left where extraction cannot reach it
+    (an op with function attributes other than If, While and calls).
+  }];
+}
+
 def GraphFunctionalizeLoopsPass
     : Pass<"graph-functionalize-loops", "::mlir::ModuleOp"> {
   let summary = "Replace TensorFlow v1 while loops by While nodes over cond and body functions";

@@ -115,6 +115,9 @@ private:
     clusterSuffix[cluster.getCluster()] =
         " (" + std::to_string(replicate.getN()) + " replicas)";
     addCluster(cluster);
+    // The host side that outside-compilation extraction left beside it.
+    for (auto node : replicate.getBody().front().getOps<NodeOp>())
+      addNode(node, "");
     for (FlatNode &node : outputs)
       addFolded(std::move(node), "");
   }

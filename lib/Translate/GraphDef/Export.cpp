@@ -87,6 +87,15 @@ static LogicalResult exportCluster(ClusterOp cluster, tf::GraphDef &graphDef) {
 /// cluster, then its TPUReplicatedOutput nodes.
 static LogicalResult exportReplicate(ReplicateOp replicate,
                                      tf::GraphDef &graphDef) {
+  // Per-replica host nodes have no flat form that reads back the same.
+  if (auto host = llvm::find_if(replicate.getBody().front(),
+                                [](Operation &op) { return isa<NodeOp>(op); });
+      host != replicate.getBody().front().end())
+    return host->emitOpError("node '")
+           << cast<NodeOp>(*host).getName()
+           << "' is the host side of an outside-compiled replicated "
+              "computation, which has no GraphDef form; write MLIR instead, "
+              "or export before graph-extract-outside-compilation";
   SmallVector<FlatNode> inputs, outputs;
   getReplicatedNodes(replicate, inputs, outputs);
   for (const FlatNode &node : inputs)

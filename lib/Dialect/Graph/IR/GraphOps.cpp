@@ -404,8 +404,13 @@ LogicalResult ReplicateOp::verify() {
     return emitOpError("expects ")
            << numControls << " control operands after the data operands";
   ClusterOp cluster = getCluster();
-  if (!cluster || cluster->getBlock() != &body ||
-      body.getOperations().size() != 2)
+  unsigned numClusters = 0;
+  for (Operation &op : body.without_terminator()) {
+    numClusters += isa<ClusterOp>(op);
+    if (!isa<ClusterOp, NodeOp>(op))
+      return op.emitOpError("is not allowed in a graph.replicate body");
+  }
+  if (!cluster || numClusters != 1)
     return emitOpError("expects its body to hold exactly one graph.cluster");
   auto yield = cast<YieldOp>(body.getTerminator());
   if (getOutputNodes().size() != yield.getNumOperands())

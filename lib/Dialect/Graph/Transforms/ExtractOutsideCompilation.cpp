@@ -1,0 +1,1002 @@
+//===- ExtractOutsideCompilation.cpp - graph-extract-outside-compilation --===//
+//
+// TensorFlow's tf-extract-head-tail-outside-compilation and
+// tf-extract-outside-compilation on the graph dialect: the outside-compiled
+// nodes of a formed cluster leave it. Head and tail nodes move before and
+// after the cluster; the rest become host nodes beside it, talking to the
+// device through channels: `_XlaHostComputeMlir` in the cluster,
+// `_XlaRecvAtHost` / `_XlaSendFromHost` on the host. Functions that If,
+// While and calls reach are split into a device copy and a host copy, and
+// the host twin of the control-flow node follows the device's predicate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Translate/NodeDefUtil.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace cleave::graph {
+#define GEN_PASS_DEF_GRAPHEXTRACTOUTSIDECOMPILATIONPASS
+#include "cleave/Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace cleave::graph
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+
+namespace {
+
+constexpr StringLiteral kHostTransferAttr = "_xla_has_host_transfer";
+
+StringRef getOutsideCompilation(NodeOp node) {
+  return getStringTFAttr(node, kOutsideCompilationAttr);
+}
+bool isOutsideCompiled(NodeOp node) {
+  return static_cast<bool>(node.getTFAttr(kOutsideCompilationAttr));
+}
+
+/// The functions a node calls through its attributes or its op type.
+SmallVector<std::pair<StringRef, StringRef>> getCalledFunctions(NodeOp node) {
+  SmallVector<std::pair<StringRef, StringRef>> called;
+  for (NamedAttribute attr : node.getAttrs()) {
+    if (auto f = dyn_cast<FuncAttr>(attr.getValue()))
+      called.push_back({attr.getName().getValue(), f.getName().getValue()});
+    // list(func), as Case's branches.
+    if (auto list = dyn_cast<ArrayAttr>(attr.getValue()))
+      for (Attribute element : list)
+        if (auto f = dyn_cast<FuncAttr>(element))
+          called.push_back({attr.getName().getValue(), f.getName().getValue()});
+  }
+  if (SymbolTable::lookupNearestSymbolFrom<FuncOp>(
+          node, StringAttr::get(node.getContext(), node.getOpType())))
+    called.push_back({"", node.getOpType()});
+  return called;
+}
+
+/// "name:port" of a value as a message names it.
+std::string describe(Value v) {
+  if (auto node = v.getDefiningOp<NodeOp>())
+    return (node.getName() + ":" + Twine(cast<OpResult>(v).getResultNumber()))
+        .str();
+  return "<argument>";
+}
+
+/// The element type a device computation cannot hold, or null.
+Type getHostOnlyType(Type t) {
+  auto tensor = dyn_cast<TensorType>(t);
+  if (!tensor)
+    return {};
+  Type element = tensor.getElementType();
+  if (isa<StringType, ResourceType, VariantType>(element))
+    return element;
+  return {};
+}
+
+/// Where the host nodes of one device block go: the builder's insertion
+/// point in the host block, the program key and (inside a replicate) the
+/// device ordinal the transfers are keyed by.
+struct HostSide {
+  OpBuilder builder;
+  NameUniquer *names;
+  bool replicated;
+  /// Host functions get them as arguments; the top level makes them on
+  /// first use.
+  Value programKey, deviceOrdinal;
+  std::function<void(HostSide &)> makePlaceholders;
+
+  Value getProgramKey() {
+    if (!programKey && makePlaceholders)
+      makePlaceholders(*this);
+    return programKey;
+  }
+  Value getDeviceOrdinal() {
+    if (!programKey && makePlaceholders)
+      makePlaceholders(*this);
+    return deviceOrdinal;
+  }
+};
+
+/// The nodes of one `_xla_outside_compilation` value in one device block.
+struct Group {
+  StringRef name;
+  SmallVector<NodeOp> members;
+};
+
+class Extractor {
+public:
+  Extractor(ModuleOp module, ClusterOp cluster, NameUniquer &names)
+      : module(module), cluster(cluster), ctx(module.getContext()),
+        topNames(names) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult checkMarkers(Block &block, llvm::DenseSet<Operation *> &seen);
+  void extractHeadAndTail(OpBuilder &before, OpBuilder &after);
+  LogicalResult extractBlock(Block &device, HostSide &host,
+                             NameUniquer &deviceNames);
+  LogicalResult extractGroup(Block &device, Group &group, HostSide &host,
+                             NameUniquer &deviceNames,
+                             const llvm::DenseMap<Operation *, unsigned> &groupOf,
+                             SmallVectorImpl<std::pair<unsigned, unsigned>> &hostEdges,
+                             SmallVectorImpl<NodeOp> &hostComputes);
+  LogicalResult checkGroupCycles(Block &device, ArrayRef<Group> groups,
+                                 const llvm::DenseMap<Operation *, unsigned> &groupOf);
+  LogicalResult splitControlFlow(NodeOp node, HostSide &host,
+                                 NameUniquer &deviceNames);
+  /// What a split function is to its caller.
+  enum class Role { Branch, LoopCondition, LoopBody };
+  FailureOr<FuncOp> splitFunction(StringRef name, Role role, bool replicated,
+                                  FuncOp &hostFunction,
+                                  StringRef conditionKey = "");
+  bool reachesOutsideCompilation(StringRef function);
+  FailureOr<NodeOp> createNode(OpBuilder &b, NameUniquer &names, Location loc,
+                               StringRef opType, StringRef name,
+                               ValueRange inputs, ValueRange controls,
+                               ArrayRef<NamedAttribute> attrs);
+  NodeOp createRecv(HostSide &host, Location loc, StringRef name,
+                    StringRef key, TypeRange types);
+  NodeOp createSend(HostSide &host, Location loc, StringRef name,
+                    StringRef key, ValueRange values, ValueRange controls);
+  ArrayAttr typeList(TypeRange types);
+  void finishCluster();
+  LogicalResult verifyNoMarkers();
+
+  ModuleOp module;
+  ClusterOp cluster;
+  MLIRContext *ctx;
+  NameUniquer &topNames;
+  int channel = 0;
+  /// The device values tail nodes read, to be yielded.
+  llvm::SetVector<Value> tailInputs;
+  /// Whether a function (transitively) holds outside-compiled nodes.
+  llvm::StringMap<bool> reaches;
+  /// The device copies made, checked for leftover markers at the end.
+  SmallVector<FuncOp> deviceFunctions;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+ArrayAttr Extractor::typeList(TypeRange types) {
+  SmallVector<Attribute> list;
+  for (Type t : types)
+    list.push_back(TypeAttr::get(cast<TensorType>(t).getElementType()));
+  return ArrayAttr::get(ctx, list);
+}
+
+FailureOr<NodeOp> Extractor::createNode(OpBuilder &b, NameUniquer &names,
+                                        Location loc, StringRef opType,
+                                        StringRef name, ValueRange inputs,
+                                        ValueRange controls,
+                                        ArrayRef<NamedAttribute> attrs) {
+  std::string error;
+  FailureOr<NodeOp> node = createRegisteredNode(
+      b, loc, opType, names.unique(name), inputs, controls, attrs, "", error);
+  if (failed(node))
+    return emitError(loc) << "graph-extract-outside-compilation: " << error;
+  return node;
+}
+
+NodeOp Extractor::createRecv(HostSide &host, Location loc, StringRef name,
+                             StringRef key, TypeRange types) {
+  OpBuilder &b = host.builder;
+  SmallVector<Value> inputs{host.getProgramKey()};
+  SmallVector<NamedAttribute> attrs{
+      b.getNamedAttr("Toutputs", typeList(types)),
+      b.getNamedAttr("key", b.getStringAttr(key)),
+      b.getNamedAttr(kHostTransferAttr, b.getBoolAttr(true))};
+  if (host.replicated)
+    inputs.push_back(host.getDeviceOrdinal());
+  else
+    attrs.push_back(b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(0)));
+  auto recv = *createNode(b, *host.names, loc,
+                          host.replicated ? "_XlaRecvAtHostV2"
+                                          : "_XlaRecvAtHost",
+                          name, inputs, {}, attrs);
+  for (auto [out, t] : llvm::zip(recv.getOutputs(), types))
+    out.setType(t);
+  return recv;
+}
+
+NodeOp Extractor::createSend(HostSide &host, Location loc, StringRef name,
+                             StringRef key, ValueRange values,
+                             ValueRange controls) {
+  OpBuilder &b = host.builder;
+  SmallVector<Value> inputs(values);
+  inputs.push_back(host.getProgramKey());
+  SmallVector<NamedAttribute> attrs{
+      b.getNamedAttr("Tinputs", typeList(values.getTypes())),
+      b.getNamedAttr("key", b.getStringAttr(key)),
+      b.getNamedAttr(kHostTransferAttr, b.getBoolAttr(true))};
+  if (host.replicated)
+    inputs.push_back(host.getDeviceOrdinal());
+  else
+    attrs.push_back(b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(0)));
+  return *createNode(b, *host.names, loc,
+                     host.replicated ? "_XlaSendFromHostV2"
+                                     : "_XlaSendFromHost",
+                     name, inputs, controls, attrs);
+}
+
+bool Extractor::reachesOutsideCompilation(StringRef name) {
+  if (auto it = reaches.find(name); it != reaches.end())
+    return it->second;
+  reaches[name] = false; // recursion guard
+  auto function = module.lookupSymbol<FuncOp>(name);
+  bool found = false;
+  if (function && !function.getBody().empty())
+    for (auto node : function.getBody().front().getOps<NodeOp>()) {
+      if (isOutsideCompiled(node))
+        found = true;
+      for (auto [attr, callee] : getCalledFunctions(node))
+        found |= reachesOutsideCompilation(callee);
+      if (found)
+        break;
+    }
+  return reaches[name] = found;
+}
+
+//===----------------------------------------------------------------------===//
+// Checks before extraction
+//===----------------------------------------------------------------------===//
+
+/// Empty tags, and tags under an outside-compiled node, in `block` and the
+/// functions it calls.
+LogicalResult Extractor::checkMarkers(Block &block,
+                                      llvm::DenseSet<Operation *> &seen) {
+  for (auto node : block.getOps<NodeOp>()) {
+    if (Attribute tag = node.getTFAttr(kOutsideCompilationAttr)) {
+      auto s = dyn_cast<StringAttr>(tag);
+      if (!s || s.getValue().empty())
+        return nodeError(node)
+               << "attribute '_xla_outside_compilation' is empty";
+    }
+    for (auto [attr, callee] : getCalledFunctions(node)) {
+      auto function = module.lookupSymbol<FuncOp>(callee);
+      if (!function || function.getBody().empty())
+        continue;
+      if (isOutsideCompiled(node) && reachesOutsideCompilation(callee)) {
+        NodeOp inner;
+        function.walk([&](NodeOp n) {
+          if (!inner && isOutsideCompiled(n))
+            inner = n;
+        });
+        InFlightDiagnostic diag =
+            inner ? nodeError(inner) : nodeError(node);
+        return diag << "An op marked for outside compilation (having "
+                       "attribute _xla_outside_compilation) has an ancestor "
+                       "marked for outside compilation. (ancestor: '"
+                    << node.getName() << "' calling '" << callee << "')";
+      }
+      if (seen.insert(function).second &&
+          failed(checkMarkers(function.getBody().front(), seen)))
+        return failure();
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Head and tail
+//===----------------------------------------------------------------------===//
+
+void Extractor::extractHeadAndTail(OpBuilder &before, OpBuilder &after) {
+  Block &body = cluster.getBody().front();
+  Value metadataControl = cluster.getMetadataControl();
+  auto moveOut = [&](NodeOp node, OpBuilder &b) {
+    SmallVector<Value> operands;
+    for (Value v : node->getOperands())
+      if (v != metadataControl)
+        operands.push_back(v);
+    node->setOperands(operands);
+    node->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    setTFAttr(node, kOutsideCompilationAttr, nullptr);
+  };
+
+  // Head: every input comes from outside the cluster or from head nodes.
+  llvm::DenseSet<Operation *> head;
+  for (auto node : body.getOps<NodeOp>()) {
+    if (!isOutsideCompiled(node))
+      continue;
+    bool fromOutside = llvm::all_of(node->getOperands(), [&](Value v) {
+      if (v == metadataControl)
+        return true;
+      Operation *def = v.getDefiningOp();
+      return head.contains(def) || !body.getParent()->isAncestor(
+                                       v.getParentRegion());
+    });
+    if (fromOutside)
+      head.insert(node);
+  }
+  for (auto node : llvm::make_early_inc_range(body.getOps<NodeOp>()))
+    if (head.contains(node))
+      moveOut(node, before);
+
+  // Tail: every use is the yield or a tail node.
+  Operation *yield = body.getTerminator();
+  llvm::SetVector<Operation *> tail;
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    auto node = dyn_cast<NodeOp>(op);
+    if (!node || !isOutsideCompiled(node))
+      continue;
+    bool onlyLeaves = llvm::all_of(node->getUsers(), [&](Operation *user) {
+      return user == yield || tail.contains(user);
+    });
+    if (onlyLeaves)
+      tail.insert(node);
+  }
+  // In block order after the cluster.
+  for (Operation *op : llvm::reverse(tail)) {
+    auto node = cast<NodeOp>(op);
+    for (Value v : node->getOperands())
+      if (v != metadataControl && body.getParent()->isAncestor(
+                                       v.getParentRegion()) &&
+          !tail.contains(v.getDefiningOp()))
+        tailInputs.insert(v);
+    moveOut(node, after);
+    after.setInsertionPointAfter(node);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Host groups
+//===----------------------------------------------------------------------===//
+
+/// A group must become one host computation: no device node may both
+/// depend on it and feed it (other groups count as one node each).
+LogicalResult Extractor::checkGroupCycles(
+    Block &device, ArrayRef<Group> groups,
+    const llvm::DenseMap<Operation *, unsigned> &groupOf) {
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    llvm::DenseSet<Operation *> visited;
+    SmallVector<Operation *> worklist;
+    auto visitGroup = [&](unsigned other) {
+      for (NodeOp m : groups[other].members)
+        if (visited.insert(m).second)
+          worklist.push_back(m);
+    };
+    visitGroup(g);
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      // A v1 loop's back edge is not a dependency of one iteration.
+      if (auto node = dyn_cast<NodeOp>(op);
+          node && node.getOpType().ends_with("NextIteration"))
+        continue;
+      for (Operation *user : op->getUsers()) {
+        if (user->getBlock() != &device || !isa<NodeOp>(user))
+          continue;
+        auto it = groupOf.find(user);
+        bool fromOutsideGroup = !(groupOf.lookup(op) == g &&
+                                  groupOf.count(op));
+        if (it != groupOf.end() && it->second == g && fromOutsideGroup)
+          return nodeError(cast<NodeOp>(user))
+                 << "outside compilation cluster '" << group.name
+                 << "' depends on itself through device node '"
+                 << cast<NodeOp>(op).getName()
+                 << "': its host computation would wait for its own result";
+        if (it != groupOf.end())
+          visitGroup(it->second);
+        else if (visited.insert(user).second)
+          worklist.push_back(user);
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult Extractor::extractGroup(
+    Block &device, Group &group, HostSide &host, NameUniquer &deviceNames,
+    const llvm::DenseMap<Operation *, unsigned> &groupOf,
+    SmallVectorImpl<std::pair<unsigned, unsigned>> &hostEdges,
+    SmallVectorImpl<NodeOp> &hostComputes) {
+  unsigned self = groupOf.lookup(group.members.front());
+  llvm::DenseSet<Operation *> members(group.members.begin(),
+                                      group.members.end());
+  Operation *terminator = device.getTerminator();
+  bool isClusterBody = &device == &cluster.getBody().front();
+  auto isDeviceNode = [&](Operation *op) {
+    return op && op->getBlock() == &device && isa<NodeOp>(op) &&
+           !groupOf.count(op);
+  };
+
+  // Device -> host: device values and control tokens the members read.
+  llvm::SetVector<Value> args, argControls;
+  for (NodeOp member : group.members)
+    for (Value v : member->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && groupOf.count(def)) {
+        if (groupOf.lookup(def) != self)
+          hostEdges.push_back({self, groupOf.lookup(def)});
+        continue;
+      }
+      bool fromDevice =
+          isDeviceNode(def) ||
+          (!def && cast<BlockArgument>(v).getOwner() == &device);
+      if (!fromDevice)
+        continue;
+      if (isClusterBody && v == cluster.getMetadataControl())
+        continue;
+      if (isa<ControlType>(v.getType())) {
+        argControls.insert(v);
+        continue;
+      }
+      if (Type t = getHostOnlyType(v.getType())) {
+        InFlightDiagnostic diag =
+            def ? nodeError(cast<NodeOp>(def)) : emitError(v.getLoc());
+        return diag << "device value '" << describe(v) << "' of type " << t
+                    << " is read by outside-compiled node '"
+                    << member.getName()
+                    << "': a device computation cannot hold " << t
+                    << " tensors (compile its producer outside too)";
+      }
+      args.insert(v);
+    }
+  // Host -> device: member values device nodes (or a function's return)
+  // read. Values the cluster only yields leave it directly.
+  llvm::SetVector<Value> rets, retControls;
+  for (NodeOp member : group.members)
+    for (Value v : member->getResults())
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (isClusterBody && user == terminator)
+          continue; // finishCluster yields it from the host
+        if (user != terminator && !isDeviceNode(user))
+          continue;
+        if (isa<ControlType>(v.getType())) {
+          retControls.insert(v);
+          continue;
+        }
+        if (Type t = getHostOnlyType(v.getType()))
+          return nodeError(member)
+                 << "outside-compiled value '" << describe(v) << "' of type "
+                 << t << " is used by device node '"
+                 << (isa<NodeOp>(user) ? cast<NodeOp>(user).getName()
+                                       : StringRef("<return>"))
+                 << "': a device computation cannot hold " << t << " tensors";
+        rets.insert(v);
+      }
+
+  NodeOp first = group.members.front();
+  Location loc = first.getLoc();
+  std::string base = ("outside_compilation_" + group.name).str();
+  // Members leave the device block, untagged, keeping only host devices.
+  auto moveToHost = [&]() {
+    for (NodeOp member : group.members) {
+      member->moveBefore(host.builder.getInsertionBlock(),
+                         host.builder.getInsertionPoint());
+      setTFAttr(member, kOutsideCompilationAttr, nullptr);
+      if (member.getDevice() &&
+          member.getDevice()->contains("TPU_REPLICATED_CORE"))
+        member.removeDeviceAttr();
+    }
+  };
+  bool communicates = !args.empty() || !argControls.empty() ||
+                      !rets.empty() || !retControls.empty();
+  if (!communicates) {
+    moveToHost();
+    hostComputes.push_back({});
+    return success();
+  }
+
+  int index = channel++;
+  std::string argsKey =
+      args.empty() && argControls.empty()
+          ? ""
+          : ("host_compute_channel_" + Twine(index) + "_args").str();
+  std::string retvalsKey =
+      rets.empty() && retControls.empty()
+          ? ""
+          : ("host_compute_channel_" + Twine(index) + "_retvals").str();
+
+  // The device side: one host compute where the group was.
+  OpBuilder db(first);
+  SmallVector<Type> retTypes;
+  for (Value v : rets)
+    retTypes.push_back(v.getType());
+  SmallVector<Value> argValues(args.begin(), args.end());
+  FailureOr<NodeOp> hostCompute = createNode(
+      db, deviceNames, loc, "_XlaHostComputeMlir", base + "_host_compute",
+      argValues, argControls.getArrayRef(),
+      {db.getNamedAttr("Tinputs", typeList(TypeRange(ValueRange(argValues)))),
+       db.getNamedAttr("Toutputs", typeList(retTypes)),
+       db.getNamedAttr("send_key", db.getStringAttr(argsKey)),
+       db.getNamedAttr("recv_key", db.getStringAttr(retvalsKey))});
+  if (failed(hostCompute))
+    return failure();
+  for (auto [out, t] : llvm::zip(hostCompute->getOutputs(), retTypes))
+    out.setType(t);
+  hostComputes.push_back(*hostCompute);
+
+  // The host side: receive, the members, send.
+  if (!argsKey.empty()) {
+    NodeOp recv = createRecv(host, loc, base + "_recv", argsKey,
+                             TypeRange(ValueRange(argValues)));
+    for (auto [v, received] : llvm::zip(argValues, recv.getOutputs()))
+      v.replaceUsesWithIf(received, [&](OpOperand &use) {
+        return members.contains(use.getOwner());
+      });
+    for (NodeOp member : group.members) {
+      SmallVector<Value> operands;
+      bool waits = false;
+      for (Value v : member->getOperands()) {
+        if (argControls.contains(v)) {
+          waits = true;
+          continue;
+        }
+        operands.push_back(v);
+      }
+      if (waits)
+        operands.push_back(recv.getControl());
+      member->setOperands(operands);
+    }
+  }
+  for (NodeOp member : group.members) {
+    // The metadata's token means "the computation started": on the host,
+    // nothing to wait for.
+    if (isClusterBody) {
+      SmallVector<Value> operands;
+      for (Value v : member->getOperands())
+        if (v != cluster.getMetadataControl())
+          operands.push_back(v);
+      member->setOperands(operands);
+    }
+  }
+  moveToHost();
+  if (!retvalsKey.empty()) {
+    SmallVector<Value> values(rets.begin(), rets.end());
+    createSend(host, loc, base + "_send", retvalsKey, values,
+               retControls.getArrayRef());
+    for (auto [v, result] : llvm::zip(values, hostCompute->getOutputs()))
+      v.replaceUsesWithIf(result, [&](OpOperand &use) {
+        return use.getOwner()->getBlock() == &device &&
+               !(isClusterBody && use.getOwner() == terminator);
+      });
+    for (Value c : retControls)
+      c.replaceUsesWithIf(hostCompute->getControl(), [&](OpOperand &use) {
+        return use.getOwner()->getBlock() == &device &&
+               !(isClusterBody && use.getOwner() == terminator);
+      });
+  }
+  return success();
+}
+
+LogicalResult Extractor::extractBlock(Block &device, HostSide &host,
+                                      NameUniquer &deviceNames) {
+  // The units, in block order: a group at its first member, or a
+  // control-flow node whose functions hold outside compilation.
+  SmallVector<Group> groups;
+  llvm::StringMap<unsigned> groupIndex;
+  llvm::DenseMap<Operation *, unsigned> groupOf;
+  SmallVector<std::pair<bool, unsigned>> units; // (is group, index)
+  SmallVector<NodeOp> controlFlow;
+  NodeOp v1ControlFlow;
+  for (auto node : device.getOps<NodeOp>()) {
+    StringRef op = node.getOpType();
+    if (op.ends_with("Switch") || op.ends_with("Merge") ||
+        op.ends_with("Enter") || op.ends_with("Exit") ||
+        op.ends_with("NextIteration"))
+      v1ControlFlow = v1ControlFlow ? v1ControlFlow : node;
+    if (isOutsideCompiled(node)) {
+      auto [it, inserted] =
+          groupIndex.try_emplace(getOutsideCompilation(node), groups.size());
+      if (inserted) {
+        groups.push_back({getOutsideCompilation(node), {}});
+        units.push_back({true, it->second});
+      }
+      groups[it->second].members.push_back(node);
+      groupOf[node] = it->second;
+      continue;
+    }
+    bool reaches = llvm::any_of(getCalledFunctions(node), [&](auto called) {
+      return reachesOutsideCompilation(called.second);
+    });
+    if (reaches) {
+      units.push_back({false, unsigned(controlFlow.size())});
+      controlFlow.push_back(node);
+    }
+  }
+  if (units.empty())
+    return success();
+  if (v1ControlFlow) {
+    NodeOp host = groups.empty() ? controlFlow.front()
+                                 : groups.front().members.front();
+    return nodeError(host)
+           << "outside compilation in a computation with TensorFlow v1 "
+              "control flow ('"
+           << v1ControlFlow.getName() << "' is a "
+           << v1ControlFlow.getOpType()
+           << "): run graph-functionalize-conds and "
+              "graph-functionalize-loops first";
+  }
+  if (failed(checkGroupCycles(device, groups, groupOf)))
+    return failure();
+
+  SmallVector<std::pair<unsigned, unsigned>> hostEdges;
+  SmallVector<NodeOp> hostComputes(groups.size());
+  SmallVector<NodeOp> computed;
+  for (auto [isGroup, index] : units) {
+    if (!isGroup) {
+      if (failed(splitControlFlow(controlFlow[index], host, deviceNames)))
+        return failure();
+      continue;
+    }
+    computed.clear();
+    if (failed(extractGroup(device, groups[index], host, deviceNames, groupOf,
+                            hostEdges, computed)))
+      return failure();
+    hostComputes[index] = computed.front();
+  }
+  // A group reading another's values directly runs after it on the host,
+  // so its host computation must come after the other's on the device (and
+  // after those of the groups that one waits for, when it has none).
+  SmallVector<SmallVector<unsigned>> producers(groups.size());
+  for (auto [consumer, producer] : hostEdges)
+    producers[consumer].push_back(producer);
+  for (unsigned consumer = 0; consumer < groups.size(); ++consumer) {
+    NodeOp later = hostComputes[consumer];
+    if (!later)
+      continue;
+    llvm::SetVector<Value> waits;
+    llvm::DenseSet<unsigned> seen;
+    SmallVector<unsigned> worklist(producers[consumer]);
+    while (!worklist.empty()) {
+      unsigned producer = worklist.pop_back_val();
+      if (!seen.insert(producer).second)
+        continue;
+      if (NodeOp earlier = hostComputes[producer])
+        waits.insert(earlier.getControl());
+      else
+        llvm::append_range(worklist, producers[producer]);
+    }
+    SmallVector<Value> operands(later->getOperands());
+    for (Value w : waits)
+      if (!llvm::is_contained(operands, w))
+        operands.push_back(w);
+    later->setOperands(operands);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+/// Makes a device copy of function `name` (outside-compiled nodes replaced
+/// by host computes) and a host function over (program key[, ordinal])
+/// holding those nodes. A While condition's host copy returns the
+/// condition the device sends on `conditionKey`; a loop body's passes its
+/// arguments on.
+FailureOr<FuncOp> Extractor::splitFunction(StringRef name, Role role,
+                                           bool replicated,
+                                           FuncOp &hostFunction,
+                                           StringRef conditionKey) {
+  auto original = module.lookupSymbol<FuncOp>(name);
+  auto deviceFunction = cast<FuncOp>(original->clone());
+  std::string deviceName = (name + "_device").str();
+  for (int k = 1; module.lookupSymbol(deviceName); ++k)
+    deviceName = (name + "_device_" + Twine(k)).str();
+  deviceFunction.setSymName(deviceName);
+  module.getBody()->push_back(deviceFunction);
+  deviceFunctions.push_back(deviceFunction);
+  Block &deviceBody = deviceFunction.getBody().front();
+  NameUniquer deviceNames(deviceBody);
+
+  Type keyType = RankedTensorType::get({3}, StringType::get(ctx));
+  Type ordinalType = RankedTensorType::get({}, IntegerType::get(ctx, 64));
+  SmallVector<Type> hostArgs{keyType};
+  if (replicated)
+    hostArgs.push_back(ordinalType);
+  LogicalResult extracted = success();
+  auto built = buildLibraryFunction(
+      module, (name + "_host").str(), hostArgs,
+      [&](OpBuilder &b, ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
+        NameUniquer hostNames(*b.getInsertionBlock());
+        HostSide host{b, &hostNames, replicated, args[0],
+                      replicated ? args[1] : Value(), nullptr};
+        if (failed(extractBlock(deviceBody, host, deviceNames)))
+          return extracted = failure(), failure();
+        SmallVector<Value> results;
+        if (role == Role::LoopCondition) {
+          // The device sends its condition; the host loop follows it.
+          ReturnOp ret = deviceFunction.getReturnOp();
+          Value condition = ret.getOperand(0);
+          OpBuilder db(ret);
+          if (failed(createNode(db, deviceNames, ret.getLoc(), "XlaSendToHost",
+                                "while_condition_send", {condition}, {},
+                                {db.getNamedAttr("key", db.getStringAttr(
+                                                            conditionKey))})))
+            return failure();
+          NodeOp recv = createRecv(host, ret.getLoc(), "while_condition_recv",
+                                   conditionKey, {condition.getType()});
+          results.push_back(recv.getOutputs()[0]);
+        } else if (role == Role::LoopBody) {
+          // A loop body passes the key and ordinal on.
+          llvm::append_range(results, args);
+        }
+        return results;
+      },
+      original.getLoc());
+  if (failed(built) || failed(extracted))
+    return failure();
+  hostFunction = *built;
+  return deviceFunction;
+}
+
+LogicalResult Extractor::splitControlFlow(NodeOp node, HostSide &host,
+                                          NameUniquer &deviceNames) {
+  StringRef op = node.getOpType();
+  Location loc = node.getLoc();
+  OpBuilder &hb = host.builder;
+  auto funcAttr = [&](FuncOp f, StringRef attrName) {
+    auto old = dyn_cast_or_null<FuncAttr>(node.getTFAttr(attrName));
+    return FuncAttr::get(ctx, FlatSymbolRefAttr::get(f.getSymNameAttr()),
+                         old ? old.getAttrs() : DictionaryAttr::get(ctx));
+  };
+  SmallVector<Value> hostInputs{host.getProgramKey()};
+  if (host.replicated)
+    hostInputs.push_back(host.getDeviceOrdinal());
+  std::string hostName = (node.getName() + "_host").str();
+
+  if (op == "If" || op == "StatelessIf") {
+    // The predicate crosses first, then each branch's channels.
+    Value pred = node.getDataInputs()[0];
+    Value hostPred = pred;
+    bool fromDevice = pred.getParentRegion() == node->getParentRegion();
+    std::string key;
+    if (fromDevice) {
+      key = ("if_predicate_channel_" + Twine(channel++)).str();
+      OpBuilder db(node);
+      if (failed(createNode(
+              db, deviceNames, loc, "_XlaHostComputeMlir",
+              (node.getName() + "_predicate_host_compute").str(), {pred}, {},
+              {db.getNamedAttr("Tinputs", typeList({pred.getType()})),
+               db.getNamedAttr("Toutputs", typeList({})),
+               db.getNamedAttr("send_key", db.getStringAttr(key)),
+               db.getNamedAttr("recv_key", db.getStringAttr(""))})))
+        return failure();
+      hostPred = createRecv(host, loc, (node.getName() + "_predicate_recv").str(),
+                            key, {pred.getType()})
+                     .getOutputs()[0];
+    }
+    FuncOp hostBranches[2], deviceBranches[2];
+    StringRef names[2] = {"then_branch", "else_branch"};
+    for (int b = 0; b < 2; ++b) {
+      auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr(names[b]));
+      if (!f)
+        return nodeError(node) << "requires attribute '" << names[b] << "'";
+      auto split = splitFunction(f.getName().getValue(), Role::Branch,
+                                 host.replicated, hostBranches[b]);
+      if (failed(split))
+        return failure();
+      deviceBranches[b] = *split;
+    }
+    // The host If has no results: the branches' values reach the device
+    // through their own channels.
+    SmallVector<Value> inputs{hostPred};
+    llvm::append_range(inputs, hostInputs);
+    if (failed(createNode(
+            hb, *host.names, loc, "If", hostName, inputs, {},
+            {hb.getNamedAttr("then_branch", funcAttr(hostBranches[0], "")),
+             hb.getNamedAttr("else_branch", funcAttr(hostBranches[1], "")),
+             hb.getNamedAttr("Tout", hb.getArrayAttr({}))})))
+      return failure();
+    for (int b = 0; b < 2; ++b)
+      setTFAttr(node, names[b], funcAttr(deviceBranches[b], names[b]));
+    node.setOpType("If");
+    return success();
+  }
+
+  if (op == "While" || op == "StatelessWhile") {
+    auto cond = dyn_cast_or_null<FuncAttr>(node.getTFAttr("cond"));
+    auto body = dyn_cast_or_null<FuncAttr>(node.getTFAttr("body"));
+    if (!cond || !body)
+      return nodeError(node) << "requires attributes 'cond' and 'body'";
+    std::string key = ("while_condition_channel_" + Twine(channel++)).str();
+    FuncOp hostCond, hostBody;
+    auto deviceCond = splitFunction(cond.getName().getValue(),
+                                    Role::LoopCondition, host.replicated,
+                                    hostCond, key);
+    if (failed(deviceCond))
+      return failure();
+    auto deviceBody = splitFunction(body.getName().getValue(), Role::LoopBody,
+                                    host.replicated, hostBody);
+    if (failed(deviceBody))
+      return failure();
+    // The host loop carries the key (and ordinal) and asks the device's
+    // condition each time round.
+    if (failed(createNode(hb, *host.names, loc, "While", hostName, hostInputs,
+                          {},
+                          {hb.getNamedAttr("cond", funcAttr(hostCond, "")),
+                           hb.getNamedAttr("body", funcAttr(hostBody, ""))})))
+      return failure();
+    setTFAttr(node, "cond", funcAttr(*deviceCond, "cond"));
+    setTFAttr(node, "body", funcAttr(*deviceBody, "body"));
+    node.setOpType("While");
+    return success();
+  }
+
+  // A call: the host calls the host copy when the device calls its copy.
+  StringRef callee = getCalleeName(node);
+  auto called = getCalledFunctions(node);
+  if (callee.empty() || called.size() != 1 || called.front().second != callee)
+    return success(); // left for the check of leftover markers
+  FuncOp hostFunction;
+  auto deviceFunction =
+      splitFunction(callee, Role::Branch, host.replicated, hostFunction);
+  if (failed(deviceFunction))
+    return failure();
+  if (failed(createNode(
+          hb, *host.names, loc, "StatefulPartitionedCall", hostName,
+          hostInputs, {},
+          {hb.getNamedAttr("f", funcAttr(hostFunction, "")),
+           hb.getNamedAttr("Tout", hb.getArrayAttr({}))})))
+    return failure();
+  if (node.getOpType() == callee)
+    node.setOpType(deviceFunction->getSymName());
+  else
+    setTFAttr(node, "f", funcAttr(*deviceFunction, "f"));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The cluster
+//===----------------------------------------------------------------------===//
+
+/// Rebuilds the cluster's results: host values it yielded leave it
+/// directly, device values tail nodes read are yielded.
+void Extractor::finishCluster() {
+  Block &body = cluster.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  SmallVector<Value> yielded;
+  SmallVector<int> newIndex;
+  for (Value v : yield.getOperands()) {
+    bool isHost = v.getDefiningOp() && v.getDefiningOp()->getBlock() != &body;
+    if (isHost) {
+      newIndex.push_back(-1);
+      continue;
+    }
+    newIndex.push_back(yielded.size());
+    yielded.push_back(v);
+  }
+  SmallVector<Value> added;
+  for (Value v : tailInputs)
+    if ((!v.getDefiningOp() || v.getDefiningOp()->getBlock() == &body) &&
+        !llvm::is_contained(yielded, v)) {
+      yielded.push_back(v);
+      added.push_back(v);
+    }
+  if (added.empty() &&
+      llvm::all_of(newIndex, [](int i) { return i >= 0; }))
+    return;
+
+  OpBuilder b(cluster);
+  SmallVector<Type> types;
+  for (Value v : yielded)
+    types.push_back(v.getType());
+  auto rebuilt = b.create<ClusterOp>(
+      cluster.getLoc(), types, ControlType::get(ctx),
+      cluster.getControlInputs(), cluster.getClusterAttr(),
+      cluster.getMetadataAttr(), cluster.getMetadataNameAttr(),
+      cluster.getMetadataDeviceAttr());
+  rebuilt.getBody().takeBody(cluster.getBody());
+  OpBuilder yb(yield);
+  yb.create<YieldOp>(yield.getLoc(), yielded);
+  SmallVector<Value> oldYielded(yield.getOperands());
+  yield.erase();
+  for (auto [k, result] : llvm::enumerate(cluster.getOutputs()))
+    result.replaceAllUsesWith(newIndex[k] >= 0
+                                  ? rebuilt.getOutputs()[newIndex[k]]
+                                  : oldYielded[k]);
+  cluster.getControl().replaceAllUsesWith(rebuilt.getControl());
+  Region *inside = &rebuilt.getBody();
+  for (Value v : yielded)
+    v.replaceUsesWithIf(
+        rebuilt.getOutputs()[llvm::find(yielded, v) - yielded.begin()],
+        [&](OpOperand &use) {
+          return !inside->isAncestor(use.getOwner()->getParentRegion());
+        });
+  cluster.erase();
+  cluster = rebuilt;
+}
+
+LogicalResult Extractor::verifyNoMarkers() {
+  // Every node the device runs: the cluster's and its functions'.
+  SmallVector<Block *> blocks{&cluster.getBody().front()};
+  llvm::DenseSet<Operation *> seen;
+  while (!blocks.empty()) {
+    Block *block = blocks.pop_back_val();
+    for (auto node : block->getOps<NodeOp>()) {
+      if (isOutsideCompiled(node))
+        return nodeError(node)
+               << "op has outside compilation attribute "
+                  "_xla_outside_compilation which is not allowed after "
+                  "clustering (graph-extract-outside-compilation moves it "
+                  "to the host only from the cluster and from functions "
+                  "that If, While and calls reach)";
+      for (auto [attr, callee] : getCalledFunctions(node))
+        if (auto f = module.lookupSymbol<FuncOp>(callee);
+            f && !f.getBody().empty() && seen.insert(f).second)
+          blocks.push_back(&f.getBody().front());
+    }
+  }
+  for (Type t : cluster.getOutputs().getTypes())
+    if (Type hostOnly = getHostOnlyType(t))
+      return cluster.emitError()
+             << "The ExtractHeadTailOutsideCompilation pass produced a "
+                "Device cluster with a result with a non-XLA type: "
+             << hostOnly;
+  return success();
+}
+
+LogicalResult Extractor::run() {
+  llvm::DenseSet<Operation *> seen;
+  if (failed(checkMarkers(cluster.getBody().front(), seen)))
+    return failure();
+
+  bool replicated = isa<ReplicateOp>(cluster->getParentOp());
+  OpBuilder before(cluster), after(ctx);
+  after.setInsertionPointAfter(cluster);
+  extractHeadAndTail(before, after);
+
+  // Host nodes go before the cluster, after the head.
+  std::string clusterName = cluster.getCluster().str();
+  HostSide host{before, &topNames, replicated, Value(), Value(), nullptr};
+  host.makePlaceholders = [&, clusterName](HostSide &h) {
+    OpBuilder &b = h.builder;
+    Location loc = cluster.getLoc();
+    h.programKey = (*createNode(b, *h.names, loc,
+                                "_XlaCompileMlirPlaceholderProgramKey",
+                                clusterName + "/program_key", {}, {}, {}))
+                       .getOutputs()[0];
+    h.programKey.setType(RankedTensorType::get({3}, StringType::get(ctx)));
+    if (h.replicated) {
+      h.deviceOrdinal =
+          (*createNode(b, *h.names, loc, "_TPUDeviceOrdinalPlaceholder",
+                       clusterName + "/device_ordinal", {}, {},
+                       {b.getNamedAttr("logical_core",
+                                       b.getI64IntegerAttr(0))}))
+              .getOutputs()[0];
+      h.deviceOrdinal.setType(
+          RankedTensorType::get({}, IntegerType::get(ctx, 64)));
+    }
+  };
+  if (failed(extractBlock(cluster.getBody().front(), host, topNames)))
+    return failure();
+  finishCluster();
+  return verifyNoMarkers();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+class GraphExtractOutsideCompilationPass
+    : public cleave::graph::impl::GraphExtractOutsideCompilationPassBase<
+          GraphExtractOutsideCompilationPass> {
+public:
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (Block *body : getGraphBodies(module)) {
+      SmallVector<ClusterOp> clusters;
+      body->walk([&](ClusterOp c) { clusters.push_back(c); });
+      if (clusters.empty())
+        continue;
+      NameUniquer names(*body);
+      for (ClusterOp cluster : clusters)
+        if (failed(Extractor(module, cluster, names).run()))
+          return signalPassFailure();
+    }
+  }
+};
+} // namespace
