@@ -123,15 +123,15 @@ def GraphClusterFormationPass
     becomes one block argument with its `n` operands, and each
     `TPUReplicatedOutput` of a cluster result becomes `n` results (result
     `k*n + r` is replica `r` of the `k`-th yielded value). With one replica
-    TPUReplicatedInput/Output stay as nodes: they are identities.
+    TPUReplicatedInput/Output are identities and go. A node outside the
+    cluster may read a cluster value directly: it becomes a result (replica
+    0 under replication). Members keep only TPU_REPLICATED_CORE devices.
 
     Export writes a clustered graph back flat and tagged.
 
     Errors, on the node: an empty `_tpu_replicate`; a metadata node without
     it, or two with the same value; a cluster without metadata; a missing or
-    non-positive `num_replicas`; a node outside the cluster that reads one of
-    its values other than through TPUReplicatedOutput (`... depends on TPU
-    computation ..., which is not allowed.`); a node both feeding and fed by
+    non-positive `num_replicas`; a node both feeding and fed by
     the cluster (`Op has cyclic dependency with a compilation cluster`); a
     TPUReplicatedInput/Output with the wrong number of replicas, or still
     used outside the cluster after folding.
