@@ -205,6 +205,23 @@ LogicalResult stringFormat(KernelContext &ctx) {
   return success();
 }
 
+/// StringLength: bytes, or UTF-8 characters (bytes that do not continue
+/// a character).
+LogicalResult stringLength(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  bool characters = ctx.getString("unit").value_or("BYTE") == "UTF8_CHAR";
+  Tensor out(kInt32, in.shape());
+  for (int64_t i = 0; i < in.numElements(); ++i) {
+    const std::string &text = in.strings()[i];
+    int32_t length = text.size();
+    if (characters)
+      length = llvm::count_if(text, [](char c) { return (c & 0xC0) != 0x80; });
+    out.data<int32_t>()[i] = length;
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
 /// AsString: each element through a printf format built from the attrs.
 LogicalResult asString(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
@@ -307,6 +324,7 @@ KernelTable cleave::interp::getHostKernels() {
       {"PrintV2", printV2},
       {"StringFormat", stringFormat},
       {"AsString", asString},
+      {"StringLength", stringLength},
       {"ScalarSummary", scalarSummary},
   };
 }

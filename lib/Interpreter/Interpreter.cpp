@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "Rendezvous.h"
 
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/OpRegistry.h"
@@ -16,8 +17,16 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <new>
+#include <thread>
 
 using namespace mlir;
 using namespace cleave;
@@ -134,7 +143,11 @@ bool cleave::interp::hasKernel(StringRef opType) {
 // Interpreter
 //===----------------------------------------------------------------------===//
 
-Interpreter::Interpreter(ModuleOp module) : module(module) {}
+Interpreter::Interpreter(ModuleOp module)
+    : module(module), executionLock(std::make_unique<ExecutionLock>()),
+      rendezvous(std::make_unique<Rendezvous>(*executionLock)) {}
+
+Interpreter::~Interpreter() = default;
 
 namespace {
 /// A computed output: a tensor, or dead (an untaken Switch branch).
@@ -161,47 +174,156 @@ std::string renderProducer(Value v) {
 } // namespace
 
 namespace {
+/// The ops an executor schedules: nodes, and the clusters and replicate
+/// regions that graph-cluster-formation made of them.
+bool isUnit(Operation *op) {
+  return op && isa<NodeOp, ClusterOp, ReplicateOp>(op);
+}
+
+/// What a cluster or replicate region reads from outside: its operands,
+/// then the values its body captures, each once.
+SmallVector<Value> getCompositeInputs(Operation *op) {
+  llvm::SetVector<Value> inputs(op->operand_begin(), op->operand_end());
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!op->isAncestor(v.getParentRegion()->getParentOp()))
+        inputs.insert(v);
+  });
+  return SmallVector<Value>(inputs.begin(), inputs.end());
+}
+
+/// Runs one kernel: the node's outputs, or failure with a diagnostic.
+FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
+                                         NodeOp node,
+                                         std::vector<Tensor> inputs,
+                                         DictionaryAttr bindings) {
+  StringRef op = node.getOpType();
+  Kernel kernel = lookupKernel(op);
+  if (!kernel && SymbolTable::lookupNearestSymbolFrom(
+                     node, StringAttr::get(node.getContext(), op)))
+    kernel = callFunctionNode;
+  if (!kernel)
+    return node.emitError() << "Node '" << node.getName()
+                            << "': no reference kernel for op '" << op << "'",
+           failure();
+  KernelContext ctx(node, std::move(inputs), interpreter, bindings);
+  // A tensor too large for memory is the node's error, as TensorFlow's
+  // ResourceExhausted, not the end of the process.
+  LogicalResult ran = failure();
+  try {
+    ran = kernel(ctx);
+  } catch (const std::bad_alloc &) {
+    return node.emitError() << "Node '" << node.getName()
+                            << "': OOM when allocating a tensor for op '" << op
+                            << "'",
+           failure();
+  }
+  if (failed(ran))
+    return failure();
+  return std::move(ctx.outputs);
+}
+
+FailureOr<std::vector<Tensor>>
+runBlock(Interpreter &interpreter, Block &body,
+         const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
+         ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
+         size_t firstTarget, DictionaryAttr bindings, Location loc);
+
+/// Runs a region's body (a cluster, or one replica of a replicate) to its
+/// yield, every op of it included, reading `fed` for the block's arguments
+/// and the values it captures.
+FailureOr<std::vector<Tensor>> runRegionBody(Interpreter &interpreter,
+                                             Block &body,
+                                             const llvm::DenseMap<Value, Tensor> &fed,
+                                             StringRef what) {
+  SmallVector<Operation *> roots;
+  for (Operation &op : body)
+    if (isUnit(&op))
+      roots.push_back(&op);
+  Operation *yield = body.getTerminator();
+  SmallVector<Value> results(yield->getOperands());
+  SmallVector<std::string> names;
+  for (unsigned i = 0; i < results.size(); ++i)
+    names.push_back((what + " result " + Twine(i)).str());
+  return runBlock(interpreter, body, fed, results, names, roots, 0,
+                  DictionaryAttr(), body.getParentOp()->getLoc());
+}
+
 /// Tagged-token dataflow, as TensorFlow's executor: every value lives in a
 /// frame (the root, or one iteration of a loop entered through Enter), and a
 /// node runs once per frame in which its inputs arrive. Enter moves a value
 /// into iteration 0 of a child frame (constant Enters into every iteration),
 /// NextIteration into the next iteration, Exit back to the parent frame.
 /// Dead values stop at NextIteration and Exit, which is how loops end.
+///
+/// Clusters, replicate regions and nodes that wait on the device (host
+/// receives, and calls of functions holding them) run on threads of their
+/// own, one kernel at a time under the interpreter's execution lock; their
+/// outputs are delivered when they finish.
 class Executor {
 public:
   static constexpr unsigned kRootFrame = 0;
 
-  Executor(Interpreter &interpreter, DictionaryAttr bindings,
+  Executor(Interpreter &interpreter, Block &body, DictionaryAttr bindings,
            const llvm::DenseMap<Value, Tensor> &fed,
            const llvm::DenseSet<Operation *> &needed)
-      : interpreter(interpreter), bindings(bindings), fed(fed), needed(needed),
-        maxIterations(interpreter.getMaxIterations()) {
+      : interpreter(interpreter), body(body), bindings(bindings), fed(fed),
+        needed(needed), maxIterations(interpreter.getMaxIterations()) {
     frames.push_back({kRootFrame, "", 0});
   }
 
-  unsigned countRequiredInputs(NodeOp node) {
+  ArrayRef<Value> getInputs(Operation *unit) { return inputsOf(unit); }
+
+  unsigned countRequiredInputs(Operation *unit) {
     unsigned count = 0;
-    for (Value input : node.getInputs())
-      if (!fed.count(input) && input.getDefiningOp<NodeOp>())
+    for (Value input : getInputs(unit))
+      if (!fed.count(input) && isUnit(input.getDefiningOp()) &&
+          input.getDefiningOp()->getBlock() == &body)
         ++count;
     return count;
   }
 
-  void schedule(NodeOp node, unsigned frame) { ready.push_back({node, frame}); }
+  void schedule(Operation *unit, unsigned frame) {
+    ready.push_back({unit, frame});
+  }
 
   const Slot *lookup(Value v, unsigned frame) const {
     auto it = values.find({v, frame});
     return it == values.end() ? nullptr : &it->second;
   }
 
-  /// Whether `node` ran in the root frame.
-  bool ranInRoot(NodeOp node) const { return rootRuns.count(node); }
+  /// Whether `unit` ran in the root frame.
+  bool ranInRoot(Operation *unit) const { return rootRuns.count(unit); }
 
   LogicalResult drain() {
-    for (size_t next = 0; next < ready.size(); ++next)
-      if (failed(execute(ready[next].first, ready[next].second)))
-        return failure();
-    return success();
+    LogicalResult result = success();
+    size_t next = 0;
+    while (true) {
+      while (succeeded(result) && next < ready.size()) {
+        auto [unit, frame] = ready[next++];
+        if (failed(execute(unit, frame)))
+          result = failure();
+      }
+      if (inFlight == 0)
+        break;
+      // Whatever still waits on a channel stops.
+      if (failed(result))
+        interpreter.getRendezvous().cancel();
+      Completion done = waitForCompletion();
+      --inFlight;
+      if (failed(done.outputs)) {
+        if (succeeded(result))
+          interpreter.getRendezvous().cancel();
+        result = failure();
+        continue;
+      }
+      if (succeeded(result) &&
+          failed(finish(done.unit, done.frame, *done.outputs, false)))
+        result = failure();
+    }
+    for (std::thread &t : threads)
+      t.join();
+    return result;
   }
 
 private:
@@ -214,6 +336,22 @@ private:
     unsigned arrived = 0, dead = 0;
     bool fired = false;
   };
+  struct Completion {
+    Operation *unit;
+    unsigned frame;
+    FailureOr<SmallVector<Slot, 2>> outputs;
+  };
+
+  ArrayRef<Value> inputsOf(Operation *unit) {
+    auto [it, inserted] = unitInputs.try_emplace(unit);
+    if (inserted) {
+      if (auto node = dyn_cast<NodeOp>(unit))
+        it->second.assign(node.getInputs().begin(), node.getInputs().end());
+      else
+        it->second = getCompositeInputs(unit);
+    }
+    return it->second;
+  }
 
   /// The frame for `iteration` of loop `name` entered from `parent`.
   unsigned getFrame(unsigned parent, std::string name, int64_t iteration) {
@@ -233,12 +371,15 @@ private:
   /// Makes `slot` the value of `v` in `frame` and wakes its consumers.
   void deliver(Value v, unsigned frame, const Slot &slot) {
     values[{v, frame}] = slot;
+    SmallPtrSet<Operation *, 4> woken;
     for (Operation *user : v.getUsers()) {
-      auto consumer = dyn_cast<NodeOp>(user);
-      if (!consumer || !needed.count(consumer))
+      // A use inside a cluster or replicate is an input of that region.
+      Operation *consumer = body.findAncestorOpInBlock(*user);
+      if (!isUnit(consumer) || !needed.count(consumer) ||
+          !woken.insert(consumer).second)
         continue;
       // A value used twice by one node arrives twice.
-      for (Value input : consumer.getInputs()) {
+      for (Value input : getInputs(consumer)) {
         if (input != v)
           continue;
         Pending &p = pending[{consumer, frame}];
@@ -246,8 +387,9 @@ private:
         p.dead += slot.dead;
         if (p.fired)
           continue;
-        bool isMerge = consumer.getOpType() == "Merge" ||
-                       consumer.getOpType() == "RefMerge";
+        auto node = dyn_cast<NodeOp>(consumer);
+        bool isMerge = node && (node.getOpType() == "Merge" ||
+                                node.getOpType() == "RefMerge");
         unsigned required = countRequiredInputs(consumer);
         if ((isMerge && (!slot.dead || p.dead == required)) ||
             (!isMerge && p.arrived == required)) {
@@ -269,10 +411,142 @@ private:
     return {Tensor(), true}; // a Merge input that has not arrived
   }
 
-  LogicalResult execute(NodeOp node, unsigned frame) {
-    StringRef op = node.getOpType();
+  /// Runs `job` on a thread of its own (in the calling thread's replica),
+  /// delivering its outputs to `unit` in `frame` when it finishes.
+  void startAsync(Operation *unit, unsigned frame,
+                  std::function<FailureOr<SmallVector<Slot, 2>>()> job) {
+    ++inFlight;
+    int64_t replica = getCurrentReplica();
+    ExecutionLock &lock = interpreter.getExecutionLock();
+    threads.emplace_back([this, unit, frame, replica, &lock, job]() {
+      lock.acquire();
+      FailureOr<SmallVector<Slot, 2>> outputs = failure();
+      {
+        ReplicaScope scope(replica);
+        outputs = job();
+      }
+      lock.release();
+      std::lock_guard<std::mutex> guard(completionMutex);
+      completions.push_back({unit, frame, std::move(outputs)});
+      completed.notify_one();
+    });
+  }
+
+  Completion waitForCompletion() {
+    UnlockedScope unlocked(interpreter.getExecutionLock());
+    std::unique_lock<std::mutex> guard(completionMutex);
+    completed.wait(guard, [&] { return !completions.empty(); });
+    Completion done = std::move(completions.front());
+    completions.pop_front();
+    return done;
+  }
+
+  /// Starts a cluster or replicate region once its inputs arrived.
+  LogicalResult startComposite(Operation *op, unsigned frame) {
+    if (frame != kRootFrame)
+      return op->emitError("the interpreter runs clusters and replicate "
+                           "regions only outside loops"),
+             failure();
+    llvm::DenseMap<Value, Tensor> captured;
+    bool dead = false;
+    for (Value v : getInputs(op)) {
+      Slot slot = input(v, frame);
+      dead |= slot.dead;
+      captured[v] = slot.value;
+    }
+    if (dead) {
+      SmallVector<Slot, 2> outputs(op->getNumResults());
+      for (Slot &out : outputs)
+        out.dead = true;
+      return finish(op, frame, outputs, true);
+    }
+    Interpreter &interp = interpreter;
+    if (auto cluster = dyn_cast<ClusterOp>(op)) {
+      startAsync(op, frame, [&interp, cluster, captured]() mutable
+                     -> FailureOr<SmallVector<Slot, 2>> {
+        Block &body = cluster.getBody().front();
+        captured[cluster.getMetadataControl()] = Tensor();
+        auto results = runRegionBody(
+            interp, body, captured,
+            ("cluster '" + cluster.getCluster() + "'").str());
+        if (failed(results))
+          return failure();
+        SmallVector<Slot, 2> outputs;
+        for (Tensor &t : *results)
+          outputs.push_back({std::move(t), false});
+        outputs.push_back({Tensor(), false}); // the control token
+        return outputs;
+      });
+      return success();
+    }
+    auto replicate = cast<ReplicateOp>(op);
+    startAsync(op, frame, [&interp, replicate,
+                           captured]() -> FailureOr<SmallVector<Slot, 2>> {
+      return runReplicas(interp, replicate, captured);
+    });
+    return success();
+  }
+
+  /// Runs the `n` replicas of a replicate region, each on its own thread.
+  static FailureOr<SmallVector<Slot, 2>>
+  runReplicas(Interpreter &interp, ReplicateOp replicate,
+              const llvm::DenseMap<Value, Tensor> &captured) {
+    int64_t n = replicate.getN();
+    Block &body = replicate.getBody().front();
+    ClusterOp cluster = replicate.getCluster();
+    std::string what = ("cluster '" + cluster.getCluster() + "'").str();
+    std::vector<FailureOr<std::vector<Tensor>>> results(n, failure());
+    ExecutionLock &lock = interp.getExecutionLock();
+    Rendezvous &rendezvous = interp.getRendezvous();
+    std::vector<std::thread> replicas;
+    for (int64_t r = 0; r < n; ++r) {
+      llvm::DenseMap<Value, Tensor> fed(captured);
+      for (BlockArgument arg : body.getArguments())
+        fed[arg] =
+            captured.lookup(replicate.getInputs()[arg.getArgNumber() * n + r]);
+      replicas.emplace_back([&, r, fed]() {
+        lock.acquire();
+        {
+          ReplicaScope scope(r);
+          results[r] = runRegionBody(interp, body, fed,
+                                     what + " replica " + std::to_string(r));
+          // The others stop: no replica waits for one that failed.
+          if (failed(results[r]))
+            rendezvous.cancel();
+        }
+        lock.release();
+      });
+    }
+    {
+      UnlockedScope unlocked(lock);
+      for (std::thread &t : replicas)
+        t.join();
+    }
+    if (llvm::any_of(results, [](auto &result) { return failed(result); })) {
+      int64_t first = rendezvous.getCanceller();
+      if (first >= 0 && first < n)
+        replicate.emitError()
+            << "replica " << first << " of " << what
+            << " failed (see the error above); the other replicas were "
+               "cancelled";
+      return failure();
+    }
+    unsigned numYielded = body.getTerminator()->getNumOperands();
+    SmallVector<Slot, 2> outputs;
+    for (unsigned k = 0; k < numYielded; ++k)
+      for (int64_t r = 0; r < n; ++r)
+        outputs.push_back({(*results[r])[k], false});
+    outputs.push_back({Tensor(), false}); // the control token
+    return outputs;
+  }
+
+  LogicalResult execute(Operation *unit, unsigned frame) {
     if (frame == kRootFrame)
-      rootRuns.insert(node);
+      rootRuns.insert(unit);
+    if (!isa<NodeOp>(unit))
+      return startComposite(unit, frame);
+    auto node = cast<NodeOp>(unit);
+    StringRef op = node.getOpType();
     bool isMerge = op == "Merge" || op == "RefMerge";
     bool deadControl = false, deadData = false, allDead = true;
     std::vector<Tensor> inputs;
@@ -316,31 +590,44 @@ private:
                  << renderProducer(v);
       if (validated.insert(node).second && failed(validateNodeAttrs(node)))
         return failure();
-      Kernel kernel = lookupKernel(op);
-      if (!kernel && SymbolTable::lookupNearestSymbolFrom(
-                         node, StringAttr::get(node.getContext(), op)))
-        kernel = callFunctionNode;
-      if (!kernel)
-        return node.emitError() << "Node '" << node.getName()
-                                << "': no reference kernel for op '" << op
-                                << "'";
-      KernelContext ctx(node, std::move(inputs), interpreter, bindings);
-      // A tensor too large for memory is the node's error, as TensorFlow's
-      // ResourceExhausted, not the end of the process.
-      LogicalResult ran = failure();
-      try {
-        ran = kernel(ctx);
-      } catch (const std::bad_alloc &) {
-        return node.emitError() << "Node '" << node.getName()
-                                << "': OOM when allocating a tensor for op '"
-                                << op << "'";
+      Interpreter &interp = interpreter;
+      DictionaryAttr attrs = bindings;
+      auto compute = [&interp, node, attrs](std::vector<Tensor> in)
+          -> FailureOr<SmallVector<Slot, 2>> {
+        auto results = runKernel(interp, node, std::move(in), attrs);
+        if (failed(results))
+          return failure();
+        SmallVector<Slot, 2> slots;
+        for (Tensor &t : *results)
+          slots.push_back({std::move(t), false});
+        return slots;
+      };
+      if (interp.waitsForDevice(node)) {
+        startAsync(node, frame, [compute, inputs]() mutable {
+          return compute(std::move(inputs));
+        });
+        return success();
       }
-      if (failed(ran))
+      auto computed = compute(std::move(inputs));
+      if (failed(computed))
         return failure();
-      for (auto [out, value] : llvm::zip(outputs, ctx.outputs))
-        out = {value, false};
+      outputs = std::move(*computed);
     }
+    return finish(node, frame, outputs, dead);
+  }
 
+  /// Delivers a unit's outputs (and its control token, dead when the unit
+  /// was) where they go.
+  LogicalResult finish(Operation *unit, unsigned frame,
+                       ArrayRef<Slot> outputs, bool dead) {
+    auto node = dyn_cast<NodeOp>(unit);
+    if (!node) {
+      // A cluster or replicate: its results, the control token last.
+      for (auto [v, slot] : llvm::zip(unit->getResults(), outputs))
+        deliver(v, frame, slot);
+      return success();
+    }
+    StringRef op = node.getOpType();
     // Where the outputs go.
     unsigned target = frame;
     if (op == "Enter" || op == "RefEnter") {
@@ -384,6 +671,7 @@ private:
   }
 
   Interpreter &interpreter;
+  Block &body;
   DictionaryAttr bindings;
   const llvm::DenseMap<Value, Tensor> &fed;
   const llvm::DenseSet<Operation *> &needed;
@@ -396,39 +684,53 @@ private:
       invariants;
   llvm::DenseMap<std::pair<Value, unsigned>, Slot> values;
   llvm::DenseMap<std::pair<Operation *, unsigned>, Pending> pending;
-  std::vector<std::pair<NodeOp, unsigned>> ready;
+  llvm::DenseMap<Operation *, SmallVector<Value>> unitInputs;
+  std::vector<std::pair<Operation *, unsigned>> ready;
   llvm::DenseSet<Operation *> rootRuns;
   llvm::DenseSet<Operation *> validated;
+  // Units running on threads of their own.
+  unsigned inFlight = 0;
+  std::vector<std::thread> threads;
+  std::mutex completionMutex;
+  std::condition_variable completed;
+  std::deque<Completion> completions;
 };
 } // namespace
 
 namespace {
-/// Runs the nodes of `body` that `roots` need (with `fed` values given)
+/// Runs the units of `body` that `roots` need (with `fed` values given)
 /// and returns `fetchValues`. The roots from `firstTarget` on are targets:
 /// each must run. `fetchNames` name the fetches in messages.
 FailureOr<std::vector<Tensor>>
 runBlock(Interpreter &interpreter, Block &body,
          const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
-         ArrayRef<std::string> fetchNames, ArrayRef<NodeOp> roots,
+         ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
          size_t firstTarget, DictionaryAttr bindings, Location loc) {
-  // The nodes to run: everything the roots reach backwards, except through
+  // The units to run: everything the roots reach backwards, except through
   // fed tensors.
   llvm::DenseSet<Operation *> needed;
-  SmallVector<NodeOp> stack(roots.begin(), roots.end());
+  SmallVector<Operation *> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
-    NodeOp node = stack.pop_back_val();
-    if (!needed.insert(node).second)
+    Operation *unit = stack.pop_back_val();
+    if (!needed.insert(unit).second)
       continue;
-    for (Value input : node.getInputs())
+    SmallVector<Value> inputs;
+    if (auto node = dyn_cast<NodeOp>(unit))
+      inputs.assign(node.getInputs().begin(), node.getInputs().end());
+    else
+      inputs = getCompositeInputs(unit);
+    for (Value input : inputs)
       if (!fed.count(input))
-        if (auto producer = input.getDefiningOp<NodeOp>())
+        if (Operation *producer = input.getDefiningOp();
+            isUnit(producer) && producer->getBlock() == &body)
           stack.push_back(producer);
   }
 
-  Executor executor(interpreter, bindings, fed, needed);
-  for (auto node : body.getOps<NodeOp>())
-    if (needed.count(node) && executor.countRequiredInputs(node) == 0)
-      executor.schedule(node, Executor::kRootFrame);
+  Executor executor(interpreter, body, bindings, fed, needed);
+  for (Operation &op : body)
+    if (isUnit(&op) && needed.count(&op) &&
+        executor.countRequiredInputs(&op) == 0)
+      executor.schedule(&op, Executor::kRootFrame);
   if (failed(executor.drain()))
     return failure();
   // An input that never arrives (a cycle that is not a loop, or a node in a
@@ -436,11 +738,14 @@ runBlock(Interpreter &interpreter, Block &body,
   const char *stalled = "one of its inputs never arrived (a cycle that is "
                         "not a loop, or a loop body node fed from outside "
                         "the loop without an Enter)";
-  for (NodeOp target : roots.drop_front(firstTarget))
-    if (!executor.ranInRoot(target))
-      return target.emitError()
-                 << "Node '" << target.getName() << "' never ran: " << stalled,
-             failure();
+  for (Operation *target : roots.drop_front(firstTarget))
+    if (!executor.ranInRoot(target)) {
+      if (auto node = dyn_cast<NodeOp>(target))
+        return target->emitError() << "Node '" << node.getName()
+                                   << "' never ran: " << stalled,
+               failure();
+      return target->emitError() << "never ran: " << stalled, failure();
+    }
 
   std::vector<Tensor> results;
   for (auto [i, v] : llvm::enumerate(fetchValues)) {
@@ -474,23 +779,62 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     graph = g;
   if (!graph)
     return emitError(loc, "the module has no graph.graph to run"), failure();
-  llvm::StringMap<NodeOp> byName;
-  for (Operation &op : graph.getBody().front()) {
-    auto node = dyn_cast<NodeOp>(op);
-    if (!node)
-      return op.emitError() << "the interpreter runs flat graphs; '"
-                            << op.getName()
-                            << "' holds a region (export the graph to a "
-                               "GraphDef to flatten it)",
+  Block &body = graph.getBody().front();
+
+  // What names name: top-level nodes; a replicate's folded
+  // TPUReplicatedOutputs (their n outputs); a cluster by its metadata (as
+  // a target). Nodes inside clusters and replicas are sealed.
+  struct Named {
+    Operation *op;
+    SmallVector<Value> outputs;
+  };
+  llvm::StringMap<Named> byName;
+  llvm::StringMap<NodeOp> sealed;
+  bool replicated = false;
+  for (Operation &op : body) {
+    if (auto node = dyn_cast<NodeOp>(op)) {
+      byName[node.getName()] = {node, SmallVector<Value>(node.getOutputs())};
+      continue;
+    }
+    auto cluster = dyn_cast<ClusterOp>(op);
+    auto replicate = dyn_cast<ReplicateOp>(op);
+    if (replicate)
+      cluster = replicate.getCluster();
+    if (!cluster)
+      return op.emitError() << "the interpreter cannot run '" << op.getName()
+                            << "'",
              failure();
-    byName[node.getName()] = node;
+    replicated = true;
+    byName[cluster.getMetadataName()] = {&op, {}};
+    op.walk([&](NodeOp inner) { sealed[inner.getName()] = inner; });
+    if (!replicate)
+      continue;
+    int64_t n = replicate.getN();
+    for (auto [k, entry] : llvm::enumerate(replicate.getOutputNodes()))
+      if (auto name = cast<DictionaryAttr>(entry).getAs<StringAttr>("name"))
+        byName[name.getValue()] = {
+            &op, SmallVector<Value>(replicate.getOutputs().slice(k * n, n))};
   }
+  auto sealedError = [&](StringRef name) -> LogicalResult {
+    NodeOp node = sealed.lookup(name);
+    if (!node)
+      return success();
+    return node.emitError()
+           << "Operation " << name
+           << " has been marked as not fetchable. Typically this happens "
+              "when it is defined in another function or code block. Use "
+              "return values, explicit Python locals or TensorFlow "
+              "collections to access it.";
+  };
 
   // Resolve feeds and fetches.
   llvm::DenseMap<Value, Tensor> fed;
   for (const auto &[name, tensor] : feeds) {
     auto [nodeName, port] = splitTensorName(name);
-    NodeOp node = byName.lookup(nodeName);
+    if (NodeOp inner = sealed.lookup(nodeName))
+      return inner.emitError() << "Tensor " << name << " may not be fed.",
+             failure();
+    auto node = dyn_cast_or_null<NodeOp>(byName.lookup(nodeName).op);
     if (!node || port >= node.getOutputs().size())
       return emitError(loc) << "cannot feed '" << name
                             << "': no such tensor in the graph",
@@ -531,39 +875,56 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   SmallVector<Value> fetchValues;
   for (const std::string &name : fetches) {
     auto [nodeName, port] = splitTensorName(name);
-    NodeOp node = byName.lookup(nodeName);
-    if (!node)
+    if (failed(sealedError(nodeName)))
+      return failure();
+    auto it = byName.find(nodeName);
+    if (it == byName.end())
       return emitError(loc) << "cannot fetch '" << name
                             << "': no node named '" << nodeName << "'",
              failure();
-    if (port >= node.getOutputs().size())
+    const Named &named = it->second;
+    if (port >= named.outputs.size())
       return emitError(loc) << "cannot fetch '" << name << "': node '"
-                            << nodeName << "' has " << node.getOutputs().size()
+                            << nodeName << "' has " << named.outputs.size()
                             << " outputs",
              failure();
-    if (auto error = getReplicationFetchError(node))
-      return node.emitError() << *error, failure();
-    fetchValues.push_back(node.getOutputs()[port]);
+    if (auto node = dyn_cast<NodeOp>(named.op))
+      if (auto error = getReplicationFetchError(node))
+        return node.emitError() << *error, failure();
+    fetchValues.push_back(named.outputs[port]);
   }
-  SmallVector<NodeOp> roots;
+  SmallVector<Operation *> roots;
   for (Value v : fetchValues)
     if (!fed.count(v))
-      roots.push_back(v.getDefiningOp<NodeOp>());
+      roots.push_back(v.getDefiningOp());
   for (const std::string &name : targets) {
-    NodeOp node = byName.lookup(name);
-    if (!node)
+    if (failed(sealedError(name)))
+      return failure();
+    Operation *op = byName.lookup(name).op;
+    if (!op)
       return emitError(loc) << "cannot run target '" << name
                             << "': no node named '" << name << "'",
              failure();
-    if (auto error = getReplicationFetchError(node))
-      return node.emitError() << *error, failure();
-    roots.push_back(node);
+    if (auto node = dyn_cast<NodeOp>(op))
+      if (auto error = getReplicationFetchError(node))
+        return node.emitError() << *error, failure();
+    roots.push_back(op);
   }
 
+  // One kernel at a time; replicas and host transfers wait on channels.
+  executionLock->acquire();
+  rendezvous->reset(channelTimeout);
+  // A failed replicated step leaves the variables of the last good one.
+  std::optional<llvm::StringMap<Tensor>> saved;
+  if (replicated)
+    saved = state.variables;
   SmallVector<std::string> fetchNames(fetches.begin(), fetches.end());
   FailureOr<std::vector<Tensor>> results =
-      runBlock(*this, graph.getBody().front(), fed, fetchValues, fetchNames,
-               roots, roots.size() - targets.size(), DictionaryAttr(), loc);
+      runBlock(*this, body, fed, fetchValues, fetchNames, roots,
+               roots.size() - targets.size(), DictionaryAttr(), loc);
+  if (failed(results) && saved)
+    state.variables = std::move(*saved);
+  executionLock->release();
   if (failed(results))
     return failure();
   // A ref variable fetched before anything assigned it has no value.
@@ -577,6 +938,34 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
              failure();
     }
   return results;
+}
+
+bool Interpreter::waitsForDevice(Operation *op) {
+  auto node = cast<NodeOp>(op);
+  StringRef opType = node.getOpType();
+  if (opType == "_XlaRecvAtHost" || opType == "_XlaRecvAtHostV2")
+    return true;
+  // Host twins of control flow: calls of functions that hold receives.
+  std::function<bool(StringRef)> holdsReceive = [&](StringRef name) {
+    auto func = module.lookupSymbol<FuncOp>(name);
+    if (!func || func.getBody().empty())
+      return false;
+    auto [it, inserted] = functionsWaiting.try_emplace(func, false);
+    if (!inserted)
+      return it->second;
+    bool waits = false;
+    for (auto inner : func.getBody().front().getOps<NodeOp>())
+      if (waitsForDevice(inner)) {
+        waits = true;
+        break;
+      }
+    return functionsWaiting[func] = waits;
+  };
+  for (NamedAttribute attr : node.getAttrs())
+    if (auto f = dyn_cast<FuncAttr>(attr.getValue()))
+      if (holdsReceive(f.getName().getValue()))
+        return true;
+  return holdsReceive(opType);
 }
 
 FailureOr<std::vector<Tensor>>
@@ -636,7 +1025,7 @@ Interpreter::call(StringRef function, ArrayRef<Tensor> args,
   ReturnOp ret = func.getReturnOp();
   SmallVector<Value> results;
   SmallVector<std::string> names;
-  SmallVector<NodeOp> roots;
+  SmallVector<Operation *> roots;
   for (Value v : ret.getOperands()) {
     if (!isa<ControlType>(v.getType())) {
       results.push_back(v);

@@ -1,23 +1,28 @@
-//===- ReplicationKernels.cpp - tpu.replicate()'s ops, one replica --------===//
+//===- ReplicationKernels.cpp - replication, host transfers, collectives --===//
 //
-// A graph tagged by graph-replicate (or TensorFlow) with num_replicas = 1
-// runs as written: TPUReplicatedInput/Output pass their single value
-// through and the metadata is a no-op. Running N > 1 replicas is the
-// runtime's job, so the reference interpreter refuses it by name.
+// A flat graph tagged by graph-replicate (or TensorFlow) with
+// num_replicas = 1 runs as written: TPUReplicatedInput/Output pass their
+// single value through and the metadata is a no-op. Several replicas run
+// once graph-cluster-formation made a graph.replicate of them (graph-run
+// does so); the flat form refuses them by name.
+//
+// Host transfers meet on the interpreter's rendezvous, keyed by (key,
+// replica): the device side (_XlaHostComputeMlir, XlaSendToHost) in the
+// replica it runs in, the host side by its device ordinal.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "Rendezvous.h"
 
 using namespace mlir;
 using namespace cleave::interp;
 
 namespace {
 LogicalResult refuseReplicas(KernelContext &ctx, int64_t n) {
-  return ctx.error() << "the reference interpreter runs a single replica, "
-                        "but this "
-                     << ctx.node.getOpType() << " has " << n
-                     << " (run the replicated graph with the runtime)";
+  return ctx.error() << "this " << ctx.node.getOpType() << " has " << n
+                     << " replicas, which run once graph-cluster-formation "
+                        "formed the replicated computation (graph-run does)";
 }
 
 LogicalResult replicatedInput(KernelContext &ctx) {
@@ -47,6 +52,161 @@ LogicalResult compilationResult(KernelContext &ctx) {
   ctx.outputs[0] = Tensor(kString, {});
   return success();
 }
+/// The replica a device-side transfer runs in (0 without replication).
+int64_t deviceReplica() { return std::max<int64_t>(getCurrentReplica(), 0); }
+
+/// Receives `count` tensors of `dtypes` on (key, replica) into the outputs.
+LogicalResult receive(KernelContext &ctx, StringRef key, int64_t replica,
+                      ArrayRef<int32_t> dtypes) {
+  std::string error;
+  auto values = ctx.interpreter.getRendezvous().recv(key, replica, error);
+  if (!values) {
+    if (error.empty())
+      return failure(); // cancelled: the cause is reported where it happened
+    return ctx.error() << error;
+  }
+  if (values->size() != dtypes.size())
+    return ctx.error() << "expected " << dtypes.size()
+                       << " tensors on channel '" << key << "' for replica "
+                       << replica << ", but " << values->size() << " arrived";
+  for (auto [i, t] : llvm::enumerate(*values))
+    if (dtypes[i] > 0 && t.dtype() != dtypes[i])
+      return ctx.error() << "tensor " << i << " on channel '" << key
+                         << "' is " << dtypeName(t.dtype()) << ", expected "
+                         << dtypeName(dtypes[i]);
+  for (auto [i, t] : llvm::enumerate(*values))
+    ctx.outputs[i] = std::move(t);
+  return success();
+}
+
+std::vector<int32_t> typeListAttr(KernelContext &ctx, StringRef name) {
+  std::vector<int32_t> dtypes;
+  if (auto list = dyn_cast_or_null<ArrayAttr>(ctx.getAttr(name)))
+    for (Attribute a : list)
+      if (auto t = dyn_cast<TypeAttr>(a))
+        dtypes.push_back(cleave::graph::typeToDataType(t.getValue()));
+  return dtypes;
+}
+
+/// Device side: sends the inputs to the host, then waits for its answer.
+LogicalResult hostCompute(KernelContext &ctx) {
+  std::string sendKey = ctx.getString("send_key").value_or("");
+  std::string recvKey = ctx.getString("recv_key").value_or("");
+  int64_t replica = deviceReplica();
+  if (!sendKey.empty())
+    ctx.interpreter.getRendezvous().send(sendKey, replica, ctx.inputs);
+  if (recvKey.empty())
+    return success();
+  return receive(ctx, recvKey, replica, typeListAttr(ctx, "Toutputs"));
+}
+
+LogicalResult sendToHost(KernelContext &ctx) {
+  ctx.interpreter.getRendezvous().send(*ctx.getString("key"), deviceReplica(),
+                                       ctx.inputs);
+  return success();
+}
+
+LogicalResult recvFromHost(KernelContext &ctx) {
+  return receive(ctx, *ctx.getString("key"), deviceReplica(),
+                 {*ctx.getType("Toutput")});
+}
+
+/// Host side: the replica is the device ordinal, an attr (V1) or the
+/// input after the dynamic key (V2).
+template <bool isV2> int64_t hostReplica(KernelContext &ctx) {
+  if (isV2)
+    return ctx.inputs.back().getAsInt(0);
+  return ctx.getInt("device_ordinal").value_or(0);
+}
+
+template <bool isV2> LogicalResult recvAtHost(KernelContext &ctx) {
+  return receive(ctx, *ctx.getString("key"), hostReplica<isV2>(ctx),
+                 typeListAttr(ctx, "Toutputs"));
+}
+
+template <bool isV2> LogicalResult sendFromHost(KernelContext &ctx) {
+  int64_t replica = hostReplica<isV2>(ctx);
+  // The values, without the dynamic key (and ordinal).
+  std::vector<Tensor> values(ctx.inputs.begin(),
+                             ctx.inputs.end() - (isV2 ? 2 : 1));
+  ctx.interpreter.getRendezvous().send(*ctx.getString("key"), replica,
+                                       std::move(values));
+  return success();
+}
+
+/// The compiled program's key: what the host transfers of one program
+/// share. One program runs here, so any three strings do.
+LogicalResult programKey(KernelContext &ctx) {
+  Tensor key(kString, {3});
+  key.strings() = {"cleave", "interpreter", ""};
+  ctx.outputs[0] = key;
+  return success();
+}
+
+LogicalResult deviceOrdinal(KernelContext &ctx) {
+  Tensor ordinal(kInt64, {});
+  ordinal.data<int64_t>()[0] = deviceReplica();
+  ctx.outputs[0] = ordinal;
+  return success();
+}
+
+/// The sum over the replicas of the caller's group (all replicas when
+/// group_assignment is empty), as XLA's cross-replica sum.
+LogicalResult crossReplicaSum(KernelContext &ctx) {
+  const Tensor &input = ctx.inputs[0];
+  int64_t replica = getCurrentReplica();
+  if (replica < 0) { // one replica: its own sum
+    ctx.outputs[0] = input;
+    return success();
+  }
+  const Tensor &groups = ctx.inputs[1];
+  int64_t groupIndex = 0, member = replica, groupSize = -1;
+  if (groups.rank() != 2 && groups.numElements() != 0)
+    return ctx.error() << "group_assignment must be a matrix, got shape "
+                       << shapeString(groups.shape());
+  if (groups.numElements() != 0) {
+    int64_t numGroups = groups.shape()[0], size = groups.shape()[1];
+    member = -1;
+    for (int64_t g = 0; g < numGroups && member < 0; ++g)
+      for (int64_t i = 0; i < size; ++i)
+        if (groups.getAsInt(g * size + i) == replica) {
+          groupIndex = g;
+          member = i;
+        }
+    if (member < 0)
+      return ctx.error() << "replica " << replica
+                         << " is in no group of group_assignment";
+    groupSize = size;
+  }
+  if (groupSize < 0) {
+    // Every replica of the running replicate: the group is all of them.
+    auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
+    groupSize = replicate ? replicate.getN() : 1;
+  }
+  auto sum = [](std::vector<Tensor> &inputs) {
+    Tensor out(inputs[0].dtype(), inputs[0].shape());
+    visitNumeric(out.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      T *o = out.data<T>();
+      int64_t n = out.numElements();
+      std::fill(o, o + n, T{});
+      for (const Tensor &in : inputs)
+        for (int64_t i = 0; i < n; ++i)
+          o[i] += in.data<T>()[i];
+    });
+    return out;
+  };
+  std::string error;
+  auto result = ctx.interpreter.getRendezvous().combine(
+      ctx.node.getOperation(), groupIndex, member, groupSize, input, sum,
+      error);
+  if (!result)
+    return error.empty() ? failure() : (ctx.error() << error, failure());
+  if (result->shape() != input.shape())
+    return ctx.error() << "the replicas' inputs differ in shape";
+  ctx.outputs[0] = std::move(*result);
+  return success();
+}
 } // namespace
 
 KernelTable cleave::interp::getReplicationKernels() {
@@ -55,5 +215,15 @@ KernelTable cleave::interp::getReplicationKernels() {
       {"TPUReplicatedOutput", replicatedOutput},
       {"TPUReplicateMetadata", replicateMetadata},
       {"TPUCompilationResult", compilationResult},
+      {"_XlaHostComputeMlir", hostCompute},
+      {"XlaSendToHost", sendToHost},
+      {"XlaRecvFromHost", recvFromHost},
+      {"_XlaRecvAtHost", recvAtHost<false>},
+      {"_XlaRecvAtHostV2", recvAtHost<true>},
+      {"_XlaSendFromHost", sendFromHost<false>},
+      {"_XlaSendFromHostV2", sendFromHost<true>},
+      {"_XlaCompileMlirPlaceholderProgramKey", programKey},
+      {"_TPUDeviceOrdinalPlaceholder", deviceOrdinal},
+      {"CrossReplicaSum", crossReplicaSum},
   };
 }

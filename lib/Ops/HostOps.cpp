@@ -32,6 +32,10 @@ OpTable cleave::ops::detail::getHostOps() {
        /*isStateful=*/true},
 
       // Strings.
+      {"StringLength",
+       {"input: string"},
+       {"output: int32"},
+       {"unit: {'BYTE', 'UTF8_CHAR'} = 'BYTE'"}},
       {"StringFormat",
        {"inputs: T"},
        {"output: string"},
@@ -70,6 +74,7 @@ ShapeFnTable cleave::ops::detail::getHostShapeFns() {
       {"PrintV2", shapes::none},
       {"Assert", shapes::none},
       {"StringFormat", shapes::scalar},
+      {"StringLength", shapes::unchanged},
       {"AsString", shapes::unchanged},
       {"ScalarSummary", shapes::scalar},
       {"HistogramSummary", shapes::scalar},

@@ -114,6 +114,12 @@ OpTable cleave::ops::detail::getTPUOps() {
        {"device_ordinal: int64"},
        {"logical_core: int = 0"}},
 
+      // Collectives across replicas.
+      {"CrossReplicaSum",
+       {"input: T", "group_assignment: int32"},
+       {"output: T"},
+       {"T: {half, bfloat16, float, double, int32, uint32}"}},
+
       // Infeed.
       {"InfeedDequeue",
        {},
@@ -208,6 +214,7 @@ ShapeFnTable cleave::ops::detail::getTPUShapeFns() {
       {"OutfeedEnqueueTuple", shapes::none},
       {"OutfeedDequeueTuple", shapesAttr},
       {"XlaRecvFromHost", shapes::fromShapeAttr},
+      {"CrossReplicaSum", shapes::unchanged},
       {"XlaSendToHost", shapes::none},
       {"_XlaSendFromHost", shapes::none},
       {"_XlaSendFromHostV2", shapes::none},

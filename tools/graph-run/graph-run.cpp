@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/InitAll.h"
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Jit/AutoClustering.h"
@@ -29,6 +30,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -71,6 +73,11 @@ static cl::opt<int64_t>
     maxIterations("max-iterations",
                   cl::desc("fail when a loop runs this many iterations"),
                   cl::init(1000000), cl::cat(runCategory));
+static cl::opt<double> channelTimeout(
+    "channel-timeout",
+    cl::desc("seconds a host transfer or collective of a replicated graph "
+             "waits before it fails (a deadlock, or a replica that failed)"),
+    cl::init(300), cl::cat(runCategory));
 enum class Backend { Interpreter, CPU };
 static cl::opt<Backend> backend(
     "backend", cl::desc("how nodes run"),
@@ -268,6 +275,22 @@ static void printTiming(std::vector<double> seconds,
   llvm::errs() << "\n";
 }
 
+/// Whether the graph holds a computation replicated more than once.
+static bool hasSeveralReplicas(ModuleOp module) {
+  bool found = false;
+  module.walk([&](Operation *op) {
+    if (isa<graph::ReplicateOp>(op))
+      found = true;
+    if (auto node = dyn_cast<graph::NodeOp>(op))
+      if (node.getOpType() == "TPUReplicateMetadata" &&
+          node.getTFInt("num_replicas").value_or(1) > 1 &&
+          node.getTFString("_tpu_replicate").value_or("") != "" &&
+          node->getParentOfType<graph::GraphOp>())
+        found = true;
+  });
+  return found;
+}
+
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
@@ -298,6 +321,10 @@ int main(int argc, char **argv) {
       return 1;
     }
 
+  if (!(channelTimeout > 0))
+    return llvm::errs() << "graph-run: --channel-timeout must be a positive "
+                           "number of seconds\n",
+           1;
   OwningOpRef<ModuleOp> module =
       loadGraphFile(inputFilename, &context, sourceMgr, "graph-run",
                     getGraphDefImportOptionsFromCL());
@@ -307,6 +334,23 @@ int main(int argc, char **argv) {
     llvm::errs() << "graph-run: " << message << "\n";
     return 1;
   };
+
+  // Several replicas run once their computation is formed into a
+  // graph.replicate, its host nodes beside the cluster.
+  if (hasSeveralReplicas(*module)) {
+    if (backend == Backend::CPU && backend.getNumOccurrences())
+      return fail("--backend=cpu does not compile replicated computations "
+                  "yet; run them with --backend=interpreter");
+    if (backend == Backend::CPU)
+      llvm::errs() << "graph-run: note: replicated computations run in the "
+                      "interpreter (their compiled form is not built yet)\n";
+    backend = Backend::Interpreter;
+    PassManager pm(&context);
+    pm.addPass(graph::createGraphClusterFormationPass());
+    pm.addPass(graph::createGraphExtractOutsideCompilationPass());
+    if (failed(pm.run(*module)))
+      return 1;
+  }
 
   // With --signature, feeds and fetches are the SignatureDef's keys.
   std::vector<std::string> fetchKeys(fetchOpts.begin(), fetchOpts.end());
@@ -451,6 +495,7 @@ int main(int argc, char **argv) {
     }
     run.interpreter = std::make_unique<Interpreter>(*run.module);
     run.interpreter->setMaxIterations(maxIterations);
+    run.interpreter->setChannelTimeout(channelTimeout);
     if (backend == Backend::CPU)
       run.interpreter->setCompiledCallHandler(&runner);
     run.interpreter->getState() = previous;

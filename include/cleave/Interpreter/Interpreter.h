@@ -12,9 +12,11 @@
 #include "cleave/Interpreter/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +46,9 @@ struct State {
 /// name aside).
 bool hasKernel(llvm::StringRef opType);
 
+class ExecutionLock;
+class Rendezvous;
+
 /// Runs calls of functions that auto-clustering encapsulated
 /// (`_XlaCompiledKernel = true` on the call node) with compiled code
 /// instead of interpreting their bodies. Without a handler such calls are
@@ -64,6 +69,7 @@ public:
 class Interpreter {
 public:
   explicit Interpreter(mlir::ModuleOp module);
+  ~Interpreter();
 
   /// Runs the nodes that `fetches` ("node" or "node:port") and `targets`
   /// (node names, run for effect) need, with `feeds` replacing tensors.
@@ -100,12 +106,30 @@ public:
   void setMaxIterations(int64_t limit) { maxIterations = limit; }
   int64_t getMaxIterations() const { return maxIterations; }
 
+  /// A host transfer or collective that waits longer than this many
+  /// seconds fails, naming its channel and replica: a deadlocked program
+  /// must not hang the oracle.
+  void setChannelTimeout(double seconds) { channelTimeout = seconds; }
+
+  /// Replicas, clusters and nodes that wait on the device run on threads
+  /// of their own, one kernel at a time under this lock; they meet on the
+  /// rendezvous's channels.
+  ExecutionLock &getExecutionLock() { return *executionLock; }
+  Rendezvous &getRendezvous() { return *rendezvous; }
+  /// Whether `node` waits for the device: a host receive, or a call of a
+  /// function holding one.
+  bool waitsForDevice(mlir::Operation *node);
+
 private:
   mlir::ModuleOp module;
   State state;
   int64_t maxIterations = 1000000;
   unsigned callDepth = 0;
   CompiledCallHandler *compiledCalls = nullptr;
+  double channelTimeout = 300;
+  std::unique_ptr<ExecutionLock> executionLock;
+  std::unique_ptr<Rendezvous> rendezvous;
+  llvm::DenseMap<mlir::Operation *, bool> functionsWaiting;
 };
 
 } // namespace cleave::interp

@@ -1,0 +1,185 @@
+//===- Rendezvous.cpp - channels and collectives between replicas ---------===//
+
+#include "Rendezvous.h"
+
+#include <chrono>
+
+using namespace cleave::interp;
+
+//===----------------------------------------------------------------------===//
+// ExecutionLock
+//===----------------------------------------------------------------------===//
+
+void ExecutionLock::acquire() {
+  std::unique_lock<std::mutex> guard(mutex);
+  if (depth > 0 && owner == std::this_thread::get_id()) {
+    ++depth;
+    return;
+  }
+  available.wait(guard, [&] { return depth == 0; });
+  owner = std::this_thread::get_id();
+  depth = 1;
+}
+
+void ExecutionLock::release() {
+  std::lock_guard<std::mutex> guard(mutex);
+  if (--depth == 0) {
+    owner = {};
+    available.notify_one();
+  }
+}
+
+unsigned ExecutionLock::releaseAll() {
+  std::lock_guard<std::mutex> guard(mutex);
+  if (depth == 0 || owner != std::this_thread::get_id())
+    return 0;
+  unsigned held = depth;
+  depth = 0;
+  owner = {};
+  available.notify_one();
+  return held;
+}
+
+void ExecutionLock::reacquire(unsigned held) {
+  if (held == 0)
+    return;
+  std::unique_lock<std::mutex> guard(mutex);
+  available.wait(guard, [&] { return depth == 0; });
+  owner = std::this_thread::get_id();
+  depth = held;
+}
+
+//===----------------------------------------------------------------------===//
+// The current replica
+//===----------------------------------------------------------------------===//
+
+static thread_local int64_t currentReplica = -1;
+
+int64_t cleave::interp::getCurrentReplica() { return currentReplica; }
+
+ReplicaScope::ReplicaScope(int64_t replica) : previous(currentReplica) {
+  currentReplica = replica;
+}
+
+ReplicaScope::~ReplicaScope() { currentReplica = previous; }
+
+//===----------------------------------------------------------------------===//
+// Rendezvous
+//===----------------------------------------------------------------------===//
+
+void Rendezvous::reset(double timeoutSeconds) {
+  std::lock_guard<std::mutex> guard(mutex);
+  timeout = timeoutSeconds;
+  cancelled = false;
+  canceller = -1;
+  channels.clear();
+  rounds.clear();
+  nextRound.clear();
+}
+
+void Rendezvous::send(llvm::StringRef key, int64_t replica,
+                      std::vector<Tensor> values) {
+  std::lock_guard<std::mutex> guard(mutex);
+  channels[{key.str(), replica}].push_back(std::move(values));
+  changed.notify_all();
+}
+
+static std::string describeTimeout(double seconds) {
+  char text[32];
+  snprintf(text, sizeof(text), "%g", seconds);
+  return std::string(text) + " s (see --channel-timeout)";
+}
+
+std::optional<std::vector<Tensor>>
+Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error) {
+  auto id = std::make_pair(key.str(), replica);
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(timeout);
+  while (true) {
+    {
+      std::lock_guard<std::mutex> guard(mutex);
+      if (cancelled)
+        return error.clear(), std::nullopt;
+      auto &queue = channels[id];
+      if (!queue.empty()) {
+        std::vector<Tensor> values = std::move(queue.front());
+        queue.pop_front();
+        return values;
+      }
+    }
+    // Wait without the execution lock, so that the sender can run.
+    UnlockedScope unlocked(lock);
+    std::unique_lock<std::mutex> guard(mutex);
+    bool woken = changed.wait_until(guard, deadline, [&] {
+      return cancelled || !channels[id].empty();
+    });
+    if (!woken) {
+      error = "nothing arrived on channel '" + key.str() + "' for replica " +
+              std::to_string(replica) + " within " +
+              describeTimeout(timeout) +
+              ": the other side never sent it (a deadlock, or it failed)";
+      return std::nullopt;
+    }
+  }
+}
+
+std::optional<Tensor> Rendezvous::combine(
+    const void *op, int64_t group, int64_t member, int64_t groupSize,
+    Tensor value, const std::function<Tensor(std::vector<Tensor> &)> &reduce,
+    std::string &error) {
+  std::unique_lock<std::mutex> guard(mutex);
+  int64_t round = nextRound[{op, group, member}]++;
+  auto roundKey = std::make_pair(op, group);
+  Round &r = rounds[roundKey][round];
+  if (r.inputs.empty())
+    r.inputs.resize(groupSize);
+  r.inputs[member] = std::move(value);
+  if (++r.arrived == groupSize) {
+    // The last member combines, still holding the execution lock.
+    r.result = reduce(r.inputs);
+    r.done = true;
+    changed.notify_all();
+  } else {
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration<double>(timeout);
+    guard.unlock();
+    UnlockedScope unlocked(lock);
+    std::unique_lock<std::mutex> waiting(mutex);
+    bool woken = changed.wait_until(waiting, deadline, [&] {
+      return cancelled || rounds[roundKey][round].done;
+    });
+    if (cancelled)
+      return error.clear(), std::nullopt;
+    if (!woken) {
+      error = "replica " + std::to_string(member) +
+              " waited for the other replicas of its group within " +
+              describeTimeout(timeout) + ", but not all of them arrived";
+      return std::nullopt;
+    }
+  }
+  if (!guard.owns_lock())
+    guard.lock();
+  Round &done = rounds[roundKey][round];
+  Tensor result = done.result;
+  if (++done.taken == groupSize)
+    rounds[roundKey].erase(round);
+  return result;
+}
+
+void Rendezvous::cancel() {
+  std::lock_guard<std::mutex> guard(mutex);
+  if (!cancelled)
+    canceller = getCurrentReplica();
+  cancelled = true;
+  changed.notify_all();
+}
+
+int64_t Rendezvous::getCanceller() {
+  std::lock_guard<std::mutex> guard(mutex);
+  return canceller;
+}
+
+bool Rendezvous::isCancelled() {
+  std::lock_guard<std::mutex> guard(mutex);
+  return cancelled;
+}

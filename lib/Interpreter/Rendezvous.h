@@ -1,0 +1,131 @@
+//===- Rendezvous.h - channels and collectives between replicas -*- C++ -*-===//
+//
+// Private to CleaveInterpreter. When a run has replicas or host nodes
+// beside a cluster, parts of the graph run on threads of their own: each
+// replica, each cluster (the device side) and each node that waits on the
+// host for the device. Kernels still run one at a time: a thread holds the
+// ExecutionLock while it computes and lets go of it only to wait, so the
+// interpreter's state needs no other locking. Channels carry the tensors of
+// host transfers, keyed by (key, replica); collectives meet all replicas of
+// a group. Every wait ends: by its message, by cancellation (another part
+// failed), or by the channel timeout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
+#define CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
+
+#include "cleave/Interpreter/Tensor.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cleave::interp {
+
+/// One lock for all kernel execution, held recursively by the thread that
+/// runs kernels (function calls nest) and released in full while it waits.
+class ExecutionLock {
+public:
+  void acquire();
+  void release();
+  /// Releases every level this thread holds; returns how many.
+  unsigned releaseAll();
+  void reacquire(unsigned depth);
+
+private:
+  std::mutex mutex;
+  std::condition_variable available;
+  std::thread::id owner;
+  unsigned depth = 0;
+};
+
+/// Releases the lock for the lifetime of the object.
+class UnlockedScope {
+public:
+  explicit UnlockedScope(ExecutionLock &lock)
+      : lock(lock), depth(lock.releaseAll()) {}
+  ~UnlockedScope() { lock.reacquire(depth); }
+
+private:
+  ExecutionLock &lock;
+  unsigned depth;
+};
+
+/// The replica the calling thread runs (-1 outside any replica).
+int64_t getCurrentReplica();
+/// Sets the calling thread's replica for the lifetime of the object.
+class ReplicaScope {
+public:
+  explicit ReplicaScope(int64_t replica);
+  ~ReplicaScope();
+
+private:
+  int64_t previous;
+};
+
+class Rendezvous {
+public:
+  explicit Rendezvous(ExecutionLock &lock) : lock(lock) {}
+
+  /// Starts a run: no messages, not cancelled, waits end after `timeout`
+  /// seconds.
+  void reset(double timeoutSeconds);
+  double getTimeout() const { return timeout; }
+
+  /// Queues `values` on channel (key, replica). Never waits.
+  void send(llvm::StringRef key, int64_t replica, std::vector<Tensor> values);
+  /// The next message of channel (key, replica); on timeout or
+  /// cancellation, nullopt with `error` saying why (empty when cancelled:
+  /// whoever cancelled reported the cause).
+  std::optional<std::vector<Tensor>> recv(llvm::StringRef key,
+                                          int64_t replica, std::string &error);
+
+  /// All `groupSize` members of `group` of collective `op` contribute
+  /// `value` (rounds counted per member, so loops and steps line up); the
+  /// last one to arrive computes `combine` over the contributions, in
+  /// member order, and every member gets the result.
+  std::optional<Tensor>
+  combine(const void *op, int64_t group, int64_t member, int64_t groupSize,
+          Tensor value,
+          const std::function<Tensor(std::vector<Tensor> &)> &reduce,
+          std::string &error);
+
+  /// Wakes every waiter, which then fails. The first call records the
+  /// calling thread's replica: where the failure happened.
+  void cancel();
+  bool isCancelled();
+  /// The replica that cancelled first (-1: none, or outside replicas).
+  int64_t getCanceller();
+
+private:
+  struct Round {
+    std::vector<Tensor> inputs;
+    unsigned arrived = 0, taken = 0;
+    bool done = false;
+    Tensor result;
+  };
+
+  ExecutionLock &lock;
+  std::mutex mutex;
+  std::condition_variable changed;
+  double timeout = 300;
+  bool cancelled = false;
+  int64_t canceller = -1;
+  std::map<std::pair<std::string, int64_t>, std::deque<std::vector<Tensor>>>
+      channels;
+  std::map<std::pair<const void *, int64_t>, std::map<int64_t, Round>> rounds;
+  std::map<std::tuple<const void *, int64_t, int64_t>, int64_t> nextRound;
+};
+
+} // namespace cleave::interp
+
+#endif // CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
