@@ -417,12 +417,14 @@ private:
                   std::function<FailureOr<SmallVector<Slot, 2>>()> job) {
     ++inFlight;
     int64_t replica = getCurrentReplica();
+    State *replicaState = getReplicaState();
     ExecutionLock &lock = interpreter.getExecutionLock();
-    threads.emplace_back([this, unit, frame, replica, &lock, job]() {
+    threads.emplace_back([this, unit, frame, replica, replicaState, &lock,
+                          job]() {
       lock.acquire();
       FailureOr<SmallVector<Slot, 2>> outputs = failure();
       {
-        ReplicaScope scope(replica);
+        ReplicaScope scope(replica, replicaState);
         outputs = job();
       }
       lock.release();
@@ -488,6 +490,11 @@ private:
   }
 
   /// Runs the `n` replicas of a replicate region, each on its own thread.
+  /// Each replica works on its own copy of the variables, as each core
+  /// holds its own copy of a mirrored variable: it reads what the step
+  /// started from and its own writes. When all are done, what they wrote
+  /// is written back, the lowest replica's value where several wrote one
+  /// variable (mirrored variables get the same update everywhere).
   static FailureOr<SmallVector<Slot, 2>>
   runReplicas(Interpreter &interp, ReplicateOp replicate,
               const llvm::DenseMap<Value, Tensor> &captured) {
@@ -496,6 +503,8 @@ private:
     ClusterOp cluster = replicate.getCluster();
     std::string what = ("cluster '" + cluster.getCluster() + "'").str();
     std::vector<FailureOr<std::vector<Tensor>>> results(n, failure());
+    State &shared = interp.getState();
+    std::vector<State> copies(n, shared);
     ExecutionLock &lock = interp.getExecutionLock();
     Rendezvous &rendezvous = interp.getRendezvous();
     std::vector<std::thread> replicas;
@@ -507,7 +516,7 @@ private:
       replicas.emplace_back([&, r, fed]() {
         lock.acquire();
         {
-          ReplicaScope scope(r);
+          ReplicaScope scope(r, &copies[r]);
           results[r] = runRegionBody(interp, body, fed,
                                      what + " replica " + std::to_string(r));
           // The others stop: no replica waits for one that failed.
@@ -530,6 +539,19 @@ private:
             << " failed (see the error above); the other replicas were "
                "cancelled";
       return failure();
+    }
+    State before = shared;
+    for (int64_t r = n - 1; r >= 0; --r) {
+      for (auto &entry : copies[r].variables) {
+        auto old = before.variables.find(entry.getKey());
+        if (old == before.variables.end() ||
+            old->second.raw() != entry.getValue().raw() ||
+            old->second.shape() != entry.getValue().shape())
+          shared.variables[entry.getKey()] = entry.getValue();
+      }
+      for (auto &entry : copies[r].nodeRuns)
+        shared.nodeRuns[entry.getKey()] =
+            std::max(shared.nodeRuns.lookup(entry.getKey()), entry.getValue());
     }
     unsigned numYielded = body.getTerminator()->getNumOperands();
     SmallVector<Slot, 2> outputs;
@@ -938,6 +960,12 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
              failure();
     }
   return results;
+}
+
+State &Interpreter::getState() {
+  if (State *replica = getReplicaState())
+    return *replica;
+  return state;
 }
 
 bool Interpreter::waitsForDevice(Operation *op) {

@@ -54,14 +54,21 @@ void ExecutionLock::reacquire(unsigned held) {
 //===----------------------------------------------------------------------===//
 
 static thread_local int64_t currentReplica = -1;
+static thread_local State *currentState = nullptr;
 
 int64_t cleave::interp::getCurrentReplica() { return currentReplica; }
+State *cleave::interp::getReplicaState() { return currentState; }
 
-ReplicaScope::ReplicaScope(int64_t replica) : previous(currentReplica) {
+ReplicaScope::ReplicaScope(int64_t replica, State *state)
+    : previous(currentReplica), previousState(currentState) {
   currentReplica = replica;
+  currentState = state;
 }
 
-ReplicaScope::~ReplicaScope() { currentReplica = previous; }
+ReplicaScope::~ReplicaScope() {
+  currentReplica = previous;
+  currentState = previousState;
+}
 
 //===----------------------------------------------------------------------===//
 // Rendezvous

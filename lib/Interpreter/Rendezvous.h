@@ -60,16 +60,22 @@ private:
   unsigned depth;
 };
 
+struct State;
+
 /// The replica the calling thread runs (-1 outside any replica).
 int64_t getCurrentReplica();
-/// Sets the calling thread's replica for the lifetime of the object.
+/// The state of that replica (null outside any replica).
+State *getReplicaState();
+/// Sets the calling thread's replica and its state for the lifetime of the
+/// object.
 class ReplicaScope {
 public:
-  explicit ReplicaScope(int64_t replica);
+  ReplicaScope(int64_t replica, State *state);
   ~ReplicaScope();
 
 private:
   int64_t previous;
+  State *previousState;
 };
 
 class Rendezvous {

@@ -94,7 +94,9 @@ public:
   mlir::FailureOr<std::vector<Tensor>> evaluate(mlir::Operation *node,
                                                 std::vector<Tensor> inputs);
 
-  State &getState() { return state; }
+  /// The variables kernels read and write: the run's, or, inside a
+  /// replica, that replica's copy (see runReplicas).
+  State &getState();
 
   void setCompiledCallHandler(CompiledCallHandler *handler) {
     compiledCalls = handler;

@@ -756,14 +756,20 @@ LogicalResult Extractor::splitControlFlow(NodeOp node, HostSide &host,
     if (fromDevice) {
       key = ("if_predicate_channel_" + Twine(channel++)).str();
       OpBuilder db(node);
-      if (failed(createNode(
-              db, deviceNames, loc, "_XlaHostComputeMlir",
-              (node.getName() + "_predicate_host_compute").str(), {pred}, {},
-              {db.getNamedAttr("Tinputs", typeList({pred.getType()})),
-               db.getNamedAttr("Toutputs", typeList({})),
-               db.getNamedAttr("send_key", db.getStringAttr(key)),
-               db.getNamedAttr("recv_key", db.getStringAttr(""))})))
+      FailureOr<NodeOp> send = createNode(
+          db, deviceNames, loc, "_XlaHostComputeMlir",
+          (node.getName() + "_predicate_host_compute").str(), {pred}, {},
+          {db.getNamedAttr("Tinputs", typeList({pred.getType()})),
+           db.getNamedAttr("Toutputs", typeList({})),
+           db.getNamedAttr("send_key", db.getStringAttr(key)),
+           db.getNamedAttr("recv_key", db.getStringAttr(""))});
+      if (failed(send))
         return failure();
+      // The host takes the branch only once it has the predicate: the
+      // device's branch must not talk to it before.
+      SmallVector<Value> operands(node->getOperands());
+      operands.push_back(send->getControl());
+      node->setOperands(operands);
       hostPred = createRecv(host, loc, (node.getName() + "_predicate_recv").str(),
                             key, {pred.getType()})
                      .getOutputs()[0];
