@@ -159,29 +159,33 @@ LogicalResult crossReplicaSum(KernelContext &ctx) {
     ctx.outputs[0] = input;
     return success();
   }
+  auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
+  int64_t numReplicas = replicate ? replicate.getN() : 1;
   const Tensor &groups = ctx.inputs[1];
-  int64_t groupIndex = 0, member = replica, groupSize = -1;
-  if (groups.rank() != 2 && groups.numElements() != 0)
-    return ctx.error() << "group_assignment must be a matrix, got shape "
-                       << shapeString(groups.shape());
+  // Without a group assignment, all replicas form one group.
+  int64_t groupIndex = 0, member = replica, groupSize = numReplicas;
   if (groups.numElements() != 0) {
+    if (groups.rank() != 2)
+      return ctx.error() << "group_assignment must be a matrix, got shape "
+                         << shapeString(groups.shape());
     int64_t numGroups = groups.shape()[0], size = groups.shape()[1];
     member = -1;
-    for (int64_t g = 0; g < numGroups && member < 0; ++g)
-      for (int64_t i = 0; i < size; ++i)
-        if (groups.getAsInt(g * size + i) == replica) {
+    for (int64_t g = 0; g < numGroups; ++g)
+      for (int64_t i = 0; i < size; ++i) {
+        int64_t id = groups.getAsInt(g * size + i);
+        if (id < 0 || id >= numReplicas)
+          return ctx.error() << "group_assignment names replica " << id
+                             << ", but the computation has " << numReplicas
+                             << " replicas";
+        if (id == replica) {
           groupIndex = g;
           member = i;
         }
+      }
     if (member < 0)
       return ctx.error() << "replica " << replica
                          << " is in no group of group_assignment";
     groupSize = size;
-  }
-  if (groupSize < 0) {
-    // Every replica of the running replicate: the group is all of them.
-    auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
-    groupSize = replicate ? replicate.getN() : 1;
   }
   auto sum = [](std::vector<Tensor> &inputs) {
     Tensor out(inputs[0].dtype(), inputs[0].shape());
