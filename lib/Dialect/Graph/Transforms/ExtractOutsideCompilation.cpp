@@ -353,43 +353,70 @@ void Extractor::extractHeadAndTail(OpBuilder &before, OpBuilder &after) {
 //===----------------------------------------------------------------------===//
 
 /// A group must become one host computation: no device node may both
-/// depend on it and feed it (other groups count as one node each).
+/// depend on it and feed it. Each group counts as one node; a topological
+/// sort of that graph (Kahn's, linear in its size) leaves exactly the
+/// nodes on or after a cycle.
 LogicalResult Extractor::checkGroupCycles(
     Block &device, ArrayRef<Group> groups,
     const llvm::DenseMap<Operation *, unsigned> &groupOf) {
-  for (auto [g, group] : llvm::enumerate(groups)) {
-    llvm::DenseSet<Operation *> visited;
-    SmallVector<Operation *> worklist;
-    auto visitGroup = [&](unsigned other) {
-      for (NodeOp m : groups[other].members)
-        if (visited.insert(m).second)
-          worklist.push_back(m);
-    };
-    visitGroup(g);
-    while (!worklist.empty()) {
-      Operation *op = worklist.pop_back_val();
+  // Units: groups 0..G-1, then the device nodes.
+  llvm::DenseMap<Operation *, unsigned> unitOf;
+  SmallVector<Operation *> deviceNodes;
+  for (Operation &op : device.without_terminator()) {
+    if (auto it = groupOf.find(&op); it != groupOf.end()) {
+      unitOf[&op] = it->second;
+      continue;
+    }
+    unitOf[&op] = groups.size() + deviceNodes.size();
+    deviceNodes.push_back(&op);
+  }
+  unsigned numUnits = groups.size() + deviceNodes.size();
+  SmallVector<SmallVector<unsigned>> successors(numUnits);
+  SmallVector<unsigned> inDegree(numUnits, 0);
+  for (Operation &op : device.without_terminator()) {
+    unsigned to = unitOf.lookup(&op);
+    for (Value v : op.getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != &device)
+        continue;
       // A v1 loop's back edge is not a dependency of one iteration.
-      if (auto node = dyn_cast<NodeOp>(op);
+      if (auto node = dyn_cast<NodeOp>(def);
           node && node.getOpType().ends_with("NextIteration"))
         continue;
-      for (Operation *user : op->getUsers()) {
-        if (user->getBlock() != &device || !isa<NodeOp>(user))
+      unsigned from = unitOf.lookup(def);
+      if (from == to)
+        continue;
+      successors[from].push_back(to);
+      ++inDegree[to];
+    }
+  }
+  SmallVector<unsigned> ready;
+  for (unsigned u = 0; u < numUnits; ++u)
+    if (inDegree[u] == 0)
+      ready.push_back(u);
+  while (!ready.empty()) {
+    unsigned u = ready.pop_back_val();
+    for (unsigned next : successors[u])
+      if (--inDegree[next] == 0)
+        ready.push_back(next);
+  }
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    if (inDegree[g] == 0)
+      continue;
+    // A member fed by a device node left unsorted: the cycle goes there.
+    for (NodeOp member : group.members)
+      for (Value v : member->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || def->getBlock() != &device || groupOf.count(def))
           continue;
-        auto it = groupOf.find(user);
-        bool fromOutsideGroup = !(groupOf.lookup(op) == g &&
-                                  groupOf.count(op));
-        if (it != groupOf.end() && it->second == g && fromOutsideGroup)
-          return nodeError(cast<NodeOp>(user))
+        unsigned from = unitOf.lookup(def);
+        if (inDegree[from] != 0)
+          return nodeError(member)
                  << "outside compilation cluster '" << group.name
                  << "' depends on itself through device node '"
-                 << cast<NodeOp>(op).getName()
+                 << cast<NodeOp>(def).getName()
                  << "': its host computation would wait for its own result";
-        if (it != groupOf.end())
-          visitGroup(it->second);
-        else if (visited.insert(user).second)
-          worklist.push_back(user);
       }
-    }
   }
   return success();
 }
