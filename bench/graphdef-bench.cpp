@@ -8,7 +8,8 @@
 //       optionally writes the module (generic form) for mlir-opt to parse.
 //   cleave-graphdef-bench replicate in.pb REPLICAS
 //       times graph-replicate (computation=model, one outside-compilation
-//       scope) and graph-cluster-formation on a --tower graph, then export.
+//       scope) and graph-cluster-formation on a --tower graph, export, then
+//       graph-extract-outside-compilation.
 //
 // The generated graph mixes what training graphs contain: constants with
 // small tensors, placeholders and variables on a parameter-server device,
@@ -232,11 +233,18 @@ static int replicate(const char *path, long replicas) {
   long tagged = 0;
   for (const tf::NodeDef &node : out.node())
     tagged += node.attr().count("_tpu_replicate");
+  // After export: per-replica host nodes have no GraphDef form.
+  double extractS = timePass(*module, "graph-extract-outside-compilation");
+  long hostComputes = 0;
+  module->walk([&](cleave::graph::NodeOp node) {
+    hostComputes += node.getOpType() == "_XlaHostComputeMlir";
+  });
   std::printf("nodes=%d\nimport_s=%.3f\nreplicate_s=%.3f\ncluster_s=%.3f\n"
-              "export_s=%.3f\nexported_nodes=%d\ntagged_nodes=%ld\n"
-              "peak_rss_mib=%ld\n",
+              "export_s=%.3f\nextract_s=%.3f\nexported_nodes=%d\n"
+              "tagged_nodes=%ld\nhost_computes=%ld\npeak_rss_mib=%ld\n",
               g->node_size(), seconds(t0, t1), replicateS, clusterS,
-              seconds(t2, t3), out.node_size(), tagged, peakRssMiB());
+              seconds(t2, t3), extractS, out.node_size(), tagged,
+              hostComputes, peakRssMiB());
   return 0;
 }
 

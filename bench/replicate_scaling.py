@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""graph-replicate + graph-cluster-formation scaling benchmark.
+"""graph-replicate + graph-cluster-formation + extraction scaling benchmark.
 
 Generates the foundation benchmark's graphs (cleave-graphdef-bench generate,
 with --tower: each layer's compute in name scope "model/", its variables
 outside) at 100k and 1M nodes, and times in one process: GraphDef import
 (the in-job peer every figure is normalised by), graph-replicate of
-"model" for 8 replicas with one outside-compilation scope, and
-graph-cluster-formation. Linear passes keep (pass time / import time) flat
+"model" for 8 replicas with one outside-compilation scope,
+graph-cluster-formation and graph-extract-outside-compilation. Linear passes keep (pass time / import time) flat
 across sizes; the scaling column divides the time growth by the size growth
 (1.00 = linear).
 
@@ -38,24 +38,26 @@ def main():
             os.remove(pb)
             rows.append({k: float(v) for k, v in
                          (line.split("=", 1) for line in out.split())})
-    print("%9s %9s %11s %10s %12s %13s %9s" % (
-        "nodes", "import_s", "replicate_s", "cluster_s", "rep/import",
-        "cluster/import", "peak_MiB"))
+    print("%9s %9s %11s %10s %10s %12s %13s %15s %9s" % (
+        "nodes", "import_s", "replicate_s", "cluster_s", "extract_s",
+        "rep/import", "cluster/import", "extract/import", "peak_MiB"))
     for r in rows:
-        print("%9d %9.3f %11.3f %10.3f %12.2f %13.2f %9d" % (
+        print("%9d %9.3f %11.3f %10.3f %10.3f %12.2f %13.2f %15.2f %9d" % (
             r["nodes"], r["import_s"], r["replicate_s"], r["cluster_s"],
-            r["replicate_s"] / r["import_s"], r["cluster_s"] / r["import_s"],
+            r["extract_s"], r["replicate_s"] / r["import_s"],
+            r["cluster_s"] / r["import_s"], r["extract_s"] / r["import_s"],
             r["peak_rss_mib"]))
     for a, b in zip(rows, rows[1:]):
         growth = b["nodes"] / a["nodes"]
         both_a = a["replicate_s"] + a["cluster_s"]
         both_b = b["replicate_s"] + b["cluster_s"]
         print("scaling %d -> %d nodes (time growth / size growth): "
-              "replicate %.2f, cluster formation %.2f, both %.2f, "
-              "import (peer) %.2f" % (
+              "replicate %.2f, cluster formation %.2f, extraction %.2f, "
+              "both %.2f, import (peer) %.2f" % (
                   a["nodes"], b["nodes"],
                   b["replicate_s"] / a["replicate_s"] / growth,
                   b["cluster_s"] / a["cluster_s"] / growth,
+                  b["extract_s"] / a["extract_s"] / growth,
                   both_b / both_a / growth,
                   b["import_s"] / a["import_s"] / growth))
 

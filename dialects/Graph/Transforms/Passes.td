@@ -350,8 +350,18 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
     variables' initializers are added to the `init` node (created when the
     graph has none).
 
+    With `cross-replica`, the loss lies in a computation replicated over N
+    replicas, as TPUEstimator's CrossShardOptimizer wraps the optimizer:
+    with `cross-replica-reduction=mean` the loss is scaled by 1/N
+    (`<loss>/cross_replica_mean`), gradients are taken inside the
+    computation (a variable it reads through a TPUReplicatedInput is
+    differentiated at its replicated input), each gradient is summed over
+    the replicas (`CrossReplicaSum`, group [[0..N-1]]), and the updates
+    apply the summed gradient once, outside the computation.
+
     Errors: no variables, `No gradients provided for any variable, ...`,
-    unknown nodes in the options, and the gradient errors of
+    unknown nodes in the options, a cross-replica loss outside any
+    replicated computation or a bad reduction, and the gradient errors of
     graph-gradient.
   }];
   let options = [
@@ -373,6 +383,11 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
            "\"add_n\"", "as graph-gradient's">,
     Option<"colocateGradientsWithOps", "colocate-gradients-with-ops", "bool",
            "false", "as graph-gradient's">,
+    Option<"crossReplica", "cross-replica", "bool", "false",
+           "all-reduce the gradients of a replicated loss "
+           "(CrossShardOptimizer)">,
+    Option<"crossReplicaReduction", "cross-replica-reduction", "std::string",
+           "\"mean\"", "mean (scale the loss by 1/replicas) or sum">,
     Option<"initName", "init", "std::string", "\"init\"",
            "the node that runs the variables' initializers">
   ];

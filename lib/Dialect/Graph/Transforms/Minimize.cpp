@@ -53,6 +53,53 @@ Type valueTypeOf(NodeOp variable) {
   return elementTypeOf(variable.getOutputs()[0]);
 }
 
+/// The replicated computation a cross-replica loss lies in.
+struct ReplicatedLoss {
+  StringAttr tag;
+  int64_t numReplicas = 1;
+};
+
+FailureOr<ReplicatedLoss> findReplicatedLoss(Block &body, Value loss) {
+  auto lossNode = loss.getDefiningOp<NodeOp>();
+  auto tag = lossNode ? dyn_cast_or_null<StringAttr>(
+                            lossNode.getTFAttr(kTPUReplicateAttr))
+                      : StringAttr();
+  if (!tag)
+    return emitError(loss.getLoc())
+               << "graph-minimize: cross-replica needs a loss inside a "
+                  "replicated computation (tagged _tpu_replicate), but '"
+               << (lossNode ? lossNode.getName() : StringRef("?"))
+               << "' is not in one",
+           failure();
+  for (auto node : body.getOps<NodeOp>())
+    if (node.getOpType() == "TPUReplicateMetadata" &&
+        node.getTFAttr(kTPUReplicateAttr) == tag)
+      return ReplicatedLoss{tag, node.getTFInt("num_replicas").value_or(1)};
+  return nodeError(lossNode) << "graph-minimize: no TPUReplicateMetadata for "
+                                "computation '"
+                             << tag.getValue() << "'",
+         failure();
+}
+
+/// Where the computation reads `outside`: the Identity (tagged, after a
+/// TPUReplicatedInput of N copies of it) graph-replicate made, or the value
+/// itself when the computation reads it directly.
+Value getReplicatedValue(Value outside, const ReplicatedLoss &replicated) {
+  for (Operation *user : outside.getUsers()) {
+    auto input = dyn_cast<NodeOp>(user);
+    if (!input || input.getOpType() != "TPUReplicatedInput" ||
+        !llvm::all_of(input.getDataInputs(),
+                      [&](Value v) { return v == outside; }))
+      continue;
+    for (Operation *reader : input.getOutputs()[0].getUsers())
+      if (auto identity = dyn_cast<NodeOp>(reader);
+          identity && identity.getOpType() == "Identity" &&
+          identity.getTFAttr(kTPUReplicateAttr) == replicated.tag)
+        return identity.getOutputs()[0];
+  }
+  return outside;
+}
+
 class GraphMinimizePass
     : public graph::impl::GraphMinimizePassBase<GraphMinimizePass> {
 public:
@@ -269,10 +316,46 @@ void GraphMinimizePass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // compute_gradients(), gated per op.
+  // CrossShardOptimizer: the loss and gradients of one replica, summed.
+  ReplicatedLoss replicated;
+  if (crossReplica) {
+    auto found = findReplicatedLoss(body, lossValue);
+    if (failed(found))
+      return signalPassFailure();
+    replicated = *found;
+    if (crossReplicaReduction == "mean") {
+      OpBuilder lb(lossValue.getContext());
+      lb.setInsertionPointAfter(lossValue.getDefiningOp());
+      builder.emplace(lb);
+      names.emplace(body);
+      auto lossNode = lossValue.getDefiningOp<NodeOp>();
+      auto scale = addScalar(lossNode.getName().str() + "/cross_replica_scale",
+                             1.0 / replicated.numReplicas,
+                             elementTypeOf(lossValue));
+      if (failed(scale))
+        return signalPassFailure();
+      auto scaled = add("Mul", lossNode.getName().str() + "/cross_replica_mean",
+                        {lossValue, scale->getOutputs()[0]}, {});
+      if (failed(scaled))
+        return signalPassFailure();
+      for (NodeOp n : {*scale, *scaled})
+        setTFAttr(n, kTPUReplicateAttr, replicated.tag);
+      lossValue = scaled->getOutputs()[0];
+    } else if (crossReplicaReduction != "sum") {
+      graph.emitError("graph-minimize: option 'cross-replica-reduction' must "
+                      "be mean or sum, got '")
+          << crossReplicaReduction.getValue() << "'";
+      return signalPassFailure();
+    }
+  }
+
+  // compute_gradients(), gated per op. A variable a replicated computation
+  // reads through a TPUReplicatedInput is differentiated there.
   SmallVector<Value> xs;
   for (NodeOp v : variables)
-    xs.push_back(v.getOutputs()[0]);
+    xs.push_back(crossReplica
+                     ? getReplicatedValue(v.getOutputs()[0], replicated)
+                     : v.getOutputs()[0]);
   GradientOptions options;
   options.gateGradients = true;
   options.aggregationMethod = aggregationMethod;
@@ -298,6 +381,38 @@ void GraphMinimizePass::runOnOperation() {
   }
   names.emplace(body);
   builder.emplace(OpBuilder::atBlockEnd(&body));
+  if (crossReplica) {
+    // cross_replica_sum over the default group: every replica.
+    SmallVector<int32_t> everyone;
+    for (int64_t r = 0; r < replicated.numReplicas; ++r)
+      everyone.push_back(r);
+    MLIRContext *ctx = &getContext();
+    Type i32 = builder->getI32Type();
+    SmallVector<int64_t> shape{1, replicated.numReplicas};
+    auto groupValue = TensorAttr::get(
+        ctx, i32, ShapeAttr::get(ctx, shape, false, {}),
+        DenseElementsAttr::get(RankedTensorType::get(shape, i32),
+                               ArrayRef<int32_t>(everyone)),
+        everyone.size(), {});
+    for (auto &[v, g] : varsWithGrads) {
+      auto producer = g.getDefiningOp<NodeOp>();
+      if (!producer ||
+          getStringTFAttr(producer, kTPUReplicateAttr) != replicated.tag)
+        continue;
+      auto group = add("Const", "CrossReplicaSum/group_assignment", {}, {},
+                       {builder->getNamedAttr("dtype", TypeAttr::get(i32)),
+                        builder->getNamedAttr("value", groupValue)});
+      if (failed(group))
+        return signalPassFailure();
+      auto sum = add("CrossReplicaSum", "CrossReplicaSum",
+                     {g, group->getOutputs()[0]}, {});
+      if (failed(sum))
+        return signalPassFailure();
+      for (NodeOp n : {*group, *sum})
+        setTFAttr(n, kTPUReplicateAttr, replicated.tag);
+      g = sum->getOutputs()[0];
+    }
+  }
   Type floatType = valueTypeOf(varsWithGrads.front().first);
   std::string optimizerName = optimizer == "sgd"        ? "GradientDescent"
                               : optimizer == "momentum" ? "Momentum"
