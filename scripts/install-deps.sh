@@ -8,7 +8,7 @@ packages=(
   libabsl-dev libprotobuf-dev protobuf-compiler
   libopenblas-pthread-dev libopenblas0-pthread libomp-19-dev
   libgtest-dev googletest python3 python3-numpy python3-torch
-  libsnappy-dev
+  libsnappy-dev dataset-fashion-mnist
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -33,6 +33,10 @@ if shutil.which("cmake"):
 # use-after-poison errors. Heap, stack and leak checks stay on.
 config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0"
 
+# Debian's dataset-fashion-mnist, for the replicated training example.
+if os.path.isdir("/usr/share/datasets/fashion-mnist"):
+    config.available_features.add("fashion-mnist")
+
 # The PyTorch oracle runs when Debian's python3-torch is installed.
 import subprocess
 try:

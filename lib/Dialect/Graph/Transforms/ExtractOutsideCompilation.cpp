@@ -908,9 +908,17 @@ void Extractor::finishCluster() {
       yielded.push_back(v);
       added.push_back(v);
     }
+  // Values read outside the cluster (by tail nodes) come from its results.
+  auto rewireOutsideUses = [&](ClusterOp c) {
+    Region *inside = &c.getBody();
+    for (auto [k, v] : llvm::enumerate(yielded))
+      v.replaceUsesWithIf(c.getOutputs()[k], [&](OpOperand &use) {
+        return !inside->isAncestor(use.getOwner()->getParentRegion());
+      });
+  };
   if (added.empty() &&
       llvm::all_of(newIndex, [](int i) { return i >= 0; }))
-    return;
+    return rewireOutsideUses(cluster);
 
   OpBuilder b(cluster);
   SmallVector<Type> types;
@@ -931,13 +939,7 @@ void Extractor::finishCluster() {
                                   ? rebuilt.getOutputs()[newIndex[k]]
                                   : oldYielded[k]);
   cluster.getControl().replaceAllUsesWith(rebuilt.getControl());
-  Region *inside = &rebuilt.getBody();
-  for (Value v : yielded)
-    v.replaceUsesWithIf(
-        rebuilt.getOutputs()[llvm::find(yielded, v) - yielded.begin()],
-        [&](OpOperand &use) {
-          return !inside->isAncestor(use.getOwner()->getParentRegion());
-        });
+  rewireOutsideUses(rebuilt);
   cluster.erase();
   cluster = rebuilt;
 }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Trains the Fashion-MNIST MLP with its step replicated over two replicas,
+# gradients all-reduced, each replica's loss formatted on the host, and
+# checks it against one replica over the same global batches.
+#
+#   examples/fashion-mnist/run.sh [BUILD_DIR] [OUT_DIR] [STEPS]
+set -euo pipefail
+build=${1:-build}
+out=${2:-$(mktemp -d)}
+steps=${3:-100}
+here=$(dirname "$0")
+bin=$build/bin
+/usr/bin/python3 "$here/prepare.py" --out "$out" --steps "$steps"
+common=(--backend=interpreter --init init --feed "x_all=@$out/x.npy"
+        --feed "labels_all=@$out/y.npy" --target GradientDescent
+        --steps "$steps")
+# CrossShardOptimizer around SGD for the replicated step; plain SGD for the
+# oracle.
+"$bin/graph-opt" "$out/replicated.pbtxt" --graph-infer-shapes \
+  --graph-minimize="loss=model/loss cross-replica learning-rate=0.1 global-step=step" \
+  --emit=pbtxt -o "$out/replicated-train.pbtxt"
+"$bin/graph-opt" "$out/single.pbtxt" --graph-infer-shapes \
+  --graph-minimize="loss=model/loss learning-rate=0.1 global-step=step" \
+  --emit=pbtxt -o "$out/single-train.pbtxt"
+"$bin/graph-run" "$out/replicated-train.pbtxt" "${common[@]}" \
+  --fetch output0:0 --fetch output0:1 > "$out/replicated.out" 2> "$out/replicated.log"
+"$bin/graph-run" "$out/single-train.pbtxt" "${common[@]}" \
+  --fetch model/loss > "$out/single.out"
+grep -c '^replica loss: ' "$out/replicated.log" | sed 's/^/host log lines: /'
+/usr/bin/python3 "$here/compare.py" "$out/single.out" "$out/replicated.out"
