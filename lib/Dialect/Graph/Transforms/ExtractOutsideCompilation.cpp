@@ -121,11 +121,13 @@ private:
   void extractHeadAndTail(OpBuilder &before, OpBuilder &after);
   LogicalResult extractBlock(Block &device, HostSide &host,
                              NameUniquer &deviceNames);
-  LogicalResult extractGroup(Block &device, Group &group, HostSide &host,
-                             NameUniquer &deviceNames,
-                             const llvm::DenseMap<Operation *, unsigned> &groupOf,
-                             SmallVectorImpl<std::pair<unsigned, unsigned>> &hostEdges,
-                             SmallVectorImpl<NodeOp> &hostComputes);
+  /// Moves one group to the host; returns its host compute (null when it
+  /// does not communicate).
+  FailureOr<NodeOp>
+  extractGroup(Block &device, Group &group, HostSide &host,
+               NameUniquer &deviceNames,
+               const llvm::DenseMap<Operation *, unsigned> &groupOf,
+               SmallVectorImpl<std::pair<unsigned, unsigned>> &hostEdges);
   LogicalResult checkGroupCycles(Block &device, ArrayRef<Group> groups,
                                  const llvm::DenseMap<Operation *, unsigned> &groupOf);
   LogicalResult splitControlFlow(NodeOp node, HostSide &host,
@@ -421,11 +423,10 @@ LogicalResult Extractor::checkGroupCycles(
   return success();
 }
 
-LogicalResult Extractor::extractGroup(
+FailureOr<NodeOp> Extractor::extractGroup(
     Block &device, Group &group, HostSide &host, NameUniquer &deviceNames,
     const llvm::DenseMap<Operation *, unsigned> &groupOf,
-    SmallVectorImpl<std::pair<unsigned, unsigned>> &hostEdges,
-    SmallVectorImpl<NodeOp> &hostComputes) {
+    SmallVectorImpl<std::pair<unsigned, unsigned>> &hostEdges) {
   unsigned self = groupOf.lookup(group.members.front());
   llvm::DenseSet<Operation *> members(group.members.begin(),
                                       group.members.end());
@@ -511,8 +512,7 @@ LogicalResult Extractor::extractGroup(
                       !rets.empty() || !retControls.empty();
   if (!communicates) {
     moveToHost();
-    hostComputes.push_back({});
-    return success();
+    return NodeOp();
   }
 
   int index = channel++;
@@ -542,7 +542,6 @@ LogicalResult Extractor::extractGroup(
     return failure();
   for (auto [out, t] : llvm::zip(hostCompute->getOutputs(), retTypes))
     out.setType(t);
-  hostComputes.push_back(*hostCompute);
 
   // The host side: receive, the members, send.
   if (!argsKey.empty()) {
@@ -594,7 +593,7 @@ LogicalResult Extractor::extractGroup(
                !(isClusterBody && use.getOwner() == terminator);
       });
   }
-  return success();
+  return *hostCompute;
 }
 
 LogicalResult Extractor::extractBlock(Block &device, HostSide &host,
@@ -650,18 +649,17 @@ LogicalResult Extractor::extractBlock(Block &device, HostSide &host,
 
   SmallVector<std::pair<unsigned, unsigned>> hostEdges;
   SmallVector<NodeOp> hostComputes(groups.size());
-  SmallVector<NodeOp> computed;
   for (auto [isGroup, index] : units) {
     if (!isGroup) {
       if (failed(splitControlFlow(controlFlow[index], host, deviceNames)))
         return failure();
       continue;
     }
-    computed.clear();
-    if (failed(extractGroup(device, groups[index], host, deviceNames, groupOf,
-                            hostEdges, computed)))
+    FailureOr<NodeOp> hostCompute = extractGroup(
+        device, groups[index], host, deviceNames, groupOf, hostEdges);
+    if (failed(hostCompute))
       return failure();
-    hostComputes[index] = computed.front();
+    hostComputes[index] = *hostCompute;
   }
   // A group reading another's values directly runs after it on the host,
   // so its host computation must come after the other's on the device (and
