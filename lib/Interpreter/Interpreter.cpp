@@ -1069,10 +1069,14 @@ Interpreter::call(StringRef function, ArrayRef<Tensor> args,
         module.lookupSymbol<FuncOp>(node.getOpType()))
       roots.push_back(node);
   }
+  // Kernels run under the execution lock, also when a call comes from
+  // outside a run (it is recursive: calls from kernels already hold it).
+  executionLock->acquire();
   ++callDepth;
   auto outputs = runBlock(*this, body, fed, results, names, roots,
                           roots.size(), bindings, caller->getLoc());
   --callDepth;
+  executionLock->release();
   return outputs;
 }
 
