@@ -142,6 +142,11 @@ private:
                                StringRef opType, StringRef name,
                                ValueRange inputs, ValueRange controls,
                                ArrayRef<NamedAttribute> attrs);
+  /// `_XlaRecvAtHost` or `_XlaSendFromHost` (their V2 inside a replicate,
+  /// keyed by the replica's ordinal) on channel `key`.
+  NodeOp createTransfer(HostSide &host, Location loc, StringRef opType,
+                        StringRef typesAttr, TypeRange types, StringRef name,
+                        StringRef key, ValueRange values, ValueRange controls);
   NodeOp createRecv(HostSide &host, Location loc, StringRef name,
                     StringRef key, TypeRange types);
   NodeOp createSend(HostSide &host, Location loc, StringRef name,
@@ -189,22 +194,30 @@ FailureOr<NodeOp> Extractor::createNode(OpBuilder &b, NameUniquer &names,
   return node;
 }
 
-NodeOp Extractor::createRecv(HostSide &host, Location loc, StringRef name,
-                             StringRef key, TypeRange types) {
+NodeOp Extractor::createTransfer(HostSide &host, Location loc,
+                                StringRef opType, StringRef typesAttr,
+                                TypeRange types, StringRef name, StringRef key,
+                                ValueRange values, ValueRange controls) {
   OpBuilder &b = host.builder;
-  SmallVector<Value> inputs{host.getProgramKey()};
+  SmallVector<Value> inputs(values);
+  inputs.push_back(host.getProgramKey());
   SmallVector<NamedAttribute> attrs{
-      b.getNamedAttr("Toutputs", typeList(types)),
+      b.getNamedAttr(typesAttr, typeList(types)),
       b.getNamedAttr("key", b.getStringAttr(key)),
       b.getNamedAttr(kHostTransferAttr, b.getBoolAttr(true))};
   if (host.replicated)
     inputs.push_back(host.getDeviceOrdinal());
   else
     attrs.push_back(b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(0)));
-  auto recv = *createNode(b, *host.names, loc,
-                          host.replicated ? "_XlaRecvAtHostV2"
-                                          : "_XlaRecvAtHost",
-                          name, inputs, {}, attrs);
+  return *createNode(b, *host.names, loc,
+                     host.replicated ? (opType + "V2").str() : opType.str(),
+                     name, inputs, controls, attrs);
+}
+
+NodeOp Extractor::createRecv(HostSide &host, Location loc, StringRef name,
+                             StringRef key, TypeRange types) {
+  NodeOp recv = createTransfer(host, loc, "_XlaRecvAtHost", "Toutputs", types,
+                               name, key, {}, {});
   for (auto [out, t] : llvm::zip(recv.getOutputs(), types))
     out.setType(t);
   return recv;
@@ -213,21 +226,8 @@ NodeOp Extractor::createRecv(HostSide &host, Location loc, StringRef name,
 NodeOp Extractor::createSend(HostSide &host, Location loc, StringRef name,
                              StringRef key, ValueRange values,
                              ValueRange controls) {
-  OpBuilder &b = host.builder;
-  SmallVector<Value> inputs(values);
-  inputs.push_back(host.getProgramKey());
-  SmallVector<NamedAttribute> attrs{
-      b.getNamedAttr("Tinputs", typeList(values.getTypes())),
-      b.getNamedAttr("key", b.getStringAttr(key)),
-      b.getNamedAttr(kHostTransferAttr, b.getBoolAttr(true))};
-  if (host.replicated)
-    inputs.push_back(host.getDeviceOrdinal());
-  else
-    attrs.push_back(b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(0)));
-  return *createNode(b, *host.names, loc,
-                     host.replicated ? "_XlaSendFromHostV2"
-                                     : "_XlaSendFromHost",
-                     name, inputs, controls, attrs);
+  return createTransfer(host, loc, "_XlaSendFromHost", "Tinputs",
+                        values.getTypes(), name, key, values, controls);
 }
 
 bool Extractor::reachesOutsideCompilation(StringRef name) {
