@@ -3,7 +3,9 @@
 // Small text graphs through the whole front half: import, the
 // graph-infer-shapes pass, and the reference interpreter running every
 // node (loops limited to 100 iterations, tensors to 2^20 elements by
-// refusing graphs whose constants or shapes ask for more). Errors are
+// refusing graphs whose constants or shapes ask for more). A graph tagged
+// for replication is formed and its outside compilation extracted first,
+// as graph-run does, and runs with a 0.1 s channel timeout. Errors are
 // fine; crashes, hangs and sanitizer reports are findings.
 //
 //===----------------------------------------------------------------------===//
@@ -32,19 +34,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   static bool registered = (registerAllPasses(), true);
   (void)registered;
+  bool replicated = false;
+  module->walk([&](graph::NodeOp node) {
+    replicated |= node.getOpType() == "TPUReplicateMetadata";
+  });
   mlir::PassManager pm(&context);
-  if (failed(mlir::parsePassPipeline("builtin.module(graph-infer-shapes)",
-                                     pm)) ||
+  if (failed(mlir::parsePassPipeline(
+          replicated ? "builtin.module(graph-infer-shapes,"
+                       "graph-cluster-formation,"
+                       "graph-extract-outside-compilation)"
+                     : "builtin.module(graph-infer-shapes)",
+          pm)) ||
       failed(pm.run(*module)))
     return 0;
+  // Every top-level node (nodes inside clusters cannot be targets).
   std::vector<std::string> targets;
   for (auto graph : module->getOps<graph::GraphOp>())
-    graph.walk([&](graph::NodeOp node) {
+    for (auto node : graph.getBody().front().getOps<graph::NodeOp>())
       if (targets.size() < 64)
         targets.push_back(node.getName().str());
-    });
   interp::Interpreter interpreter(*module);
   interpreter.setMaxIterations(100);
+  interpreter.setChannelTimeout(0.1);
   (void)interpreter.run({}, {}, targets);
   return 0;
 }
