@@ -971,7 +971,8 @@ State &Interpreter::getState() {
 bool Interpreter::waitsForDevice(Operation *op) {
   auto node = cast<NodeOp>(op);
   StringRef opType = node.getOpType();
-  if (opType == "_XlaRecvAtHost" || opType == "_XlaRecvAtHostV2")
+  if (opType == "_XlaRecvAtHost" || opType == "_XlaRecvAtHostV2" ||
+      opType == "OutfeedDequeueTuple")
     return true;
   // Host twins of control flow: calls of functions that hold receives.
   std::function<bool(StringRef)> holdsReceive = [&](StringRef name) {

@@ -85,9 +85,10 @@ void Rendezvous::reset(double timeoutSeconds) {
 }
 
 void Rendezvous::send(llvm::StringRef key, int64_t replica,
-                      std::vector<Tensor> values) {
+                      std::vector<Tensor> values, bool persistent) {
   std::lock_guard<std::mutex> guard(mutex);
-  channels[{key.str(), replica}].push_back(std::move(values));
+  (persistent ? queues : channels)[{key.str(), replica}].push_back(
+      std::move(values));
   changed.notify_all();
 }
 
@@ -98,8 +99,10 @@ static std::string describeTimeout(double seconds) {
 }
 
 std::optional<std::vector<Tensor>>
-Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error) {
+Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error,
+                 bool persistent) {
   auto id = std::make_pair(key.str(), replica);
+  Channels &source = persistent ? queues : channels;
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(timeout);
   while (true) {
@@ -107,7 +110,7 @@ Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error) {
       std::lock_guard<std::mutex> guard(mutex);
       if (cancelled)
         return error.clear(), std::nullopt;
-      auto &queue = channels[id];
+      auto &queue = source[id];
       if (!queue.empty()) {
         std::vector<Tensor> values = std::move(queue.front());
         queue.pop_front();
@@ -118,7 +121,7 @@ Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error) {
     UnlockedScope unlocked(lock);
     std::unique_lock<std::mutex> guard(mutex);
     bool woken = changed.wait_until(guard, deadline, [&] {
-      return cancelled || !channels[id].empty();
+      return cancelled || !source[id].empty();
     });
     if (!woken) {
       error = "nothing arrived on channel '" + key.str() + "' for replica " +

@@ -87,13 +87,18 @@ public:
   void reset(double timeoutSeconds);
   double getTimeout() const { return timeout; }
 
-  /// Queues `values` on channel (key, replica). Never waits.
-  void send(llvm::StringRef key, int64_t replica, std::vector<Tensor> values);
+  /// Queues `values` on channel (key, replica). Never waits. Channels of
+  /// the `persistent` kind (infeed and outfeed queues) keep what is not
+  /// received across runs, as TensorFlow's device queues do; the others
+  /// start empty each run.
+  void send(llvm::StringRef key, int64_t replica, std::vector<Tensor> values,
+            bool persistent = false);
   /// The next message of channel (key, replica); on timeout or
   /// cancellation, nullopt with `error` saying why (empty when cancelled:
   /// whoever cancelled reported the cause).
   std::optional<std::vector<Tensor>> recv(llvm::StringRef key,
-                                          int64_t replica, std::string &error);
+                                          int64_t replica, std::string &error,
+                                          bool persistent = false);
 
   /// All `groupSize` members of `group` of collective `op` contribute
   /// `value` (rounds counted per member, so loops and steps line up); the
@@ -126,8 +131,9 @@ private:
   double timeout = 300;
   bool cancelled = false;
   int64_t canceller = -1;
-  std::map<std::pair<std::string, int64_t>, std::deque<std::vector<Tensor>>>
-      channels;
+  using Channels = std::map<std::pair<std::string, int64_t>,
+                            std::deque<std::vector<Tensor>>>;
+  Channels channels, queues;
   std::map<std::pair<const void *, int64_t>, std::map<int64_t, Round>> rounds;
   std::map<std::tuple<const void *, int64_t, int64_t>, int64_t> nextRound;
 };

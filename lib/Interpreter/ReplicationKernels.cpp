@@ -57,9 +57,10 @@ int64_t deviceReplica() { return std::max<int64_t>(getCurrentReplica(), 0); }
 
 /// Receives `count` tensors of `dtypes` on (key, replica) into the outputs.
 LogicalResult receive(KernelContext &ctx, StringRef key, int64_t replica,
-                      ArrayRef<int32_t> dtypes) {
+                      ArrayRef<int32_t> dtypes, bool persistent = false) {
   std::string error;
-  auto values = ctx.interpreter.getRendezvous().recv(key, replica, error);
+  auto values =
+      ctx.interpreter.getRendezvous().recv(key, replica, error, persistent);
   if (!values) {
     if (error.empty())
       return failure(); // cancelled: the cause is reported where it happened
@@ -150,6 +151,75 @@ LogicalResult deviceOrdinal(KernelContext &ctx) {
   return success();
 }
 
+/// Infeed and outfeed: one queue each per replica, kept across runs. The
+/// host side names the replica by `device_ordinal` (-1: the one it runs
+/// in).
+constexpr llvm::StringLiteral kInfeed = "infeed", kOutfeed = "outfeed";
+
+int64_t feedReplica(KernelContext &ctx) {
+  int64_t ordinal = ctx.getInt("device_ordinal").value_or(-1);
+  return ordinal >= 0 ? ordinal : deviceReplica();
+}
+
+/// The dtypes (and shapes, where the op declares them) the queue holds.
+LogicalResult checkShapes(KernelContext &ctx, StringRef queue) {
+  auto shapes = dyn_cast_or_null<ArrayAttr>(ctx.getAttr("shapes"));
+  if (!shapes)
+    if (auto one = ctx.getAttr("shape"))
+      shapes = ArrayAttr::get(ctx.node.getContext(), {one});
+  if (!shapes)
+    return success();
+  for (auto [i, attr] : llvm::enumerate(shapes)) {
+    auto shape = dyn_cast<cleave::graph::ShapeAttr>(attr);
+    const Tensor &t = i < ctx.outputs.size() ? ctx.outputs[i] : ctx.inputs[i];
+    if (!shape || shape.getUnknownRank())
+      continue;
+    bool matches = shape.getDims().size() == size_t(t.rank());
+    for (size_t d = 0; matches && d < shape.getDims().size(); ++d)
+      matches = shape.getDims()[d] < 0 || shape.getDims()[d] == t.shape()[d];
+    if (!matches)
+      return ctx.error() << "tensor " << i << " of the " << queue
+                         << " has shape " << shapeString(t.shape()) << ", but "
+                         << ctx.node.getOpType() << " declares "
+                         << shapeString(std::vector<int64_t>(
+                                shape.getDims().begin(),
+                                shape.getDims().end()));
+  }
+  return success();
+}
+
+LogicalResult infeedEnqueue(KernelContext &ctx) {
+  if (failed(checkShapes(ctx, "infeed")))
+    return failure();
+  ctx.interpreter.getRendezvous().send(kInfeed, feedReplica(ctx), ctx.inputs,
+                                       /*persistent=*/true);
+  return success();
+}
+
+LogicalResult infeedDequeue(KernelContext &ctx) {
+  std::vector<int32_t> dtypes = typeListAttr(ctx, "dtypes");
+  if (dtypes.empty())
+    if (auto dtype = ctx.getType("dtype"))
+      dtypes.push_back(*dtype);
+  if (failed(receive(ctx, kInfeed, deviceReplica(), dtypes,
+                     /*persistent=*/true)))
+    return failure();
+  return checkShapes(ctx, "infeed");
+}
+
+LogicalResult outfeedEnqueue(KernelContext &ctx) {
+  ctx.interpreter.getRendezvous().send(kOutfeed, deviceReplica(), ctx.inputs,
+                                       /*persistent=*/true);
+  return success();
+}
+
+LogicalResult outfeedDequeue(KernelContext &ctx) {
+  if (failed(receive(ctx, kOutfeed, feedReplica(ctx),
+                     typeListAttr(ctx, "dtypes"), /*persistent=*/true)))
+    return failure();
+  return checkShapes(ctx, "outfeed");
+}
+
 /// The sum over the replicas of the caller's group (all replicas when
 /// group_assignment is empty), as XLA's cross-replica sum.
 LogicalResult crossReplicaSum(KernelContext &ctx) {
@@ -229,5 +299,11 @@ KernelTable cleave::interp::getReplicationKernels() {
       {"_XlaCompileMlirPlaceholderProgramKey", programKey},
       {"_TPUDeviceOrdinalPlaceholder", deviceOrdinal},
       {"CrossReplicaSum", crossReplicaSum},
+      {"InfeedEnqueueTuple", infeedEnqueue},
+      {"InfeedDequeueTuple", infeedDequeue},
+      {"InfeedDequeue", infeedDequeue},
+      {"OutfeedEnqueueTuple", outfeedEnqueue},
+      {"OutfeedEnqueue", outfeedEnqueue},
+      {"OutfeedDequeueTuple", outfeedDequeue},
   };
 }
