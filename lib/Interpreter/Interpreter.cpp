@@ -16,7 +16,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -115,6 +114,18 @@ cleave::interp::stridesOf(const std::vector<int64_t> &shape) {
   return strides;
 }
 
+bool cleave::interp::fitsShape(const Tensor &t, Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return true;
+  if (ranked.getRank() != t.rank())
+    return false;
+  for (int64_t d = 0; d < ranked.getRank(); ++d)
+    if (!ranked.isDynamicDim(d) && ranked.getDimSize(d) != t.shape()[d])
+      return false;
+  return true;
+}
+
 Kernel cleave::interp::lookupKernel(StringRef opType) {
   static const llvm::StringMap<Kernel> *table = [] {
     auto *map = new llvm::StringMap<Kernel>();
@@ -180,17 +191,32 @@ bool isUnit(Operation *op) {
   return op && isa<NodeOp, ClusterOp, ReplicateOp>(op);
 }
 
-/// What a cluster or replicate region reads from outside: its operands,
-/// then the values its body captures, each once.
-SmallVector<Value> getCompositeInputs(Operation *op) {
-  llvm::SetVector<Value> inputs(op->operand_begin(), op->operand_end());
-  op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      if (!op->isAncestor(v.getParentRegion()->getParentOp()))
-        inputs.insert(v);
-  });
-  return SmallVector<Value>(inputs.begin(), inputs.end());
-}
+/// The values each unit reads: a node's inputs; for a cluster or
+/// replicate region, its operands, then the values its body captures, each
+/// once (found by walking the body, hence kept).
+class UnitInputs {
+public:
+  ArrayRef<Value> get(Operation *unit) {
+    auto [it, inserted] = inputs.try_emplace(unit);
+    if (!inserted)
+      return it->second;
+    if (auto node = dyn_cast<NodeOp>(unit)) {
+      it->second.assign(node.getInputs().begin(), node.getInputs().end());
+      return it->second;
+    }
+    llvm::SetVector<Value> read(unit->operand_begin(), unit->operand_end());
+    unit->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (!unit->isAncestor(v.getParentRegion()->getParentOp()))
+          read.insert(v);
+    });
+    it->second.assign(read.begin(), read.end());
+    return it->second;
+  }
+
+private:
+  llvm::DenseMap<Operation *, SmallVector<Value>> inputs;
+};
 
 /// Runs one kernel: the node's outputs, or failure with a diagnostic.
 FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
@@ -266,13 +292,14 @@ public:
 
   Executor(Interpreter &interpreter, Block &body, DictionaryAttr bindings,
            const llvm::DenseMap<Value, Tensor> &fed,
-           const llvm::DenseSet<Operation *> &needed)
+           const llvm::DenseSet<Operation *> &needed, UnitInputs &unitInputs)
       : interpreter(interpreter), body(body), bindings(bindings), fed(fed),
-        needed(needed), maxIterations(interpreter.getMaxIterations()) {
+        needed(needed), unitInputs(unitInputs),
+        maxIterations(interpreter.getMaxIterations()) {
     frames.push_back({kRootFrame, "", 0});
   }
 
-  ArrayRef<Value> getInputs(Operation *unit) { return inputsOf(unit); }
+  ArrayRef<Value> getInputs(Operation *unit) { return unitInputs.get(unit); }
 
   unsigned countRequiredInputs(Operation *unit) {
     unsigned count = 0;
@@ -342,16 +369,6 @@ private:
     FailureOr<SmallVector<Slot, 2>> outputs;
   };
 
-  ArrayRef<Value> inputsOf(Operation *unit) {
-    auto [it, inserted] = unitInputs.try_emplace(unit);
-    if (inserted) {
-      if (auto node = dyn_cast<NodeOp>(unit))
-        it->second.assign(node.getInputs().begin(), node.getInputs().end());
-      else
-        it->second = getCompositeInputs(unit);
-    }
-    return it->second;
-  }
 
   /// The frame for `iteration` of loop `name` entered from `parent`.
   unsigned getFrame(unsigned parent, std::string name, int64_t iteration) {
@@ -540,11 +557,11 @@ private:
                "cancelled";
       return failure();
     }
-    State before = shared;
+    llvm::StringMap<Tensor> before = shared.variables;
     for (int64_t r = n - 1; r >= 0; --r) {
       for (auto &entry : copies[r].variables) {
-        auto old = before.variables.find(entry.getKey());
-        if (old == before.variables.end() ||
+        auto old = before.find(entry.getKey());
+        if (old == before.end() ||
             old->second.raw() != entry.getValue().raw() ||
             old->second.shape() != entry.getValue().shape())
           shared.variables[entry.getKey()] = entry.getValue();
@@ -697,6 +714,7 @@ private:
   DictionaryAttr bindings;
   const llvm::DenseMap<Value, Tensor> &fed;
   const llvm::DenseSet<Operation *> &needed;
+  UnitInputs &unitInputs;
   int64_t maxIterations;
   std::vector<Frame> frames;
   std::map<std::tuple<unsigned, std::string, int64_t>, unsigned> frameIds;
@@ -706,7 +724,6 @@ private:
       invariants;
   llvm::DenseMap<std::pair<Value, unsigned>, Slot> values;
   llvm::DenseMap<std::pair<Operation *, unsigned>, Pending> pending;
-  llvm::DenseMap<Operation *, SmallVector<Value>> unitInputs;
   std::vector<std::pair<Operation *, unsigned>> ready;
   llvm::DenseSet<Operation *> rootRuns;
   llvm::DenseSet<Operation *> validated;
@@ -731,24 +748,20 @@ runBlock(Interpreter &interpreter, Block &body,
   // The units to run: everything the roots reach backwards, except through
   // fed tensors.
   llvm::DenseSet<Operation *> needed;
+  UnitInputs unitInputs;
   SmallVector<Operation *> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
     Operation *unit = stack.pop_back_val();
     if (!needed.insert(unit).second)
       continue;
-    SmallVector<Value> inputs;
-    if (auto node = dyn_cast<NodeOp>(unit))
-      inputs.assign(node.getInputs().begin(), node.getInputs().end());
-    else
-      inputs = getCompositeInputs(unit);
-    for (Value input : inputs)
+    for (Value input : unitInputs.get(unit))
       if (!fed.count(input))
         if (Operation *producer = input.getDefiningOp();
             isUnit(producer) && producer->getBlock() == &body)
           stack.push_back(producer);
   }
 
-  Executor executor(interpreter, body, bindings, fed, needed);
+  Executor executor(interpreter, body, bindings, fed, needed, unitInputs);
   for (Operation &op : body)
     if (isUnit(&op) && needed.count(&op) &&
         executor.countRequiredInputs(&op) == 0)
@@ -878,19 +891,13 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
                                 << " tensor, but the node produces "
                                 << dtypeName(dt),
                failure();
-      if (auto ranked = dyn_cast<RankedTensorType>(type)) {
-        bool matches = ranked.getRank() == tensor.rank();
-        for (int64_t d = 0; matches && d < ranked.getRank(); ++d)
-          matches = ranked.isDynamicDim(d) ||
-                    ranked.getDimSize(d) == tensor.shape()[d];
-        if (!matches)
-          return node.emitError()
-                     << "Node '" << node.getName() << "': fed a tensor of shape "
-                     << shapeString(tensor.shape())
-                     << ", which does not match its shape "
-                     << shapeString(ranked.getShape()),
-                 failure();
-      }
+      if (!fitsShape(tensor, type))
+        return node.emitError()
+                   << "Node '" << node.getName() << "': fed a tensor of shape "
+                   << shapeString(tensor.shape())
+                   << ", which does not match its shape "
+                   << shapeString(cast<RankedTensorType>(type).getShape()),
+               failure();
     }
     fed[v] = tensor;
   }

@@ -81,6 +81,10 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
 std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
                                       const std::vector<int64_t> &out);
 
+/// Whether `t` has a shape `type` admits: its rank, where ranked, and each
+/// static dimension.
+bool fitsShape(const Tensor &t, mlir::Type type);
+
 /// A new tensor of `outShape` whose element i is element `source(i)` of
 /// `in` (any dtype, strings included).
 template <typename SourceFn>

@@ -174,16 +174,14 @@ LogicalResult checkShapes(KernelContext &ctx, StringRef queue) {
     const Tensor &t = i < ctx.outputs.size() ? ctx.outputs[i] : ctx.inputs[i];
     if (!shape || shape.getUnknownRank())
       continue;
-    bool matches = shape.getDims().size() == size_t(t.rank());
-    for (size_t d = 0; matches && d < shape.getDims().size(); ++d)
-      matches = shape.getDims()[d] < 0 || shape.getDims()[d] == t.shape()[d];
-    if (!matches)
+    // The element type does not matter here.
+    Type declared = cleave::graph::getTensorType(
+        IntegerType::get(ctx.node.getContext(), 8), shape);
+    if (!fitsShape(t, declared))
       return ctx.error() << "tensor " << i << " of the " << queue
                          << " has shape " << shapeString(t.shape()) << ", but "
                          << ctx.node.getOpType() << " declares "
-                         << shapeString(std::vector<int64_t>(
-                                shape.getDims().begin(),
-                                shape.getDims().end()));
+                         << shapeString(shape.getDims());
   }
   return success();
 }
