@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Replicated training step time: the Fashion-MNIST example's MLP step
 (examples/fashion-mnist) with its global batch on one replica and split
-over 2 (and 4) replicas, all in the interpreter (graph-run
---backend=interpreter --timing), median of the steps after the first.
+over 2 (and 4) replicas, in the interpreter and compiled (graph-run
+--backend=interpreter|cpu --timing), median of the steps after the first.
 
-The peer is the one-replica step over the same global batch in the same
-job: the ratio is what replication costs (threads, channels,
-CrossReplicaSum, the host log line). The interpreter runs one kernel at a
-time, so replicas take turns rather than running in parallel.
+The peer is the one-replica step over the same global batch on the same
+backend in the same job: the ratio is what replication costs or gains
+(threads, channels, CrossReplicaSum, the host log line; compiled replicas
+run their device code in parallel, the interpreter's take turns).
 
 Usage: replicated_step.py --build BUILD_DIR [--steps 50] [--batch 64]
-       [--replicas 2,4]
+       [--replicas 2,4] [--backends interpreter,cpu]
 """
 import argparse
 import os
@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "examples", "fashion-mnist")
 
 
-def step_ms(build, out, name, steps):
+def step_ms(build, out, name, steps, backend):
     opt = os.path.join(build, "bin", "graph-opt")
     run = os.path.join(build, "bin", "graph-run")
     minimize = "loss=model/loss learning-rate=0.1 global-step=step"
@@ -34,7 +34,7 @@ def step_ms(build, out, name, steps):
                     "--graph-minimize=" + minimize, "--emit=pbtxt", "-o",
                     train], check=True)
     result = subprocess.run(
-        [run, train, "--backend=interpreter", "--init", "init",
+        [run, train, "--backend=" + backend, "--init", "init",
          "--feed", "x_all=@" + os.path.join(out, "x.npy"),
          "--feed", "labels_all=@" + os.path.join(out, "y.npy"),
          "--target", "GradientDescent", "--steps", str(steps), "--timing"],
@@ -50,7 +50,9 @@ def main():
     ap.add_argument("--batch", type=int, default=64,
                     help="global batch (examples per step)")
     ap.add_argument("--replicas", default="2,4")
+    ap.add_argument("--backends", default="interpreter,cpu")
     args = ap.parse_args()
+    backends = args.backends.split(",")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(r) for r in args.replicas.split(",")]:
@@ -58,16 +60,20 @@ def main():
             subprocess.run(["/usr/bin/python3",
                             os.path.join(EXAMPLE, "prepare.py"), "--out", out,
                             "--steps", str(args.steps), "--replicas", str(n),
-                            "--batch", str(args.batch // n)], check=True)
+                            "--batch", str(args.batch // n)], check=True,
+                           stdout=subprocess.DEVNULL)
             if not rows:
-                rows.append((1, step_ms(args.build, out, "single",
-                                        args.steps)))
-            rows.append((n, step_ms(args.build, out, "replicated",
-                                    args.steps)))
-    base = rows[0][1]
-    print("%8s %14s %13s" % ("replicas", "step_ms", "vs_1_replica"))
-    for n, ms in rows:
-        print("%8d %14.2f %13.2f" % (n, ms, ms / base))
+                rows.append((1, [step_ms(args.build, out, "single",
+                                         args.steps, b) for b in backends]))
+            rows.append((n, [step_ms(args.build, out, "replicated",
+                                     args.steps, b) for b in backends]))
+    print("global batch %d" % args.batch)
+    print("%8s" % "replicas" + "".join(
+        " %14s %9s" % (b + "_ms", "vs_1") for b in backends))
+    for n, times in rows:
+        print("%8d" % n + "".join(
+            " %14.2f %9.2f" % (ms, ms / base)
+            for ms, base in zip(times, rows[0][1])))
 
 
 if __name__ == "__main__":

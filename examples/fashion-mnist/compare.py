@@ -5,9 +5,13 @@ Reads graph-run's output of the single-replica run (`step k: model/loss =
 float [] v`) and of the replicated one (`step k: output0:r = float [] v`)
 and checks, step by step, that the single run's loss (over the global
 batch) equals the mean of the replicas' losses (each over its share), to
-float tolerance: the replicas then followed the same path.
+float tolerance: the replicas then followed the same path. With
+--compiled, also that the compiled replicated run (graph-run
+--backend=cpu) gave each replica's loss of the interpreted one at every
+step.
 
-Usage: compare.py SINGLE_OUTPUT REPLICATED_OUTPUT [--rtol 1e-4]
+Usage: compare.py SINGLE_OUTPUT REPLICATED_OUTPUT [--compiled OUTPUT]
+                  [--rtol 1e-4]
 """
 import argparse
 import re
@@ -30,6 +34,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("single")
     ap.add_argument("replicated")
+    ap.add_argument("--compiled")
     ap.add_argument("--rtol", type=float, default=1e-4)
     args = ap.parse_args()
     single, replicated = losses(args.single), losses(args.replicated)
@@ -50,6 +55,22 @@ def main():
           "single-replica loss (largest relative difference %.1e); loss "
           "%.4f -> %.4f" % (len(steps), len(replicated[steps[0]]), worst,
                             single[steps[0]][0], single[steps[-1]][0]))
+    if args.compiled:
+        compiled = losses(args.compiled)
+        if sorted(compiled) != steps:
+            sys.exit("compare: the compiled run has %d steps, the "
+                     "interpreted one %d" % (len(compiled), len(steps)))
+        worst = 0.0
+        for step in steps:
+            for r, (got, want) in enumerate(zip(compiled[step],
+                                                replicated[step])):
+                error = abs(got - want) / max(1.0, abs(want))
+                worst = max(worst, error)
+                if error > args.rtol:
+                    sys.exit("compare: step %d, replica %d: compiled loss "
+                             "%g, interpreted %g" % (step, r, got, want))
+        print("compiled equals interpreted (largest relative difference "
+              "%.1e)" % worst)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Trains the Fashion-MNIST MLP with its step replicated over two replicas,
 # gradients all-reduced, each replica's loss formatted on the host, and
-# checks it against one replica over the same global batches.
+# checks it against one replica over the same global batches, and the
+# compiled replicated run against the interpreted one.
 #
 #   examples/fashion-mnist/run.sh [BUILD_DIR] [OUT_DIR] [STEPS]
 set -euo pipefail
@@ -11,7 +12,7 @@ steps=${3:-100}
 here=$(dirname "$0")
 bin=$build/bin
 /usr/bin/python3 "$here/prepare.py" --out "$out" --steps "$steps"
-common=(--backend=interpreter --init init --feed "x_all=@$out/x.npy"
+common=(--init init --feed "x_all=@$out/x.npy"
         --feed "labels_all=@$out/y.npy" --target GradientDescent
         --steps "$steps")
 # CrossShardOptimizer around SGD for the replicated step; plain SGD for the
@@ -23,8 +24,14 @@ common=(--backend=interpreter --init init --feed "x_all=@$out/x.npy"
   --graph-minimize="loss=model/loss learning-rate=0.1 global-step=step" \
   --emit=pbtxt -o "$out/single-train.pbtxt"
 "$bin/graph-run" "$out/replicated-train.pbtxt" "${common[@]}" \
-  --fetch output0:0 --fetch output0:1 > "$out/replicated.out" 2> "$out/replicated.log"
+  --backend=interpreter --fetch output0:0 --fetch output0:1 \
+  > "$out/replicated.out" 2> "$out/replicated.log"
+"$bin/graph-run" "$out/replicated-train.pbtxt" "${common[@]}" \
+  --backend=cpu --fetch output0:0 --fetch output0:1 \
+  > "$out/compiled.out" 2> "$out/compiled.log"
 "$bin/graph-run" "$out/single-train.pbtxt" "${common[@]}" \
-  --fetch model/loss > "$out/single.out"
-grep -c '^replica loss: ' "$out/replicated.log" | sed 's/^/host log lines: /'
-/usr/bin/python3 "$here/compare.py" "$out/single.out" "$out/replicated.out"
+  --backend=interpreter --fetch model/loss > "$out/single.out"
+echo "host log lines: $(grep -c '^replica loss: ' "$out/replicated.log")" \
+  "interpreted, $(grep -c '^replica loss: ' "$out/compiled.log") compiled"
+/usr/bin/python3 "$here/compare.py" "$out/single.out" "$out/replicated.out" \
+  --compiled "$out/compiled.out"

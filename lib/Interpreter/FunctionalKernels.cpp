@@ -189,7 +189,7 @@ LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
     if (!func)
       return ctx.error() << "function '" << function
                          << "' is not in the graph's library";
-    auto results = compiled->call(ctx.node, func, ctx.inputs, ctx.state);
+    auto results = compiled->call(ctx.interpreter, ctx.node, func, ctx.inputs);
     if (failed(results))
       return failure();
     if (*results)

@@ -841,7 +841,14 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
              failure();
     replicated = true;
     byName[cluster.getMetadataName()] = {&op, {}};
-    op.walk([&](NodeOp inner) { sealed[inner.getName()] = inner; });
+    op.walk([&](NodeOp inner) {
+      sealed[inner.getName()] = inner;
+      // Nodes that auto-clustering moved into a compiled function are
+      // still the computation's.
+      if (inner.getTFBool("_XlaCompiledKernel").value_or(false))
+        if (auto moved = module.lookupSymbol<FuncOp>(inner.getOpType()))
+          moved.walk([&](NodeOp node) { sealed[node.getName()] = node; });
+    });
     if (!replicate)
       continue;
     int64_t n = replicate.getN();
@@ -967,6 +974,11 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
              failure();
     }
   return results;
+}
+
+void Interpreter::runUnlocked(llvm::function_ref<void()> work) {
+  UnlockedScope unlocked(*executionLock);
+  work();
 }
 
 State &Interpreter::getState() {

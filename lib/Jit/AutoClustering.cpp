@@ -79,8 +79,12 @@ bool isTrivial(StringRef op) {
 
 class Clusterer {
 public:
-  Clusterer(ModuleOp module, GraphOp graph, const jit::RunSignature &signature)
-      : module(module), graph(graph), signature(signature) {}
+  /// Clusters the nodes of `body`: the top-level graph, pruned to what
+  /// `signature` needs, or (`isDevice`) the body of a device computation
+  /// (a graph.cluster), all of whose nodes run.
+  Clusterer(ModuleOp module, Block &body, const jit::RunSignature &signature,
+            bool isDevice)
+      : module(module), body(body), signature(signature), isDevice(isDevice) {}
 
   LogicalResult run(std::vector<jit::ClusteringDecision> &decisions);
 
@@ -92,8 +96,9 @@ private:
   LogicalResult encapsulate(MutableArrayRef<NodeOp> members, StringRef name);
 
   ModuleOp module;
-  GraphOp graph;
+  Block &body;
   const jit::RunSignature &signature;
+  bool isDevice;
   llvm::StringMap<NodeOp> byName;
   llvm::DenseSet<Value> fed;
   llvm::DenseSet<Operation *> needed;
@@ -106,9 +111,10 @@ private:
 };
 
 LogicalResult Clusterer::findNeeded() {
-  Block &body = graph.getBody().front();
   for (Operation &op : body) {
     auto node = dyn_cast<NodeOp>(op);
+    if (isDevice && op.hasTrait<OpTrait::IsTerminator>())
+      continue;
     if (!node)
       return op.emitError() << "auto-clustering runs on flat graphs; '"
                             << op.getName() << "' holds a region",
@@ -239,7 +245,7 @@ void Clusterer::findCandidates() {
     if (isControl)
       controlled.insert(node);
   }
-  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
+  for (auto node : body.getOps<NodeOp>()) {
     if (!needed.count(node))
       continue;
     std::string &reason = reasons[node];
@@ -257,8 +263,8 @@ void Clusterer::findCandidates() {
       reason = "its output is fed";
     } else if (auto flag = node.getTFBool("_XlaCompile"); flag && !*flag) {
       reason = "_XlaCompile is false";
-    } else if (node.getTFAttr("_tpu_replicate") ||
-               node.getTFAttr("_xla_outside_compilation")) {
+    } else if (!isDevice && (node.getTFAttr("_tpu_replicate") ||
+                             node.getTFAttr("_xla_outside_compilation"))) {
       // Its placement and feeds follow the replicated computation's rules.
       reason = "part of a replicated computation";
     } else {
@@ -437,12 +443,12 @@ LogicalResult Clusterer::encapsulate(MutableArrayRef<NodeOp> members,
   for (auto [v, result] : llvm::zip(outputs, call.getOutputs()))
     v.replaceUsesWithIf(result, [&](OpOperand &use) {
       return !inside.count(use.getOwner()) &&
-             use.getOwner()->getParentOp() == graph.getOperation();
+             use.getOwner()->getBlock() == &body;
     });
   for (NodeOp node : members)
     node.getControl().replaceUsesWithIf(call.getControl(), [&](OpOperand &use) {
       return !inside.count(use.getOwner()) &&
-             use.getOwner()->getParentOp() == graph.getOperation();
+             use.getOwner()->getBlock() == &body;
     });
 
   // Names that runs refer to stay in the graph.
@@ -490,7 +496,7 @@ Clusterer::run(std::vector<jit::ClusteringDecision> &decisions) {
   // Clusters in graph order, each with its members in graph order.
   llvm::DenseMap<Operation *, unsigned> clusterIndex;
   std::vector<SmallVector<NodeOp>> groups;
-  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
+  for (auto node : body.getOps<NodeOp>()) {
     if (!candidates.count(node))
       continue;
     Operation *leader = clusters.getLeaderValue(node);
@@ -517,7 +523,7 @@ Clusterer::run(std::vector<jit::ClusteringDecision> &decisions) {
       assigned[node] = name;
     work.push_back({group, name});
   }
-  for (auto node : graph.getBody().front().getOps<NodeOp>())
+  for (auto node : body.getOps<NodeOp>())
     if (needed.count(node))
       decisions.push_back({node.getName().str(), assigned.lookup(node),
                            assigned.count(node) ? "" : reasons.lookup(node)});
@@ -539,6 +545,30 @@ cleave::jit::clusterForCompilation(ModuleOp module,
   if (!graph)
     return emitError(module.getLoc(), "the module has no graph.graph"),
            failure();
-  Clusterer clusterer(module, graph, signature);
-  return clusterer.run(decisions);
+  Block &body = graph.getBody().front();
+  bool replicated = llvm::any_of(
+      body, [](Operation &op) { return isa<ClusterOp, ReplicateOp>(op); });
+  if (!replicated)
+    return Clusterer(module, body, signature, /*isDevice=*/false)
+        .run(decisions);
+
+  // A formed computation: its device side (each graph.cluster) compiles,
+  // all of it running each launch; the host side around it (the nodes of
+  // the graph and of each replica beside the cluster, host transfers,
+  // collectives) runs in the interpreter, as TensorFlow runs host ops as
+  // kernels.
+  SmallVector<ClusterOp> devices;
+  graph.walk([&](ClusterOp cluster) { devices.push_back(cluster); });
+  jit::RunSignature everything;
+  for (ClusterOp cluster : devices)
+    if (failed(Clusterer(module, cluster.getBody().front(), everything,
+                         /*isDevice=*/true)
+                   .run(decisions)))
+      return failure();
+  graph.walk([&](NodeOp node) {
+    if (!node->getParentOfType<ClusterOp>())
+      decisions.push_back({node.getName().str(), "",
+                           "on the host side of a replicated computation"});
+  });
+  return success();
 }

@@ -130,8 +130,10 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
 
   FailureOr<LoweredFunction> lowered = failure();
   // Lower; when an argument turns out to be needed as a value, again with
-  // its value (the first attempt's diagnostics are dropped).
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  // its value (the earlier attempts' diagnostics are dropped). One value
+  // can make another one needed (a Slice's size with -1 entries makes its
+  // begin decide the shape): a few rounds.
+  for (int attempt = 0; attempt < 4; ++attempt) {
     llvm::SmallVector<ArgSpecialization> specs;
     for (auto [i, t] : llvm::enumerate(args)) {
       ArgSpecialization spec;
@@ -187,8 +189,9 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
 }
 
 FailureOr<std::optional<std::vector<Tensor>>>
-CPUClusterRunner::call(Operation *caller, Operation *function,
-                       llvm::ArrayRef<Tensor> args, interp::State &state) {
+CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
+                       Operation *function, llvm::ArrayRef<Tensor> args) {
+  interp::State &state = interpreter.getState();
   FailureOr<Executable *> executable =
       getExecutable(caller, function, args, state);
   if (failed(executable))
@@ -217,7 +220,8 @@ CPUClusterRunner::call(Operation *caller, Operation *function,
   std::vector<void *> packed;
   for (void *&buffer : buffers)
     packed.push_back(&buffer);
-  (*executable)->entry(packed.data());
+  // Other replicas run meanwhile: the code touches only these buffers.
+  interpreter.runUnlocked([&] { (*executable)->entry(packed.data()); });
   if (lowered.statusResult) {
     int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];
     if (status > 0 && status <= int64_t(lowered.errors.size()))

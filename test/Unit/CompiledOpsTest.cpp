@@ -994,9 +994,12 @@ public:
       runtime::CPUClusterRunner runner;
       runner.setStrict(true);
       runner.setPipelineOptions(options);
-      auto compiledResults = runner.call(*func, *func, args, state);
+      Interpreter interpreter(*module);
+      interpreter.getState() = state;
+      auto compiledResults = runner.call(interpreter, *func, *func, args);
       if (succeeded(compiledResults) && *compiledResults)
         results = std::move(**compiledResults);
+      state = interpreter.getState();
     } else {
       Interpreter interpreter(*module);
       interpreter.getState() = state;

@@ -336,15 +336,9 @@ int main(int argc, char **argv) {
   };
 
   // Several replicas run once their computation is formed into a
-  // graph.replicate, its host nodes beside the cluster.
+  // graph.replicate, its host nodes beside the cluster: with the CPU
+  // backend, the device side of each replica is compiled.
   if (hasSeveralReplicas(*module)) {
-    if (backend == Backend::CPU && backend.getNumOccurrences())
-      return fail("--backend=cpu does not compile replicated computations "
-                  "yet; run them with --backend=interpreter");
-    if (backend == Backend::CPU)
-      llvm::errs() << "graph-run: note: replicated computations run in the "
-                      "interpreter (their compiled form is not built yet)\n";
-    backend = Backend::Interpreter;
     PassManager pm(&context);
     pm.addPass(graph::createGraphClusterFormationPass());
     pm.addPass(graph::createGraphExtractOutsideCompilationPass());

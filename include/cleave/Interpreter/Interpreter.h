@@ -47,6 +47,7 @@ struct State {
 bool hasKernel(llvm::StringRef opType);
 
 class ExecutionLock;
+class Interpreter;
 class Rendezvous;
 
 /// Runs calls of functions that auto-clustering encapsulated
@@ -57,13 +58,14 @@ class CompiledCallHandler {
 public:
   virtual ~CompiledCallHandler() = default;
   /// Runs `function` (a graph.func) for `caller` on `args`, reading and
-  /// updating the variables of `state`. Errors are emitted on the caller or
-  /// the function's nodes. Returns nullopt, having changed nothing, when it
-  /// leaves this call to the interpreter (the function does not compile
-  /// for these arguments).
+  /// updating the variables of `interpreter.getState()`. Errors are
+  /// emitted on the caller or the function's nodes. Returns nullopt,
+  /// having changed nothing, when it leaves this call to the interpreter
+  /// (the function does not compile for these arguments). The native code
+  /// itself may run through `interpreter.runUnlocked`.
   virtual mlir::FailureOr<std::optional<std::vector<Tensor>>>
-  call(mlir::Operation *caller, mlir::Operation *function,
-       llvm::ArrayRef<Tensor> args, State &state) = 0;
+  call(Interpreter &interpreter, mlir::Operation *caller,
+       mlir::Operation *function, llvm::ArrayRef<Tensor> args) = 0;
 };
 
 class Interpreter {
@@ -121,6 +123,10 @@ public:
   /// Whether `node` waits for the device: a host receive, or a call of a
   /// function holding one.
   bool waitsForDevice(mlir::Operation *node);
+  /// Runs `work` without the execution lock, so that the kernels of other
+  /// replicas run meanwhile: `work` must touch neither the interpreter nor
+  /// its state (compiled device code on buffers of its own).
+  void runUnlocked(llvm::function_ref<void()> work);
 
 private:
   mlir::ModuleOp module;

@@ -33,7 +33,10 @@ struct ClusteringDecision {
 };
 
 /// Clusters and encapsulates the top-level graph of `module` in place.
-/// `decisions` lists every needed node in graph order.
+/// `decisions` lists every needed node in graph order. In a formed
+/// replicated graph (graph.cluster / graph.replicate regions) the device
+/// computations are clustered instead, all of their nodes needed, and the
+/// host nodes are listed as interpreted.
 mlir::LogicalResult
 clusterForCompilation(mlir::ModuleOp module, const RunSignature &signature,
                       std::vector<ClusteringDecision> &decisions);

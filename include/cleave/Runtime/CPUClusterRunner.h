@@ -31,8 +31,9 @@ public:
   /// arguments (an op or dtype without a lowering, shapes the lowering
   /// rejects) is left to the interpreter, unless strict.
   mlir::FailureOr<std::optional<std::vector<interp::Tensor>>>
-  call(mlir::Operation *caller, mlir::Operation *function,
-       llvm::ArrayRef<interp::Tensor> args, interp::State &state) override;
+  call(interp::Interpreter &interpreter, mlir::Operation *caller,
+       mlir::Operation *function,
+       llvm::ArrayRef<interp::Tensor> args) override;
 
   struct Statistics {
     unsigned compilations = 0;

@@ -319,7 +319,73 @@ template <bool isV> LogicalResult split(NodeLowering &ctx) {
   return success();
 }
 
+/// Slice at a begin computed at run time (XLA's dynamic slice): the size
+/// is a compile-time constant; a begin out of range is TensorFlow's error,
+/// reported through the status, and the slice reads clamped offsets, so
+/// that no access leaves the input.
+LogicalResult dynamicSlice(NodeLowering &ctx, ArrayRef<int64_t> sizes) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  const std::vector<int64_t> &in = ctx.shape(0);
+  Value begin = ctx.tensor(1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value status = ctx.getStatus();
+  Value statusZero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  SmallVector<OpFoldResult> offsets, strides;
+  for (size_t d = 0; d < in.size(); ++d) {
+    Value at = b.create<arith::ConstantIndexOp>(loc, d);
+    Value element = b.create<tensor::ExtractOp>(loc, begin, ValueRange{at});
+    Value offset = b.create<arith::IndexCastOp>(loc, b.getIndexType(), element);
+    Value last = b.create<arith::ConstantIndexOp>(loc, in[d] - sizes[d]);
+    Value outside = b.create<arith::OrIOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, offset, zero),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, offset, last));
+    int64_t code = ctx.addError(
+        "Expected begin[" + std::to_string(d) + "] (computed at run time) and "
+        "size[" + std::to_string(d) + "] = " + std::to_string(sizes[d]) +
+        " in [0, " + std::to_string(in[d]) + "]");
+    Value firstError = b.create<arith::AndIOp>(
+        loc, outside,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status,
+                                statusZero));
+    status = b.create<arith::SelectOp>(
+        loc, firstError,
+        b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code)), status);
+    offsets.push_back(b.create<arith::MaxSIOp>(
+        loc, zero, b.create<arith::MinSIOp>(loc, offset, last)).getResult());
+    strides.push_back(b.getIndexAttr(1));
+  }
+  ctx.setStatus(status);
+  SmallVector<OpFoldResult> sizeAttrs;
+  for (int64_t size : sizes)
+    sizeAttrs.push_back(b.getIndexAttr(size));
+  int32_t dtype = ctx.dtype(0);
+  auto type = RankedTensorType::get(sizes, ctx.elementType(dtype));
+  ctx.setOutput(0,
+                b.create<tensor::ExtractSliceOp>(loc, type, ctx.tensor(0),
+                                                 offsets, sizeAttrs, strides),
+                dtype);
+  return success();
+}
+
 LogicalResult sliceOp(NodeLowering &ctx) {
+  if (!ctx.input(1).constant) {
+    // Only the size decides the output's shape; it must be known.
+    if (failed(requireConstants(ctx, {2})))
+      return failure();
+    std::vector<int64_t> sizes = *ctx.constantInts(2);
+    if (llvm::any_of(sizes, [](int64_t size) { return size < 0; }))
+      return requireConstants(ctx, {1});
+    if (sizes.size() != ctx.shape(0).size())
+      return ctx.error() << "Expected size to have " << ctx.shape(0).size()
+                         << " elements, got " << sizes.size();
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (sizes[d] > ctx.shape(0)[d])
+        return ctx.error() << "Expected size[" << d << "] = " << sizes[d]
+                           << " in [0, " << ctx.shape(0)[d] << "]";
+    return dynamicSlice(ctx, sizes);
+  }
   FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {1, 2});
   if (failed(shape))
     return failure();

@@ -27,13 +27,31 @@ struct OutlineKernelsPass
       SmallVector<linalg::LinalgOp> kernels;
       func.walk([&](linalg::LinalgOp op) {
         // Only ops on buffers: they have no results to return.
-        if (op->getNumResults() == 0)
+        if (op->getNumResults() == 0 && passesAsPointers(op))
           kernels.push_back(op);
       });
       unsigned index = 0;
       for (linalg::LinalgOp op : kernels)
         outline(op, func, symbols, index++);
     }
+  }
+
+  /// Kernels take their buffers as bare pointers, which carry no offset
+  /// or strides: a view at an offset known only at run time (a dynamic
+  /// slice) stays in its function instead.
+  static bool passesAsPointers(linalg::LinalgOp op) {
+    for (Value v : op->getOperands()) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type)
+        continue;
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (failed(getStridesAndOffset(type, strides, offset)) ||
+          ShapedType::isDynamic(offset) ||
+          llvm::any_of(strides, ShapedType::isDynamic))
+        return false;
+    }
+    return true;
   }
 
   /// `op` into `<func>_kernel<index>(operands..., captured values...)`.
