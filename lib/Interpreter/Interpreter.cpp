@@ -1009,11 +1009,9 @@ bool Interpreter::waitsForDevice(Operation *op) {
       }
     return functionsWaiting[func] = waits;
   };
-  for (NamedAttribute attr : node.getAttrs())
-    if (auto f = dyn_cast<FuncAttr>(attr.getValue()))
-      if (holdsReceive(f.getName().getValue()))
-        return true;
-  return holdsReceive(opType);
+  return llvm::any_of(getCalledFunctions(node), [&](auto called) {
+    return holdsReceive(called.second);
+  });
 }
 
 FailureOr<std::vector<Tensor>>

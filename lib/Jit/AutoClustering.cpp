@@ -218,7 +218,7 @@ LogicalResult Clusterer::findNeeded() {
 /// Whether every function `node` calls (If branches, While bodies, calls)
 /// compiles; `why` says what stops it.
 static bool compilableCallees(NodeOp node, std::string &why) {
-  for (StringRef name : conversion::getCalledFunctions(node)) {
+  for (auto [attr, name] : getCalledFunctions(node)) {
     Operation *callee = SymbolTable::lookupNearestSymbolFrom(
         node, StringAttr::get(node.getContext(), name));
     if (!isa_and_nonnull<FuncOp>(callee)) {

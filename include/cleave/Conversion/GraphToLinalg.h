@@ -146,10 +146,6 @@ bool updatesVariables(llvm::StringRef opType);
 /// `why` says which node stops it.
 bool isCompilableFunction(mlir::Operation *function, std::string &why);
 
-/// The library functions a node calls: its op type when it names one, and
-/// the function attrs of If, Case, While and PartitionedCall.
-llvm::SmallVector<llvm::StringRef> getCalledFunctions(mlir::Operation *node);
-
 /// Every op type with a CPU lowering, sorted.
 std::vector<llvm::StringRef> getCPULoweredOps();
 

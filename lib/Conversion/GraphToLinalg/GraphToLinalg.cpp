@@ -57,22 +57,6 @@ bool cleave::conversion::updatesVariables(StringRef opType) {
          opType.starts_with("ResourceApply");
 }
 
-SmallVector<StringRef> cleave::conversion::getCalledFunctions(Operation *op) {
-  auto node = cast<graph::NodeOp>(op);
-  SmallVector<StringRef> names;
-  if (!ops::lookupOp(node.getOpType()))
-    names.push_back(node.getOpType());
-  for (NamedAttribute attr : node.getAttrs()) {
-    if (auto f = dyn_cast<graph::FuncAttr>(attr.getValue()))
-      names.push_back(f.getName().getValue());
-    if (auto list = dyn_cast<ArrayAttr>(attr.getValue()))
-      for (Attribute a : list)
-        if (auto f = dyn_cast<graph::FuncAttr>(a))
-          names.push_back(f.getName().getValue());
-  }
-  return names;
-}
-
 static bool isCompilableFunction(graph::FuncOp func, std::string &why,
                                  llvm::SmallPtrSetImpl<Operation *> &visiting) {
   if (func.getUncallable()) {
@@ -96,7 +80,13 @@ static bool isCompilableFunction(graph::FuncOp func, std::string &why,
       why = prefix + "op '" + op.str() + "' has no CPU lowering";
       return false;
     }
-    for (StringRef callee : getCalledFunctions(node)) {
+    SmallVector<StringRef> callees;
+    if (isCall && !SymbolTable::lookupNearestSymbolFrom<graph::FuncOp>(
+                      node, StringAttr::get(node.getContext(), op)))
+      callees.push_back(op); // not in the library: said below
+    for (auto [attr, callee] : graph::getCalledFunctions(node))
+      callees.push_back(callee);
+    for (StringRef callee : callees) {
       auto f = dyn_cast_or_null<graph::FuncOp>(
           SymbolTable::lookupNearestSymbolFrom(
               node, StringAttr::get(node.getContext(), callee)));

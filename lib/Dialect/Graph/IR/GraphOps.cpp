@@ -496,6 +496,23 @@ StringRef cleave::graph::getCalleeName(NodeOp node) {
   return "";
 }
 
+SmallVector<std::pair<StringRef, StringRef>>
+cleave::graph::getCalledFunctions(NodeOp node) {
+  SmallVector<std::pair<StringRef, StringRef>> called;
+  for (NamedAttribute attr : node.getAttrs()) {
+    if (auto f = dyn_cast<FuncAttr>(attr.getValue()))
+      called.push_back({attr.getName().getValue(), f.getName().getValue()});
+    if (auto list = dyn_cast<ArrayAttr>(attr.getValue()))
+      for (Attribute element : list)
+        if (auto f = dyn_cast<FuncAttr>(element))
+          called.push_back({attr.getName().getValue(), f.getName().getValue()});
+  }
+  if (SymbolTable::lookupNearestSymbolFrom<FuncOp>(
+          node, StringAttr::get(node.getContext(), node.getOpType())))
+    called.push_back({"", node.getOpType()});
+  return called;
+}
+
 FailureOr<FuncOp> cleave::graph::buildLibraryFunction(
     ModuleOp module, StringRef base, ArrayRef<Type> argTypes,
     function_ref<FailureOr<SmallVector<Value>>(OpBuilder &, ArrayRef<Value>)>

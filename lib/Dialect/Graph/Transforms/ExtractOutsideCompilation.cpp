@@ -41,24 +41,6 @@ bool isOutsideCompiled(NodeOp node) {
   return static_cast<bool>(node.getTFAttr(kOutsideCompilationAttr));
 }
 
-/// The functions a node calls through its attributes or its op type.
-SmallVector<std::pair<StringRef, StringRef>> getCalledFunctions(NodeOp node) {
-  SmallVector<std::pair<StringRef, StringRef>> called;
-  for (NamedAttribute attr : node.getAttrs()) {
-    if (auto f = dyn_cast<FuncAttr>(attr.getValue()))
-      called.push_back({attr.getName().getValue(), f.getName().getValue()});
-    // list(func), as Case's branches.
-    if (auto list = dyn_cast<ArrayAttr>(attr.getValue()))
-      for (Attribute element : list)
-        if (auto f = dyn_cast<FuncAttr>(element))
-          called.push_back({attr.getName().getValue(), f.getName().getValue()});
-  }
-  if (SymbolTable::lookupNearestSymbolFrom<FuncOp>(
-          node, StringAttr::get(node.getContext(), node.getOpType())))
-    called.push_back({"", node.getOpType()});
-  return called;
-}
-
 /// "name:port" of a value as a message names it.
 std::string describe(Value v) {
   if (auto node = v.getDefiningOp<NodeOp>())

@@ -86,6 +86,13 @@ mlir::InFlightDiagnostic nodeError(NodeOp node);
 /// the node's op type (which names a function when the node is a call).
 llvm::StringRef getCalleeName(NodeOp node);
 
+/// The library functions `node` calls, each with the attr that names it:
+/// its func and list(func) attrs (If and Case branches, While's cond and
+/// body, a call's `f`), and ("", op type) when the op type names a
+/// function of the module. Names of missing functions are listed too.
+llvm::SmallVector<std::pair<llvm::StringRef, llvm::StringRef>>
+getCalledFunctions(NodeOp node);
+
 /// A new library function named `base` (or `base_<k>`, the first that is
 /// free) over arguments `arg<i>` of `argTypes`, whose body `build` fills and
 /// whose results (`result<i>`) it returns. Fails with a diagnostic at `loc`
