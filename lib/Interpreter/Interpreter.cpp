@@ -525,6 +525,7 @@ private:
     ExecutionLock &lock = interp.getExecutionLock();
     Rendezvous &rendezvous = interp.getRendezvous();
     std::vector<std::thread> replicas;
+    rendezvous.setReplicasRunning(n);
     for (int64_t r = 0; r < n; ++r) {
       llvm::DenseMap<Value, Tensor> fed(captured);
       for (BlockArgument arg : body.getArguments())
@@ -548,6 +549,7 @@ private:
       for (std::thread &t : replicas)
         t.join();
     }
+    rendezvous.setReplicasRunning(0);
     if (llvm::any_of(results, [](auto &result) { return failed(result); })) {
       int64_t first = rendezvous.getCanceller();
       if (first >= 0 && first < n)
@@ -979,6 +981,10 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
 void Interpreter::runUnlocked(llvm::function_ref<void()> work) {
   UnlockedScope unlocked(*executionLock);
   work();
+}
+
+unsigned Interpreter::getReplicasRunning() {
+  return rendezvous->getReplicasRunning();
 }
 
 State &Interpreter::getState() {

@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -110,6 +111,10 @@ public:
           const std::function<Tensor(std::vector<Tensor> &)> &reduce,
           std::string &error);
 
+  /// How many replicas run side by side (0 outside a replicate).
+  void setReplicasRunning(unsigned n) { replicasRunning = n; }
+  unsigned getReplicasRunning() const { return replicasRunning; }
+
   /// Wakes every waiter, which then fails. The first call records the
   /// calling thread's replica: where the failure happened.
   void cancel();
@@ -131,6 +136,7 @@ private:
   double timeout = 300;
   bool cancelled = false;
   int64_t canceller = -1;
+  std::atomic<unsigned> replicasRunning{0};
   using Channels = std::map<std::pair<std::string, int64_t>,
                             std::deque<std::vector<Tensor>>>;
   Channels channels, queues;

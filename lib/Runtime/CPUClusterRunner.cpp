@@ -5,6 +5,7 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Target/CPU/CPUTarget.h"
+#include "cleave/Target/CPU/KernelLibrary.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -220,7 +221,10 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
   std::vector<void *> packed;
   for (void *&buffer : buffers)
     packed.push_back(&buffer);
-  // Other replicas run meanwhile: the code touches only these buffers.
+  // Other replicas run meanwhile (the code touches only these buffers),
+  // each on its share of the cores.
+  if (unsigned replicas = interpreter.getReplicasRunning(); replicas > 1)
+    cpu::shareKernelThreads(replicas);
   interpreter.runUnlocked([&] { (*executable)->entry(packed.data()); });
   if (lowered.statusResult) {
     int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];

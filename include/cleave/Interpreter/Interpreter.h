@@ -127,6 +127,8 @@ public:
   /// replicas run meanwhile: `work` must touch neither the interpreter nor
   /// its state (compiled device code on buffers of its own).
   void runUnlocked(llvm::function_ref<void()> work);
+  /// How many replicas run side by side now (0 outside a replicate).
+  unsigned getReplicasRunning();
 
 private:
   mlir::ModuleOp module;

@@ -72,6 +72,10 @@ void setKernelThreads(int threads);
 /// setKernelThreads(0) unless threads were set already, so that OpenBLAS's
 /// own threads are off (the JIT calls this).
 void configureKernelThreads();
+/// The calling thread's compiled code uses 1/`parts` of those threads (at
+/// least one): replicas that run compiled code side by side share the
+/// cores instead of each starting a team of all of them.
+void shareKernelThreads(unsigned parts);
 
 } // namespace cleave::cpu
 

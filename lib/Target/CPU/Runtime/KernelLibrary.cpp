@@ -94,12 +94,19 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
 }
 
 static std::atomic<bool> threadsConfigured{false};
+static std::atomic<int> kernelThreads{1};
 
 void setKernelThreads(int threads) {
   threadsConfigured = true;
   int cores = static_cast<int>(std::thread::hardware_concurrency());
-  omp_set_num_threads(threads > 0 ? threads : (cores > 0 ? cores : 1));
+  kernelThreads = threads > 0 ? threads : (cores > 0 ? cores : 1);
+  omp_set_num_threads(kernelThreads);
   openblas_set_num_threads(1);
+}
+
+void shareKernelThreads(unsigned parts) {
+  configureKernelThreads();
+  omp_set_num_threads(std::max(1, kernelThreads / int(std::max(1u, parts))));
 }
 
 void configureKernelThreads() {
