@@ -21,9 +21,12 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <deque>
@@ -99,10 +102,24 @@ private:
   Block &body;
   const jit::RunSignature &signature;
   bool isDevice;
+  /// The values a unit reads: a node's inputs; for a graph.cluster or
+  /// graph.replicate, its operands and the values of `body` its regions
+  /// use.
+  ValueRange unitInputs(Operation *unit);
+  /// The unit of `body` that holds `user` (null: none, as in a function).
+  Operation *unitOf(Operation *user) {
+    return body.findAncestorOpInBlock(*user);
+  }
+
   llvm::StringMap<NodeOp> byName;
+  /// The graph.cluster / graph.replicate regions of the top-level graph,
+  /// by the names runs give them (metadata, TPUReplicatedOutput).
+  llvm::StringMap<Operation *> regionsByName;
+  llvm::DenseMap<Operation *, SmallVector<Value>> regionInputs;
   llvm::DenseSet<Value> fed;
   llvm::DenseSet<Operation *> needed;
-  llvm::SmallVector<NodeOp> order;
+  /// Needed units (nodes and regions) in topological order.
+  llvm::SmallVector<Operation *> order;
   llvm::DenseMap<Operation *, std::string> reasons;
   llvm::DenseSet<Operation *> candidates;
   llvm::EquivalenceClasses<Operation *> clusters;
@@ -110,14 +127,50 @@ private:
   llvm::StringSet<> named;
 };
 
+ValueRange Clusterer::unitInputs(Operation *unit) {
+  if (auto node = dyn_cast<NodeOp>(unit))
+    return node.getInputs();
+  auto [it, inserted] = regionInputs.try_emplace(unit);
+  if (inserted) {
+    it->second.append(unit->operand_begin(), unit->operand_end());
+    llvm::SetVector<Value> used;
+    getUsedValuesDefinedAbove(unit->getRegions(), used);
+    for (Value v : used)
+      if (v.getParentBlock() == &body && !llvm::is_contained(it->second, v))
+        it->second.push_back(v);
+  }
+  return it->second;
+}
+
 LogicalResult Clusterer::findNeeded() {
   for (Operation &op : body) {
-    auto node = dyn_cast<NodeOp>(op);
     if (isDevice && op.hasTrait<OpTrait::IsTerminator>())
       continue;
+    // A formed replicated computation is a unit that never compiles here
+    // (its device side was clustered on its own). Runs that name its nodes
+    // need it (and the interpreter says they are sealed).
+    if (isa<ClusterOp, ReplicateOp>(op))
+      op.walk([&](NodeOp inner) {
+        regionsByName[inner.getName()] = &op;
+        if (inner.getTFBool("_XlaCompiledKernel").value_or(false))
+          if (auto moved = module.lookupSymbol<FuncOp>(inner.getOpType()))
+            moved.walk([&](NodeOp node) { regionsByName[node.getName()] = &op; });
+      });
+    if (auto cluster = dyn_cast<ClusterOp>(op)) {
+      regionsByName[cluster.getMetadataName()] = &op;
+      continue;
+    }
+    if (auto replicate = dyn_cast<ReplicateOp>(op)) {
+      regionsByName[replicate.getCluster().getMetadataName()] = &op;
+      for (Attribute entry : replicate.getOutputNodes())
+        if (auto name = cast<DictionaryAttr>(entry).getAs<StringAttr>("name"))
+          regionsByName[name.getValue()] = &op;
+      continue;
+    }
+    auto node = dyn_cast<NodeOp>(op);
     if (!node)
-      return op.emitError() << "auto-clustering runs on flat graphs; '"
-                            << op.getName() << "' holds a region",
+      return op.emitError() << "auto-clustering runs on graphs of nodes; '"
+                            << op.getName() << "' is not one",
              failure();
     byName[node.getName()] = node;
   }
@@ -126,7 +179,7 @@ LogicalResult Clusterer::findNeeded() {
     if (NodeOp node = byName.lookup(name); node && port < node.getOutputs().size())
       fed.insert(node.getOutputs()[port]);
   }
-  SmallVector<NodeOp> stack;
+  SmallVector<Operation *> stack;
   bool all = signature.fetches.empty() && signature.targets.empty();
   for (const std::string &fetch : signature.fetches) {
     auto [name, port] = splitTensorName(fetch);
@@ -134,23 +187,30 @@ LogicalResult Clusterer::findNeeded() {
       named.insert(name);
       if (port >= node.getOutputs().size() || !fed.count(node.getOutputs()[port]))
         stack.push_back(node);
+    } else if (Operation *region = regionsByName.lookup(name)) {
+      stack.push_back(region);
     }
   }
-  for (const std::string &target : signature.targets)
+  for (const std::string &target : signature.targets) {
     if (NodeOp node = byName.lookup(target)) {
       named.insert(target);
       stack.push_back(node);
+    } else if (Operation *region = regionsByName.lookup(target)) {
+      stack.push_back(region);
     }
+  }
   if (all)
-    for (auto node : body.getOps<NodeOp>())
-      stack.push_back(node);
+    for (Operation &op : body)
+      if (!op.hasTrait<OpTrait::IsTerminator>())
+        stack.push_back(&op);
   while (!stack.empty()) {
-    NodeOp node = stack.pop_back_val();
-    if (!needed.insert(node).second)
+    Operation *unit = stack.pop_back_val();
+    if (!needed.insert(unit).second)
       continue;
-    for (Value input : node.getInputs())
+    for (Value input : unitInputs(unit))
       if (!fed.count(input))
-        if (auto producer = input.getDefiningOp<NodeOp>())
+        if (Operation *producer = input.getDefiningOp();
+            producer && producer->getBlock() == &body)
           stack.push_back(producer);
   }
 
@@ -176,7 +236,8 @@ LogicalResult Clusterer::findNeeded() {
     for (Operation *op : pruned)
       op->dropAllReferences();
     for (Operation *op : pruned) {
-      byName.erase(cast<NodeOp>(op).getName());
+      if (auto node = dyn_cast<NodeOp>(op))
+        byName.erase(node.getName());
       op->erase();
     }
   }
@@ -184,31 +245,36 @@ LogicalResult Clusterer::findNeeded() {
   // Topological order (data and control edges; NextIteration back edges
   // are left out, and the loops they close never compile).
   llvm::DenseMap<Operation *, unsigned> waiting;
-  std::deque<NodeOp> ready;
+  std::deque<Operation *> ready;
   auto countsAsEdge = [&](Value input) {
-    auto producer = input.getDefiningOp<NodeOp>();
-    return producer && needed.count(producer) && !fed.count(input) &&
-           producer.getOpType() != "NextIteration" &&
-           producer.getOpType() != "RefNextIteration";
+    Operation *producer = input.getDefiningOp();
+    if (!producer || producer->getBlock() != &body ||
+        !needed.count(producer) || fed.count(input))
+      return false;
+    auto node = dyn_cast<NodeOp>(producer);
+    return !node || (node.getOpType() != "NextIteration" &&
+                     node.getOpType() != "RefNextIteration");
   };
-  for (auto node : body.getOps<NodeOp>()) {
-    if (!needed.count(node))
+  for (Operation &unit : body) {
+    if (!needed.count(&unit))
       continue;
     unsigned count = 0;
-    for (Value input : node.getInputs())
+    for (Value input : unitInputs(&unit))
       count += countsAsEdge(input);
-    waiting[node] = count;
+    waiting[&unit] = count;
     if (!count)
-      ready.push_back(node);
+      ready.push_back(&unit);
   }
   while (!ready.empty()) {
-    NodeOp node = ready.front();
+    Operation *unit = ready.front();
     ready.pop_front();
-    order.push_back(node);
-    for (Operation *user : node->getUsers())
-      if (auto consumer = dyn_cast<NodeOp>(user); consumer && needed.count(consumer))
-        for (Value input : consumer.getInputs())
-          if (input.getDefiningOp() == node && countsAsEdge(input) &&
+    order.push_back(unit);
+    SmallPtrSet<Operation *, 8> consumers;
+    for (Operation *user : unit->getUsers())
+      if (Operation *consumer = unitOf(user);
+          consumer && needed.count(consumer) && consumers.insert(consumer).second)
+        for (Value input : unitInputs(consumer))
+          if (input.getDefiningOp() == unit && countsAsEdge(input) &&
               --waiting[consumer] == 0)
             ready.push_back(consumer);
   }
@@ -235,22 +301,23 @@ void Clusterer::findCandidates() {
   // Nodes downstream of a Switch or an Enter may be dead or run once per
   // iteration; compiled code runs once per call.
   llvm::DenseSet<Operation *> controlled;
-  for (NodeOp node : order) {
-    StringRef op = node.getOpType();
+  for (Operation *unit : order) {
+    auto node = dyn_cast<NodeOp>(unit);
+    StringRef op = node ? node.getOpType() : "";
     bool isControl = op == "Switch" || op == "RefSwitch" || op == "Enter" ||
                      op == "RefEnter";
-    for (Value input : node.getInputs())
-      if (auto producer = input.getDefiningOp<NodeOp>())
+    for (Value input : unitInputs(unit))
+      if (Operation *producer = input.getDefiningOp())
         isControl |= controlled.count(producer) > 0;
     if (isControl)
-      controlled.insert(node);
+      controlled.insert(unit);
   }
   for (auto node : body.getOps<NodeOp>()) {
     if (!needed.count(node))
       continue;
     std::string &reason = reasons[node];
     StringRef op = node.getOpType();
-    bool ordered = llvm::is_contained(order, node);
+    bool ordered = llvm::is_contained(order, node.getOperation());
     bool isCall = !ops::lookupOp(op) && module.lookupSymbol(op);
     if (!conversion::hasCPULowering(op) && !isCall) {
       reason = "op '" + op.str() + "' has no CPU lowering";
@@ -283,14 +350,14 @@ void Clusterer::findCandidates() {
 void Clusterer::formClusters() {
   clusters = llvm::EquivalenceClasses<Operation *>();
   llvm::DenseMap<Operation *, int64_t> level;
-  auto isSource = [&](NodeOp node) {
-    return candidates.count(node) && node.getInputs().empty();
+  auto isSource = [&](Operation *unit) {
+    return candidates.count(unit) && unitInputs(unit).empty();
   };
-  for (NodeOp node : order) {
-    bool candidate = candidates.count(node);
+  for (Operation *unit : order) {
+    bool candidate = candidates.count(unit);
     int64_t h = 0;
-    for (Value input : node.getInputs()) {
-      auto producer = input.getDefiningOp<NodeOp>();
+    for (Value input : unitInputs(unit)) {
+      Operation *producer = input.getDefiningOp();
       if (!producer || !level.count(producer) || fed.count(input) ||
           isSource(producer))
         continue;
@@ -298,23 +365,24 @@ void Clusterer::formClusters() {
       h = std::max(h, level[producer] +
                           (candidate && !producerCandidate ? 1 : 0));
     }
-    level[node] = h;
+    level[unit] = h;
   }
   // A compilable node without inputs (a constant, a variable) can sit on
   // any level, as no path reaches it: it takes the lowest level of its
   // compilable consumers, so that its edges still only go up.
-  for (NodeOp node : order) {
-    if (!isSource(node))
+  for (Operation *unit : order) {
+    if (!isSource(unit))
       continue;
     std::optional<int64_t> lowest;
-    for (Operation *user : node->getUsers())
+    for (Operation *user : unit->getUsers())
       if (candidates.count(user) && level.count(user))
         lowest = std::min(lowest.value_or(level[user]), level[user]);
     if (lowest)
-      level[node] = *lowest;
+      level[unit] = *lowest;
   }
-  for (NodeOp node : order) {
-    if (!candidates.count(node))
+  for (Operation *unit : order) {
+    auto node = dyn_cast<NodeOp>(unit);
+    if (!candidates.count(unit))
       continue;
     clusters.insert(node);
     for (Value input : node.getInputs()) {
@@ -332,9 +400,10 @@ bool Clusterer::dropBoundaryViolations() {
     return candidates.count(a) && candidates.count(b) &&
            clusters.isEquivalent(a, b);
   };
-  for (NodeOp node : order) {
-    if (!candidates.count(node))
+  for (Operation *unit : order) {
+    if (!candidates.count(unit))
       continue;
+    auto node = cast<NodeOp>(unit);
     std::string why;
     for (Value input : node.getDataInputs()) {
       Operation *producer = input.getDefiningOp();
@@ -344,7 +413,9 @@ bool Clusterer::dropBoundaryViolations() {
     for (Value output : node.getOutputs())
       if (isRefValue(output) || isResourceValue(output))
         for (Operation *user : output.getUsers())
-          if (needed.count(user) && !sameCluster(user, node))
+          if (Operation *consumer = unitOf(user);
+              consumer && needed.count(consumer) &&
+              !sameCluster(consumer, node))
             why = "a reference or resource output used outside its cluster";
     if (!why.empty()) {
       candidates.erase(node);
@@ -442,13 +513,13 @@ LogicalResult Clusterer::encapsulate(MutableArrayRef<NodeOp> members,
   byName[callName] = call;
   for (auto [v, result] : llvm::zip(outputs, call.getOutputs()))
     v.replaceUsesWithIf(result, [&](OpOperand &use) {
-      return !inside.count(use.getOwner()) &&
-             use.getOwner()->getBlock() == &body;
+      Operation *consumer = unitOf(use.getOwner());
+      return consumer && !inside.count(consumer);
     });
   for (NodeOp node : members)
     node.getControl().replaceUsesWithIf(call.getControl(), [&](OpOperand &use) {
-      return !inside.count(use.getOwner()) &&
-             use.getOwner()->getBlock() == &body;
+      Operation *consumer = unitOf(use.getOwner());
+      return consumer && !inside.count(consumer);
     });
 
   // Names that runs refer to stay in the graph.
@@ -566,9 +637,12 @@ cleave::jit::clusterForCompilation(ModuleOp module,
                    .run(decisions)))
       return failure();
   graph.walk([&](NodeOp node) {
-    if (!node->getParentOfType<ClusterOp>())
+    if (isa<ReplicateOp>(node->getParentOp()))
       decisions.push_back({node.getName().str(), "",
-                           "on the host side of a replicated computation"});
+                           "a host node of a replica"});
   });
-  return success();
+  // The host program around them: its compilable nodes form clusters as
+  // in any graph, the regions taking part as units that never compile.
+  return Clusterer(module, body, signature, /*isDevice=*/false)
+      .run(decisions);
 }
