@@ -225,6 +225,8 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
   // each on its share of the cores.
   if (unsigned replicas = interpreter.getReplicasRunning(); replicas > 1)
     cpu::shareKernelThreads(replicas);
+  if (sharesCores)
+    cpu::stopKernelThreadSpinning();
   interpreter.runUnlocked([&] { (*executable)->entry(packed.data()); });
   if (lowered.statusResult) {
     int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];

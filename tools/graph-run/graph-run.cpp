@@ -338,7 +338,8 @@ int main(int argc, char **argv) {
   // Several replicas run once their computation is formed into a
   // graph.replicate, its host nodes beside the cluster: with the CPU
   // backend, the device side of each replica is compiled.
-  if (hasSeveralReplicas(*module)) {
+  bool replicated = hasSeveralReplicas(*module);
+  if (replicated) {
     PassManager pm(&context);
     pm.addPass(graph::createGraphClusterFormationPass());
     pm.addPass(graph::createGraphExtractOutsideCompilationPass());
@@ -455,6 +456,7 @@ int main(int argc, char **argv) {
     runner.setDumpLinalg(&llvm::errs());
   runner.setMaxIterations(maxIterations);
   runner.setStrict(strictCompile);
+  runner.setSharesCores(replicated);
   if (dumpClusters)
     runner.setNotes(&llvm::errs());
   struct Run {

@@ -57,6 +57,10 @@ public:
   /// being interpreted.
   void setStrict(bool isStrict) { strict = isStrict; }
 
+  /// Whether other threads compute while compiled code runs (the replicas
+  /// of a replicated graph): then no kernel thread spins between calls.
+  void setSharesCores(bool shares) { sharesCores = shares; }
+
   /// Where to say which clusters are interpreted because they did not
   /// compile, and why (null: nowhere).
   void setNotes(llvm::raw_ostream *os) { notes = os; }
@@ -78,6 +82,7 @@ private:
   int64_t maxIterations = 1000000;
   cpu::CPUPipelineOptions pipelineOptions;
   bool strict = false;
+  bool sharesCores = false;
   llvm::raw_ostream *notes = nullptr;
 };
 

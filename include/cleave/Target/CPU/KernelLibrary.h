@@ -76,6 +76,10 @@ void configureKernelThreads();
 /// least one): replicas that run compiled code side by side share the
 /// cores instead of each starting a team of all of them.
 void shareKernelThreads(unsigned parts);
+/// The calling thread's kernel threads sleep as soon as a parallel loop
+/// ends instead of spinning for more work (OpenMP's blocktime 0): where
+/// other threads compute meanwhile (replicas), spinning takes their cores.
+void stopKernelThreadSpinning();
 
 } // namespace cleave::cpu
 

@@ -104,6 +104,8 @@ void setKernelThreads(int threads) {
   openblas_set_num_threads(1);
 }
 
+void stopKernelThreadSpinning() { kmp_set_blocktime(0); }
+
 void shareKernelThreads(unsigned parts) {
   configureKernelThreads();
   omp_set_num_threads(std::max(1, kernelThreads / int(std::max(1u, parts))));
