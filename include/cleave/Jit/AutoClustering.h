@@ -34,9 +34,10 @@ struct ClusteringDecision {
 
 /// Clusters and encapsulates the top-level graph of `module` in place.
 /// `decisions` lists every needed node in graph order. In a formed
-/// replicated graph (graph.cluster / graph.replicate regions) the device
-/// computations are clustered instead, all of their nodes needed, and the
-/// host nodes are listed as interpreted.
+/// replicated graph each device computation (a graph.cluster's body) is
+/// clustered first, all of its nodes needed; then the top-level graph, its
+/// graph.cluster / graph.replicate regions taking part as units that never
+/// compile. The host nodes beside a replica's cluster stay interpreted.
 mlir::LogicalResult
 clusterForCompilation(mlir::ModuleOp module, const RunSignature &signature,
                       std::vector<ClusteringDecision> &decisions);
