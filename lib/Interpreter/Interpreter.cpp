@@ -9,6 +9,7 @@
 
 #include "Kernels.h"
 #include "Rendezvous.h"
+#include "ThreadCache.h"
 
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/OpRegistry.h"
@@ -348,8 +349,9 @@ public:
           failed(finish(done.unit, done.frame, *done.outputs, false)))
         result = failure();
     }
-    for (std::thread &t : threads)
-      t.join();
+    // Every task delivered; wait until each has also left its thread.
+    for (std::future<void> &task : tasks)
+      task.wait();
     return result;
   }
 
@@ -436,8 +438,8 @@ private:
     int64_t replica = getCurrentReplica();
     State *replicaState = getReplicaState();
     ExecutionLock &lock = interpreter.getExecutionLock();
-    threads.emplace_back([this, unit, frame, replica, replicaState, &lock,
-                          job]() {
+    tasks.push_back(ThreadCache::get().run([this, unit, frame, replica,
+                                            replicaState, &lock, job]() {
       lock.acquire();
       FailureOr<SmallVector<Slot, 2>> outputs = failure();
       {
@@ -448,7 +450,7 @@ private:
       std::lock_guard<std::mutex> guard(completionMutex);
       completions.push_back({unit, frame, std::move(outputs)});
       completed.notify_one();
-    });
+    }));
   }
 
   Completion waitForCompletion() {
@@ -524,14 +526,14 @@ private:
     std::vector<State> copies(n, shared);
     ExecutionLock &lock = interp.getExecutionLock();
     Rendezvous &rendezvous = interp.getRendezvous();
-    std::vector<std::thread> replicas;
+    std::vector<std::future<void>> replicas;
     rendezvous.setReplicasRunning(n);
     for (int64_t r = 0; r < n; ++r) {
       llvm::DenseMap<Value, Tensor> fed(captured);
       for (BlockArgument arg : body.getArguments())
         fed[arg] =
             captured.lookup(replicate.getInputs()[arg.getArgNumber() * n + r]);
-      replicas.emplace_back([&, r, fed]() {
+      replicas.push_back(ThreadCache::get().run([&, r, fed]() {
         lock.acquire();
         {
           ReplicaScope scope(r, &copies[r]);
@@ -542,12 +544,12 @@ private:
             rendezvous.cancel();
         }
         lock.release();
-      });
+      }));
     }
     {
       UnlockedScope unlocked(lock);
-      for (std::thread &t : replicas)
-        t.join();
+      for (std::future<void> &replica : replicas)
+        replica.wait();
     }
     rendezvous.setReplicasRunning(0);
     if (llvm::any_of(results, [](auto &result) { return failed(result); })) {
@@ -731,7 +733,7 @@ private:
   llvm::DenseSet<Operation *> validated;
   // Units running on threads of their own.
   unsigned inFlight = 0;
-  std::vector<std::thread> threads;
+  std::vector<std::future<void>> tasks;
   std::mutex completionMutex;
   std::condition_variable completed;
   std::deque<Completion> completions;
