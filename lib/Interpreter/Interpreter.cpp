@@ -527,7 +527,7 @@ private:
     ExecutionLock &lock = interp.getExecutionLock();
     Rendezvous &rendezvous = interp.getRendezvous();
     std::vector<std::future<void>> replicas;
-    rendezvous.setReplicasRunning(n);
+    rendezvous.addReplicasRunning(n);
     for (int64_t r = 0; r < n; ++r) {
       llvm::DenseMap<Value, Tensor> fed(captured);
       for (BlockArgument arg : body.getArguments())
@@ -551,7 +551,7 @@ private:
       for (std::future<void> &replica : replicas)
         replica.wait();
     }
-    rendezvous.setReplicasRunning(0);
+    rendezvous.addReplicasRunning(-n);
     if (llvm::any_of(results, [](auto &result) { return failed(result); })) {
       int64_t first = rendezvous.getCanceller();
       if (first >= 0 && first < n)

@@ -111,8 +111,9 @@ public:
           const std::function<Tensor(std::vector<Tensor> &)> &reduce,
           std::string &error);
 
-  /// How many replicas run side by side (0 outside a replicate).
-  void setReplicasRunning(unsigned n) { replicasRunning = n; }
+  /// How many replicas run side by side (0 outside replicate regions),
+  /// counted as the regions start and end.
+  void addReplicasRunning(int delta) { replicasRunning += delta; }
   unsigned getReplicasRunning() const { return replicasRunning; }
 
   /// Wakes every waiter, which then fails. The first call records the
@@ -136,7 +137,7 @@ private:
   double timeout = 300;
   bool cancelled = false;
   int64_t canceller = -1;
-  std::atomic<unsigned> replicasRunning{0};
+  std::atomic<int> replicasRunning{0};
   using Channels = std::map<std::pair<std::string, int64_t>,
                             std::deque<std::vector<Tensor>>>;
   Channels channels, queues;

@@ -222,9 +222,9 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
   for (void *&buffer : buffers)
     packed.push_back(&buffer);
   // Other replicas run meanwhile (the code touches only these buffers),
-  // each on its share of the cores.
-  if (unsigned replicas = interpreter.getReplicasRunning(); replicas > 1)
-    cpu::shareKernelThreads(replicas);
+  // each on its share of the cores (set on every call: the interpreter's
+  // threads serve replicas and other work in turn).
+  cpu::shareKernelThreads(std::max(1u, interpreter.getReplicasRunning()));
   if (sharesCores)
     cpu::stopKernelThreadSpinning();
   interpreter.runUnlocked([&] { (*executable)->entry(packed.data()); });
