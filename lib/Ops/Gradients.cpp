@@ -120,7 +120,8 @@ const GradRegistry &getRegistry() {
     auto *r = new GradRegistry;
     for (const GradFnTable &family :
          {getMathGradFns(), getNNGradFns(), getArrayGradFns(),
-          getStateGradFns(), getControlFlowGradFns(), getHostGradFns()})
+          getStateGradFns(), getControlFlowGradFns(), getHostGradFns(),
+          getTPUGradFns()})
       for (const auto &[name, fn] : family)
         if (!lookupOp(name) || !r->rules.try_emplace(name, fn).second)
           llvm::report_fatal_error(llvm::Twine("bad gradient table entry '") +

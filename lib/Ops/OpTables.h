@@ -60,6 +60,7 @@ GradFnTable getArrayGradFns();
 GradFnTable getStateGradFns();
 GradFnTable getControlFlowGradFns();
 GradFnTable getHostGradFns();
+GradFnTable getTPUGradFns();
 std::vector<llvm::StringRef> getNotDifferentiableOps();
 
 /// Helpers the family files' gradient rules share (Gradients.cpp).

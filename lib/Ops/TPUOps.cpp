@@ -222,3 +222,21 @@ ShapeFnTable cleave::ops::detail::getTPUShapeFns() {
       {"_TPUDeviceOrdinalPlaceholder", shapes::scalar},
   };
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients (tpu_ops.py)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The gradient of a cross-replica sum is the cross-replica sum of the
+/// gradients, over the same groups; the group assignment gets none.
+std::string crossReplicaSumGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.op("CrossReplicaSum",
+                             {ctx.getOutputGrad(0), ctx.getInput(1)}));
+  return "";
+}
+} // namespace
+
+detail::GradFnTable cleave::ops::detail::getTPUGradFns() {
+  return {{"CrossReplicaSum", crossReplicaSumGrad}};
+}

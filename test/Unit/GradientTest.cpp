@@ -724,6 +724,17 @@ std::vector<GradCase> cases() {
            t64 +
            " attr { key: \"Tindices\" value { type: DT_INT32 } } attr { key: "
            "\"Tnumsegments\" value { type: DT_INT32 } } }"},
+      // Outside replicas a cross-replica sum is its own input's: the rule
+      // (the sum of the gradients) is then the identity. Replicated, see
+      // test/Runtime/replicated-run.test.
+      {"CrossReplicaSum",
+       {{"x0", {3}}},
+       intConst("groups", {}) +
+           "node { name: \"s\" op: \"CrossReplicaSum\" input: \"x0\" "
+           "input: \"groups\" " +
+           t64 + " }\n"
+           "node { name: \"y\" op: \"Mul\" input: \"s\" input: \"x0\" " +
+           t64 + " }"},
       {"Print",
        {{"x0", {3}}, {"x1", {2}}},
        "node { name: \"y\" op: \"Print\" input: \"x0\" input: \"x1\" " + t64 +
