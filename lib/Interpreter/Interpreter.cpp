@@ -845,14 +845,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
              failure();
     replicated = true;
     byName[cluster.getMetadataName()] = {&op, {}};
-    op.walk([&](NodeOp inner) {
-      sealed[inner.getName()] = inner;
-      // Nodes that auto-clustering moved into a compiled function are
-      // still the computation's.
-      if (inner.getTFBool("_XlaCompiledKernel").value_or(false))
-        if (auto moved = module.lookupSymbol<FuncOp>(inner.getOpType()))
-          moved.walk([&](NodeOp node) { sealed[node.getName()] = node; });
-    });
+    forEachNodeOfComputation(
+        &op, [&](NodeOp inner) { sealed[inner.getName()] = inner; });
     if (!replicate)
       continue;
     int64_t n = replicate.getN();
@@ -865,12 +859,7 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     NodeOp node = sealed.lookup(name);
     if (!node)
       return success();
-    return node.emitError()
-           << "Operation " << name
-           << " has been marked as not fetchable. Typically this happens "
-              "when it is defined in another function or code block. Use "
-              "return values, explicit Python locals or TensorFlow "
-              "collections to access it.";
+    return node.emitError() << getNotFetchableMessage(name);
   };
 
   // Resolve feeds and fetches.
@@ -878,8 +867,7 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   for (const auto &[name, tensor] : feeds) {
     auto [nodeName, port] = splitTensorName(name);
     if (NodeOp inner = sealed.lookup(nodeName))
-      return inner.emitError() << "Tensor " << name << " may not be fed.",
-             failure();
+      return inner.emitError() << getNotFeedableMessage(name), failure();
     auto node = dyn_cast_or_null<NodeOp>(byName.lookup(nodeName).op);
     if (!node || port >= node.getOutputs().size())
       return emitError(loc) << "cannot feed '" << name

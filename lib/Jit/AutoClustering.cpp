@@ -17,6 +17,7 @@
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/OpRegistry.h"
 
 #include "mlir/IR/Builders.h"
@@ -150,12 +151,8 @@ LogicalResult Clusterer::findNeeded() {
     // (its device side was clustered on its own). Runs that name its nodes
     // need it (and the interpreter says they are sealed).
     if (isa<ClusterOp, ReplicateOp>(op))
-      op.walk([&](NodeOp inner) {
-        regionsByName[inner.getName()] = &op;
-        if (inner.getTFBool("_XlaCompiledKernel").value_or(false))
-          if (auto moved = module.lookupSymbol<FuncOp>(inner.getOpType()))
-            moved.walk([&](NodeOp node) { regionsByName[node.getName()] = &op; });
-      });
+      forEachNodeOfComputation(
+          &op, [&](NodeOp inner) { regionsByName[inner.getName()] = &op; });
     if (auto cluster = dyn_cast<ClusterOp>(op)) {
       regionsByName[cluster.getMetadataName()] = &op;
       continue;

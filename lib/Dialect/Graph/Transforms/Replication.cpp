@@ -2,6 +2,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
 
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -86,17 +87,35 @@ std::optional<std::string>
 cleave::graph::getReplicationFeedError(NodeOp node, unsigned port) {
   if (!isSealedByReplication(node))
     return std::nullopt;
-  return ("Tensor " + node.getName() + ":" + Twine(port) + " may not be fed.")
-      .str();
+  return getNotFeedableMessage((node.getName() + ":" + Twine(port)).str());
 }
 
 std::optional<std::string>
 cleave::graph::getReplicationFetchError(NodeOp node) {
   if (!isSealedByReplication(node))
     return std::nullopt;
-  return ("Operation " + node.getName() +
+  return getNotFetchableMessage(node.getName());
+}
+
+std::string cleave::graph::getNotFetchableMessage(StringRef nodeName) {
+  return ("Operation " + nodeName +
           " has been marked as not fetchable. Typically this happens when it "
           "is defined in another function or code block. Use return values, "
           "explicit Python locals or TensorFlow collections to access it.")
       .str();
+}
+
+std::string cleave::graph::getNotFeedableMessage(StringRef tensorName) {
+  return ("Tensor " + tensorName + " may not be fed.").str();
+}
+
+void cleave::graph::forEachNodeOfComputation(
+    Operation *region, llvm::function_ref<void(NodeOp)> fn) {
+  region->walk([&](NodeOp node) {
+    fn(node);
+    if (node.getTFBool("_XlaCompiledKernel").value_or(false))
+      if (auto moved = SymbolTable::lookupNearestSymbolFrom<FuncOp>(
+              node, StringAttr::get(node.getContext(), node.getOpType())))
+        moved.walk(fn);
+  });
 }

@@ -58,6 +58,18 @@ std::optional<std::string> getReplicationFeedError(NodeOp node,
                                                    unsigned port);
 std::optional<std::string> getReplicationFetchError(NodeOp node);
 
+/// TensorFlow's messages for a node of a replicated computation that a run
+/// fetches (`nodeName`) or feeds (`tensorName`).
+std::string getNotFetchableMessage(llvm::StringRef nodeName);
+std::string getNotFeedableMessage(llvm::StringRef tensorName);
+
+/// Calls `fn` on every node of a formed replicated computation (a
+/// graph.cluster or graph.replicate region), including the nodes that
+/// auto-clustering moved into the functions of `_XlaCompiledKernel` calls:
+/// they are still the computation's.
+void forEachNodeOfComputation(mlir::Operation *region,
+                              llvm::function_ref<void(NodeOp)> fn);
+
 } // namespace cleave::graph
 
 #endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_REPLICATION_H
