@@ -531,8 +531,8 @@ private:
     for (int64_t r = 0; r < n; ++r) {
       llvm::DenseMap<Value, Tensor> fed(captured);
       for (BlockArgument arg : body.getArguments())
-        fed[arg] =
-            captured.lookup(replicate.getInputs()[arg.getArgNumber() * n + r]);
+        fed[arg] = captured.lookup(
+            replicate.getReplicaInput(arg.getArgNumber(), r));
       replicas.push_back(ThreadCache::get().run([&, r, fed]() {
         lock.acquire();
         {

@@ -46,6 +46,134 @@ LogicalResult replicateMetadata(KernelContext &ctx) {
   return success();
 }
 
+/// How many parts a partitioned value has along each dim (empty: every
+/// core holds the whole value), as TPUOps.cpp's shape functions read it.
+std::vector<int64_t> partitionGrid(KernelContext &ctx, int64_t rank,
+                                   int64_t numCores) {
+  if (auto dims = ctx.getIntList("partition_dims"))
+    return *dims;
+  int64_t dim = ctx.getInt("partition_dim").value_or(0);
+  if (dim < 0 || dim >= rank)
+    return {};
+  std::vector<int64_t> grid(rank, 1);
+  grid[dim] = numCores;
+  return grid;
+}
+
+/// Calls `copy(part, partIndex, wholeIndex)` for each element of a value of
+/// shape `whole` tiled row-major into `grid` parts of shape `partShape`.
+template <typename CopyFn>
+void forEachTiledElement(const std::vector<int64_t> &whole,
+                         const std::vector<int64_t> &grid,
+                         const std::vector<int64_t> &partShape, CopyFn copy) {
+  int64_t rank = whole.size(), count = 1;
+  for (int64_t d : whole)
+    count *= d;
+  auto wholeStrides = stridesOf(whole), partStrides = stridesOf(partShape),
+       gridStrides = stridesOf(grid);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t part = 0, inPart = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t index = i / wholeStrides[d] % whole[d];
+      part += index / partShape[d] * gridStrides[d];
+      inPart += index % partShape[d] * partStrides[d];
+    }
+    copy(part, inPart, i);
+  }
+}
+
+void copyElement(Tensor &dst, int64_t dstIndex, const Tensor &src,
+                 int64_t srcIndex) {
+  if (src.dtype() == kString) {
+    dst.strings()[dstIndex] = src.strings()[srcIndex];
+    return;
+  }
+  size_t size = dtypeSize(src.dtype());
+  std::memcpy(dst.raw() + dstIndex * size, src.raw() + srcIndex * size, size);
+}
+
+LogicalResult refusePartitionedResource(KernelContext &ctx) {
+  return ctx.error() << ctx.node.getOpType()
+                     << " of resource handles (a variable partitioned over "
+                        "the cores of a replica) is not supported; "
+                        "partition the variable's value instead";
+}
+
+/// TPUPartitionedInput[V2]: the value whose parts the cores hold. Cleave
+/// runs a replica's computation whole, so it assembles the parts.
+LogicalResult partitionedInput(KernelContext &ctx) {
+  const Tensor &first = ctx.inputs[0];
+  if (first.dtype() == kResource)
+    return refusePartitionedResource(ctx);
+  if (ctx.getBool("is_packed").value_or(false))
+    return ctx.error() << "a packed TPUPartitionedInputV2 (one value standing "
+                          "for every core's part) is not supported";
+  for (auto [i, part] : llvm::enumerate(ctx.inputs))
+    if (part.shape() != first.shape())
+      return ctx.error() << "input " << i << " has shape "
+                         << shapeString(part.shape()) << ", input 0 has "
+                         << shapeString(first.shape())
+                         << ": the parts of a partitioned value are alike";
+  std::vector<int64_t> grid =
+      partitionGrid(ctx, first.rank(), ctx.inputs.size());
+  if (grid.empty()) {
+    ctx.outputs[0] = first;
+    return success();
+  }
+  int64_t numParts = 1;
+  for (int64_t n : grid)
+    numParts *= n;
+  if ((int64_t)grid.size() != first.rank() ||
+      numParts != (int64_t)ctx.inputs.size())
+    return ctx.error() << "partition grid " << shapeString(grid) << " needs "
+                       << numParts << " parts of rank " << grid.size()
+                       << ", got " << ctx.inputs.size() << " of shape "
+                       << shapeString(first.shape());
+  std::vector<int64_t> whole = first.shape();
+  for (size_t d = 0; d < whole.size(); ++d)
+    whole[d] *= grid[d];
+  Tensor out(first.dtype(), whole);
+  forEachTiledElement(whole, grid, first.shape(),
+                      [&](int64_t part, int64_t inPart, int64_t i) {
+                        copyElement(out, i, ctx.inputs[part], inPart);
+                      });
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// TPUPartitionedOutput[V2]: the parts of a value, one a core.
+LogicalResult partitionedOutput(KernelContext &ctx) {
+  const Tensor &whole = ctx.inputs[0];
+  if (whole.dtype() == kResource)
+    return refusePartitionedResource(ctx);
+  int64_t numSplits = ctx.outputs.size();
+  std::vector<int64_t> grid = partitionGrid(ctx, whole.rank(), numSplits);
+  int64_t numParts = 1;
+  for (int64_t n : grid)
+    numParts *= n;
+  if (grid.size() != (size_t)whole.rank() || numParts != numSplits)
+    return ctx.error() << "partition grid " << shapeString(grid)
+                       << " does not split a value of shape "
+                       << shapeString(whole.shape()) << " into " << numSplits
+                       << " parts";
+  std::vector<int64_t> partShape = whole.shape();
+  for (size_t d = 0; d < partShape.size(); ++d) {
+    if (grid[d] < 1 || partShape[d] % grid[d] != 0)
+      return ctx.error() << "Number of ways to split should evenly divide the "
+                            "split dimension, but got split_dim "
+                         << d << " (size = " << partShape[d]
+                         << ") and num_split " << grid[d];
+    partShape[d] /= grid[d];
+  }
+  for (Tensor &out : ctx.outputs)
+    out = Tensor(whole.dtype(), partShape);
+  forEachTiledElement(whole.shape(), grid, partShape,
+                      [&](int64_t part, int64_t inPart, int64_t i) {
+                        copyElement(ctx.outputs[part], inPart, whole, i);
+                      });
+  return success();
+}
+
 /// A serialized CompilationResultProto; compilation always succeeds here,
 /// and the proto of an OK status is empty.
 LogicalResult compilationResult(KernelContext &ctx) {
@@ -286,6 +414,10 @@ KernelTable cleave::interp::getReplicationKernels() {
       {"TPUReplicatedInput", replicatedInput},
       {"TPUReplicatedOutput", replicatedOutput},
       {"TPUReplicateMetadata", replicateMetadata},
+      {"TPUPartitionedInput", partitionedInput},
+      {"TPUPartitionedInputV2", partitionedInput},
+      {"TPUPartitionedOutput", partitionedOutput},
+      {"TPUPartitionedOutputV2", partitionedOutput},
       {"TPUCompilationResult", compilationResult},
       {"_XlaHostComputeMlir", hostCompute},
       {"XlaSendToHost", sendToHost},

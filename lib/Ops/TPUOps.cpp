@@ -39,6 +39,25 @@ OpTable cleave::ops::detail::getTPUOps() {
        {"input: T"},
        {"outputs: num_replicas * T"},
        {"num_replicas: int >= 1", "T: type"}},
+      // Model parallelism: a value assembled from (or split into) the parts
+      // the cores of one replica hold, tiled over `partition_dims`.
+      {"TPUPartitionedInput",
+       {"inputs: N * T"},
+       {"output: T"},
+       {"N: int >= 1", "T: type", "partition_dim: int = 0"}},
+      {"TPUPartitionedInputV2",
+       {"inputs: N * T"},
+       {"output: T"},
+       {"N: int >= 1", "T: type", "partition_dims: list(int)",
+        "is_packed: bool = false"}},
+      {"TPUPartitionedOutput",
+       {"inputs: T"},
+       {"output: num_splits * T"},
+       {"T: type", "num_splits: int >= 1", "partition_dim: int = 0"}},
+      {"TPUPartitionedOutputV2",
+       {"inputs: T"},
+       {"output: num_splits * T"},
+       {"T: type", "num_splits: int >= 1", "partition_dims: list(int)"}},
       {"TPUCompilationResult", {}, {"output: string"}, {}},
       {"_TPUReplicate",
        {"inputs: Tinputs", "broadcast_inputs: Tbroadcast_inputs",
@@ -184,6 +203,95 @@ std::string replicatedInputShape(InferenceContext &ctx) {
   return "";
 }
 
+/// How many parts a partitioned value has along each dim: V1 splits one dim
+/// (`partition_dim`, -1: every core holds the whole value) into as many
+/// parts as there are cores, V2 names them all (empty: whole value).
+llvm::SmallVector<int64_t> partitionGrid(InferenceContext &ctx, int64_t rank,
+                                   int64_t numCores) {
+  if (auto dims = ctx.getIntListAttr("partition_dims"))
+    return *dims;
+  int64_t dim = ctx.getIntAttr("partition_dim").value_or(0);
+  if (dim < 0 || dim >= rank)
+    return {};
+  llvm::SmallVector<int64_t> grid(rank, 1);
+  grid[dim] = numCores;
+  return grid;
+}
+
+std::string partitionedInputShape(InferenceContext &ctx) {
+  Shape part = Shape::unknown();
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    std::string error;
+    auto merged = mergeShapes(part, ctx.getInputShape(i), error);
+    if (!merged)
+      return "Input " + std::to_string(i) +
+             " has a different shape than input 0: " + error;
+    part = *merged;
+  }
+  int64_t dim = ctx.getIntAttr("partition_dim").value_or(0);
+  if (!ctx.getIntListAttr("partition_dims") && part.hasRank() &&
+      (dim < -1 || dim >= part.rank()))
+    return "partition_dim " + std::to_string(dim) + " out of range [-1, " +
+           std::to_string(part.rank()) + ")";
+  llvm::SmallVector<int64_t> grid =
+      partitionGrid(ctx, part.rank(), ctx.getNumInputs());
+  int64_t numParts = 1;
+  for (int64_t n : grid)
+    numParts *= n;
+  bool packed = ctx.getBoolAttr("is_packed").value_or(false);
+  if ((!grid.empty() || packed) &&
+      (int64_t)ctx.getNumInputs() != (packed ? 1 : numParts))
+    return "Expected " + std::to_string(packed ? 1 : numParts) +
+           " inputs, got " + std::to_string(ctx.getNumInputs()) + ".";
+  if (grid.empty() || !part.hasRank()) {
+    ctx.setOutput(0, grid.empty() ? part : Shape::ofRank(grid.size()));
+    return "";
+  }
+  if ((int64_t)grid.size() != part.rank())
+    return "partition_dims " + Shape::of(grid).str() + " do not match rank " +
+           std::to_string(part.rank()) + " of the input";
+  for (auto [d, n] : llvm::enumerate(grid))
+    if (part.dims[d] != Shape::kUnknown)
+      part.dims[d] *= n;
+  ctx.setOutput(0, part);
+  return "";
+}
+
+std::string partitionedOutputShape(InferenceContext &ctx) {
+  Shape whole = ctx.getInputShape(0);
+  if (!whole.hasRank()) {
+    for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+      ctx.setOutput(i, whole);
+    return "";
+  }
+  int64_t dim = ctx.getIntAttr("partition_dim").value_or(0);
+  if (!ctx.getIntListAttr("partition_dims") && (dim < 0 || dim >= whole.rank()))
+    return "partition_dim " + std::to_string(dim) + " out of range [0, " +
+           std::to_string(whole.rank()) + ")";
+  llvm::SmallVector<int64_t> grid =
+      partitionGrid(ctx, whole.rank(), ctx.getNumOutputs());
+  if ((int64_t)grid.size() != whole.rank())
+    return "partition_dims " + Shape::of(grid).str() + " do not match rank " +
+           std::to_string(whole.rank()) + " of the input";
+  int64_t numParts = 1;
+  for (auto [d, n] : llvm::enumerate(grid)) {
+    numParts *= n;
+    if (n < 1 || (whole.dims[d] != Shape::kUnknown && whole.dims[d] % n != 0))
+      return "Number of ways to split should evenly divide the split "
+             "dimension, but got split_dim " +
+             std::to_string(d) + " (size = " + std::to_string(whole.dims[d]) +
+             ") and num_split " + std::to_string(n);
+    if (whole.dims[d] != Shape::kUnknown)
+      whole.dims[d] /= n;
+  }
+  if (numParts != (int64_t)ctx.getNumOutputs())
+    return "Expected " + std::to_string(numParts) + " outputs, got " +
+           std::to_string(ctx.getNumOutputs()) + ".";
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
+    ctx.setOutput(i, whole);
+  return "";
+}
+
 std::string replicatedOutputShape(InferenceContext &ctx) {
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
     ctx.setOutput(i, ctx.getInputShape(0));
@@ -206,6 +314,10 @@ ShapeFnTable cleave::ops::detail::getTPUShapeFns() {
       {"TPUReplicateMetadata", shapes::none},
       {"TPUReplicatedInput", replicatedInputShape},
       {"TPUReplicatedOutput", replicatedOutputShape},
+      {"TPUPartitionedInput", partitionedInputShape},
+      {"TPUPartitionedInputV2", partitionedInputShape},
+      {"TPUPartitionedOutput", partitionedOutputShape},
+      {"TPUPartitionedOutputV2", partitionedOutputShape},
       {"TPUCompilationResult", shapes::scalar},
       {"InfeedDequeue", shapes::fromShapeAttr},
       {"InfeedDequeueTuple", shapesAttr},

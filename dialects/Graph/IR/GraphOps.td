@@ -226,8 +226,11 @@ def Graph_ReplicateOp : Graph_Op<"replicate", [
   let summary = "a cluster run by `n` replicas";
   let description = [{
     Wraps a `graph.cluster` whose metadata has `num_replicas = n > 1`. Each
-    block argument is one `TPUReplicatedInput`: its `n` per-replica values
-    are operands `[i*n, (i+1)*n)` (input-major). Results are output-major:
+    block argument is one `TPUReplicatedInput`. The replicated ones come
+    first: block argument `i` has its `n` per-replica values at operands
+    `[i*n, (i+1)*n)` (input-major). Packed ones (`is_packed = true` in their
+    `input_nodes` entry's attrs) follow, as in TensorFlow: one operand each,
+    which every replica reads. Results are output-major:
     result `k*n + r` is replica `r`'s copy of the `k`-th yielded value, which
     is where the `TPUReplicatedOutput` of that value put its output `r`. The
     last result is the cluster's control token.
@@ -255,6 +258,16 @@ def Graph_ReplicateOp : Graph_Op<"replicate", [
   let extraClassDeclaration = [{
     /// The cluster it wraps.
     ClusterOp getCluster();
+    /// Whether block argument `arg` is a packed input (one operand for all
+    /// replicas); packed arguments follow the replicated ones.
+    bool isPackedInput(unsigned arg);
+    /// The operands block argument `arg` takes: `n` for a replicated input,
+    /// one for a packed input.
+    ::mlir::ValueRange getInputGroup(unsigned arg);
+    /// The value block argument `arg` has in `replica`.
+    ::mlir::Value getReplicaInput(unsigned arg, unsigned replica);
+    /// The data operands, before the trailing control operands.
+    unsigned getNumDataInputs();
   }];
 }
 

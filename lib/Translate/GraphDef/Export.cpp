@@ -84,22 +84,30 @@ static LogicalResult exportCluster(ClusterOp cluster, tf::GraphDef &graphDef) {
 }
 
 /// A replicate region goes back as its TPUReplicatedInput nodes, the
-/// cluster, then its TPUReplicatedOutput nodes.
+/// TPUPartitionedInput[V2] nodes formation moved in (they read those by
+/// name), the cluster, then its TPUReplicatedOutput nodes.
 static LogicalResult exportReplicate(ReplicateOp replicate,
                                      tf::GraphDef &graphDef) {
-  // Per-replica host nodes have no flat form that reads back the same.
-  if (auto host = llvm::find_if(replicate.getBody().front(),
-                                [](Operation &op) { return isa<NodeOp>(op); });
-      host != replicate.getBody().front().end())
-    return host->emitOpError("node '")
-           << cast<NodeOp>(*host).getName()
+  SmallVector<NodeOp> partitionedInputs;
+  for (auto node : replicate.getBody().front().getOps<NodeOp>()) {
+    if (node.getOpType().starts_with("TPUPartitionedInput")) {
+      partitionedInputs.push_back(node);
+      continue;
+    }
+    // Per-replica host nodes have no flat form that reads back the same.
+    return node.emitOpError("node '")
+           << node.getName()
            << "' is the host side of an outside-compiled replicated "
               "computation, which has no GraphDef form; write MLIR instead, "
               "or export before graph-extract-outside-compilation";
+  }
   SmallVector<FlatNode> inputs, outputs;
   getReplicatedNodes(replicate, inputs, outputs);
   for (const FlatNode &node : inputs)
     if (failed(exportFlatNode(replicate, node, graphDef)))
+      return failure();
+  for (NodeOp node : partitionedInputs)
+    if (failed(exportNode(node, *graphDef.add_node(), false)))
       return failure();
   if (failed(exportCluster(replicate.getCluster(), graphDef)))
     return failure();

@@ -104,9 +104,40 @@ graph.graph {
 
 graph.graph {
   %a, %a_ctl = graph.node "Placeholder" "a" {dtype = f32} : () -> tensor<*xf32>
-  // expected-error @+1 {{expects number of data operands (1) to be equal to 'n' * number of block arguments (2 * 1)}}
+  // expected-error @+1 {{expects number of data operands (1) to be 'n' * replicated block arguments + packed block arguments (2 * 1 + 0)}}
   %r_ctl = graph.replicate(%a : tensor<*xf32>) attributes {input_nodes = [{attrs = {}, name = "in"}], n = 2 : i64, output_nodes = []} {
   ^bb0(%arg: tensor<*xf32>):
+    %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+    ^bb0(%m: !graph.control):
+      graph.yield
+    }
+    graph.yield
+  }
+}
+
+// -----
+
+// A packed input takes one operand, and comes after the replicated ones.
+graph.graph {
+  %a, %a_ctl = graph.node "Placeholder" "a" {dtype = f32} : () -> tensor<*xf32>
+  // expected-error @+1 {{expects packed inputs after the replicated ones, but block argument 1 is replicated}}
+  %r_ctl = graph.replicate(%a, %a, %a : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) attributes {input_nodes = [{attrs = {is_packed = true}, name = "packed"}, {attrs = {}, name = "in"}], n = 2 : i64, output_nodes = []} {
+  ^bb0(%p: tensor<*xf32>, %arg: tensor<*xf32>):
+    %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+    ^bb0(%m: !graph.control):
+      graph.yield
+    }
+    graph.yield
+  }
+}
+
+// -----
+
+graph.graph {
+  %a, %a_ctl = graph.node "Placeholder" "a" {dtype = f32} : () -> tensor<*xf32>
+  // expected-error @+1 {{expects number of data operands (4) to be 'n' * replicated block arguments + packed block arguments (2 * 1 + 1)}}
+  %r_ctl = graph.replicate(%a, %a, %a, %a : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) attributes {input_nodes = [{attrs = {}, name = "in"}, {attrs = {is_packed = true}, name = "packed"}], n = 2 : i64, output_nodes = []} {
+  ^bb0(%arg: tensor<*xf32>, %p: tensor<*xf32>):
     %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
     ^bb0(%m: !graph.control):
       graph.yield

@@ -363,6 +363,33 @@ ClusterOp ReplicateOp::getCluster() {
   return {};
 }
 
+bool ReplicateOp::isPackedInput(unsigned arg) {
+  auto entry = dyn_cast<DictionaryAttr>(getInputNodes()[arg]);
+  auto attrs = entry ? entry.getAs<DictionaryAttr>("attrs") : DictionaryAttr();
+  auto packed = attrs ? attrs.getAs<BoolAttr>("is_packed") : BoolAttr();
+  return packed && packed.getValue();
+}
+
+unsigned ReplicateOp::getNumDataInputs() {
+  unsigned count = 0;
+  for (unsigned arg = 0, e = getInputNodes().size(); arg < e; ++arg)
+    count += isPackedInput(arg) ? 1 : getN();
+  return count;
+}
+
+ValueRange ReplicateOp::getInputGroup(unsigned arg) {
+  // Replicated groups (n operands each) come first, then packed singles.
+  unsigned n = getN(), start = 0;
+  for (unsigned a = 0; a < arg; ++a)
+    start += isPackedInput(a) ? 1 : n;
+  return getInputs().slice(start, isPackedInput(arg) ? 1 : n);
+}
+
+Value ReplicateOp::getReplicaInput(unsigned arg, unsigned replica) {
+  ValueRange group = getInputGroup(arg);
+  return group.size() == 1 ? group[0] : group[replica];
+}
+
 LogicalResult ReplicateOp::verify() {
   int64_t n = getN();
   if (n < 2)
@@ -371,18 +398,30 @@ LogicalResult ReplicateOp::verify() {
   unsigned numGroups = body.getNumArguments();
   if (getInputNodes().size() != numGroups)
     return emitOpError("expects one input_nodes entry per block argument");
-  unsigned numData = 0;
+  unsigned numData = 0, numPacked = 0;
   for (Value v : getInputs())
     numData += !isa<ControlType>(v.getType());
-  if (numData != n * numGroups)
+  for (unsigned g = 0; g < numGroups; ++g) {
+    if (isPackedInput(g))
+      ++numPacked;
+    else if (numPacked)
+      return emitOpError("expects packed inputs after the replicated ones, "
+                         "but block argument ")
+             << g << " is replicated";
+  }
+  if (numData != getNumDataInputs())
     return emitOpError("expects number of data operands (")
-           << numData << ") to be equal to 'n' * number of block arguments ("
-           << n << " * " << numGroups << ")";
-  for (unsigned g = 0; g < numGroups; ++g)
-    for (int64_t r = 0; r < n; ++r)
-      if (getInputs()[g * n + r].getType() != body.getArgument(g).getType())
+           << numData
+           << ") to be 'n' * replicated block arguments + packed block "
+              "arguments ("
+           << n << " * " << numGroups - numPacked << " + " << numPacked << ")";
+  for (unsigned g = 0, index = 0; g < numGroups; ++g)
+    for (Value operand : getInputGroup(g)) {
+      if (operand.getType() != body.getArgument(g).getType())
         return emitOpError("incompatible types for operand ")
-               << g * n + r << " and block argument " << g;
+               << index << " and block argument " << g;
+      ++index;
+    }
   int64_t numControls = 0;
   for (ArrayAttr list : {getInputNodes(), getOutputNodes()})
     for (Attribute entry : list) {
@@ -630,11 +669,10 @@ FlatNode cleave::graph::getMetadataNode(ClusterOp cluster) {
 void cleave::graph::getReplicatedNodes(ReplicateOp replicate,
                                        SmallVectorImpl<FlatNode> &inputs,
                                        SmallVectorImpl<FlatNode> &outputs) {
-  uint64_t n = replicate.getN();
   ValueRange operands = replicate.getInputs();
   ArrayAttr inputNodes = replicate.getInputNodes();
   // The verifier checked that the entries' `controls` add up.
-  ValueRange controls = operands.drop_front(inputNodes.size() * n);
+  ValueRange controls = operands.drop_front(replicate.getNumDataInputs());
   auto folded = [&](Attribute entry, StringRef opType, ValueRange data) {
     auto dict = cast<DictionaryAttr>(entry);
     FlatNode node{dict.getAs<StringAttr>("name").getValue(), opType, "",
@@ -650,7 +688,7 @@ void cleave::graph::getReplicatedNodes(ReplicateOp replicate,
   };
   for (auto [i, entry] : llvm::enumerate(inputNodes))
     inputs.push_back(
-        folded(entry, "TPUReplicatedInput", operands.slice(i * n, n)));
+        folded(entry, "TPUReplicatedInput", replicate.getInputGroup(i)));
   Operation *yield = replicate.getBody().front().getTerminator();
   for (auto [k, entry] : llvm::enumerate(replicate.getOutputNodes()))
     if (!cast<DictionaryAttr>(entry).empty())

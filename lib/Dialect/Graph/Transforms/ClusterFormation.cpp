@@ -245,30 +245,75 @@ static InFlightDiagnostic leftoverUse(NodeOp node, OpOperand &use) {
   return diag;
 }
 
+static bool isPartitionedInput(NodeOp node) {
+  return node && (node.getOpType() == "TPUPartitionedInput" ||
+                  node.getOpType() == "TPUPartitionedInputV2");
+}
+
 LogicalResult GraphClusterFormationPass::replicate(ClusterOp cluster,
                                                    int64_t n) {
   MLIRContext *ctx = &getContext();
   Builder b(ctx);
-  // Replicated inputs: TPUReplicatedInput nodes read inside the cluster.
-  llvm::SetVector<NodeOp> inputNodes;
+  int64_t numCores = 1;
+  if (auto cores = cluster.getMetadata().getAs<IntegerAttr>(
+          "num_cores_per_replica"))
+    numCores = cores.getInt();
+  // Replicated inputs: TPUReplicatedInput nodes read inside the cluster,
+  // directly or through a TPUPartitionedInput[V2] that assembles a value
+  // from per-core parts (each part a TPUReplicatedInput of its own).
+  llvm::SetVector<NodeOp> usedInputs, partitionedInputs;
+  auto addInput = [&](Value v) {
+    if (auto tri = v.getDefiningOp<NodeOp>();
+        tri && tri.getOpType() == "TPUReplicatedInput" &&
+        !cluster->isAncestor(tri))
+      usedInputs.insert(tri);
+  };
   cluster.getBody().walk([&](NodeOp member) {
-    for (Value v : member.getInputs())
-      if (auto tri = v.getDefiningOp<NodeOp>();
-          tri && tri.getOpType() == "TPUReplicatedInput" &&
-          !cluster->isAncestor(tri))
-        inputNodes.insert(tri);
+    for (Value v : member.getInputs()) {
+      addInput(v);
+      if (auto pi = v.getDefiningOp<NodeOp>();
+          isPartitionedInput(pi) && !cluster->isAncestor(pi) &&
+          partitionedInputs.insert(pi))
+        for (Value part : pi.getDataInputs())
+          addInput(part);
+    }
   });
-  for (NodeOp tri : inputNodes) {
-    if (tri.getTFBool("is_packed").value_or(false))
-      return nodeError(tri) << "packed TPUReplicatedInput (is_packed = true) "
-                               "is not supported yet";
-    if ((int64_t)tri.getDataInputs().size() != n)
+  for (NodeOp pi : partitionedInputs) {
+    // The MLIR bridge's check: one part per core of a replica.
+    int64_t numParts = pi.getDataInputs().size();
+    if (numParts != numCores)
+      return nodeError(pi) << "'" << pi.getOpType() << "' requires "
+                           << numCores << " operands but found " << numParts
+                           << " (num_cores_per_replica = " << numCores << ")";
+    for (Operation *user : pi->getUsers())
+      if (!cluster->isAncestor(user))
+        return nodeError(pi) << "'" << pi.getOpType()
+                             << "' feeds the TPU computation and so moves "
+                                "into its replicate, but '"
+                             << cast<NodeOp>(user).getName()
+                             << "' outside the computation reads it too";
+  }
+  for (NodeOp tri : usedInputs) {
+    int64_t numValues = tri.getDataInputs().size();
+    if (tri.getTFBool("is_packed").value_or(false)) {
+      if (numValues != 1)
+        return nodeError(tri) << "a packed TPUReplicatedInput (is_packed = "
+                                 "true) holds one value for all "
+                              << n << " replicas, but it has " << numValues
+                              << " inputs";
+      continue;
+    }
+    if (numValues != n)
       return nodeError(tri) << "Mismatched number of replicas. Computation "
                                "has "
                             << n << " replicas, input '" << tri.getName()
-                            << "' has " << tri.getDataInputs().size()
-                            << " replicas.";
+                            << "' has " << numValues << " replicas.";
   }
+  // As TensorFlow lists them: replicated inputs first, then packed ones.
+  SmallVector<NodeOp> inputNodes = usedInputs.takeVector();
+  std::stable_partition(inputNodes.begin(), inputNodes.end(), [](NodeOp tri) {
+    return !tri.getTFBool("is_packed").value_or(false);
+  });
   // Replicated outputs: at most one TPUReplicatedOutput per cluster result.
   auto yield = cast<YieldOp>(cluster.getBody().front().getTerminator());
   SmallVector<NodeOp> outputNodes(yield.getNumOperands());
@@ -326,9 +371,14 @@ LogicalResult GraphClusterFormationPass::replicate(ClusterOp cluster,
   for (NodeOp tri : inputNodes) {
     Value arg = body->addArgument(tri.getOutputs()[0].getType(), tri.getLoc());
     tri.getOutputs()[0].replaceUsesWithIf(arg, [&](OpOperand &use) {
-      return cluster->isAncestor(use.getOwner());
+      return cluster->isAncestor(use.getOwner()) ||
+             partitionedInputs.contains(dyn_cast<NodeOp>(use.getOwner()));
     });
   }
+  // Each replica assembles its own value from its cores' parts, beside its
+  // copy of the cluster (as the MLIR bridge moves them into the replicate).
+  for (NodeOp pi : partitionedInputs)
+    pi->moveBefore(body, body->end());
   cluster->moveBefore(body, body->end());
   builder.setInsertionPointToEnd(body);
   builder.create<YieldOp>(cluster.getLoc(), cluster.getOutputs());
