@@ -183,7 +183,9 @@ def Graph_ClusterOp : Graph_Op<"cluster", [
     a control token.
 
     The cluster's `TPUReplicateMetadata` node is folded into the op:
-    `metadata` is its attr map (num_replicas, topology, ...), `metadata_name`
+    `metadata` is its attr map (topology, num_cores_per_replica, ...) less
+    `num_replicas`, which a wrapping `graph.replicate` holds as `n` (as the
+    MLIR bridge copies every metadata attr but that one), `metadata_name`
     and `metadata_device` its name and device, and the op's operands are its
     control inputs (usually the pivot). Inside the body, the block argument
     stands for the metadata's control token; outside, the op's `control`
@@ -191,7 +193,7 @@ def Graph_ClusterOp : Graph_Op<"cluster", [
     metadata node first.
 
     ```mlir
-    %r, %r_ctl = graph.cluster "cluster" [%pivot_ctl] {metadata = {num_replicas = 1 : i64, ...}, metadata_name = "TPUReplicateMetadata"} -> (tensor<f32>) {
+    %r, %r_ctl = graph.cluster "cluster" [%pivot_ctl] {metadata = {topology = "", ...}, metadata_name = "TPUReplicateMetadata"} -> (tensor<f32>) {
     ^bb0(%metadata_ctl: !graph.control):
       %y, %y_ctl = graph.node "Neg" "y"(%x) [%metadata_ctl] {T = f32} : (tensor<f32>) -> tensor<f32>
       graph.yield %y : tensor<f32>
@@ -215,7 +217,8 @@ def Graph_ClusterOp : Graph_Op<"cluster", [
     ::mlir::BlockArgument getMetadataControl() {
       return getBody().front().getArgument(0);
     }
-    /// `num_replicas` of the folded metadata.
+    /// `num_replicas` of the folded metadata: the wrapping replicate's `n`,
+    /// else 1.
     int64_t getNumReplicas();
   }];
 }

@@ -339,8 +339,8 @@ static LogicalResult verifyYield(Operation *op, Block &body,
 }
 
 int64_t ClusterOp::getNumReplicas() {
-  if (auto n = dyn_cast_or_null<IntegerAttr>(getMetadata().get("num_replicas")))
-    return n.getInt();
+  if (auto replicate = dyn_cast_or_null<ReplicateOp>((*this)->getParentOp()))
+    return replicate.getN();
   return 1;
 }
 
@@ -661,8 +661,15 @@ SmallVector<Block *> cleave::graph::getGraphBodies(ModuleOp module) {
 }
 
 FlatNode cleave::graph::getMetadataNode(ClusterOp cluster) {
+  // Formation keeps num_replicas on the replicate only (a required attr,
+  // so the node always had it).
+  NamedAttrList attrs(cluster.getMetadata());
+  if (!attrs.get("num_replicas"))
+    attrs.set("num_replicas", Builder(cluster.getContext())
+                                  .getI64IntegerAttr(cluster.getNumReplicas()));
   return {cluster.getMetadataName(), "TPUReplicateMetadata",
-          cluster.getMetadataDevice().value_or(""), cluster.getMetadata(),
+          cluster.getMetadataDevice().value_or(""),
+          attrs.getDictionary(cluster.getContext()),
           SmallVector<Value>(cluster.getControlInputs())};
 }
 

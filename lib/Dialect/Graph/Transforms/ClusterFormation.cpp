@@ -180,7 +180,10 @@ GraphClusterFormationPass::formCluster(StringRef name, ClusterNodes &nodes) {
   SmallVector<Type> types;
   for (Value v : yielded)
     types.push_back(v.getType());
+  // As the MLIR bridge: every metadata attr but num_replicas, which the
+  // replicate (or its absence) says; export writes it back.
   NamedAttrList metadataAttrs(metadata.getAttrs());
+  metadataAttrs.erase("num_replicas");
   auto cluster = b.create<ClusterOp>(
       metadata.getLoc(), types, ControlType::get(ctx),
       metadata.getControlInputs(), b.getStringAttr(name),
