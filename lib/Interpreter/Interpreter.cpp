@@ -977,6 +977,10 @@ unsigned Interpreter::getReplicasRunning() {
   return rendezvous->getReplicasRunning();
 }
 
+void Interpreter::takeDeviceQueuesFrom(Interpreter &previous) {
+  rendezvous->takeQueuesFrom(*previous.rendezvous);
+}
+
 State &Interpreter::getState() {
   if (State *replica = getReplicaState())
     return *replica;

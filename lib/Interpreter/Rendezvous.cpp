@@ -92,6 +92,19 @@ void Rendezvous::send(llvm::StringRef key, int64_t replica,
   changed.notify_all();
 }
 
+void Rendezvous::takeQueuesFrom(Rendezvous &other) {
+  if (&other == this)
+    return;
+  std::scoped_lock guard(mutex, other.mutex);
+  for (auto &[channel, messages] : other.queues) {
+    auto &mine = queues[channel];
+    for (std::vector<Tensor> &message : messages)
+      mine.push_back(std::move(message));
+  }
+  other.queues.clear();
+  changed.notify_all();
+}
+
 static std::string describeTimeout(double seconds) {
   char text[32];
   snprintf(text, sizeof(text), "%g", seconds);

@@ -94,6 +94,9 @@ public:
   /// start empty each run.
   void send(llvm::StringRef key, int64_t replica, std::vector<Tensor> values,
             bool persistent = false);
+  /// Appends what `other`'s persistent queues hold to this one's, and
+  /// empties them.
+  void takeQueuesFrom(Rendezvous &other);
   /// The next message of channel (key, replica); on timeout or
   /// cancellation, nullopt with `error` saying why (empty when cancelled:
   /// whoever cancelled reported the cause).

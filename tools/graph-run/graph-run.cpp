@@ -499,9 +499,12 @@ int main(int argc, char **argv) {
   };
 
   interp::State carried;
+  // What the init run leaves in the infeed and outfeed queues, for the
+  // steps (device queues outlive a run, as variables do).
+  std::optional<Run> initRun;
   if (!initOpts.empty()) {
     std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
-    std::optional<Run> initRun = prepare(feedNames, {}, initTargets, carried);
+    initRun = prepare(feedNames, {}, initTargets, carried);
     if (!initRun || failed(initRun->interpreter->run(feeds, {}, initTargets)))
       return 1;
     carried = initRun->interpreter->getState();
@@ -536,6 +539,8 @@ int main(int argc, char **argv) {
   if (!stepRun)
     return 1;
   Interpreter &interpreter = *stepRun->interpreter;
+  if (initRun)
+    interpreter.takeDeviceQueuesFrom(*initRun->interpreter);
   auto save = [&](const std::string &prefix) -> bool {
     if (llvm::Error error = runtime::saveVariables(
             checkpointed, interpreter.getState(), prefix)) {

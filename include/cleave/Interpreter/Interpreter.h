@@ -120,6 +120,10 @@ public:
   /// rendezvous's channels.
   ExecutionLock &getExecutionLock() { return *executionLock; }
   Rendezvous &getRendezvous() { return *rendezvous; }
+  /// Moves what `previous`'s infeed and outfeed queues hold behind what
+  /// this interpreter's hold. Device queues outlive a run, as variables do:
+  /// graph-run's init run may enqueue what its steps dequeue.
+  void takeDeviceQueuesFrom(Interpreter &previous);
   /// Whether `node` waits for the device: a host receive, or a call of a
   /// function holding one.
   bool waitsForDevice(mlir::Operation *node);
