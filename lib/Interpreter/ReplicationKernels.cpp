@@ -15,6 +15,8 @@
 #include "Kernels.h"
 #include "Rendezvous.h"
 
+#include "cleave/Interpreter/Collectives.h"
+
 using namespace mlir;
 using namespace cleave::interp;
 
@@ -346,44 +348,65 @@ LogicalResult outfeedDequeue(KernelContext &ctx) {
   return checkShapes(ctx, "outfeed");
 }
 
+LogicalResult crossReplicaSumKernel(KernelContext &ctx) {
+  auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
+  std::string error;
+  std::optional<Tensor> sum = cleave::interp::crossReplicaSum(
+      ctx.interpreter, ctx.node.getOperation(), replicate ? replicate.getN() : 1,
+      ctx.inputs[0], ctx.inputs[1], error);
+  if (!sum)
+    return error.empty() ? failure() : (ctx.error() << error, failure());
+  ctx.outputs[0] = std::move(*sum);
+  return success();
+}
+} // namespace
+
 /// The sum over the replicas of the caller's group (all replicas when
 /// group_assignment is empty), as XLA's cross-replica sum.
-LogicalResult crossReplicaSum(KernelContext &ctx) {
-  const Tensor &input = ctx.inputs[0];
+std::optional<Tensor> cleave::interp::crossReplicaSum(
+    Interpreter &interpreter, const void *key, int64_t numReplicas,
+    const Tensor &input, const Tensor &groups, std::string &error) {
   int64_t replica = getCurrentReplica();
-  if (replica < 0) { // one replica: its own sum
-    ctx.outputs[0] = input;
-    return success();
-  }
-  auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
-  int64_t numReplicas = replicate ? replicate.getN() : 1;
-  const Tensor &groups = ctx.inputs[1];
+  if (replica < 0) // one replica: its own sum
+    return input;
+  // A replica that fails here stops the others' waits at once (compiled
+  // code does not stop at a failed call).
+  auto fail = [&](std::string message) -> std::optional<Tensor> {
+    error = std::move(message);
+    interpreter.getRendezvous().cancel();
+    return std::nullopt;
+  };
   // Without a group assignment, all replicas form one group.
   int64_t groupIndex = 0, member = replica, groupSize = numReplicas;
   if (groups.numElements() != 0) {
     if (groups.rank() != 2)
-      return ctx.error() << "group_assignment must be a matrix, got shape "
-                         << shapeString(groups.shape());
+      return fail("group_assignment must be a matrix, got shape " +
+                  shapeString(groups.shape()));
     int64_t numGroups = groups.shape()[0], size = groups.shape()[1];
     member = -1;
     for (int64_t g = 0; g < numGroups; ++g)
       for (int64_t i = 0; i < size; ++i) {
         int64_t id = groups.getAsInt(g * size + i);
         if (id < 0 || id >= numReplicas)
-          return ctx.error() << "group_assignment names replica " << id
-                             << ", but the computation has " << numReplicas
-                             << " replicas";
+          return fail("group_assignment names replica " + std::to_string(id) +
+                      ", but the computation has " +
+                      std::to_string(numReplicas) + " replicas");
         if (id == replica) {
           groupIndex = g;
           member = i;
         }
       }
     if (member < 0)
-      return ctx.error() << "replica " << replica
-                         << " is in no group of group_assignment";
+      return fail("replica " + std::to_string(replica) +
+                  " is in no group of group_assignment");
     groupSize = size;
   }
+  // Inputs of unlike shapes sum to nothing (an invalid tensor): every
+  // member fails.
   auto sum = [](std::vector<Tensor> &inputs) {
+    for (const Tensor &in : inputs)
+      if (in.shape() != inputs[0].shape() || in.dtype() != inputs[0].dtype())
+        return Tensor();
     Tensor out(inputs[0].dtype(), inputs[0].shape());
     visitNumeric(out.dtype(), [&](auto zero) {
       using T = decltype(zero);
@@ -396,18 +419,14 @@ LogicalResult crossReplicaSum(KernelContext &ctx) {
     });
     return out;
   };
-  std::string error;
-  auto result = ctx.interpreter.getRendezvous().combine(
-      ctx.node.getOperation(), groupIndex, member, groupSize, input, sum,
-      error);
-  if (!result)
-    return error.empty() ? failure() : (ctx.error() << error, failure());
-  if (result->shape() != input.shape())
-    return ctx.error() << "the replicas' inputs differ in shape";
-  ctx.outputs[0] = std::move(*result);
-  return success();
+  std::optional<Tensor> result = interpreter.getRendezvous().combine(
+      key, groupIndex, member, groupSize, input, sum, error);
+  if (!result && !error.empty())
+    return fail(error);
+  if (result && !result->isValid())
+    return fail("the replicas' inputs differ in shape or dtype");
+  return result;
 }
-} // namespace
 
 KernelTable cleave::interp::getReplicationKernels() {
   return {
@@ -428,7 +447,7 @@ KernelTable cleave::interp::getReplicationKernels() {
       {"_XlaSendFromHostV2", sendFromHost<true>},
       {"_XlaCompileMlirPlaceholderProgramKey", programKey},
       {"_TPUDeviceOrdinalPlaceholder", deviceOrdinal},
-      {"CrossReplicaSum", crossReplicaSum},
+      {"CrossReplicaSum", crossReplicaSumKernel},
       {"InfeedEnqueueTuple", infeedEnqueue},
       {"InfeedDequeueTuple", infeedDequeue},
       {"InfeedDequeue", infeedDequeue},

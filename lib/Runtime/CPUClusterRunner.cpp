@@ -4,7 +4,9 @@
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Interpreter/Collectives.h"
 #include "cleave/Target/CPU/CPUTarget.h"
+#include "cleave/Target/CPU/Collectives.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -13,6 +15,7 @@
 #include "llvm/Support/Timer.h"
 
 #include <chrono>
+#include <cstring>
 #include <set>
 
 using namespace mlir;
@@ -28,6 +31,51 @@ struct CPUClusterRunner::Executable {
   std::unique_ptr<cpu::JITModule> jit;
   cpu::JITModule::PackedFunction entry = nullptr;
 };
+
+namespace {
+/// Compiled collectives of one call, met on the interpreter's rendezvous
+/// as the interpreter's kernels meet there: the replicas of a replicated
+/// computation sum alike whether each is compiled or interpreted.
+class RendezvousCollectives : public cpu::Collectives {
+public:
+  RendezvousCollectives(interp::Interpreter &interpreter, int64_t numReplicas)
+      : interpreter(interpreter), numReplicas(numReplicas) {}
+
+  cpu::CollectiveStatus crossReplicaSum(const void *op, const void *in,
+                                        void *out, int64_t count,
+                                        int32_t dtype, const int32_t *groups,
+                                        std::vector<int64_t> groupsShape)
+      override {
+    if (failed)
+      return cpu::kCollectiveCancelled;
+    Tensor input = Tensor::uninitialized(dtype, {count});
+    std::memcpy(input.raw(), in, input.byteSize());
+    Tensor groupTable =
+        Tensor::uninitialized(interp::kInt32, std::move(groupsShape));
+    std::memcpy(groupTable.raw(), groups, groupTable.byteSize());
+    std::optional<Tensor> sum = interp::crossReplicaSum(
+        interpreter, op, numReplicas, input, groupTable, error);
+    if (!sum) {
+      // The compiled code goes on to its end: later collectives of this
+      // call return at once (crossReplicaSum cancelled the others' waits).
+      failed = true;
+      return error.empty() ? cpu::kCollectiveCancelled
+                           : cpu::kCollectiveFailed;
+    }
+    std::memcpy(out, sum->raw(), sum->byteSize());
+    return cpu::kCollectiveOk;
+  }
+
+  /// Why the first collective that failed did (empty: another replica
+  /// failed first and reported it).
+  std::string error;
+  bool failed = false;
+
+private:
+  interp::Interpreter &interpreter;
+  int64_t numReplicas;
+};
+} // namespace
 
 struct CPUClusterRunner::FunctionCache {
   /// Arguments the lowering needs as values.
@@ -227,11 +275,21 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
   cpu::shareKernelThreads(std::max(1u, interpreter.getReplicasRunning()));
   if (sharesCores)
     cpu::stopKernelThreadSpinning();
-  interpreter.runUnlocked([&] { (*executable)->entry(packed.data()); });
+  auto replicate = caller->getParentOfType<graph::ReplicateOp>();
+  RendezvousCollectives collectives(interpreter,
+                                    replicate ? replicate.getN() : 1);
+  interpreter.runUnlocked([&] {
+    cpu::CollectivesScope scope(&collectives);
+    (*executable)->entry(packed.data());
+  });
   if (lowered.statusResult) {
     int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];
+    if (collectives.failed && collectives.error.empty())
+      return failure(); // another replica's failure, reported there
     if (status > 0 && status <= int64_t(lowered.errors.size()))
-      return caller->emitError() << lowered.errors[status - 1], failure();
+      return caller->emitError()
+                 << lowered.errors[status - 1] << collectives.error,
+             failure();
   }
 
   auto valueOf = [&](const conversion::ValueSource &source) -> Tensor {

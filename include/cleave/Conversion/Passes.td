@@ -54,7 +54,9 @@ def GraphToLinalgPass : Pass<"graph-to-linalg", "::mlir::ModuleOp"> {
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def GraphAutoClusterPass : Pass<"graph-auto-cluster", "::mlir::ModuleOp"> {

@@ -13,9 +13,11 @@
 #include "cleave/Ops/ShapeInference.h"
 #include "cleave/Translate/NodeDefUtil.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
@@ -38,7 +40,8 @@ static const llvm::StringMap<Lowering> &getLoweringTable() {
     auto *map = new llvm::StringMap<Lowering>();
     for (const LoweringTable &family :
          {getMathLowerings(), getArrayLowerings(), getNNLowerings(),
-          getConvLowerings(), getStateLowerings(), getControlFlowLowerings()})
+          getConvLowerings(), getStateLowerings(), getControlFlowLowerings(),
+          getCollectiveLowerings()})
       for (const auto &[name, lowering] : family)
         if (!ops::lookupOp(name) || !map->try_emplace(name, lowering).second)
           llvm::report_fatal_error(llvm::Twine("bad lowering table entry '") +
@@ -689,7 +692,9 @@ cleave::conversion::lowerToLinalg(const LoweringRequest &request,
   MLIRContext *context = target.getContext();
   context->loadDialect<func::FuncDialect, linalg::LinalgDialect,
                        tensor::TensorDialect, arith::ArithDialect,
-                       math::MathDialect, scf::SCFDialect>();
+                       math::MathDialect, scf::SCFDialect,
+                       memref::MemRefDialect,
+                       bufferization::BufferizationDialect>();
   FunctionLowering lowering(request, target, name, needsConstant);
   FailureOr<LoweredFunction> lowered = lowering.run();
   if (failed(lowered)) {

@@ -165,6 +165,7 @@ LoweringTable getNNLowerings();
 LoweringTable getConvLowerings();
 LoweringTable getControlFlowLowerings();
 LoweringTable getStateLowerings();
+LoweringTable getCollectiveLowerings();
 
 /// Helpers for element bodies.
 bool isFloatDType(int32_t dtype);

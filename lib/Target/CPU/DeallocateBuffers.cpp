@@ -30,6 +30,27 @@ bool onlyAccesses(Operation *op) {
              memref::ExtractAlignedPointerAsIndexOp>(op);
 }
 
+/// The last op of `entry` that uses the address `pointer` (a buffer's
+/// aligned pointer as an index) or an address computed from it: a call of
+/// the runtime reads or writes the buffer through it (a collective). Null
+/// when it leaves the entry block.
+Operation *lastUseOfAddress(Value pointer, Block &entry, Operation *last) {
+  SmallVector<Value> addresses = {pointer};
+  while (!addresses.empty()) {
+    Value address = addresses.pop_back_val();
+    for (Operation *user : address.getUsers()) {
+      Operation *inEntry = entry.findAncestorOpInBlock(*user);
+      if (!inEntry)
+        return nullptr;
+      if (last->isBeforeInBlock(inEntry))
+        last = inEntry;
+      if (isa<arith::ArithDialect>(user->getDialect()))
+        llvm::append_range(addresses, user->getResults());
+    }
+  }
+  return last;
+}
+
 /// The op of `entry` after which `alloc` and its views are dead, or null
 /// when one of them escapes (yielded, returned, passed to a call).
 Operation *lastUse(memref::AllocOp alloc, Block &entry) {
@@ -49,6 +70,9 @@ Operation *lastUse(memref::AllocOp alloc, Block &entry) {
         return nullptr;
       if (last->isBeforeInBlock(inEntry))
         last = inEntry;
+      if (auto pointer = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user))
+        if (!(last = lastUseOfAddress(pointer, entry, last)))
+          return nullptr;
     }
   }
   return last;

@@ -40,6 +40,18 @@ void cleave_cpu_conv2d_f32(const float *in, int64_t n, int64_t inStrideN,
                            int64_t strideH, int64_t strideW,
                            int64_t dilationH, int64_t dilationW, float beta);
 
+/// out = the cross-replica sum of `in` (`count` elements of TensorFlow
+/// DataType `dtype`) over the caller's group of `groups` (group_assignment:
+/// int32 replica ids of shape `groupsShape`, `groupsRank` dims; no
+/// elements: all replicas), as the Collectives installed on the calling
+/// thread compute it (cleave/Target/CPU/Collectives.h); `op` identifies the
+/// node. Without any, out = in. Returns a CollectiveStatus.
+int64_t cleave_cpu_cross_replica_sum(int64_t op, const void *in, void *out,
+                                     int64_t count, int64_t dtype,
+                                     const int32_t *groups,
+                                     const int64_t *groupsShape,
+                                     int64_t groupsRank);
+
 /// The threads of compiled code and the library kernels, for programs that
 /// link graph-compile's objects: cleave::cpu::setKernelThreads and
 /// configureKernelThreads below, as C functions (the generated class calls

@@ -82,6 +82,8 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
       {"cleave_cpu_dgemm", reinterpret_cast<void *>(&cleave_cpu_dgemm)},
       {"cleave_cpu_conv2d_f32",
        reinterpret_cast<void *>(&cleave_cpu_conv2d_f32)},
+      {"cleave_cpu_cross_replica_sum",
+       reinterpret_cast<void *>(&cleave_cpu_cross_replica_sum)},
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",
