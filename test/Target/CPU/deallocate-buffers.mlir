@@ -70,3 +70,31 @@ func.func @yielded(%c: i1, %in: memref<4xf32>, %out: memref<4xf32>) {
   memref.copy %r, %out : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// A runtime call that reads or writes a buffer through its address (a
+// collective): the buffer lives until the call, also where the address is
+// offset first.
+// CHECK-LABEL: func.func @address_taken
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: %[[Q:.*]] = arith.addi %[[P]]
+// CHECK: %[[B:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: call @runtime(%[[Q]])
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK: linalg.fill {{.*}} outs(%[[B]]
+// CHECK-NEXT: memref.dealloc %[[B]]
+// CHECK-NEXT: return
+func.func private @runtime(index)
+func.func @address_taken() {
+  %one = arith.constant 1.0 : f32
+  %four = arith.constant 4 : index
+  %a = memref.alloc() : memref<4xf32>
+  %p = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+  %q = arith.addi %p, %four : index
+  %b = memref.alloc() : memref<4xf32>
+  call @runtime(%q) : (index) -> ()
+  linalg.fill ins(%one : f32) outs(%b : memref<4xf32>)
+  return
+}
