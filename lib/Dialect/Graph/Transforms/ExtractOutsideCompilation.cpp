@@ -754,58 +754,100 @@ LogicalResult Extractor::splitControlFlow(NodeOp node, HostSide &host,
     hostInputs.push_back(host.getDeviceOrdinal());
   std::string hostName = (node.getName() + "_host").str();
 
-  if (op == "If" || op == "StatelessIf") {
-    // The predicate crosses first, then each branch's channels.
-    Value pred = node.getDataInputs()[0];
-    Value hostPred = pred;
-    bool fromDevice = pred.getParentRegion() == node->getParentRegion();
-    std::string key;
+  bool isIf = op == "If" || op == "StatelessIf";
+  if (isIf || op == "Case" || op == "StatelessCase") {
+    // The selector (If's predicate, Case's branch index) crosses first, then
+    // each branch's channels.
+    StringRef what = isIf ? "predicate" : "index";
+    Value selector = node.getDataInputs()[0];
+    Value hostSelector = selector;
+    bool fromDevice = selector.getParentRegion() == node->getParentRegion();
     if (fromDevice) {
-      key = ("if_predicate_channel_" + Twine(channel++)).str();
+      std::string key =
+          ((isIf ? "if_predicate_channel_" : "case_index_channel_") +
+           Twine(channel++))
+              .str();
       OpBuilder db(node);
       FailureOr<NodeOp> send = createNode(
           db, deviceNames, loc, "_XlaHostComputeMlir",
-          (node.getName() + "_predicate_host_compute").str(), {pred}, {},
-          {db.getNamedAttr("Tinputs", typeList({pred.getType()})),
+          (node.getName() + "_" + what + "_host_compute").str(), {selector},
+          {},
+          {db.getNamedAttr("Tinputs", typeList({selector.getType()})),
            db.getNamedAttr("Toutputs", typeList({})),
            db.getNamedAttr("send_key", db.getStringAttr(key)),
            db.getNamedAttr("recv_key", db.getStringAttr(""))});
       if (failed(send))
         return failure();
-      // The host takes the branch only once it has the predicate: the
+      // The host takes the branch only once it has the selector: the
       // device's branch must not talk to it before.
       SmallVector<Value> operands(node->getOperands());
       operands.push_back(send->getControl());
       node->setOperands(operands);
-      hostPred = createRecv(host, loc, (node.getName() + "_predicate_recv").str(),
-                            key, {pred.getType()})
-                     .getOutputs()[0];
+      hostSelector =
+          createRecv(host, loc, (node.getName() + "_" + what + "_recv").str(),
+                     key, {selector.getType()})
+              .getOutputs()[0];
     }
-    FuncOp hostBranches[2], deviceBranches[2];
+    // The branches: If's then/else, Case's list.
+    SmallVector<FuncAttr> branches;
     StringRef names[2] = {"then_branch", "else_branch"};
-    for (int b = 0; b < 2; ++b) {
-      auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr(names[b]));
-      if (!f)
-        return nodeError(node) << "requires attribute '" << names[b] << "'";
-      auto split = splitFunction(f.getName().getValue(), Role::Branch,
-                                 host.replicated, hostBranches[b]);
+    if (isIf) {
+      for (StringRef name : names) {
+        auto f = dyn_cast_or_null<FuncAttr>(node.getTFAttr(name));
+        if (!f)
+          return nodeError(node) << "requires attribute '" << name << "'";
+        branches.push_back(f);
+      }
+    } else {
+      auto list = dyn_cast_or_null<ArrayAttr>(node.getTFAttr("branches"));
+      for (Attribute entry : list ? list : ArrayAttr::get(ctx, {})) {
+        auto f = dyn_cast<FuncAttr>(entry);
+        if (!f)
+          return nodeError(node) << "requires attribute 'branches', a list "
+                                    "of functions";
+        branches.push_back(f);
+      }
+      if (branches.empty())
+        return nodeError(node) << "requires attribute 'branches', a list of "
+                                  "functions";
+    }
+    SmallVector<Attribute> hostBranches, deviceBranches;
+    for (FuncAttr branch : branches) {
+      FuncOp hostBranch;
+      auto split = splitFunction(branch.getName().getValue(), Role::Branch,
+                                 host.replicated, hostBranch);
       if (failed(split))
         return failure();
-      deviceBranches[b] = *split;
+      hostBranches.push_back(
+          FuncAttr::get(ctx, FlatSymbolRefAttr::get(hostBranch.getSymNameAttr()),
+                        DictionaryAttr::get(ctx)));
+      deviceBranches.push_back(FuncAttr::get(
+          ctx, FlatSymbolRefAttr::get(split->getSymNameAttr()),
+          branch.getAttrs()));
     }
-    // The host If has no results: the branches' values reach the device
+    // The host twin has no results: the branches' values reach the device
     // through their own channels.
-    SmallVector<Value> inputs{hostPred};
+    SmallVector<Value> inputs{hostSelector};
     llvm::append_range(inputs, hostInputs);
-    if (failed(createNode(
-            hb, *host.names, loc, "If", hostName, inputs, {},
-            {hb.getNamedAttr("then_branch", funcAttr(hostBranches[0], "")),
-             hb.getNamedAttr("else_branch", funcAttr(hostBranches[1], "")),
-             hb.getNamedAttr("Tout", hb.getArrayAttr({}))})))
+    SmallVector<NamedAttribute> hostAttrs{
+        hb.getNamedAttr("Tout", hb.getArrayAttr({}))};
+    if (isIf) {
+      hostAttrs.push_back(hb.getNamedAttr(names[0], hostBranches[0]));
+      hostAttrs.push_back(hb.getNamedAttr(names[1], hostBranches[1]));
+    } else {
+      hostAttrs.push_back(
+          hb.getNamedAttr("branches", hb.getArrayAttr(hostBranches)));
+    }
+    if (failed(createNode(hb, *host.names, loc, isIf ? "If" : "Case",
+                          hostName, inputs, {}, hostAttrs)))
       return failure();
-    for (int b = 0; b < 2; ++b)
-      setTFAttr(node, names[b], funcAttr(deviceBranches[b], names[b]));
-    node.setOpType("If");
+    if (isIf) {
+      setTFAttr(node, names[0], deviceBranches[0]);
+      setTFAttr(node, names[1], deviceBranches[1]);
+    } else {
+      setTFAttr(node, "branches", ArrayAttr::get(ctx, deviceBranches));
+    }
+    node.setOpType(isIf ? "If" : "Case");
     return success();
   }
 
@@ -937,7 +979,7 @@ LogicalResult Extractor::verifyNoMarkers() {
                   "_xla_outside_compilation which is not allowed after "
                   "clustering (graph-extract-outside-compilation moves it "
                   "to the host only from the cluster and from functions "
-                  "that If, While and calls reach)";
+                  "that If, Case, While and calls reach)";
       for (auto [attr, callee] : getCalledFunctions(node))
         if (auto f = module.lookupSymbol<FuncOp>(callee);
             f && !f.getBody().empty() && seen.insert(f).second)
