@@ -237,9 +237,25 @@ LogicalResult sendToHost(KernelContext &ctx) {
   return success();
 }
 
+/// Its `shape` is what the device allocates (compiled code, XLA): a value
+/// of another shape is an error here too.
 LogicalResult recvFromHost(KernelContext &ctx) {
-  return receive(ctx, *ctx.getString("key"), deviceReplica(),
-                 {*ctx.getType("Toutput")});
+  std::string key = *ctx.getString("key");
+  if (failed(receive(ctx, key, deviceReplica(), {*ctx.getType("Toutput")})))
+    return failure();
+  auto shape =
+      dyn_cast_or_null<cleave::graph::ShapeAttr>(ctx.getAttr("shape"));
+  const Tensor &value = ctx.outputs[0];
+  if (shape && !shape.getUnknownRank() &&
+      !fitsShape(value, RankedTensorType::get(
+                            shape.getDims(),
+                            Float32Type::get(ctx.node.getContext()))))
+    return ctx.error() << "tensor 0 on channel '" << key << "' is "
+                       << dtypeName(value.dtype()) << " "
+                       << shapeString(value.shape()) << ", expected "
+                       << dtypeName(value.dtype()) << " "
+                       << shapeString(shape.getDims());
+  return success();
 }
 
 /// Host side: the replica is the device ordinal, an attr (V1) or the
@@ -426,6 +442,22 @@ std::optional<Tensor> cleave::interp::crossReplicaSum(
   if (result && !result->isValid())
     return fail("the replicas' inputs differ in shape or dtype");
   return result;
+}
+
+std::optional<std::vector<Tensor>> cleave::interp::sendAndReceiveOnDevice(
+    Interpreter &interpreter, llvm::StringRef sendKey,
+    std::vector<Tensor> values, llvm::StringRef recvKey, std::string &error) {
+  int64_t replica = deviceReplica();
+  Rendezvous &rendezvous = interpreter.getRendezvous();
+  if (!sendKey.empty())
+    rendezvous.send(sendKey, replica, std::move(values));
+  if (recvKey.empty())
+    return std::vector<Tensor>();
+  return rendezvous.recv(recvKey, replica, error);
+}
+
+void cleave::interp::cancelWaits(Interpreter &interpreter) {
+  interpreter.getRendezvous().cancel();
 }
 
 KernelTable cleave::interp::getReplicationKernels() {

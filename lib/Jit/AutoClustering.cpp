@@ -331,6 +331,9 @@ void Clusterer::findCandidates() {
                              node.getTFAttr("_xla_outside_compilation"))) {
       // Its placement and feeds follow the replicated computation's rules.
       reason = "part of a replicated computation";
+    } else if (!conversion::knowsReceivedShapes(node)) {
+      reason = "the shapes of what the host sends back are not known at "
+               "compile time";
     } else {
       for (Value v : node.getInputs())
         if (!isCompilableType(v.getType()))

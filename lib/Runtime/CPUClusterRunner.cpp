@@ -66,6 +66,73 @@ public:
     return cpu::kCollectiveOk;
   }
 
+  cpu::CollectiveStatus hostTransfer(const void *op, const int64_t *inputs,
+                                     int64_t numInputs, const int64_t *outputs,
+                                     int64_t numOutputs) override {
+    if (failed)
+      return cpu::kCollectiveCancelled;
+    auto node = cast<graph::NodeOp>(
+        static_cast<Operation *>(const_cast<void *>(op)));
+    auto key = [&](StringRef name) -> std::string {
+      auto value = dyn_cast_or_null<StringAttr>(node.getTFAttr(name));
+      return value ? value.str() : "";
+    };
+    std::string sendKey, recvKey;
+    if (node.getOpType() == "_XlaHostComputeMlir") {
+      sendKey = key("send_key");
+      recvKey = key("recv_key");
+    } else if (node.getOpType() == "XlaSendToHost") {
+      sendKey = key("key");
+    } else {
+      recvKey = key("key");
+    }
+    // Each tensor: address, dtype, rank, dims.
+    auto describe = [](const int64_t *&at) {
+      void *address = reinterpret_cast<void *>(at[0]);
+      int32_t dtype = static_cast<int32_t>(at[1]);
+      std::vector<int64_t> shape(at + 3, at + 3 + at[2]);
+      at += 3 + at[2];
+      return std::make_tuple(address, dtype, std::move(shape));
+    };
+    std::vector<Tensor> sent;
+    for (int64_t i = 0; i < numInputs; ++i) {
+      auto [address, dtype, shape] = describe(inputs);
+      Tensor t = Tensor::uninitialized(dtype, std::move(shape));
+      std::memcpy(t.raw(), address, t.byteSize());
+      sent.push_back(std::move(t));
+    }
+    auto fail = [&](std::string message) {
+      error = std::move(message);
+      failed = true;
+      interp::cancelWaits(interpreter);
+      return cpu::kCollectiveFailed;
+    };
+    std::optional<std::vector<Tensor>> received =
+        interp::sendAndReceiveOnDevice(interpreter, sendKey, std::move(sent),
+                                       recvKey, error);
+    if (!received) {
+      failed = true;
+      return error.empty() ? cpu::kCollectiveCancelled
+                           : fail(std::move(error));
+    }
+    if (!recvKey.empty() && (int64_t)received->size() != numOutputs)
+      return fail("expected " + std::to_string(numOutputs) +
+                  " tensors on channel '" + recvKey + "', but " +
+                  std::to_string(received->size()) + " arrived");
+    for (int64_t i = 0; i < numOutputs && !recvKey.empty(); ++i) {
+      auto [address, dtype, shape] = describe(outputs);
+      const Tensor &t = (*received)[i];
+      if (t.dtype() != dtype || t.shape() != shape)
+        return fail("tensor " + std::to_string(i) + " on channel '" +
+                    recvKey + "' is " + interp::dtypeName(t.dtype()) + " " +
+                    interp::shapeString(t.shape()) +
+                    ", expected " + interp::dtypeName(dtype) + " " +
+                    interp::shapeString(shape));
+      std::memcpy(address, t.raw(), t.byteSize());
+    }
+    return cpu::kCollectiveOk;
+  }
+
   /// Why the first collective that failed did (empty: another replica
   /// failed first and reported it).
   std::string error;

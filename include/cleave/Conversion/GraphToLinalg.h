@@ -136,6 +136,11 @@ LoweringRequest requestForFunction(mlir::Operation *function,
 
 /// Whether op type `opType` lowers to the CPU target.
 bool hasCPULowering(llvm::StringRef opType);
+/// Whether compiled code knows the shape of every value host transfer
+/// `node` receives (a static result type, or XlaRecvFromHost's `shape`):
+/// the host computes them, and compiled code allocates them beforehand.
+/// True for other nodes.
+bool knowsReceivedShapes(mlir::Operation *node);
 
 /// Whether op type `opType` updates a variable (such updates cannot be
 /// compiled inside functional control flow yet).

@@ -1,8 +1,9 @@
 //===- Collectives.h - cross-replica operations -----------------*- C++ -*-===//
 //
-// What CrossReplicaSum computes, shared by the interpreter's kernel and by
-// compiled code (CPUClusterRunner installs it behind the compiled
-// collectives), so that both meet on the same rendezvous.
+// What CrossReplicaSum and the device side of host transfers do, shared by
+// the interpreter's kernels and by compiled code (CPUClusterRunner installs
+// them behind the compiled collectives), so that both meet on the same
+// rendezvous.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,8 +12,11 @@
 
 #include "cleave/Interpreter/Tensor.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cleave::interp {
 
@@ -29,6 +33,21 @@ std::optional<Tensor> crossReplicaSum(Interpreter &interpreter,
                                       const Tensor &input,
                                       const Tensor &groups,
                                       std::string &error);
+
+/// The device side of a host transfer, in the calling thread's replica (0
+/// outside replicas): sends `values` on channel `sendKey` (nothing when it
+/// is empty), then receives what arrives on `recvKey` (nothing when it is
+/// empty). On failure nothing, and `error` says why (empty: another
+/// replica failed first and said so).
+std::optional<std::vector<Tensor>>
+sendAndReceiveOnDevice(Interpreter &interpreter, llvm::StringRef sendKey,
+                       std::vector<Tensor> values, llvm::StringRef recvKey,
+                       std::string &error);
+
+/// Stops every wait of the current run: what a replica's compiled code does
+/// when it fails (compiled code does not stop at a failed call, as the
+/// interpreter stops at a failed kernel).
+void cancelWaits(Interpreter &interpreter);
 
 } // namespace cleave::interp
 

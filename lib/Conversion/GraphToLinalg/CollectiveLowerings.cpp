@@ -1,12 +1,13 @@
 //===- CollectiveLowerings.cpp - cross-replica sums as runtime calls ------===//
 //
-// A collective is not a computation on the replica's own values: the
-// compiled code hands its buffer to the runtime that runs the replicas
-// (cleave_cpu_cross_replica_sum, cleave/Target/CPU/Collectives.h), which
-// meets the other replicas and writes the sum into a fresh buffer. So a
-// replica's device computation compiles whole, collectives included, as
-// XLA compiles an all-reduce into the program. A failure there (a group
-// that names no such replica, a replica that never arrives) sets the
+// Collectives and host transfers are not computations on the replica's own
+// values: the compiled code hands its buffers to the runtime that runs the
+// replicas (cleave_cpu_cross_replica_sum, cleave_cpu_host_transfer;
+// cleave/Target/CPU/Collectives.h), which meets the other replicas or the
+// host side and writes what they answer into fresh buffers. So a replica's
+// device computation compiles whole, all-reduces and host computes
+// included, as XLA compiles them into the program. A failure there (a
+// group that names no such replica, a peer that never arrives) sets the
 // status; the runtime's message follows the node's name.
 //
 //===----------------------------------------------------------------------===//
@@ -25,21 +26,37 @@ using namespace cleave::conversion;
 namespace {
 
 constexpr llvm::StringLiteral kCrossReplicaSum = "cleave_cpu_cross_replica_sum";
+constexpr llvm::StringLiteral kHostTransfer = "cleave_cpu_host_transfer";
 
-/// The runtime function, declared in the module on first use.
-func::FuncOp declareCrossReplicaSum(NodeLowering &ctx) {
+/// A runtime function returning a status, declared in the module on first
+/// use.
+func::FuncOp declareRuntimeFunction(NodeLowering &ctx, StringRef name,
+                                    TypeRange arguments) {
   auto module =
       ctx.b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  if (auto callee = module.lookupSymbol<func::FuncOp>(kCrossReplicaSum))
+  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
     return callee;
   OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-  Type i64 = top.getI64Type(), index = top.getIndexType();
   auto callee = top.create<func::FuncOp>(
-      ctx.loc, kCrossReplicaSum,
-      top.getFunctionType({i64, index, index, i64, i64, index, index, i64},
-                          {i64}));
+      ctx.loc, name, top.getFunctionType(arguments, {top.getI64Type()}));
   callee.setPrivate();
   return callee;
+}
+
+/// The status after a runtime call that returned `code`: the first failure
+/// stays (a later one would hide the cause), and the runtime's message
+/// completes the node's error at run time.
+void setStatusFromRuntime(NodeLowering &ctx, Value code) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value status = ctx.getStatus();
+  Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  Value failedHere = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, code, zero),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status, zero));
+  Value errorCode =
+      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(ctx.addError("")));
+  ctx.setStatus(b.create<arith::SelectOp>(loc, failedHere, errorCode, status));
 }
 
 /// The address of a tensor's buffer, read-only, as compiled code passes
@@ -96,21 +113,17 @@ LogicalResult crossReplicaSum(NodeLowering &ctx) {
     return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v));
   };
   Value node = int64(reinterpret_cast<intptr_t>(ctx.node.getOperation()));
+  Type i64 = b.getI64Type(), index = b.getIndexType();
   Value code =
       b.create<func::CallOp>(
-           loc, declareCrossReplicaSum(ctx),
+           loc,
+           declareRuntimeFunction(
+               ctx, kCrossReplicaSum,
+               {i64, index, index, i64, i64, index, index, i64}),
            ValueRange{node, input, output, int64(count), int64(dtype),
                       groupTable, groupTableShape, int64(groupsShape.size())})
           .getResult(0);
-  // The first failure stays: a later one would hide the cause.
-  Value status = ctx.getStatus();
-  Value zero = int64(0);
-  Value failedHere = b.create<arith::AndIOp>(
-      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, code, zero),
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status, zero));
-  // The runtime says what went wrong: the message is completed at run time.
-  ctx.setStatus(b.create<arith::SelectOp>(loc, failedHere,
-                                          int64(ctx.addError("")), status));
+  setStatusFromRuntime(ctx, code);
   ctx.setOutput(0,
                 b.create<bufferization::ToTensorOp>(loc, resultType, result,
                                                     /*restrict=*/true,
@@ -119,8 +132,101 @@ LogicalResult crossReplicaSum(NodeLowering &ctx) {
   return success();
 }
 
+/// The shape result `i` of a host transfer has: its shape function's
+/// (XlaRecvFromHost's `shape`), else a static result type. The host
+/// computes the value, so nothing else tells the device its shape.
+std::optional<std::vector<int64_t>> transferResultShape(NodeLowering &ctx,
+                                                        unsigned i) {
+  if (auto shape = ctx.outputShape(i))
+    return shape;
+  auto type = dyn_cast<RankedTensorType>(ctx.node.getOutputs()[i].getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
+}
+
+/// _XlaHostComputeMlir, XlaSendToHost, XlaRecvFromHost: the replica's
+/// compiled code sends its values to the host side and waits for the
+/// host's answer through the runtime (cleave_cpu_host_transfer), which
+/// reads the channel keys from the node. The values travel as
+/// `address, dtype, rank, dims...` descriptors in one i64 array.
+LogicalResult hostTransfer(NodeLowering &ctx) {
+  if (failed(ctx.inferShapes()))
+    return failure();
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  auto int64 = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v));
+  };
+  SmallVector<Value> inputWords, outputWords;
+  auto describe = [&](SmallVector<Value> &words, Value address, int32_t dtype,
+                      ArrayRef<int64_t> shape) {
+    words.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), address));
+    words.push_back(int64(dtype));
+    words.push_back(int64(shape.size()));
+    for (int64_t d : shape)
+      words.push_back(int64(d));
+  };
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    describe(inputWords, bufferAddress(ctx, ctx.tensor(i)), ctx.dtype(i),
+             ctx.shape(i));
+  SmallVector<Value> results;
+  SmallVector<std::pair<RankedTensorType, int32_t>> resultTypes;
+  for (unsigned i = 0, e = ctx.node.getOutputs().size(); i < e; ++i) {
+    std::optional<std::vector<int64_t>> shape = transferResultShape(ctx, i);
+    if (!shape)
+      return ctx.error() << "the shape of result " << i
+                         << " (what the host sends back) is not known at "
+                            "compile time",
+             failure();
+    int32_t dtype = graph::typeToDataType(
+        getElementTypeOrSelf(ctx.node.getOutputs()[i].getType()));
+    RankedTensorType type = ctx.tensorType(*shape, dtype);
+    Value buffer = b.create<memref::AllocOp>(
+        loc, MemRefType::get(type.getShape(), type.getElementType()));
+    describe(outputWords,
+             b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer),
+             dtype, *shape);
+    results.push_back(buffer);
+    resultTypes.push_back({type, dtype});
+  }
+  // The descriptors, on the stack.
+  auto table = [&](ArrayRef<Value> words) -> Value {
+    auto type = MemRefType::get({std::max<int64_t>(words.size(), 1)},
+                                b.getI64Type());
+    Value array = b.create<memref::AllocaOp>(loc, type);
+    for (auto [k, word] : llvm::enumerate(words))
+      b.create<memref::StoreOp>(
+          loc, word, array,
+          ValueRange{b.create<arith::ConstantIndexOp>(loc, k)});
+    return b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, array);
+  };
+  Value inputs = table(inputWords), outputs = table(outputWords);
+  Value node = int64(reinterpret_cast<intptr_t>(ctx.node.getOperation()));
+  Type i64 = b.getI64Type(), index = b.getIndexType();
+  Value code =
+      b.create<func::CallOp>(
+           loc,
+           declareRuntimeFunction(ctx, kHostTransfer,
+                                  {i64, index, i64, index, i64}),
+           ValueRange{node, inputs, int64(ctx.getNumInputs()), outputs,
+                      int64(results.size())})
+          .getResult(0);
+  setStatusFromRuntime(ctx, code);
+  for (auto [i, buffer] : llvm::enumerate(results))
+    ctx.setOutput(i,
+                  b.create<bufferization::ToTensorOp>(
+                      loc, resultTypes[i].first, buffer, /*restrict=*/true,
+                      /*writable=*/true),
+                  resultTypes[i].second);
+  return success();
+}
+
 } // namespace
 
 LoweringTable cleave::conversion::getCollectiveLowerings() {
-  return {{"CrossReplicaSum", crossReplicaSum}};
+  return {{"CrossReplicaSum", crossReplicaSum},
+          {"_XlaHostComputeMlir", hostTransfer},
+          {"XlaSendToHost", hostTransfer},
+          {"XlaRecvFromHost", hostTransfer}};
 }

@@ -55,10 +55,28 @@ bool cleave::conversion::hasCPULowering(StringRef opType) {
   return getLoweringTable().count(opType);
 }
 
+bool cleave::conversion::knowsReceivedShapes(Operation *operation) {
+  auto node = cast<graph::NodeOp>(operation);
+  StringRef op = node.getOpType();
+  if (op == "XlaRecvFromHost") {
+    auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr("shape"));
+    return shape && shape.isFullyDefined();
+  }
+  if (op != "_XlaHostComputeMlir")
+    return true;
+  return llvm::all_of(node.getOutputs(), [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && type.hasStaticShape();
+  });
+}
+
 bool cleave::conversion::updatesVariables(StringRef opType) {
   return opType.starts_with("Assign") || opType.starts_with("Apply") ||
          opType.starts_with("ResourceApply");
 }
+
+static constexpr llvm::StringLiteral kUnknownReceivedShapes =
+    "the shapes of what the host sends back are not known at compile time";
 
 static bool isCompilableFunction(graph::FuncOp func, std::string &why,
                                  llvm::SmallPtrSetImpl<Operation *> &visiting) {
@@ -81,6 +99,10 @@ static bool isCompilableFunction(graph::FuncOp func, std::string &why,
     bool isCall = !ops::lookupOp(op);
     if (!isCall && !hasCPULowering(op)) {
       why = prefix + "op '" + op.str() + "' has no CPU lowering";
+      return false;
+    }
+    if (!knowsReceivedShapes(node)) {
+      why = prefix + kUnknownReceivedShapes.str();
       return false;
     }
     SmallVector<StringRef> callees;
@@ -787,8 +809,11 @@ public:
   getIntListAttr(StringRef name) const override {
     return node.getTFIntList(name);
   }
-  std::optional<ops::Shape> getShapeAttr(StringRef) const override {
-    return std::nullopt;
+  std::optional<ops::Shape> getShapeAttr(StringRef name) const override {
+    auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr(name));
+    if (!shape || shape.getUnknownRank())
+      return shape ? std::optional(ops::Shape::unknown()) : std::nullopt;
+    return ops::Shape::of(shape.getDims());
   }
   std::optional<SmallVector<ops::Shape>>
   getShapeListAttr(StringRef) const override {

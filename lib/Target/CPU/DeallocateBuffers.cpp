@@ -32,8 +32,10 @@ bool onlyAccesses(Operation *op) {
 
 /// The last op of `entry` that uses the address `pointer` (a buffer's
 /// aligned pointer as an index) or an address computed from it: a call of
-/// the runtime reads or writes the buffer through it (a collective). Null
-/// when it leaves the entry block.
+/// the runtime reads or writes the buffer through it (a collective, a host
+/// transfer). An address stored into a buffer (a table of descriptors) is
+/// used where that buffer's address is. Null when it leaves the entry
+/// block.
 Operation *lastUseOfAddress(Value pointer, Block &entry, Operation *last) {
   SmallVector<Value> addresses = {pointer};
   while (!addresses.empty()) {
@@ -46,6 +48,11 @@ Operation *lastUseOfAddress(Value pointer, Block &entry, Operation *last) {
         last = inEntry;
       if (isa<arith::ArithDialect>(user->getDialect()))
         llvm::append_range(addresses, user->getResults());
+      if (auto store = dyn_cast<memref::StoreOp>(user);
+          store && store.getValueToStore() == address)
+        for (Operation *tableUser : store.getMemRef().getUsers())
+          if (isa<memref::ExtractAlignedPointerAsIndexOp>(tableUser))
+            addresses.push_back(tableUser->getResult(0));
     }
   }
   return last;

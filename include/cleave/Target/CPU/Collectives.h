@@ -1,10 +1,12 @@
 //===- Collectives.h - what compiled collectives call -----------*- C++ -*-===//
 //
-// Compiled code sums across replicas by calling cleave_cpu_cross_replica_sum
-// (KernelLibrary.h). The replicas meet wherever the program that runs them
-// says: it installs a Collectives object on each thread that runs a
-// replica's compiled code (the interpreter's rendezvous, for graph-run).
-// Without one, compiled code runs as one replica and a sum is its input.
+// Compiled code sums across replicas and talks to the host by calling
+// cleave_cpu_cross_replica_sum and cleave_cpu_host_transfer
+// (KernelLibrary.h). The replicas and the host meet wherever the program
+// that runs them says: it installs a Collectives object on each thread
+// that runs a replica's compiled code (the interpreter's rendezvous, for
+// graph-run). Without one, compiled code runs as one replica: a sum is its
+// input, and a host transfer fails (no host runs beside it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,8 @@ enum CollectiveStatus : int64_t {
   kCollectiveFailed = 1,
   /// Another replica failed first and reported it.
   kCollectiveCancelled = 2,
+  /// No Collectives object is installed: nothing runs the host side.
+  kCollectiveNoRuntime = 3,
 };
 
 class Collectives {
@@ -37,6 +41,14 @@ public:
   crossReplicaSum(const void *op, const void *in, void *out, int64_t count,
                   int32_t dtype, const int32_t *groups,
                   std::vector<int64_t> groupsShape) = 0;
+  /// The device side of a host transfer of node `op` (its attrs name the
+  /// channels): sends `numInputs` tensors, then receives `numOutputs`.
+  /// Each tensor is described by `address, dtype, rank, dims...` in
+  /// `inputs` / `outputs`, one after the other.
+  virtual CollectiveStatus hostTransfer(const void *op, const int64_t *inputs,
+                                        int64_t numInputs,
+                                        const int64_t *outputs,
+                                        int64_t numOutputs) = 0;
 };
 
 /// Installs `collectives` for the compiled code the calling thread runs

@@ -52,6 +52,15 @@ int64_t cleave_cpu_cross_replica_sum(int64_t op, const void *in, void *out,
                                      const int64_t *groupsShape,
                                      int64_t groupsRank);
 
+/// The device side of host transfer node `op` (_XlaHostComputeMlir,
+/// XlaSendToHost, XlaRecvFromHost): sends `numInputs` tensors and receives
+/// `numOutputs`, each described by `address, dtype, rank, dims...` in
+/// `inputs` / `outputs`, through the Collectives installed on the calling
+/// thread. Returns a CollectiveStatus.
+int64_t cleave_cpu_host_transfer(int64_t op, const int64_t *inputs,
+                                 int64_t numInputs, const int64_t *outputs,
+                                 int64_t numOutputs);
+
 /// The threads of compiled code and the library kernels, for programs that
 /// link graph-compile's objects: cleave::cpu::setKernelThreads and
 /// configureKernelThreads below, as C functions (the generated class calls

@@ -39,3 +39,13 @@ extern "C" int64_t cleave_cpu_cross_replica_sum(int64_t op, const void *in,
       static_cast<int32_t>(dtype), groups,
       std::vector<int64_t>(groupsShape, groupsShape + groupsRank));
 }
+
+extern "C" int64_t cleave_cpu_host_transfer(int64_t op, const int64_t *inputs,
+                                            int64_t numInputs,
+                                            const int64_t *outputs,
+                                            int64_t numOutputs) {
+  if (!installed)
+    return kCollectiveNoRuntime;
+  return installed->hostTransfer(reinterpret_cast<const void *>(op), inputs,
+                                 numInputs, outputs, numOutputs);
+}
