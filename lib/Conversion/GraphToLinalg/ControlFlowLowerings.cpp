@@ -383,10 +383,18 @@ LogicalResult whileOp(NodeLowering &ctx) {
         b.create<arith::XOrIOp>(
             loc, withinLimit,
             b.create<arith::ConstantOp>(loc, b.getBoolAttr(true))));
-    Value nextStatus = b.create<arith::SelectOp>(
+    // The first error stays (one from the loop's body, or before it): the
+    // interpreter would have stopped there.
+    Value statusSoFar = ctx.getStatus();
+    Value firstError = b.create<arith::AndIOp>(
         loc, tooLong,
+        b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq, statusSoFar,
+            b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0))));
+    Value nextStatus = b.create<arith::SelectOp>(
+        loc, firstError,
         b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code)),
-        ctx.getStatus());
+        statusSoFar);
     Value proceed = b.create<arith::AndIOp>(loc, pred, withinLimit);
     SmallVector<Value> forwarded(before->getArguments().take_front(n + 1));
     forwarded.push_back(nextStatus);

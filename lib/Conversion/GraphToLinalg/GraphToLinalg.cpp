@@ -226,9 +226,12 @@ public:
   void writeVariable(StringRef variable, LoweredValue value);
 
   interp::Interpreter &getFolder(Operation *anyNode) {
-    if (!folder)
+    if (!folder) {
       folder = std::make_unique<interp::Interpreter>(
           anyNode->getParentOfType<ModuleOp>());
+      // A loop folded at compile time stops where the compiled one would.
+      folder->setMaxIterations(request.maxIterations);
+    }
     return *folder;
   }
 
@@ -543,8 +546,37 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
            failure();
   if (failed(validateNodeAttrs(node)) || failed(ctx.inferShapes()))
     return failure();
-  // Inputs that are not Ref arguments of the op read the variable's value.
   const ops::OpSpec *spec = ops::lookupOp(op);
+  // A resource handle where the op's signature wants a value (an ill-typed
+  // graph) has nothing to compute with.
+  if (spec) {
+    std::vector<int32_t> wanted; // per input; 0: any
+    for (const ops::ArgSpec &arg : spec->inputs) {
+      if (!arg.typeListAttr.empty()) {
+        auto list = dyn_cast_or_null<ArrayAttr>(ctx.getAttr(arg.typeListAttr));
+        for (Attribute t : list ? list : ArrayAttr())
+          wanted.push_back(isa<TypeAttr>(t) ? graph::typeToDataType(
+                                                  cast<TypeAttr>(t).getValue())
+                                            : 0);
+        continue;
+      }
+      int32_t type = arg.fixedType;
+      if (!type)
+        type = ctx.getType(arg.typeAttr).value_or(0);
+      int64_t count =
+          arg.numberAttr.empty() ? 1 : ctx.getInt(arg.numberAttr).value_or(0);
+      wanted.insert(wanted.end(), count, type);
+    }
+    if (wanted.size() == ctx.getNumInputs())
+      for (auto [i, type] : llvm::enumerate(wanted))
+        if (ctx.dtype(i) == interp::kResource && type &&
+            type != interp::kResource)
+          return nodeError(node) << "input " << i << " is a resource handle, "
+                                 << "but '" << op << "' takes a "
+                                 << interp::dtypeName(type) << " there",
+                 failure();
+  }
+  // Inputs that are not Ref arguments of the op read the variable's value.
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
     bool refArg = spec && i < spec->inputs.size() && spec->inputs[i].isRef;
     LoweredValue &value = const_cast<LoweredValue &>(ctx.input(i));
@@ -552,7 +584,7 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
         !value.constant && failed(materialize(value, node)))
       return failure();
   }
-  if (failed(it->second(ctx)))
+  if (failed(it->second(ctx)) || ctx.hasFailedInput())
     return failure();
   for (auto [i, out] : llvm::enumerate(node.getOutputs()))
     if (!values.count(out))
@@ -862,8 +894,12 @@ NodeLowering::outputShape(unsigned i) const {
 
 Value NodeLowering::tensor(unsigned i) {
   FailureOr<Value> value = function.materialize(*inputs[i], node);
-  assert(succeeded(value) && "inputs are materialized before lowering");
-  return *value;
+  if (succeeded(value))
+    return *value;
+  // An input with no value (a resource handle used as a tensor): the error
+  // is out; the lowering goes on with a stand-in and then fails.
+  inputFailed = true;
+  return b.create<tensor::EmptyOp>(loc, inputs[i]->shape, b.getF32Type());
 }
 
 FailureOr<std::vector<int64_t>> NodeLowering::constantInts(unsigned i) {

@@ -48,8 +48,11 @@ public:
 
   unsigned getNumInputs() const { return inputs.size(); }
   const LoweredValue &input(unsigned i) const { return *inputs[i]; }
-  /// Input i as a tensor (constants are materialized on first use).
+  /// Input i as a tensor (constants are materialized on first use). An
+  /// input that has none (a resource handle) is an error on the node, and
+  /// the lowering fails after it returns (hasFailedInput).
   mlir::Value tensor(unsigned i);
+  bool hasFailedInput() const { return inputFailed; }
   int32_t dtype(unsigned i) const { return inputs[i]->dtype; }
   const std::vector<int64_t> &shape(unsigned i) const {
     return inputs[i]->shape;
@@ -154,6 +157,7 @@ private:
   FunctionLowering &function;
   llvm::SmallVector<LoweredValue *> inputs;
   std::vector<std::optional<std::vector<int64_t>>> outputShapes;
+  bool inputFailed = false;
 };
 
 using Lowering = mlir::LogicalResult (*)(NodeLowering &);
