@@ -380,6 +380,13 @@ void Clusterer::formClusters() {
     if (lowest)
       level[unit] = *lowest;
   }
+  // A device computation compiles as few programs as it can, as XLA
+  // compiles a TPU computation whole: its clusters of one level join even
+  // where no edge links them. (No path joins two clusters of one level
+  // through an interpreted node, which would raise the later one's level,
+  // so this makes no cycle.) Elsewhere clusters grow along edges, as in
+  // mark_for_compilation.
+  llvm::DenseMap<int64_t, Operation *> firstOfLevel;
   for (Operation *unit : order) {
     auto node = dyn_cast<NodeOp>(unit);
     if (!candidates.count(unit))
@@ -390,6 +397,11 @@ void Clusterer::formClusters() {
       if (producer && candidates.count(producer) && !fed.count(input) &&
           level.count(producer) && level[producer] == level[node])
         clusters.unionSets(producer, node);
+    }
+    if (isDevice) {
+      auto [first, inserted] = firstOfLevel.try_emplace(level[node], node);
+      if (!inserted)
+        clusters.unionSets(first->second, node);
     }
   }
 }
