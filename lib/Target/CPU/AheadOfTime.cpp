@@ -302,6 +302,21 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
   if (!graph)
     return emitError(module.getLoc(), "graph-compile: no graph.graph"),
            failure();
+  // Host transfers meet a host side at run time, which a linked object
+  // does not have (no Collectives runtime: KernelLibrary.h).
+  WalkResult hostTransfer = module.walk([](graph::NodeOp node) {
+    StringRef op = node.getOpType();
+    if (op != "_XlaHostComputeMlir" && op != "XlaSendToHost" &&
+        op != "XlaRecvFromHost")
+      return WalkResult::advance();
+    graph::nodeError(node) << "graph-compile cannot compile '" << op
+                           << "': a host transfer needs the host side of a "
+                              "replicated run (graph-run), which an object "
+                              "file has not";
+    return WalkResult::interrupt();
+  });
+  if (hostTransfer.wasInterrupted())
+    return failure();
   Block &body = graph.getBody().front();
   llvm::StringMap<graph::NodeOp> byName;
   for (auto node : body.getOps<graph::NodeOp>())
