@@ -1,4 +1,4 @@
-//===- CollectiveLowerings.cpp - cross-replica sums as runtime calls ------===//
+//===- CollectiveLowerings.cpp - collectives as runtime calls -------------===//
 //
 // Collectives and host transfers are not computations on the replica's own
 // values: the compiled code hands its buffers to the runtime that runs the
