@@ -136,7 +136,22 @@ template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
     r = x < y ? x : y;
     return true;
   case Binary::Pow:
-    r = T(std::pow(double(x), double(y)));
+    if constexpr (std::is_integral_v<T>) {
+      // Exact, by squaring, wrapping as TensorFlow's integer kernel does;
+      // it refuses negative exponents (binaryKernel says so).
+      if constexpr (std::is_signed_v<T>)
+        if (y < 0)
+          return false;
+      uint64_t result = 1, base = uint64_t(x);
+      for (uint64_t e = uint64_t(y); e; e >>= 1) {
+        if (e & 1)
+          result *= base;
+        base *= base;
+      }
+      r = T(result);
+    } else {
+      r = T(std::pow(double(x), double(y)));
+    }
     return true;
   case Binary::SquaredDifference:
     r = (x - y) * (x - y);
@@ -204,7 +219,10 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
     }
   }
   if (divByZero)
-    return ctx.error() << "Integer division by zero";
+    return ctx.error() << (op == Binary::Pow
+                               ? "Integers to negative integer powers are "
+                                 "not allowed"
+                               : "Integer division by zero");
   ctx.outputs[0] = out;
   return success();
 }

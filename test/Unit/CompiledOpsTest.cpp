@@ -228,10 +228,10 @@ Domain genericDomain(StringRef op, unsigned input, int32_t dtype) {
     return {0, 0, /*nonZero=*/true};
   if (isInt && op == "Reciprocal")
     return {0, 0, /*nonZero=*/true};
-  // Integer powers go through double: keep them representable, int8
-  // included (3^4 = 81).
+  // Integer powers are exact and wrap (3^40 overflows every width): the
+  // reference kernel refuses negative exponents.
   if (isInt && op == "Pow")
-    return input == 0 ? Domain{-3, 3} : Domain{0, 4};
+    return input == 0 ? Domain{-3, 3} : Domain{0, 40};
   // (x - y)^2 must not overflow int32 (undefined in the kernel).
   if (isInt && op == "SquaredDifference")
     return {-100, 100};

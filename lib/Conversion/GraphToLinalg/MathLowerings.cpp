@@ -4,8 +4,8 @@
 // through their indexing maps, never materialized), reductions a generic
 // with reduction iterators, matrix products linalg.matmul and its
 // transposed forms. Element semantics follow the reference kernels; where
-// those fail at run time (integer division by zero) compiled code gives
-// XLA's values instead of trapping.
+// those fail at run time (integer division by zero, a negative integer
+// power) compiled code gives XLA's values instead of trapping.
 //
 //===----------------------------------------------------------------------===//
 
@@ -288,16 +288,31 @@ Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   case Binary::Pow: {
     if (a.isFloat())
       return b.create<math::PowFOp>(loc, x, y);
-    // Integers: through double, as the reference kernel computes.
-    Type f64 = b.getF64Type();
-    auto toDouble = [&](Value v) -> Value {
-      return a.isUnsigned() ? b.create<arith::UIToFPOp>(loc, f64, v).getResult()
-                            : b.create<arith::SIToFPOp>(loc, f64, v).getResult();
-    };
-    Value p = b.create<math::PowFOp>(loc, toDouble(x), toDouble(y));
-    return a.isUnsigned()
-               ? b.create<arith::FPToUIOp>(loc, a.type, p).getResult()
-               : b.create<arith::FPToSIOp>(loc, a.type, p).getResult();
+    // Integers: exact, by squaring over the exponent's bits (branch-free),
+    // wrapping like TensorFlow's kernel. A negative exponent, an error in
+    // the reference kernel, gives XLA's value: 1 for x = 1, +-1 for
+    // x = -1, else 0.
+    unsigned bits = a.type.getIntOrFloatBitWidth();
+    Value one = a.c(1), zero = a.c(0);
+    Value result = one, base = x, exponent = y;
+    for (unsigned k = 0; k < bits; ++k) {
+      Value odd = b.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::ne,
+          b.create<arith::AndIOp>(loc, exponent, one), zero);
+      result = a.select(odd, a.mul(result, base), result);
+      base = a.mul(base, base);
+      exponent = b.create<arith::ShRUIOp>(loc, exponent, one);
+    }
+    if (a.isUnsigned())
+      return result;
+    Value yOdd = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ne, b.create<arith::AndIOp>(loc, y, one),
+        zero);
+    Value minusOne = a.c(-1);
+    Value negative = a.select(
+        a.eq(x, one), one,
+        a.select(a.eq(x, minusOne), a.select(yOdd, minusOne, one), zero));
+    return a.select(a.lt(y, zero), negative, result);
   }
   case Binary::SquaredDifference: {
     Value d = a.sub(x, y);
