@@ -26,6 +26,7 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <thread>
 
 using namespace mlir;
@@ -236,14 +237,19 @@ FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
   KernelContext ctx(node, std::move(inputs), interpreter, bindings);
   // A tensor too large for memory is the node's error, as TensorFlow's
   // ResourceExhausted, not the end of the process.
+  auto outOfMemory = [&]() -> LogicalResult {
+    node.emitError() << "Node '" << node.getName()
+                     << "': OOM when allocating a tensor for op '" << op
+                     << "'";
+    return failure();
+  };
   LogicalResult ran = failure();
   try {
     ran = kernel(ctx);
   } catch (const std::bad_alloc &) {
-    return node.emitError() << "Node '" << node.getName()
-                            << "': OOM when allocating a tensor for op '" << op
-                            << "'",
-           failure();
+    return outOfMemory();
+  } catch (const std::length_error &) { // more elements than a vector holds
+    return outOfMemory();
   }
   if (failed(ran))
     return failure();

@@ -26,6 +26,7 @@
 #include "cleave/InitAll.h"
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Ops/OpRegistry.h"
+#include "cleave/Ops/StridedSlice.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/Translate/NodeDefUtil.h"
@@ -440,7 +441,67 @@ void addMathCases(std::map<std::string, std::vector<Case>> &table) {
                                          arg(moderate(kFloat, {3, 3, 4}))}));
 }
 
+/// StridedSlice and its gradient over a [4,5,6] input: positive and
+/// negative strides, masks (begin, end, ellipsis, new and shrunk axes),
+/// an empty slice, and an int64 spec.
+void addStridedSliceCases(std::map<std::string, std::vector<Case>> &table) {
+  struct Spec {
+    std::vector<double> begin, end, strides;
+    std::vector<std::pair<std::string, std::string>> masks;
+  };
+  std::vector<Spec> specs = {
+      {{1, 0, 2}, {3, 5, 6}, {1, 2, 3}, {}},
+      {{3, 4, 5}, {0, 0, 0}, {-1, -2, -3}, {}},
+      {{-1, 0, 0}, {0, 0, 0}, {-1, 1, 1}, {{"end_mask", "7"}}},
+      {{0, 1}, {0, 2}, {1, 1}, {{"begin_mask", "1"}, {"end_mask", "1"},
+                                {"shrink_axis_mask", "2"}}},
+      {{1, 0, 0}, {2, 0, 0}, {1, 1, 1},
+       {{"ellipsis_mask", "2"}, {"new_axis_mask", "4"},
+        {"shrink_axis_mask", "1"}}},
+      {{2, 0, 0}, {2, 5, 6}, {1, 1, 1}, {}},
+  };
+  Tensor input = randomTensor(kFloat, {4, 5, 6});
+  for (const Spec &spec : specs) {
+    auto attrs = spec.masks;
+    attrs.push_back({"Index", "DT_INT32"});
+    table["StridedSlice"].push_back(
+        node("StridedSlice",
+             {arg(input), arg(i32s(spec.begin)), arg(i32s(spec.end)),
+              arg(i32s(spec.strides))},
+             attrs));
+    // The gradient of the same slice: dy of the slice's shape.
+    Case slice = table["StridedSlice"].back();
+    cleave::ops::StridedSlicePlan plan;
+    cleave::ops::StridedSliceMasks masks;
+    for (auto [name, value] : spec.masks) {
+      int64_t bits = std::stoll(value);
+      (name == "begin_mask"      ? masks.begin
+       : name == "end_mask"      ? masks.end
+       : name == "ellipsis_mask" ? masks.ellipsis
+       : name == "new_axis_mask" ? masks.newAxis
+                                 : masks.shrinkAxis) = bits;
+    }
+    auto ints = [](const std::vector<double> &values) {
+      return std::vector<int64_t>(values.begin(), values.end());
+    };
+    std::vector<int64_t> begin = ints(spec.begin), end = ints(spec.end),
+                         strides = ints(spec.strides);
+    if (!cleave::ops::planStridedSlice({4, 5, 6}, begin, end, strides, masks,
+                                       plan)
+             .empty())
+      continue;
+    std::vector<int64_t> dyShape(plan.outputShape.begin(),
+                                 plan.outputShape.end());
+    table["StridedSliceGrad"].push_back(
+        node("StridedSliceGrad",
+             {arg(i32s({4, 5, 6})), arg(i32s(spec.begin)), arg(i32s(spec.end)),
+              arg(i32s(spec.strides)), arg(randomTensor(kFloat, dyShape))},
+             attrs));
+  }
+}
+
 void addArrayCases(std::map<std::string, std::vector<Case>> &table) {
+  addStridedSliceCases(table);
   for (Tensor value : {randomTensor(kFloat, {2, 3}), scalar(kInt32, 7),
                        randomTensor(kBool, {3}), randomTensor(kInt64, {0})}) {
     Case c = node("Const", {}, {{"dtype", dtypeEnum(value.dtype())}});

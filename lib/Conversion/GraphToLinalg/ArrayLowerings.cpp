@@ -11,6 +11,8 @@
 
 #include "Lowering.h"
 
+#include "cleave/Ops/StridedSlice.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -400,6 +402,132 @@ LogicalResult sliceOp(NodeLowering &ctx) {
   return success();
 }
 
+/// StridedSlice[Grad]'s slice over `shape`: begin, end and strides are
+/// inputs `first`.. and must be compile-time constants, as in XLA.
+FailureOr<ops::StridedSlicePlan> planStridedSlice(NodeLowering &ctx,
+                                                  ArrayRef<int64_t> shape,
+                                                  unsigned first) {
+  if (failed(requireConstants(ctx, {first, first + 1, first + 2})))
+    return failure();
+  ops::StridedSliceMasks masks;
+  masks.begin = ctx.getInt("begin_mask").value_or(0);
+  masks.end = ctx.getInt("end_mask").value_or(0);
+  masks.ellipsis = ctx.getInt("ellipsis_mask").value_or(0);
+  masks.newAxis = ctx.getInt("new_axis_mask").value_or(0);
+  masks.shrinkAxis = ctx.getInt("shrink_axis_mask").value_or(0);
+  ops::StridedSlicePlan plan;
+  std::string error = ops::planStridedSlice(
+      shape, *ctx.constantInts(first), *ctx.constantInts(first + 1),
+      *ctx.constantInts(first + 2), masks, plan);
+  if (!error.empty())
+    return ctx.error() << error, failure();
+  return plan;
+}
+
+/// The planned elements of each dimension as a slice with positive
+/// strides (tensor.extract_slice / insert_slice take no others): a
+/// negative stride takes the same elements from the other end, reversed.
+struct PositiveStrides {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<bool> reversed;
+  bool anyReversed = false;
+};
+
+PositiveStrides positiveStrides(OpBuilder &b,
+                                const ops::StridedSlicePlan &plan) {
+  PositiveStrides slice;
+  for (size_t d = 0; d < plan.sizes.size(); ++d) {
+    int64_t size = plan.sizes[d], stride = plan.strides[d];
+    int64_t offset = size == 0 ? 0
+                     : stride > 0
+                         ? plan.begin[d]
+                         : plan.begin[d] + (size - 1) * stride;
+    slice.offsets.push_back(b.getIndexAttr(offset));
+    slice.sizes.push_back(b.getIndexAttr(size));
+    slice.strides.push_back(b.getIndexAttr(std::abs(stride)));
+    slice.reversed.push_back(stride < 0 && size > 1);
+    slice.anyReversed |= slice.reversed.back();
+  }
+  return slice;
+}
+
+/// `input` (of `shape`) reversed along the dimensions `reversed` marks.
+Value reverse(NodeLowering &ctx, Value input, ArrayRef<int64_t> shape,
+              int32_t dtype, ArrayRef<bool> reversed) {
+  OpBuilder &b = ctx.b;
+  SmallVector<AffineExpr> read;
+  for (auto [d, size] : llvm::enumerate(shape))
+    read.push_back(reversed[d] ? b.getAffineConstantExpr(size - 1) -
+                                     b.getAffineDimExpr(d)
+                               : b.getAffineDimExpr(d));
+  unsigned rank = shape.size();
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, read, b.getContext()),
+      b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value init = ctx.empty(shape, dtype);
+  return b
+      .create<linalg::GenericOp>(
+          ctx.loc, init.getType(), ValueRange{input}, ValueRange{init}, maps,
+          iterators,
+          [](OpBuilder &nb, Location loc, ValueRange args) {
+            nb.create<linalg::YieldOp>(loc, args[0]);
+          })
+      .getResult(0);
+}
+
+/// StridedSlice: a view of the input (tensor.extract_slice), reversed
+/// where a stride is negative, reshaped for shrunk and new axes.
+LogicalResult stridedSlice(NodeLowering &ctx) {
+  const std::vector<int64_t> &in = ctx.shape(0);
+  int32_t dtype = ctx.dtype(0);
+  FailureOr<ops::StridedSlicePlan> plan = planStridedSlice(ctx, in, 1);
+  if (failed(plan))
+    return failure();
+  PositiveStrides slice = positiveStrides(ctx.b, *plan);
+  std::vector<int64_t> sizes(plan->sizes.begin(), plan->sizes.end());
+  Value view = ctx.b.create<tensor::ExtractSliceOp>(
+      ctx.loc, ctx.tensorType(sizes, dtype), ctx.tensor(0), slice.offsets,
+      slice.sizes, slice.strides);
+  if (slice.anyReversed)
+    view = reverse(ctx, view, sizes, dtype, slice.reversed);
+  std::vector<int64_t> out(plan->outputShape.begin(), plan->outputShape.end());
+  ctx.setOutput(0, ctx.reshape(view, sizes, out, dtype), dtype);
+  return success();
+}
+
+/// StridedSliceGrad(shape, begin, end, strides, dy): dy inserted into
+/// zeros of `shape` where StridedSlice took its elements.
+LogicalResult stridedSliceGrad(NodeLowering &ctx) {
+  if (failed(requireConstants(ctx, {0})))
+    return failure();
+  std::vector<int64_t> shape = *ctx.constantInts(0);
+  int32_t dtype = ctx.dtype(4);
+  FailureOr<ops::StridedSlicePlan> plan = planStridedSlice(ctx, shape, 1);
+  if (failed(plan))
+    return failure();
+  std::vector<int64_t> expected(plan->outputShape.begin(),
+                                plan->outputShape.end());
+  if (ctx.shape(4) != expected)
+    return ctx.error() << "shape of dy was "
+                       << interp::shapeString(ctx.shape(4)) << " instead of "
+                       << interp::shapeString(expected),
+           failure();
+  PositiveStrides slice = positiveStrides(ctx.b, *plan);
+  std::vector<int64_t> sizes(plan->sizes.begin(), plan->sizes.end());
+  Value dy = ctx.reshape(ctx.tensor(4), expected, sizes, dtype);
+  if (slice.anyReversed)
+    dy = reverse(ctx, dy, sizes, dtype, slice.reversed);
+  Value zeros = ctx.filled(shape, dtype, ctx.scalar(dtype, 0));
+  ctx.setOutput(0,
+                ctx.b.create<tensor::InsertSliceOp>(ctx.loc, dy, zeros,
+                                                    slice.offsets, slice.sizes,
+                                                    slice.strides),
+                dtype);
+  return success();
+}
+
 /// Tile and BroadcastTo: a generic whose input map indexes the source.
 template <bool isTile> LogicalResult replicateElements(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
@@ -598,6 +726,8 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"Split", split<false>},
       {"SplitV", split<true>},
       {"Slice", sliceOp},
+      {"StridedSlice", stridedSlice},
+      {"StridedSliceGrad", stridedSliceGrad},
       {"Tile", replicateElements<true>},
       {"BroadcastTo", replicateElements<false>},
       {"Pad", pad},
