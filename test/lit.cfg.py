@@ -32,6 +32,10 @@ if shutil.which("cmake"):
 # instrumented side poisons, so manual poisoning would report false
 # use-after-poison errors. Heap, stack and leak checks stay on.
 config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0"
+# Long interpreted runs (a minute in Release) skip the sanitizer build,
+# where they take ten times longer.
+if getattr(config, "sanitizers", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitizers")
 
 # Debian's dataset-fashion-mnist, for the replicated training example.
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
