@@ -289,12 +289,15 @@ LogicalResult GraphClusterFormationPass::replicate(ClusterOp cluster,
                            << numCores << " operands but found " << numParts
                            << " (num_cores_per_replica = " << numCores << ")";
     for (Operation *user : pi->getUsers())
-      if (!cluster->isAncestor(user))
+      if (!cluster->isAncestor(user)) {
+        auto userNode = dyn_cast<NodeOp>(user);
         return nodeError(pi) << "'" << pi.getOpType()
                              << "' feeds the TPU computation and so moves "
                                 "into its replicate, but '"
-                             << cast<NodeOp>(user).getName()
+                             << (userNode ? userNode.getName()
+                                          : user->getName().getStringRef())
                              << "' outside the computation reads it too";
+      }
   }
   for (NodeOp tri : usedInputs) {
     int64_t numValues = tri.getDataInputs().size();
