@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -370,19 +371,27 @@ bool ReplicateOp::isPackedInput(unsigned arg) {
   return packed && packed.getValue();
 }
 
+/// The first packed block argument (the number of replicated ones): packed
+/// arguments follow the replicated ones (the verifier checks it), so a
+/// binary search finds it. Callers ask per argument and per replica.
+static unsigned firstPackedInput(ReplicateOp replicate) {
+  auto args = llvm::seq<unsigned>(0, replicate.getInputNodes().size());
+  return *llvm::partition_point(
+      args, [&](unsigned arg) { return !replicate.isPackedInput(arg); });
+}
+
 unsigned ReplicateOp::getNumDataInputs() {
-  unsigned count = 0;
-  for (unsigned arg = 0, e = getInputNodes().size(); arg < e; ++arg)
-    count += isPackedInput(arg) ? 1 : getN();
-  return count;
+  unsigned numReplicated = firstPackedInput(*this);
+  return numReplicated * getN() +
+         (getInputNodes().size() - numReplicated);
 }
 
 ValueRange ReplicateOp::getInputGroup(unsigned arg) {
   // Replicated groups (n operands each) come first, then packed singles.
-  unsigned n = getN(), start = 0;
-  for (unsigned a = 0; a < arg; ++a)
-    start += isPackedInput(a) ? 1 : n;
-  return getInputs().slice(start, isPackedInput(arg) ? 1 : n);
+  unsigned n = getN(), numReplicated = firstPackedInput(*this);
+  if (arg < numReplicated)
+    return getInputs().slice(arg * n, n);
+  return getInputs().slice(numReplicated * n + (arg - numReplicated), 1);
 }
 
 Value ReplicateOp::getReplicaInput(unsigned arg, unsigned replica) {
