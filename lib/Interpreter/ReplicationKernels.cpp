@@ -16,6 +16,7 @@
 #include "Rendezvous.h"
 
 #include "cleave/Interpreter/Collectives.h"
+#include "cleave/Ops/Partitioning.h"
 
 using namespace mlir;
 using namespace cleave::interp;
@@ -48,18 +49,15 @@ LogicalResult replicateMetadata(KernelContext &ctx) {
   return success();
 }
 
-/// How many parts a partitioned value has along each dim (empty: every
-/// core holds the whole value), as TPUOps.cpp's shape functions read it.
+/// The partition grid of a TPUPartitioned{Input,Output}[V2] node, as its
+/// shape function reads it.
 std::vector<int64_t> partitionGrid(KernelContext &ctx, int64_t rank,
                                    int64_t numCores) {
-  if (auto dims = ctx.getIntList("partition_dims"))
-    return *dims;
-  int64_t dim = ctx.getInt("partition_dim").value_or(0);
-  if (dim < 0 || dim >= rank)
-    return {};
-  std::vector<int64_t> grid(rank, 1);
-  grid[dim] = numCores;
-  return grid;
+  std::optional<std::vector<int64_t>> dims = ctx.getIntList("partition_dims");
+  llvm::SmallVector<int64_t> grid = cleave::ops::getPartitionGrid(
+      dims ? std::optional<llvm::ArrayRef<int64_t>>(*dims) : std::nullopt,
+      ctx.getInt("partition_dim").value_or(0), rank, numCores);
+  return std::vector<int64_t>(grid.begin(), grid.end());
 }
 
 /// Calls `copy(part, partIndex, wholeIndex)` for each element of a value of
@@ -122,9 +120,7 @@ LogicalResult partitionedInput(KernelContext &ctx) {
     ctx.outputs[0] = first;
     return success();
   }
-  int64_t numParts = 1;
-  for (int64_t n : grid)
-    numParts *= n;
+  int64_t numParts = cleave::ops::countParts(grid);
   if ((int64_t)grid.size() != first.rank() ||
       numParts != (int64_t)ctx.inputs.size())
     return ctx.error() << "partition grid " << shapeString(grid) << " needs "
@@ -150,10 +146,8 @@ LogicalResult partitionedOutput(KernelContext &ctx) {
     return refusePartitionedResource(ctx);
   int64_t numSplits = ctx.outputs.size();
   std::vector<int64_t> grid = partitionGrid(ctx, whole.rank(), numSplits);
-  int64_t numParts = 1;
-  for (int64_t n : grid)
-    numParts *= n;
-  if (grid.size() != (size_t)whole.rank() || numParts != numSplits)
+  if (grid.size() != (size_t)whole.rank() ||
+      cleave::ops::countParts(grid) != numSplits)
     return ctx.error() << "partition grid " << shapeString(grid)
                        << " does not split a value of shape "
                        << shapeString(whole.shape()) << " into " << numSplits
@@ -237,27 +231,6 @@ LogicalResult sendToHost(KernelContext &ctx) {
   return success();
 }
 
-/// Its `shape` is what the device allocates (compiled code, XLA): a value
-/// of another shape is an error here too.
-LogicalResult recvFromHost(KernelContext &ctx) {
-  std::string key = *ctx.getString("key");
-  if (failed(receive(ctx, key, deviceReplica(), {*ctx.getType("Toutput")})))
-    return failure();
-  auto shape =
-      dyn_cast_or_null<cleave::graph::ShapeAttr>(ctx.getAttr("shape"));
-  const Tensor &value = ctx.outputs[0];
-  if (shape && !shape.getUnknownRank() &&
-      !fitsShape(value, RankedTensorType::get(
-                            shape.getDims(),
-                            Float32Type::get(ctx.node.getContext()))))
-    return ctx.error() << "tensor 0 on channel '" << key << "' is "
-                       << dtypeName(value.dtype()) << " "
-                       << shapeString(value.shape()) << ", expected "
-                       << dtypeName(value.dtype()) << " "
-                       << shapeString(shape.getDims());
-  return success();
-}
-
 /// Host side: the replica is the device ordinal, an attr (V1) or the
 /// input after the dynamic key (V2).
 template <bool isV2> int64_t hostReplica(KernelContext &ctx) {
@@ -330,6 +303,15 @@ LogicalResult checkShapes(KernelContext &ctx, StringRef queue) {
                          << shapeString(shape.getDims());
   }
   return success();
+}
+
+/// Its `shape` is what the device allocates (compiled code, XLA): a value
+/// of another shape is an error here too.
+LogicalResult recvFromHost(KernelContext &ctx) {
+  std::string key = *ctx.getString("key");
+  if (failed(receive(ctx, key, deviceReplica(), {*ctx.getType("Toutput")})))
+    return failure();
+  return checkShapes(ctx, "channel '" + key + "'");
 }
 
 LogicalResult infeedEnqueue(KernelContext &ctx) {

@@ -9,6 +9,8 @@
 #include "CommonShapeFns.h"
 #include "OpTables.h"
 
+#include "cleave/Ops/Partitioning.h"
+
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
@@ -182,6 +184,22 @@ OpTable cleave::ops::detail::getTPUOps() {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// The shape all inputs of `op` agree on, into `merged`; the reason when
+/// two disagree.
+std::string mergeInputShapes(InferenceContext &ctx, llvm::StringRef op,
+                             Shape &merged) {
+  merged = Shape::unknown();
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    std::string error;
+    auto next = mergeShapes(merged, ctx.getInputShape(i), error);
+    if (!next)
+      return "Input " + std::to_string(i) + " of " + op.str() +
+             " has a different shape than input 0: " + error;
+    merged = *next;
+  }
+  return "";
+}
+
 /// TPUReplicatedInput: the shape every replica's input agrees on (packed
 /// inputs hold all replicas at once, so nothing is known).
 std::string replicatedInputShape(InferenceContext &ctx) {
@@ -189,45 +207,29 @@ std::string replicatedInputShape(InferenceContext &ctx) {
     ctx.setOutput(0, Shape::unknown());
     return "";
   }
-  Shape out = Shape::unknown();
-  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
-    std::string error;
-    auto merged = mergeShapes(out, ctx.getInputShape(i), error);
-    if (!merged)
-      return "Input " + std::to_string(i) +
-             " of TPUReplicatedInput has a different shape than input 0: " +
-             error;
-    out = *merged;
-  }
+  Shape out;
+  if (std::string error = mergeInputShapes(ctx, "TPUReplicatedInput", out);
+      !error.empty())
+    return error;
   ctx.setOutput(0, out);
   return "";
 }
 
-/// How many parts a partitioned value has along each dim: V1 splits one dim
-/// (`partition_dim`, -1: every core holds the whole value) into as many
-/// parts as there are cores, V2 names them all (empty: whole value).
+/// The partition grid of a TPUPartitioned{Input,Output}[V2] node.
 llvm::SmallVector<int64_t> partitionGrid(InferenceContext &ctx, int64_t rank,
-                                   int64_t numCores) {
-  if (auto dims = ctx.getIntListAttr("partition_dims"))
-    return *dims;
-  int64_t dim = ctx.getIntAttr("partition_dim").value_or(0);
-  if (dim < 0 || dim >= rank)
-    return {};
-  llvm::SmallVector<int64_t> grid(rank, 1);
-  grid[dim] = numCores;
-  return grid;
+                                         int64_t numCores) {
+  std::optional<llvm::SmallVector<int64_t>> dims =
+      ctx.getIntListAttr("partition_dims");
+  return getPartitionGrid(
+      dims ? std::optional<llvm::ArrayRef<int64_t>>(*dims) : std::nullopt,
+      ctx.getIntAttr("partition_dim").value_or(0), rank, numCores);
 }
 
 std::string partitionedInputShape(InferenceContext &ctx) {
-  Shape part = Shape::unknown();
-  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
-    std::string error;
-    auto merged = mergeShapes(part, ctx.getInputShape(i), error);
-    if (!merged)
-      return "Input " + std::to_string(i) +
-             " has a different shape than input 0: " + error;
-    part = *merged;
-  }
+  Shape part;
+  if (std::string error = mergeInputShapes(ctx, "the partitioned value", part);
+      !error.empty())
+    return error;
   int64_t dim = ctx.getIntAttr("partition_dim").value_or(0);
   if (!ctx.getIntListAttr("partition_dims") && part.hasRank() &&
       (dim < -1 || dim >= part.rank()))
@@ -235,9 +237,7 @@ std::string partitionedInputShape(InferenceContext &ctx) {
            std::to_string(part.rank()) + ")";
   llvm::SmallVector<int64_t> grid =
       partitionGrid(ctx, part.rank(), ctx.getNumInputs());
-  int64_t numParts = 1;
-  for (int64_t n : grid)
-    numParts *= n;
+  int64_t numParts = countParts(grid);
   bool packed = ctx.getBoolAttr("is_packed").value_or(false);
   if ((!grid.empty() || packed) &&
       (int64_t)ctx.getNumInputs() != (packed ? 1 : numParts))
@@ -273,9 +273,7 @@ std::string partitionedOutputShape(InferenceContext &ctx) {
   if ((int64_t)grid.size() != whole.rank())
     return "partition_dims " + Shape::of(grid).str() + " do not match rank " +
            std::to_string(whole.rank()) + " of the input";
-  int64_t numParts = 1;
   for (auto [d, n] : llvm::enumerate(grid)) {
-    numParts *= n;
     if (n < 1 || (whole.dims[d] != Shape::kUnknown && whole.dims[d] % n != 0))
       return "Number of ways to split should evenly divide the split "
              "dimension, but got split_dim " +
@@ -284,7 +282,8 @@ std::string partitionedOutputShape(InferenceContext &ctx) {
     if (whole.dims[d] != Shape::kUnknown)
       whole.dims[d] /= n;
   }
-  if (numParts != (int64_t)ctx.getNumOutputs())
+  if (int64_t numParts = countParts(grid);
+      numParts != (int64_t)ctx.getNumOutputs())
     return "Expected " + std::to_string(numParts) + " outputs, got " +
            std::to_string(ctx.getNumOutputs()) + ".";
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)

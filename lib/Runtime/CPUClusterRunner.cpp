@@ -122,11 +122,15 @@ public:
     for (int64_t i = 0; i < numOutputs && !recvKey.empty(); ++i) {
       auto [address, dtype, shape] = describe(outputs);
       const Tensor &t = (*received)[i];
-      if (t.dtype() != dtype || t.shape() != shape)
+      // The interpreter's messages for the same checks.
+      if (t.dtype() != dtype)
         return fail("tensor " + std::to_string(i) + " on channel '" +
-                    recvKey + "' is " + interp::dtypeName(t.dtype()) + " " +
-                    interp::shapeString(t.shape()) +
-                    ", expected " + interp::dtypeName(dtype) + " " +
+                    recvKey + "' is " + interp::dtypeName(t.dtype()) +
+                    ", expected " + interp::dtypeName(dtype));
+      if (t.shape() != shape)
+        return fail("tensor " + std::to_string(i) + " of the channel '" +
+                    recvKey + "' has shape " + interp::shapeString(t.shape()) +
+                    ", but " + node.getOpType().str() + " declares " +
                     interp::shapeString(shape));
       std::memcpy(address, t.raw(), t.byteSize());
     }
