@@ -332,8 +332,7 @@ void Clusterer::findCandidates() {
       // Its placement and feeds follow the replicated computation's rules.
       reason = "part of a replicated computation";
     } else if (!conversion::knowsReceivedShapes(node)) {
-      reason = "the shapes of what the host sends back are not known at "
-               "compile time";
+      reason = conversion::kUnknownReceivedShapes.str();
     } else {
       for (Value v : node.getInputs())
         if (!isCompilableType(v.getType()))

@@ -141,6 +141,9 @@ bool hasCPULowering(llvm::StringRef opType);
 /// the host computes them, and compiled code allocates them beforehand.
 /// True for other nodes.
 bool knowsReceivedShapes(mlir::Operation *node);
+/// Why a node is not compiled when knowsReceivedShapes is false.
+inline constexpr llvm::StringLiteral kUnknownReceivedShapes =
+    "the shapes of what the host sends back are not known at compile time";
 
 /// Whether op type `opType` updates a variable (such updates cannot be
 /// compiled inside functional control flow yet).

@@ -75,9 +75,6 @@ bool cleave::conversion::updatesVariables(StringRef opType) {
          opType.starts_with("ResourceApply");
 }
 
-static constexpr llvm::StringLiteral kUnknownReceivedShapes =
-    "the shapes of what the host sends back are not known at compile time";
-
 static bool isCompilableFunction(graph::FuncOp func, std::string &why,
                                  llvm::SmallPtrSetImpl<Operation *> &visiting) {
   if (func.getUncallable()) {
