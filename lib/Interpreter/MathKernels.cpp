@@ -191,7 +191,7 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
   Tensor out(isComparison(op) ? kBool : a.dtype(), shape);
   auto ia = broadcastIndices(a.shape(), shape);
   auto ib = broadcastIndices(b.shape(), shape);
-  bool divByZero = false;
+  bool refused = false; // a division by zero, a negative integer power
   LogicalResult typed = dispatchNumeric(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T *x = a.data<T>(), *y = b.data<T>();
@@ -199,7 +199,7 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
       T r{};
       bool c = false;
       if (!apply(op, x[ia[i]], y[ib[i]], r, c)) {
-        divByZero = true;
+        refused = true;
         return;
       }
       if (isComparison(op))
@@ -218,7 +218,7 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
                          << " is not supported";
     }
   }
-  if (divByZero)
+  if (refused)
     return ctx.error() << (op == Binary::Pow
                                ? "Integers to negative integer powers are "
                                  "not allowed"
