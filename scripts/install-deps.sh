@@ -6,7 +6,7 @@ packages=(
   cmake ninja-build ccache clang-19 lld-19 libclang-rt-19-dev
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   libabsl-dev libprotobuf-dev protobuf-compiler
-  libopenblas-pthread-dev libopenblas0-pthread libomp-19-dev
+  libopenblas-pthread-dev libopenblas0-pthread libomp-19-dev libdnnl-dev
   libgtest-dev googletest python3 python3-numpy python3-torch
   libsnappy-dev dataset-fashion-mnist
 )

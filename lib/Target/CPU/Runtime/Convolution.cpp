@@ -1,26 +1,202 @@
-//===- Convolution.cpp - convolutions as matrix products ------------------===//
+//===- Convolution.cpp - convolutions on oneDNN's direct kernels ----------===//
 //
-// A convolution of NHWC images with an HWCF filter is a matrix product once
-// the input windows are laid out as rows (im2col): row (n, y, x) holds the
-// window of output position (y, x) of image n, in the filter's (kh, kw, c)
-// order, so that the HWCF filter is the [kh*kw*c, f] right-hand matrix as
-// it is stored. Images are taken in groups whose rows fit a bounded
-// buffer; each group is one sgemm into its rows of the output, the groups
-// shared among the threads.
+// A convolution of NHWC images with an HWCF filter runs on oneDNN's direct
+// convolution kernels (jit:avx2 / avx512 on x86). Those want blocked
+// layouts (channels in blocks of 8 or 16): the input and filter are
+// reordered into the layouts oneDNN picks and the result back, which costs
+// far less than the im2col copies the kernels avoid (docs/Compiler.md has
+// the figures). A 1x1 window over contiguous pixels is a plain matrix
+// product and calls sgemm.
+//
+// The primitive for each geometry is created once and kept: creating one
+// JIT-compiles its kernel. Execution is thread-safe (replicas run on
+// threads): each call brings its own scratchpad and reordered buffers.
+//
+// oneDNN's threads are OpenMP's: Debian builds it against libgomp, but
+// libomp, which the compiled loops use, exports the same GOMP_* entry
+// points and is loaded first, so both run on one pool (a test checks it).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Target/CPU/KernelLibrary.h"
 
-#include <omp.h>
+#include "cleave/Support/BufferPool.h"
 
-#include <algorithm>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <tuple>
 
 namespace {
-// The rows buffer of one group of images, in floats (32 MiB).
-constexpr int64_t kMaxColumnFloats = int64_t(8) << 20;
+
+using dnnl::memory;
+
+/// Everything that selects a primitive: the geometry, the input's strides,
+/// and whether the result accumulates onto the output.
+using ConvKey =
+    std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+               int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+               int64_t, int64_t, bool>;
+
+/// A primitive and the layouts around it: the caller's (plain) and the
+/// kernel's (blocked, as oneDNN chose), with the reorders between them
+/// where they differ.
+struct ConvPlan {
+  memory::desc userSrc, userWeights, userDst;
+  dnnl::convolution_forward conv;
+  memory::desc src, weights, dst;
+  memory::desc scratchpad;
+  std::optional<dnnl::reorder> toSrc, toWeights, toDst, fromDst;
+};
+
+dnnl::engine &cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+std::optional<dnnl::reorder> reorderIfNeeded(const memory::desc &from,
+                                             const memory::desc &to) {
+  if (from == to)
+    return std::nullopt;
+  return dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from,
+                                                     cpuEngine(), to));
+}
+
+std::unique_ptr<ConvPlan> makePlan(const ConvKey &key) {
+  auto [n, c, inH, inW, strideN, strideH, strideW, kh, kw, f, oh, ow, sh, sw,
+        dh, dw, accumulate] = key;
+  auto plan = std::make_unique<ConvPlan>();
+  using tag = memory::format_tag;
+  using dt = memory::data_type;
+  // Logical dimensions are NCHW / OIHW whatever the storage.
+  plan->userSrc = memory::desc({n, c, inH, inW}, dt::f32,
+                               memory::dims{strideN, 1, strideH, strideW});
+  plan->userWeights = memory::desc({f, c, kh, kw}, dt::f32, tag::hwio);
+  plan->userDst = memory::desc({n, f, oh, ow}, dt::f32, tag::nhwc);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (accumulate) {
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);
+    attr.set_post_ops(sum);
+  }
+  // oneDNN counts dilation from 0 (1 here is its 0).
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+      memory::desc({n, c, inH, inW}, dt::f32, tag::any),
+      memory::desc({f, c, kh, kw}, dt::f32, tag::any),
+      memory::desc({n, f, oh, ow}, dt::f32, tag::any), {sh, sw},
+      {dh - 1, dw - 1}, {0, 0}, {0, 0});
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
+  plan->conv = dnnl::convolution_forward(pd);
+  plan->src = pd.src_desc();
+  plan->weights = pd.weights_desc();
+  plan->dst = pd.dst_desc();
+  plan->scratchpad = pd.scratchpad_desc();
+  plan->toSrc = reorderIfNeeded(plan->userSrc, plan->src);
+  plan->toWeights = reorderIfNeeded(plan->userWeights, plan->weights);
+  plan->fromDst = reorderIfNeeded(plan->dst, plan->userDst);
+  if (accumulate)
+    plan->toDst = reorderIfNeeded(plan->userDst, plan->dst);
+  return plan;
+}
+
+const ConvPlan &getPlan(const ConvKey &key) {
+  static std::mutex mutex;
+  static std::map<ConvKey, std::unique_ptr<ConvPlan>> plans;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<ConvPlan> &plan = plans[key];
+  if (!plan)
+    plan = makePlan(key);
+  return *plan;
+}
+
+/// A pool buffer for the duration of a call.
+class ScopedBuffer {
+public:
+  explicit ScopedBuffer(size_t bytes)
+      : data(bytes ? cleave::allocateBuffer(bytes) : nullptr) {
+    if (bytes && !data)
+      throw std::bad_alloc();
+  }
+  ~ScopedBuffer() { cleave::releaseBuffer(data); }
+  ScopedBuffer(const ScopedBuffer &) = delete;
+  ScopedBuffer &operator=(const ScopedBuffer &) = delete;
+  void *get() const { return data; }
+
+private:
+  void *data;
+};
+
+/// `user` itself where the kernel reads the caller's layout, else a pool
+/// buffer in the kernel's layout, filled by `toKernel` when given.
+struct KernelOperand {
+  KernelOperand(const memory::desc &userDesc, void *userData,
+                const memory::desc &kernelDesc,
+                const std::optional<dnnl::reorder> &toKernel,
+                bool needed, dnnl::stream &stream)
+      : user(userDesc, cpuEngine(), userData),
+        buffer(userDesc == kernelDesc ? 0 : kernelDesc.get_size()),
+        kernel(userDesc == kernelDesc
+                   ? user
+                   : memory(kernelDesc, cpuEngine(), buffer.get())) {
+    if (needed && toKernel)
+      toKernel->execute(stream, user, kernel);
+  }
+  memory user;
+  ScopedBuffer buffer;
+  memory kernel;
+};
+
 } // namespace
+
+/// Runs the convolution on oneDNN; false with `error` set if oneDNN fails
+/// (out of memory: it has a reference kernel for every geometry).
+static bool convolve(const float *in, int64_t n, int64_t inStrideN,
+                     int64_t inStrideH, int64_t inStrideW, int64_t c,
+                     const float *filter, int64_t kh, int64_t kw, int64_t f,
+                     float *out, int64_t oh, int64_t ow, int64_t strideH,
+                     int64_t strideW, int64_t dilationH, int64_t dilationW,
+                     bool accumulate, std::string &error) try {
+  // The rows and columns the windows reach: the input may extend further
+  // (the compiled code passes only its strides).
+  int64_t inH = (oh - 1) * strideH + (kh - 1) * dilationH + 1;
+  int64_t inW = (ow - 1) * strideW + (kw - 1) * dilationW + 1;
+  const ConvPlan &plan =
+      getPlan({n, c, inH, inW, inStrideN, inStrideH, inStrideW, kh, kw, f, oh,
+               ow, strideH, strideW, dilationH, dilationW, accumulate});
+  dnnl::stream stream(cpuEngine());
+  KernelOperand src(plan.userSrc, const_cast<float *>(in), plan.src,
+                    plan.toSrc, true, stream);
+  KernelOperand weights(plan.userWeights, const_cast<float *>(filter),
+                        plan.weights, plan.toWeights, true, stream);
+  KernelOperand dst(plan.userDst, out, plan.dst, plan.toDst, accumulate,
+                    stream);
+  ScopedBuffer scratchpad(plan.scratchpad.get_size());
+  plan.conv.execute(
+      stream, {{DNNL_ARG_SRC, src.kernel},
+               {DNNL_ARG_WEIGHTS, weights.kernel},
+               {DNNL_ARG_DST, dst.kernel},
+               {DNNL_ARG_SCRATCHPAD,
+                memory(plan.scratchpad, cpuEngine(), scratchpad.get())}});
+  if (plan.fromDst)
+    plan.fromDst->execute(stream, dst.kernel, dst.user);
+  stream.wait();
+  return true;
+} catch (const dnnl::error &e) {
+  error = e.what();
+  return false;
+} catch (const std::bad_alloc &) {
+  error = "out of memory";
+  return false;
+}
 
 extern "C" void cleave_cpu_conv2d_f32(
     const float *in, int64_t n, int64_t inStrideN, int64_t inStrideH,
@@ -29,66 +205,31 @@ extern "C" void cleave_cpu_conv2d_f32(
     int64_t strideW, int64_t dilationH, int64_t dilationW, float beta) {
   if (n == 0 || oh == 0 || ow == 0 || f == 0)
     return;
-  int64_t rowsPerImage = oh * ow;
-  int64_t depth = kh * kw * c;
   // A 1x1 window over contiguous pixels: the input is the matrix already.
   if (kh == 1 && kw == 1 && strideH == 1 && strideW == 1 &&
       inStrideW == c && inStrideH == ow * c && inStrideN == oh * ow * c) {
-    cleave_cpu_sgemm(0, 0, n * rowsPerImage, f, c, in, c, filter, f, beta,
-                     out, f);
+    cleave_cpu_sgemm(0, 0, n * oh * ow, f, c, in, c, filter, f, beta, out, f);
     return;
   }
-  if (depth == 0) {
+  if (c == 0 || kh == 0 || kw == 0) {
     // An empty sum: the output is beta times itself.
-    for (int64_t i = 0, e = n * rowsPerImage * f; i < e; ++i)
+    for (int64_t i = 0, e = n * oh * ow * f; i < e; ++i)
       out[i] = beta == 0 ? 0 : out[i] * beta;
     return;
   }
-  // Groups of images whose rows fit the buffer, at least one per thread
-  // when there are enough images: then each thread lays out and multiplies
-  // its own groups; otherwise the groups go one by one, each product on
-  // all threads.
-  int threads = omp_get_max_threads();
-  int64_t group = std::clamp<int64_t>(
-      kMaxColumnFloats / (rowsPerImage * depth), 1, (n + threads - 1) / threads);
-  int64_t groups = (n + group - 1) / group;
-  // A window row (kw pixels of c channels) is one contiguous run of the
-  // input when pixels are adjacent and undilated.
-  bool contiguousRows = dilationW == 1 && inStrideW == c;
-  auto convolveGroup = [&](int64_t index, float *columns) {
-    int64_t first = index * group, images = std::min(group, n - first);
-    float *row = columns;
-    for (int64_t b = first; b < first + images; ++b)
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t x = 0; x < ow; ++x)
-          for (int64_t i = 0; i < kh; ++i) {
-            const float *pixel = in + b * inStrideN +
-                                 (y * strideH + i * dilationH) * inStrideH +
-                                 x * strideW * inStrideW;
-            if (contiguousRows) {
-              std::copy(pixel, pixel + kw * c, row);
-              row += kw * c;
-              continue;
-            }
-            for (int64_t j = 0; j < kw; ++j, row += c)
-              std::copy(pixel + j * dilationW * inStrideW,
-                        pixel + j * dilationW * inStrideW + c, row);
-          }
-    cleave_cpu_sgemm(0, 0, images * rowsPerImage, f, depth, columns, depth,
-                     filter, f, beta, out + first * rowsPerImage * f, f);
-  };
-  size_t columnFloats = group * rowsPerImage * depth;
-  if (groups >= threads && threads > 1) {
-#pragma omp parallel
-    {
-      std::unique_ptr<float[]> columns(new float[columnFloats]);
-#pragma omp for schedule(static)
-      for (int64_t index = 0; index < groups; ++index)
-        convolveGroup(index, columns.get());
-    }
-    return;
+  // Scaling the output first makes every accumulation a plain sum.
+  bool accumulate = beta != 0;
+  if (accumulate && beta != 1)
+    for (int64_t i = 0, e = n * oh * ow * f; i < e; ++i)
+      out[i] *= beta;
+  std::string error;
+  if (!convolve(in, n, inStrideN, inStrideH, inStrideW, c, filter, kh, kw, f,
+                out, oh, ow, strideH, strideW, dilationH, dilationW,
+                accumulate, error)) {
+    // Compiled code has no way to fail a step from a library call; oneDNN
+    // fails only where memory is exhausted.
+    std::fprintf(stderr, "cleave: convolution failed in oneDNN: %s\n",
+                 error.c_str());
+    std::abort();
   }
-  std::unique_ptr<float[]> columns(new float[columnFloats]);
-  for (int64_t index = 0; index < groups; ++index)
-    convolveGroup(index, columns.get());
 }
