@@ -2,12 +2,12 @@
 //
 // The functions the CPU pipeline calls instead of generating loops, where a
 // library is faster (matrix products: OpenBLAS sgemm/dgemm; convolutions:
-// im2col and sgemm), and the
-// run-time settings they share (threads). They are plain C functions, so
-// that JIT-compiled code (whose symbols the JIT resolves to these) and
-// object files from graph-compile (linked with Cleave::CleaveCPUKernels)
-// call them alike. Pointers travel as integers: compiled code passes the
-// aligned pointers of its buffers as `index` values.
+// oneDNN's direct kernels), and the run-time settings they share
+// (threads). They are plain C functions, so that JIT-compiled code (whose
+// symbols the JIT resolves to these) and object files from graph-compile
+// (linked with Cleave::CleaveCPUKernels) call them alike. Pointers travel
+// as integers: compiled code passes the aligned pointers of its buffers as
+// `index` values.
 //
 //===----------------------------------------------------------------------===//
 
