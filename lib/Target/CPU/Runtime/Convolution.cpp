@@ -87,19 +87,35 @@ std::unique_ptr<ConvPlan> makePlan(const ConvKey &key) {
     sum.append_sum(1.0f);
     attr.set_post_ops(sum);
   }
-  // oneDNN counts dilation from 0 (1 here is its 0).
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-      memory::desc({n, c, inH, inW}, dt::f32, tag::any),
-      memory::desc({f, c, kh, kw}, dt::f32, tag::any),
-      memory::desc({n, f, oh, ow}, dt::f32, tag::any), {sh, sw},
-      {dh - 1, dw - 1}, {0, 0}, {0, 0});
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
-  plan->conv = dnnl::convolution_forward(pd);
-  plan->src = pd.src_desc();
-  plan->weights = pd.weights_desc();
-  plan->dst = pd.dst_desc();
-  plan->scratchpad = pd.scratchpad_desc();
+  // The layouts to try, fastest first (measured: docs/Compiler.md): the
+  // caller's NHWC activations with blocked weights, which saves reordering
+  // the activations; all blocked; all plain (oneDNN's im2col + GEMM). A
+  // kernel must not be oneDNN's reference loops, which are 100x slower.
+  struct Layouts {
+    tag src, weights, dst;
+  };
+  static const Layouts candidates[] = {{tag::nhwc, tag::any, tag::nhwc},
+                                       {tag::any, tag::any, tag::any},
+                                       {tag::nhwc, tag::hwio, tag::nhwc}};
+  std::optional<dnnl::convolution_forward::primitive_desc> pd;
+  for (const Layouts &layouts : candidates) {
+    // oneDNN counts dilation from 0 (1 here is its 0).
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference,
+        dnnl::algorithm::convolution_direct,
+        memory::desc({n, c, inH, inW}, dt::f32, layouts.src),
+        memory::desc({f, c, kh, kw}, dt::f32, layouts.weights),
+        memory::desc({n, f, oh, ow}, dt::f32, layouts.dst), {sh, sw},
+        {dh - 1, dw - 1}, {0, 0}, {0, 0});
+    pd.emplace(desc, attr, cpuEngine());
+    if (std::string(pd->impl_info_str()).rfind("ref", 0) != 0)
+      break;
+  }
+  plan->conv = dnnl::convolution_forward(*pd);
+  plan->src = pd->src_desc();
+  plan->weights = pd->weights_desc();
+  plan->dst = pd->dst_desc();
+  plan->scratchpad = pd->scratchpad_desc();
   plan->toSrc = reorderIfNeeded(plan->userSrc, plan->src);
   plan->toWeights = reorderIfNeeded(plan->userWeights, plan->weights);
   plan->fromDst = reorderIfNeeded(plan->dst, plan->userDst);
