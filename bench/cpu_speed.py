@@ -25,12 +25,16 @@ machine and cores, at each thread count.
 
 ratio = peer time / Cleave time (above 1: Cleave is faster). Medians with
 min..max over the measured steps; the first, compiling step is not counted.
+The training steps alternate Cleave and PyTorch over --rounds rounds
+(default 3), each a share of the measuring time, and report the median of
+the rounds' medians: the machine is shared, and a change in its load then
+reaches both sides alike.
 Refuses to report when numpy's 1024^3 sgemm is below 50 GFLOP/s (reference
 BLAS in use).
 
 Usage: /usr/bin/python3 bench/cpu_speed.py --build BUILD_DIR [--runs N]
-           [--threads 1,2] [--only matmul,chain,mlp,cnn] [--quick]
-           [--json FILE]
+           [--threads 1,2] [--only matmul,chain,mlp,cnn] [--rounds R]
+           [--quick] [--json FILE]
 Run it alone on the machine (e.g. under flock /tmp/cleave-bench.lock).
 """
 import argparse
@@ -60,6 +64,7 @@ class Config:
     runs = 10            # measured steps at least (fewer only past max_s)
     seconds = 1.0        # aim for about this long per measurement
     max_seconds = 15.0   # unless that needs more than this (>= 3 steps)
+    rounds = 3           # training steps: alternating Cleave/PyTorch rounds
     quick = False
     threads_flag = True  # graph-run takes --threads (else env variables)
     problems = []
@@ -83,6 +88,19 @@ def summary(ms):
     ms = sorted(ms)
     return {"median_ms": ms[len(ms) // 2], "min_ms": ms[0], "max_ms": ms[-1],
             "n": len(ms)}
+
+
+def merge_rounds(figs):
+    """One figure from the rounds' figures: the median of their medians,
+    the extremes of their extremes; None if any round failed."""
+    if not figs or any(f is None for f in figs):
+        return None
+    merged = dict(figs[0])
+    merged.update(median_ms=sorted(f["median_ms"] for f in figs)[len(figs) // 2],
+                  min_ms=min(f["min_ms"] for f in figs),
+                  max_ms=max(f["max_ms"] for f in figs),
+                  n=sum(f["n"] for f in figs))
+    return merged
 
 
 # --- graph-run ---------------------------------------------------------------
@@ -485,7 +503,9 @@ report(numpy=np_times, torch=measure(lambda: d.copy_(s)))
 def train_runs(bench, args, thread_counts, torch_body, interp_steps, flop):
     """Shared by mlp and cnn: Cleave at each thread count, PyTorch at 1 and
     all cores, the interpreter once; loss of the first steps checked against
-    the interpreter's."""
+    the interpreter's. Cleave and PyTorch alternate over CFG.rounds rounds,
+    each a share of the measuring time, so that a change in the machine's
+    load (it is shared) reaches both sides alike."""
     all_cores = os.cpu_count()
     # PyTorch's settings: its threads and OpenBLAS's both at 1 or at all
     # cores, and its own ops on one thread with OpenBLAS on all cores (no
@@ -493,10 +513,28 @@ def train_runs(bench, args, thread_counts, torch_body, interp_steps, flop):
     settings = {"%dt" % t: (t, t) for t in sorted({1, all_cores})}
     if all_cores > 1:
         settings["1t+blas %dt" % all_cores] = (1, all_cores)
-    torch_fig = {}
-    for name, (t, blas) in settings.items():
-        torch_fig[name] = summary(peer(torch_body, t, torch=True,
-                                       blas_threads=blas)["times"])
+    torch_rounds = {name: [] for name in settings}
+    cleave_rounds = {t: [] for t in thread_counts}
+    failed = {}
+    saved = CFG.seconds, CFG.max_seconds
+    CFG.seconds, CFG.max_seconds = (v / CFG.rounds for v in saved)
+    estimate = {}
+    for _ in range(CFG.rounds):
+        for name, (t, blas) in settings.items():
+            torch_rounds[name].append(summary(peer(
+                torch_body, t, torch=True, blas_threads=blas)["times"]))
+        for t in thread_counts:
+            if t in failed:
+                continue
+            try:
+                c = measure_cleave(args, t, estimate.get(t))
+                estimate[t] = c["median_ms"]
+                cleave_rounds[t].append(c)
+            except GraphRunError as e:
+                failed[t] = e
+    CFG.seconds, CFG.max_seconds = saved
+    torch_fig = {name: merge_rounds(figs)
+                 for name, figs in torch_rounds.items()}
 
     def best_within(cores):
         """PyTorch's fastest setting that uses at most `cores` cores."""
@@ -509,11 +547,12 @@ def train_runs(bench, args, thread_counts, torch_body, interp_steps, flop):
                                     backend="interpreter", steps=interp_steps)
         except GraphRunError as e:
             problem(bench + " (interpreter)", e)
-    rows, estimate = [], None
+    rows = []
     for t in thread_counts:
         try:
-            c = measure_cleave(args, t, estimate)
-            estimate = c["median_ms"]
+            if t in failed:
+                raise failed[t]
+            c = merge_rounds(cleave_rounds[t])
             if interp:
                 mine = c["fetched"].get("loss", [])
                 ref = interp["fetched"].get("loss", [])
@@ -706,6 +745,9 @@ def main():
                          "than about 15 s, never fewer than 3)")
     ap.add_argument("--threads", default="1,%d" % os.cpu_count())
     ap.add_argument("--only", default="matmul,chain,mlp,cnn")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="training steps: Cleave and PyTorch measured in "
+                         "turn this many times (default 3, --quick 1)")
     ap.add_argument("--quick", action="store_true",
                     help="fewer shapes and steps; no CNN interpreter run")
     ap.add_argument("--json", help="write all figures here")
@@ -713,6 +755,7 @@ def main():
     CFG.build = os.path.abspath(args.build)
     CFG.quick = args.quick
     CFG.runs = args.runs or (5 if args.quick else 10)
+    CFG.rounds = max(1, args.rounds or (1 if args.quick else 3))
     if args.quick:
         CFG.seconds, CFG.max_seconds = 0.3, 5.0
     thread_counts = sorted({int(t) for t in args.threads.split(",")})
@@ -758,6 +801,7 @@ def main():
                                    "load_before": load},
                        "sanity": gate, "threads_flag": CFG.threads_flag,
                        "quick": CFG.quick, "runs": CFG.runs,
+                       "rounds": CFG.rounds,
                        "rows": rows, "problems": CFG.problems}, f, indent=1,
                       default=str)
     return 1 if CFG.problems else 0
