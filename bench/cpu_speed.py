@@ -25,9 +25,9 @@ machine and cores, at each thread count.
 
 ratio = peer time / Cleave time (above 1: Cleave is faster). Medians with
 min..max over the measured steps; the first, compiling step is not counted.
-The training steps alternate Cleave and PyTorch over --rounds rounds
-(default 3), each a share of the measuring time, and report the median of
-the rounds' medians: the machine is shared, and a change in its load then
+Cleave and its peer are measured in turn over --rounds rounds (default 3),
+each a share of the measuring time, and each figure is the median of the
+rounds' medians: the machine is shared, and a change in its load then
 reaches both sides alike.
 Refuses to report when numpy's 1024^3 sgemm is below 50 GFLOP/s (reference
 BLAS in use).
@@ -38,6 +38,7 @@ Usage: /usr/bin/python3 bench/cpu_speed.py --build BUILD_DIR [--runs N]
 Run it alone on the machine (e.g. under flock /tmp/cleave-bench.lock).
 """
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -64,7 +65,7 @@ class Config:
     runs = 10            # measured steps at least (fewer only past max_s)
     seconds = 1.0        # aim for about this long per measurement
     max_seconds = 15.0   # unless that needs more than this (>= 3 steps)
-    rounds = 3           # training steps: alternating Cleave/PyTorch rounds
+    rounds = 3           # Cleave and its peers measured in turn, rounds
     quick = False
     threads_flag = True  # graph-run takes --threads (else env variables)
     problems = []
@@ -88,6 +89,17 @@ def summary(ms):
     ms = sorted(ms)
     return {"median_ms": ms[len(ms) // 2], "min_ms": ms[0], "max_ms": ms[-1],
             "n": len(ms)}
+
+
+@contextlib.contextmanager
+def round_share():
+    """Each of CFG.rounds rounds measures for its share of the time."""
+    saved = CFG.seconds, CFG.max_seconds
+    CFG.seconds, CFG.max_seconds = (v / CFG.rounds for v in saved)
+    try:
+        yield
+    finally:
+        CFG.seconds, CFG.max_seconds = saved
 
 
 def merge_rounds(figs):
@@ -222,11 +234,11 @@ def peer(body, threads, torch=False, blas_threads=None):
 _sgemm = {}
 
 
-def numpy_matmul(m, k, n, ta, tb, threads):
+def numpy_matmul(m, k, n, ta, tb, threads, round_index=0):
     """numpy matmul of (transposed views of) random float32 operands, as
-    {median_ms, min_ms, max_ms, n}; memoized (1024^3 also feeds the gate and
-    the MLP's GEMM limit)."""
-    key = (m, k, n, ta, tb, threads)
+    {median_ms, min_ms, max_ms, n}; memoized per round (1024^3 also feeds
+    the gate and the MLP's GEMM limit)."""
+    key = (m, k, n, ta, tb, threads, round_index)
     if key not in _sgemm:
         r = peer("""
 M, K, N, TA, TB = %d, %d, %d, %r, %r
@@ -422,10 +434,17 @@ def bench_matmul(tmp, thread_counts):
         flop = 2.0 * m * k * n
         estimate = None
         for t in thread_counts:
-            blas = numpy_matmul(m, k, n, ta, tb, t)
+            # OpenBLAS and Cleave in turn, CFG.rounds times.
+            blas_rounds, cleave_rounds = [], []
             try:
-                c = measure_cleave(args, t, estimate)
-                estimate = c["median_ms"]
+                with round_share():
+                    for r in range(CFG.rounds):
+                        blas_rounds.append(
+                            numpy_matmul(m, k, n, ta, tb, t, r))
+                        c = measure_cleave(args, t, estimate)
+                        estimate = c["median_ms"]
+                        cleave_rounds.append(c)
+                c = merge_rounds(cleave_rounds)
                 got = np.load(os.path.join(out, "mm.npy"))
                 err = np.abs(got - expected).max() / np.abs(expected).max()
                 if got.shape != expected.shape or not err < 1e-4:
@@ -434,6 +453,7 @@ def bench_matmul(tmp, thread_counts):
             except GraphRunError as e:
                 problem("matmul " + case, e)
                 c = None
+            blas = merge_rounds(blas_rounds) or blas_rounds[-1]
             note = "GFLOP/s: openblas %.1f" % gflops(flop, blas["median_ms"])
             if c:
                 note = "GFLOP/s: cleave %.1f, openblas %.1f" % (
@@ -468,20 +488,24 @@ def bench_chain(tmp, thread_counts):
     mib = x.nbytes / 2**20
     rows, estimate = [], None
     for t in thread_counts:
-        r = peer("""
+        copy_rounds = {"numpy.copyto": [], "torch copy_": []}
+        cleave_rounds = []
+        try:
+            with round_share():
+                for _ in range(CFG.rounds):
+                    r = peer("""
 src = np.random.default_rng(0).random(%d, dtype=np.float32)
 dst = np.empty_like(src)
 np_times = measure(lambda: np.copyto(dst, src))
 s, d = torch.from_numpy(src), torch.from_numpy(dst)
 report(numpy=np_times, torch=measure(lambda: d.copy_(s)))
 """ % x.size, t, torch=True)
-        copies = {"numpy.copyto": summary(r["numpy"]),
-                  "torch copy_": summary(r["torch"])}
-        name = min(copies, key=lambda k: copies[k]["median_ms"])
-        memcpy = copies[name]
-        try:
-            c = measure_cleave(args, t, estimate)
-            estimate = c["median_ms"]
+                    copy_rounds["numpy.copyto"].append(summary(r["numpy"]))
+                    copy_rounds["torch copy_"].append(summary(r["torch"]))
+                    c = measure_cleave(args, t, estimate)
+                    estimate = c["median_ms"]
+                    cleave_rounds.append(c)
+            c = merge_rounds(cleave_rounds)
             got = np.load(os.path.join(out, "y.npy"))
             if got.shape != expected.shape or not np.allclose(
                     got, expected, rtol=1e-5, atol=1e-6):
@@ -490,6 +514,10 @@ report(numpy=np_times, torch=measure(lambda: d.copy_(s)))
         except GraphRunError as e:
             problem("chain", e)
             c = None
+        copies = {name: merge_rounds(figs) or figs[-1]
+                  for name, figs in copy_rounds.items()}
+        name = min(copies, key=lambda k: copies[k]["median_ms"])
+        memcpy = copies[name]
         gib_s = lambda ms: 2 * mib / 1024 / (ms * 1e-3)
         note = "GiB/s in+out: %smemcpy %.1f (numpy %.2f ms, torch %.2f ms)" % (
             "cleave %.1f, " % gib_s(c["median_ms"]) if c else "",
@@ -516,23 +544,21 @@ def train_runs(bench, args, thread_counts, torch_body, interp_steps, flop):
     torch_rounds = {name: [] for name in settings}
     cleave_rounds = {t: [] for t in thread_counts}
     failed = {}
-    saved = CFG.seconds, CFG.max_seconds
-    CFG.seconds, CFG.max_seconds = (v / CFG.rounds for v in saved)
     estimate = {}
-    for _ in range(CFG.rounds):
-        for name, (t, blas) in settings.items():
-            torch_rounds[name].append(summary(peer(
-                torch_body, t, torch=True, blas_threads=blas)["times"]))
-        for t in thread_counts:
-            if t in failed:
-                continue
-            try:
-                c = measure_cleave(args, t, estimate.get(t))
-                estimate[t] = c["median_ms"]
-                cleave_rounds[t].append(c)
-            except GraphRunError as e:
-                failed[t] = e
-    CFG.seconds, CFG.max_seconds = saved
+    with round_share():
+        for _ in range(CFG.rounds):
+            for name, (t, blas) in settings.items():
+                torch_rounds[name].append(summary(peer(
+                    torch_body, t, torch=True, blas_threads=blas)["times"]))
+            for t in thread_counts:
+                if t in failed:
+                    continue
+                try:
+                    c = measure_cleave(args, t, estimate.get(t))
+                    estimate[t] = c["median_ms"]
+                    cleave_rounds[t].append(c)
+                except GraphRunError as e:
+                    failed[t] = e
     torch_fig = {name: merge_rounds(figs)
                  for name, figs in torch_rounds.items()}
 
@@ -746,8 +772,8 @@ def main():
     ap.add_argument("--threads", default="1,%d" % os.cpu_count())
     ap.add_argument("--only", default="matmul,chain,mlp,cnn")
     ap.add_argument("--rounds", type=int, default=None,
-                    help="training steps: Cleave and PyTorch measured in "
-                         "turn this many times (default 3, --quick 1)")
+                    help="Cleave and each peer measured in turn this many "
+                         "times (default 3, --quick 1)")
     ap.add_argument("--quick", action="store_true",
                     help="fewer shapes and steps; no CNN interpreter run")
     ap.add_argument("--json", help="write all figures here")
