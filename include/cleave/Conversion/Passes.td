@@ -117,6 +117,21 @@ def FuseElementwisePass : Pass<"fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def UnshareTensorConstantsPass
+    : Pass<"unshare-tensor-constants", "::mlir::ModuleOp"> {
+  let summary = "Give each use of a tensor constant a copy of its own";
+  let description = [{
+    Part of the CPU pipeline, just before One-Shot Bufferize: an
+    `arith.constant` of tensor type with several uses gets a copy before
+    each of its users but one. The canonicalizer folds equal constants into
+    one (a graph of 2500 layers with equal weights has one weight tensor
+    with 2500 uses), and One-Shot Bufferize's conflict analysis takes time
+    quadratic in the uses of one tensor. Copies cost nothing after
+    bufferization: each becomes a `memref.get_global` of the same global.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LibraryCallsPass : Pass<"cpu-library-calls", "::mlir::ModuleOp"> {
   let summary = "Replace matrix products on buffers by calls of the kernel library";
   let description = [{

@@ -64,6 +64,9 @@ void cleave::cpu::buildLinalgToLLVMPipeline(
   pm.addPass(cleave::createFuseElementwisePass());
   // tensor.empty becomes an allocation One-Shot Bufferize can place.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  // Constants the canonicalizer merged are split again: One-Shot
+  // Bufferize's analysis is quadratic in the uses of one tensor.
+  pm.addPass(cleave::createUnshareTensorConstantsPass());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.memCpyFn = copyAsLoops;
