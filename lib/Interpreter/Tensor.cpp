@@ -39,6 +39,18 @@ std::string cleave::interp::dtypeName(int32_t dtype) {
   case kBool: return "bool";
   case kString: return "string";
   case kResource: return "resource";
+  // TensorFlow's names for the dtypes Cleave holds no values of, so that
+  // errors about them read as TensorFlow's do.
+  case 8: return "complex64";
+  case 11: return "qint8";
+  case 12: return "quint8";
+  case 13: return "qint32";
+  case 14: return "bfloat16";
+  case 15: return "qint16";
+  case 16: return "quint16";
+  case 18: return "complex128";
+  case 19: return "half";
+  case 21: return "variant";
   default: return "dtype " + std::to_string(dtype);
   }
 }

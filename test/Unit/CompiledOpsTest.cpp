@@ -657,6 +657,22 @@ void addArrayCases(std::map<std::string, std::vector<Case>> &table) {
   gather({2, 3, 4}, vec(kInt64, {3, 1}), -1);
   gather({5, 3}, i32s({}), 0);
 
+  // UnsortedSegmentSum: repeated ids sum, negative ids drop their row,
+  // segments nobody names stay 0 (ids past num_segments are an error:
+  // Runtime/compiled-errors.test).
+  auto segmentSum = [&](Tensor data, Tensor ids, Tensor segments) {
+    table["UnsortedSegmentSum"].push_back(node(
+        "UnsortedSegmentSum",
+        {arg(std::move(data)), arg(std::move(ids)), arg(std::move(segments))}));
+  };
+  segmentSum(randomTensor(kFloat, {6, 3}), i32s({2, 0, 2, -1, 3, 2}),
+             scalar(kInt32, 5));
+  segmentSum(moderate(kDouble, {2, 3, 2}),
+             literal(kInt64, {2, 3}, {1, 1, 0, -4, 1, 0}), scalar(kInt64, 2));
+  segmentSum(randomTensor(kInt32, {4}), i32s({0, 0, 1, 0}), scalar(kInt32, 3));
+  segmentSum(randomTensor(kFloat, {0, 4}), i32s({}), scalar(kInt32, 2));
+  segmentSum(randomTensor(kFloat, {3, 0}), i32s({1, 0, 1}), scalar(kInt32, 2));
+
   auto oneHot = [&](Tensor indices, int depth, int32_t dtype, int axis) {
     table["OneHot"].push_back(node(
         "OneHot", {arg(std::move(indices)), arg(scalar(kInt32, depth)),
@@ -708,6 +724,52 @@ void addNNCases(std::map<std::string, std::vector<Case>> &table) {
                        {arg(randomTensor(kFloat, {3, 4})),
                         arg(randomTensor(kFloat, {4}, probabilities))}));
 
+  // Batch normalization, NHWC and NCHW, training (batch statistics; the
+  // running ones empty, or blended in by exponential_avg_factor) and
+  // inference (given statistics), and its gradient for both.
+  Domain positive{0.25, 2};
+  for (const char *format : {"'NHWC'", "'NCHW'"}) {
+    bool nchw = StringRef(format) == "'NCHW'";
+    Dims x = nchw ? Dims{2, 3, 4, 5} : Dims{2, 4, 5, 3};
+    for (const char *training : {"true", "false"}) {
+      Attrs attrs = {{"data_format", format}, {"is_training", training},
+                     {"epsilon", "0.001"}};
+      Tensor mean = moderate(kFloat, {3});
+      Tensor variance = randomTensor(kFloat, {3}, positive);
+      bool batchStatistics = StringRef(training) == "true";
+      table["FusedBatchNormV3"].push_back(node(
+          "FusedBatchNormV3",
+          {arg(moderate(kFloat, x)), arg(moderate(kFloat, {3})),
+           arg(moderate(kFloat, {3})),
+           arg(batchStatistics ? vec(kFloat, {}) : mean),
+           arg(batchStatistics ? vec(kFloat, {}) : variance)},
+          attrs));
+      table["FusedBatchNormGradV3"].push_back(node(
+          "FusedBatchNormGradV3",
+          {arg(moderate(kFloat, x)), arg(moderate(kFloat, x)),
+           arg(moderate(kFloat, {3})), arg(mean), arg(variance),
+           arg(vec(kFloat, {}))},
+          attrs));
+    }
+  }
+  table["FusedBatchNormV3"].push_back(node(
+      "FusedBatchNormV3",
+      {arg(moderate(kDouble, {3, 2, 2, 4})), arg(moderate(kDouble, {4})),
+       arg(moderate(kDouble, {4})), arg(moderate(kDouble, {4})),
+       arg(randomTensor(kDouble, {4}, positive))},
+      {{"exponential_avg_factor", "0.25"}}));
+  // One element per channel (no Bessel correction), and an empty batch.
+  table["FusedBatchNormV3"].push_back(node(
+      "FusedBatchNormV3",
+      {arg(moderate(kFloat, {1, 1, 1, 2})), arg(moderate(kFloat, {2})),
+       arg(moderate(kFloat, {2})), arg(vec(kFloat, {})),
+       arg(vec(kFloat, {}))}));
+  table["FusedBatchNormV3"].push_back(node(
+      "FusedBatchNormV3",
+      {arg(moderate(kFloat, {0, 2, 2, 2})), arg(moderate(kFloat, {2})),
+       arg(moderate(kFloat, {2})), arg(vec(kFloat, {})),
+       arg(vec(kFloat, {}))}));
+
   // Convolution and pooling, NHWC.
   struct Conv { Dims input, filter; const char *strides, *dilations, *padding; };
   for (const Conv &conv : std::vector<Conv>{
@@ -754,8 +816,13 @@ void addNNCases(std::map<std::string, std::vector<Case>> &table) {
            {{1, 3, 4, 1}, "[1, 2, 1, 1]", "[1, 1, 1, 1]", "'VALID'", {1, 2, 4, 1}}}) {
     Attrs attrs = {{"ksize", pool.ksize}, {"strides", pool.strides},
                    {"padding", pool.padding}};
-    for (const char *op : {"MaxPool", "AvgPool"})
-      table[op].push_back(node(op, {arg(randomTensor(kFloat, pool.input))}, attrs));
+    // MaxPool compares: edge values and all. AvgPool sums: with 1e4 and
+    // -1e4 in one window, float32's sum loses the small values the
+    // reference kernel's double keeps, so its inputs are moderate.
+    table["MaxPool"].push_back(
+        node("MaxPool", {arg(randomTensor(kFloat, pool.input))}, attrs));
+    table["AvgPool"].push_back(
+        node("AvgPool", {arg(moderate(kFloat, pool.input))}, attrs));
     // orig_output is what MaxPool computed on orig_input only in spirit:
     // both sides find the maxima again from orig_input.
     table["MaxPoolGrad"].push_back(node(

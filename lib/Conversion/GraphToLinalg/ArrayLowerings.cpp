@@ -14,6 +14,7 @@
 #include "cleave/Ops/StridedSlice.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -654,6 +655,105 @@ LogicalResult gather(NodeLowering &ctx) {
   return success();
 }
 
+/// UnsortedSegmentSum(data, segment_ids, num_segments) (GatherV2's
+/// gradient): out[ids[i...], inner] += data[i..., inner]. A loop over the
+/// rows of data seen as [rows, inner] adds each row into its segment's row
+/// of the result (in place once bufferized). A negative id drops its row,
+/// as TensorFlow does; an id past num_segments is TensorFlow's error,
+/// through the status, and drops its row too.
+LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {2});
+  if (failed(out))
+    return failure();
+  const std::vector<int64_t> &data = ctx.shape(0), &ids = ctx.shape(1);
+  int32_t dtype = ctx.dtype(0), idType = ctx.dtype(1);
+  if (ids.size() > data.size() ||
+      !std::equal(ids.begin(), ids.end(), data.begin()))
+    return ctx.error() << "data.shape = " << interp::shapeString(data)
+                       << " does not start with segment_ids.shape = "
+                       << interp::shapeString(ids);
+  if (dtype == interp::kBool || !ctx.elementType(dtype).isIntOrFloat())
+    return ctx.error() << "dtype " << interp::dtypeName(dtype)
+                       << " is not supported";
+  int64_t segments = out->front(), rows = 1, inner = 1;
+  for (int64_t d : ids)
+    rows *= d;
+  for (size_t d = ids.size(); d < data.size(); ++d)
+    inner *= data[d];
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value sums = ctx.filled({segments, inner}, dtype, ctx.scalar(dtype, 0));
+  Value flatData = ctx.reshape(ctx.tensor(0), data, {rows, inner}, dtype);
+  Value flatIds = ctx.reshape(ctx.tensor(1), ids, {rows}, idType);
+  int64_t code = ctx.addError("a segment id (computed at run time) is out of "
+                              "range [0, " + std::to_string(segments) + ")");
+  auto index = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  Value statusOk = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  Value errorCode =
+      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code));
+  auto loop = b.create<scf::ForOp>(loc, index(0), index(rows), index(1),
+                                   ValueRange{sums, ctx.getStatus()});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = loop.getInductionVar();
+    Value acc = loop.getRegionIterArgs()[0];
+    Value status = loop.getRegionIterArgs()[1];
+    Value id = b.create<arith::IndexCastOp>(
+        loc, b.getIndexType(),
+        b.create<tensor::ExtractOp>(loc, flatIds, ValueRange{row}));
+    Value negative =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, index(0));
+    Value past = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
+                                         index(segments));
+    Value firstError = b.create<arith::AndIOp>(
+        loc, past,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status,
+                                statusOk));
+    status = b.create<arith::SelectOp>(loc, firstError, errorCode, status);
+    Value inRange = b.create<arith::XOrIOp>(
+        loc, b.create<arith::OrIOp>(loc, negative, past),
+        b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
+    auto update = b.create<scf::IfOp>(loc, TypeRange{acc.getType()}, inRange,
+                                      /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard branchGuard(b);
+      b.setInsertionPointToStart(update.thenBlock());
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                         b.getIndexAttr(inner)};
+      SmallVector<OpFoldResult> ones(2, b.getIndexAttr(1));
+      auto rowType = ctx.tensorType({inner}, dtype);
+      auto extractRow = [&](Value from, Value at) -> Value {
+        return b.create<tensor::ExtractSliceOp>(
+            loc, rowType, from, SmallVector<OpFoldResult>{at, b.getIndexAttr(0)},
+            sizes, ones);
+      };
+      bool isFloat = isFloatDType(dtype);
+      Value added = ctx.map(
+          {extractRow(acc, id), extractRow(flatData, row)}, {inner}, dtype,
+          [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+            if (isFloat)
+              return nb.create<arith::AddFOp>(l, args[0], args[1]);
+            return nb.create<arith::AddIOp>(l, args[0], args[1]);
+          });
+      Value written = b.create<tensor::InsertSliceOp>(
+          loc, added, acc, SmallVector<OpFoldResult>{id, b.getIndexAttr(0)},
+          sizes, ones);
+      b.create<scf::YieldOp>(loc, written);
+      b.setInsertionPointToStart(update.elseBlock());
+      b.create<scf::YieldOp>(loc, acc);
+    }
+    b.create<scf::YieldOp>(loc, ValueRange{update.getResult(0), status});
+  }
+  ctx.setStatus(loop.getResult(1));
+  ctx.setOutput(0, ctx.reshape(loop.getResult(0), {segments, inner}, *out,
+                               dtype),
+                dtype);
+  return success();
+}
+
 /// OneHot: on where the index equals the position along `axis`.
 LogicalResult oneHot(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
@@ -732,6 +832,7 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"BroadcastTo", replicateElements<false>},
       {"Pad", pad},
       {"GatherV2", gather},
+      {"UnsortedSegmentSum", unsortedSegmentSum},
       {"OneHot", oneHot},
   };
 }

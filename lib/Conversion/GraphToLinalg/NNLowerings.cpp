@@ -1,8 +1,9 @@
 //===- NNLowerings.cpp - neural-network ops to linalg ---------------------===//
 //
-// Bias, softmax and cross-entropy as element-wise maps and reductions over
-// the class dimension, computed as the reference kernels do (shifted by the
-// row maximum).
+// Bias, softmax, cross-entropy and batch normalization as element-wise maps
+// and reductions over the class or channel dimension, computed as the
+// reference kernels do (softmax shifted by the row maximum; batch
+// statistics as the mean, then the mean squared deviation from it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -268,6 +269,248 @@ LogicalResult softmaxCrossEntropy(NodeLowering &ctx) {
   return success();
 }
 
+/// The geometry of a FusedBatchNorm node: the channel dimension of its
+/// 4-D input, the channel count, the reduced axes and how many elements
+/// each channel has.
+struct BatchNormGeometry {
+  int64_t channel = 3, c = 0, count = 0;
+  std::vector<int64_t> axes;
+};
+
+FailureOr<BatchNormGeometry> batchNormGeometry(NodeLowering &ctx,
+                                               unsigned xInput) {
+  std::string format = ctx.getString("data_format").value_or("NHWC");
+  const std::vector<int64_t> &x = ctx.shape(xInput);
+  if (x.size() != 4 || (format != "NHWC" && format != "NCHW"))
+    return ctx.error() << "input must be 4-dimensional in NHWC or NCHW, got "
+                       << interp::shapeString(x) << " in " << format,
+           failure();
+  // The reference kernel computes in double; half and mixed precision
+  // (float16 x with float32 scale) do not lower yet.
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    if (ctx.dtype(i) != ctx.dtype(xInput))
+      return ctx.error() << "dtype " << interp::dtypeName(ctx.dtype(i))
+                         << " of input " << i << " differs from x's "
+                         << interp::dtypeName(ctx.dtype(xInput))
+                         << ": mixed precision is not supported",
+             failure();
+  if (failed(floatOnly(ctx, xInput)))
+    return failure();
+  BatchNormGeometry g;
+  g.channel = format == "NCHW" ? 1 : 3;
+  g.c = x[g.channel];
+  g.count = 1;
+  for (int64_t d = 0; d < 4; ++d)
+    if (d != g.channel) {
+      g.axes.push_back(d);
+      g.count *= x[d];
+    }
+  return g;
+}
+
+/// Per-channel sums of `value` (shaped like x).
+Value channelSums(NodeLowering &ctx, Value value,
+                  const std::vector<int64_t> &shape,
+                  const BatchNormGeometry &g, int32_t dtype) {
+  return ctx.reduce(value, shape, dtype, g.axes, ctx.scalar(dtype, 0),
+                    [](OpBuilder &b, Location loc, ValueRange args) {
+                      return b.create<arith::AddFOp>(loc, args[1], args[0])
+                          .getResult();
+                    });
+}
+
+/// An elementwise map over per-channel [C] tensors.
+Value channelMap(NodeLowering &ctx, ArrayRef<Value> operands, int64_t c,
+                 int32_t dtype, NodeLowering::ElementFn body) {
+  return ctx.map(operands, {c}, dtype, body);
+}
+
+Value addF(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.create<arith::AddFOp>(loc, x, y);
+}
+Value subF(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.create<arith::SubFOp>(loc, x, y);
+}
+Value mulF(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.create<arith::MulFOp>(loc, x, y);
+}
+Value divF(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.create<arith::DivFOp>(loc, x, y);
+}
+
+/// 1 / sqrt(variance + epsilon), per channel.
+Value inverseStd(NodeLowering &ctx, Value variance, int64_t c, int32_t dtype,
+                 double epsilon) {
+  Value eps = ctx.scalar(dtype, epsilon);
+  Value one = ctx.scalar(dtype, 1);
+  return channelMap(ctx, {variance}, c, dtype,
+                    [&](OpBuilder &b, Location loc, ValueRange args) {
+                      return divF(b, loc, one,
+                                  b.create<math::SqrtOp>(
+                                      loc, addF(b, loc, args[0], eps)));
+                    });
+}
+
+/// FusedBatchNormV3(x, scale, offset, mean, variance): y, batch_mean,
+/// batch_variance, reserve_space_1..3, as the reference kernel.
+LogicalResult fusedBatchNorm(NodeLowering &ctx) {
+  FailureOr<BatchNormGeometry> g = batchNormGeometry(ctx, 0);
+  if (failed(g))
+    return failure();
+  int32_t dtype = ctx.dtype(0);
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  int64_t c = g->c;
+  bool training = ctx.getBool("is_training").value_or(true);
+  double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
+  double factor = ctx.getFloat("exponential_avg_factor").value_or(1.0);
+  for (unsigned i : {1u, 2u})
+    if (ctx.shape(i) != std::vector<int64_t>{c})
+      return ctx.error() << "scale and offset must have shape [" << c << "]";
+  bool statistics = ctx.shape(3) == std::vector<int64_t>{c} &&
+                    ctx.shape(4) == std::vector<int64_t>{c};
+  if (!training && !statistics)
+    return ctx.error() << "mean and variance must have shape [" << c
+                       << "] for inference";
+  auto view = [&](Value perChannel) {
+    return biasView(ctx, perChannel, c, g->channel, 4, dtype);
+  };
+  Value x = ctx.tensor(0);
+  Value mean, variance;
+  if (training) {
+    // An empty batch leaves the statistics at 0, as the reference kernel.
+    Value count = ctx.scalar(dtype, double(std::max<int64_t>(g->count, 1)));
+    auto divideByCount = [&](Value sums) {
+      return channelMap(ctx, {sums}, c, dtype,
+                        [&](OpBuilder &b, Location loc, ValueRange args) {
+                          return divF(b, loc, args[0], count);
+                        });
+    };
+    mean = divideByCount(channelSums(ctx, x, shape, *g, dtype));
+    Value squares = ctx.map({x, view(mean)}, shape, dtype,
+                            [](OpBuilder &b, Location loc, ValueRange args) {
+                              Value d = subF(b, loc, args[0], args[1]);
+                              return mulF(b, loc, d, d);
+                            });
+    variance = divideByCount(channelSums(ctx, squares, shape, *g, dtype));
+  } else {
+    mean = ctx.tensor(3);
+    variance = ctx.tensor(4);
+  }
+  Value invStd = inverseStd(ctx, variance, c, dtype, epsilon);
+  ctx.setOutput(
+      0,
+      ctx.map({x, view(mean), view(invStd), view(ctx.tensor(1)),
+               view(ctx.tensor(2))},
+              shape, dtype,
+              [](OpBuilder &b, Location loc, ValueRange args) {
+                Value normalized =
+                    mulF(b, loc, subF(b, loc, args[0], args[1]), args[2]);
+                return addF(b, loc, mulF(b, loc, normalized, args[3]),
+                            args[4]);
+              }),
+      dtype);
+  Value batchMean = mean, batchVariance = variance;
+  if (training) {
+    // The unbiased variance for the running average, blended into the
+    // running statistics when exponential_avg_factor is not 1.
+    if (g->count > 1) {
+      Value correction =
+          ctx.scalar(dtype, double(g->count) / double(g->count - 1));
+      batchVariance = channelMap(ctx, {variance}, c, dtype,
+                                 [&](OpBuilder &b, Location loc,
+                                     ValueRange args) {
+                                   return mulF(b, loc, args[0], correction);
+                                 });
+    }
+    if (factor != 1.0 && statistics) {
+      Value keep = ctx.scalar(dtype, 1 - factor);
+      Value take = ctx.scalar(dtype, factor);
+      auto blend = [&](Value running, Value batch) {
+        return channelMap(ctx, {running, batch}, c, dtype,
+                          [&](OpBuilder &b, Location loc, ValueRange args) {
+                            return addF(b, loc, mulF(b, loc, keep, args[0]),
+                                        mulF(b, loc, take, args[1]));
+                          });
+      };
+      batchMean = blend(ctx.tensor(3), mean);
+      batchVariance = blend(ctx.tensor(4), batchVariance);
+    }
+  }
+  ctx.setOutput(1, batchMean, dtype);
+  ctx.setOutput(2, batchVariance, dtype);
+  ctx.setOutput(3, mean, dtype);
+  ctx.setOutput(4, variance, dtype);
+  // TensorFlow's CPU kernel gives a dummy scalar.
+  ctx.setOutput(5, ctx.filled({}, dtype, ctx.scalar(dtype, 0)), dtype);
+  return success();
+}
+
+/// FusedBatchNormGradV3(y_backprop, x, scale, reserve_space_1..3): x, scale
+/// and offset gradients, from the mean and (biased) variance the forward
+/// op saved (training) or was given (inference).
+LogicalResult fusedBatchNormGrad(NodeLowering &ctx) {
+  FailureOr<BatchNormGeometry> g = batchNormGeometry(ctx, 1);
+  if (failed(g))
+    return failure();
+  int32_t dtype = ctx.dtype(1);
+  const std::vector<int64_t> &shape = ctx.shape(1);
+  int64_t c = g->c;
+  if (ctx.shape(0) != shape)
+    return ctx.error() << "x and y_backprop must have the same shape";
+  for (unsigned i : {2u, 3u, 4u})
+    if (ctx.shape(i) != std::vector<int64_t>{c})
+      return ctx.error() << "scale, reserve_space_1 and reserve_space_2 must "
+                            "have shape ["
+                         << c << "]";
+  bool training = ctx.getBool("is_training").value_or(true);
+  double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
+  auto view = [&](Value perChannel) {
+    return biasView(ctx, perChannel, c, g->channel, 4, dtype);
+  };
+  Value dy = ctx.tensor(0);
+  Value invStd = inverseStd(ctx, ctx.tensor(4), c, dtype, epsilon);
+  Value xhat = ctx.map({ctx.tensor(1), view(ctx.tensor(3)), view(invStd)},
+                       shape, dtype,
+                       [](OpBuilder &b, Location loc, ValueRange args) {
+                         return mulF(b, loc, subF(b, loc, args[0], args[1]),
+                                     args[2]);
+                       });
+  Value sumDy = channelSums(ctx, dy, shape, *g, dtype);
+  Value dyXhat = ctx.map({dy, xhat}, shape, dtype,
+                         [](OpBuilder &b, Location loc, ValueRange args) {
+                           return mulF(b, loc, args[0], args[1]);
+                         });
+  Value sumDyXhat = channelSums(ctx, dyXhat, shape, *g, dtype);
+  // scale * invStd per channel, then dx.
+  Value gain = channelMap(ctx, {ctx.tensor(2), invStd}, c, dtype,
+                          [](OpBuilder &b, Location loc, ValueRange args) {
+                            return mulF(b, loc, args[0], args[1]);
+                          });
+  Value dx;
+  if (training) {
+    Value count = ctx.scalar(dtype, double(std::max<int64_t>(g->count, 1)));
+    dx = ctx.map({dy, xhat, view(sumDy), view(sumDyXhat), view(gain)}, shape,
+                 dtype, [&](OpBuilder &b, Location loc, ValueRange args) {
+                   Value centered = addF(b, loc, args[2],
+                                         mulF(b, loc, args[1], args[3]));
+                   Value g = subF(b, loc, args[0],
+                                  divF(b, loc, centered, count));
+                   return mulF(b, loc, args[4], g);
+                 });
+  } else {
+    dx = ctx.map({dy, view(gain)}, shape, dtype,
+                 [](OpBuilder &b, Location loc, ValueRange args) {
+                   return mulF(b, loc, args[1], args[0]);
+                 });
+  }
+  ctx.setOutput(0, dx, dtype);
+  ctx.setOutput(1, sumDyXhat, dtype);
+  ctx.setOutput(2, sumDy, dtype);
+  for (unsigned i : {3u, 4u})
+    ctx.setOutput(i, ctx.empty({0}, dtype), dtype);
+  return success();
+}
+
 } // namespace
 
 LoweringTable cleave::conversion::getNNLowerings() {
@@ -278,5 +521,7 @@ LoweringTable cleave::conversion::getNNLowerings() {
       {"LogSoftmax", softmax<true>},
       {"SparseSoftmaxCrossEntropyWithLogits", sparseSoftmaxCrossEntropy},
       {"SoftmaxCrossEntropyWithLogits", softmaxCrossEntropy},
+      {"FusedBatchNormV3", fusedBatchNorm},
+      {"FusedBatchNormGradV3", fusedBatchNormGrad},
   };
 }
