@@ -285,36 +285,109 @@ std::string poolShape(InferenceContext &ctx) {
                   (*ksize)[nchw ? 3 : 2], /*keep channels*/ -2);
 }
 
-/// FusedBatchNormV3: y like x; the statistics are channel vectors.
-std::string fusedBatchNormShape(InferenceContext &ctx) {
-  Shape x = ctx.getInputShape(0);
-  if (x.hasRank() && x.rank() != 4 && x.rank() != 5)
-    return "Shape must be rank 4 but is rank " + std::to_string(x.rank());
+/// The rank and channel dimension of a FusedBatchNorm* op's data, from its
+/// data_format (rank 5 for the 3-D formats).
+struct BatchNormLayout {
+  int64_t rank = 4, channel = 3;
+};
+
+BatchNormLayout batchNormLayout(InferenceContext &ctx) {
   std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
-  int64_t channels = Shape::kUnknown;
-  if (x.hasRank())
-    channels = x.dims[format == "NCHW" || format == "NCDHW" ? 1 : x.rank() - 1];
-  for (unsigned i = 1; i < ctx.getNumInputs(); ++i) {
-    Shape s = ctx.getInputShape(i);
-    if (!s.hasRank() || s.rank() != 1)
-      continue;
-    bool inference = !ctx.getBoolAttr("is_training").value_or(true);
-    // Training takes empty mean and variance.
-    if (i >= 3 && !inference)
-      continue;
-    if (channels >= 0 && s.dims[0] >= 0 && s.dims[0] != channels)
-      return "Dimensions must be equal, but are " + std::to_string(channels) +
-             " and " + std::to_string(s.dims[0]);
-    if (channels < 0)
-      channels = s.dims[0];
+  BatchNormLayout layout;
+  layout.rank = format == "NDHWC" || format == "NCDHW" ? 5 : 4;
+  layout.channel =
+      format == "NCHW" || format == "NCDHW" ? 1 : layout.rank - 1;
+  return layout;
+}
+
+/// TensorFlow's WithRank: an unknown rank becomes `rank` unknown dims.
+std::string withRank(Shape &shape, int64_t rank) {
+  if (!shape.hasRank()) {
+    shape = Shape::ofRank(rank);
+    return "";
   }
-  if (x.hasRank())
-    x.dims[format == "NCHW" || format == "NCDHW" ? 1 : x.rank() - 1] = channels;
+  if (shape.rank() != rank)
+    return "Shape must be rank " + std::to_string(rank) + " but is rank " +
+           std::to_string(shape.rank());
+  return "";
+}
+
+/// TensorFlow's Merge of two dimensions into `into`.
+std::string mergeDim(int64_t &into, int64_t other) {
+  if (into >= 0 && other >= 0 && into != other)
+    return "Dimensions must be equal, but are " + std::to_string(into) +
+           " and " + std::to_string(other);
+  if (into < 0)
+    into = other;
+  return "";
+}
+
+/// Merges the channel count with the length of each vector input in
+/// [first, end).
+std::string mergeChannelVectors(InferenceContext &ctx, unsigned first,
+                                unsigned end, int64_t &channels) {
+  for (unsigned i = first; i < end; ++i) {
+    Shape vector = ctx.getInputShape(i);
+    std::string error = withRank(vector, 1);
+    if (error.empty())
+      error = mergeDim(channels, vector.dims[0]);
+    if (!error.empty())
+      return error;
+  }
+  return "";
+}
+
+/// FusedBatchNormV3, as TensorFlow's FusedBatchNormV3Shape: x of rank 4
+/// (5 for the 3-D formats); scale and offset, and mean and variance where
+/// they are read (inference, or a running average), vectors of the
+/// channel count; y like x, the statistics channel vectors,
+/// reserve_space_3 unknown.
+std::string fusedBatchNormShape(InferenceContext &ctx) {
+  BatchNormLayout layout = batchNormLayout(ctx);
+  Shape x = ctx.getInputShape(0);
+  if (std::string error = withRank(x, layout.rank); !error.empty())
+    return error;
+  bool training = ctx.getBoolAttr("is_training").value_or(true);
+  double factor =
+      ctx.getFloatAttr("exponential_avg_factor").value_or(1.0);
+  unsigned vectors = training && factor == 1.0 ? 3 : 5;
+  int64_t channels = x.dims[layout.channel];
+  if (std::string error = mergeChannelVectors(ctx, 1, vectors, channels);
+      !error.empty())
+    return error;
+  x.dims[layout.channel] = channels;
   ctx.setOutput(0, x);
   for (unsigned i = 1; i < 5; ++i)
     ctx.setOutput(i, Shape::of({channels}));
   // reserve_space_3 is implementation-defined (a scalar on CPU).
   ctx.setOutput(5, Shape::unknown());
+  return "";
+}
+
+/// FusedBatchNormGradV3, as TensorFlow's FusedBatchNormGradShape:
+/// y_backprop and x of rank 4 (5 for the 3-D formats) with one channel
+/// count, which scale and the two saved statistics share; x_backprop like
+/// y_backprop, the scale and offset gradients channel vectors, the
+/// reserve spaces empty.
+std::string fusedBatchNormGradShape(InferenceContext &ctx) {
+  BatchNormLayout layout = batchNormLayout(ctx);
+  Shape dy = ctx.getInputShape(0), x = ctx.getInputShape(1);
+  for (Shape *shape : {&dy, &x})
+    if (std::string error = withRank(*shape, layout.rank); !error.empty())
+      return error;
+  int64_t channels = dy.dims[layout.channel];
+  if (std::string error = mergeDim(channels, x.dims[layout.channel]);
+      !error.empty())
+    return error;
+  if (std::string error = mergeChannelVectors(ctx, 2, 5, channels);
+      !error.empty())
+    return error;
+  dy.dims[layout.channel] = channels;
+  ctx.setOutput(0, dy);
+  ctx.setOutput(1, Shape::of({channels}));
+  ctx.setOutput(2, Shape::of({channels}));
+  ctx.setOutput(3, Shape::of({0}));
+  ctx.setOutput(4, Shape::of({0}));
   return "";
 }
 } // namespace
@@ -330,6 +403,7 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
       {"AvgPool", poolShape},
       {"L2Loss", shapes::scalar},
       {"FusedBatchNormV3", fusedBatchNormShape},
+      {"FusedBatchNormGradV3", fusedBatchNormGradShape},
       {"Conv2DBackpropInput", shapes::fromShapeInputAt<0>},
       {"Conv2DBackpropFilter", shapes::fromShapeInputAt<1>},
       {"AvgPoolGrad", shapes::fromShapeInputAt<0>},

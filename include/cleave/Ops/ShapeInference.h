@@ -63,6 +63,7 @@ public:
   virtual Shape getResourceShape(unsigned index) const = 0;
   virtual std::optional<int64_t> getIntAttr(llvm::StringRef name) const = 0;
   virtual std::optional<bool> getBoolAttr(llvm::StringRef name) const = 0;
+  virtual std::optional<double> getFloatAttr(llvm::StringRef name) const = 0;
   virtual std::optional<std::string>
   getStringAttr(llvm::StringRef name) const = 0;
   virtual std::optional<llvm::SmallVector<int64_t>>

@@ -363,14 +363,8 @@ LogicalResult fusedBatchNorm(NodeLowering &ctx) {
   bool training = ctx.getBool("is_training").value_or(true);
   double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
   double factor = ctx.getFloat("exponential_avg_factor").value_or(1.0);
-  for (unsigned i : {1u, 2u})
-    if (ctx.shape(i) != std::vector<int64_t>{c})
-      return ctx.error() << "scale and offset must have shape [" << c << "]";
-  bool statistics = ctx.shape(3) == std::vector<int64_t>{c} &&
-                    ctx.shape(4) == std::vector<int64_t>{c};
-  if (!training && !statistics)
-    return ctx.error() << "mean and variance must have shape [" << c
-                       << "] for inference";
+  // The shape function checked scale and offset, and mean and variance
+  // where they are read (inference, or a running average): [c] each.
   auto view = [&](Value perChannel) {
     return biasView(ctx, perChannel, c, g->channel, 4, dtype);
   };
@@ -422,7 +416,7 @@ LogicalResult fusedBatchNorm(NodeLowering &ctx) {
                                    return mulF(b, loc, args[0], correction);
                                  });
     }
-    if (factor != 1.0 && statistics) {
+    if (factor != 1.0) {
       Value keep = ctx.scalar(dtype, 1 - factor);
       Value take = ctx.scalar(dtype, factor);
       auto blend = [&](Value running, Value batch) {
@@ -457,11 +451,7 @@ LogicalResult fusedBatchNormGrad(NodeLowering &ctx) {
   int64_t c = g->c;
   if (ctx.shape(0) != shape)
     return ctx.error() << "x and y_backprop must have the same shape";
-  for (unsigned i : {2u, 3u, 4u})
-    if (ctx.shape(i) != std::vector<int64_t>{c})
-      return ctx.error() << "scale, reserve_space_1 and reserve_space_2 must "
-                            "have shape ["
-                         << c << "]";
+  // The shape function checked scale and the statistics: [c] each.
   bool training = ctx.getBool("is_training").value_or(true);
   double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
   auto view = [&](Value perChannel) {

@@ -123,6 +123,11 @@ public:
   std::optional<bool> getBoolAttr(StringRef name) const override {
     return node.getTFBool(name);
   }
+  std::optional<double> getFloatAttr(StringRef name) const override {
+    if (auto f = dyn_cast_or_null<FloatAttr>(node.getTFAttr(name)))
+      return f.getValueAsDouble();
+    return std::nullopt;
+  }
   std::optional<std::string> getStringAttr(StringRef name) const override {
     return node.getTFString(name);
   }
