@@ -46,23 +46,6 @@ llvm::Error makeError(const llvm::Twine &message) {
 
 std::string quoted(StringRef key) { return "'" + printableKey(key) + "'"; }
 
-/// TensorFlow's names for the dtypes a checkpoint may hold.
-std::string dtypeDisplayName(int32_t dtype) {
-  switch (dtype) {
-  case 8: return "complex64";
-  case 11: return "qint8";
-  case 12: return "quint8";
-  case 13: return "qint32";
-  case 14: return "bfloat16";
-  case 15: return "qint16";
-  case 16: return "quint16";
-  case 18: return "complex128";
-  case 19: return "half";
-  case 21: return "variant";
-  default: return cleave::interp::dtypeName(dtype);
-  }
-}
-
 /// True for dtypes whose tensors Cleave can hold and store.
 bool isSupportedDtype(int32_t dtype) {
   return dtype == cleave::interp::kString ||
@@ -705,9 +688,9 @@ llvm::Expected<Tensor> BundleReader::readSlice(StringRef key,
       !sliceEntry->slices.empty())
     return impl->entryError(
         key, "the entry of its slice '" + slice.toString() + "' is " +
-                 dtypeDisplayName(sliceEntry->dtype) + " " +
+                 cleave::interp::dtypeName(sliceEntry->dtype) + " " +
                  shapeText(sliceEntry->shape) + ", not " +
-                 dtypeDisplayName(entry->dtype) + " " + shapeText(*shape));
+                 cleave::interp::dtypeName(entry->dtype) + " " + shapeText(*shape));
   auto tensor = impl->readEntry(key, *sliceEntry);
   if (!tensor)
     return tensor.takeError();
@@ -717,7 +700,7 @@ llvm::Expected<Tensor> BundleReader::readSlice(StringRef key,
 llvm::Expected<Tensor> BundleReader::Impl::readEntry(StringRef key,
                                                      const BundleEntry &entry) {
   if (!isSupportedDtype(entry.dtype))
-    return entryError(key, "dtype " + dtypeDisplayName(entry.dtype) +
+    return entryError(key, "dtype " + cleave::interp::dtypeName(entry.dtype) +
                                " is not supported (Cleave's tensors cannot "
                                "hold it)");
   int64_t numElements = *checkedNumElements(entry.shape);
@@ -729,7 +712,7 @@ llvm::Expected<Tensor> BundleReader::Impl::readEntry(StringRef key,
         expected != entry.size)
       return entryError(key, "stored size " + llvm::Twine(entry.size) +
                                  " bytes disagrees with " +
-                                 dtypeDisplayName(entry.dtype) + " " +
+                                 cleave::interp::dtypeName(entry.dtype) + " " +
                                  shapeText(entry.shape) + " (" +
                                  llvm::Twine(numElements) + " elements of " +
                                  llvm::Twine(elementSize) + " bytes)");
@@ -894,7 +877,7 @@ cleave::checkpoint::extractSlice(const Tensor &full,
 llvm::Expected<Tensor>
 BundleReader::Impl::readPartitioned(StringRef key, const BundleEntry &entry) {
   if (!isSupportedDtype(entry.dtype))
-    return entryError(key, "dtype " + dtypeDisplayName(entry.dtype) +
+    return entryError(key, "dtype " + cleave::interp::dtypeName(entry.dtype) +
                                " is not supported (Cleave's tensors cannot "
                                "hold it)");
   int64_t total = *checkedNumElements(entry.shape);
@@ -943,9 +926,9 @@ BundleReader::Impl::readPartitioned(StringRef key, const BundleEntry &entry) {
     if (sliceEntry.dtype != entry.dtype || sliceEntry.shape != shape ||
         !sliceEntry.slices.empty())
       return entryError(key, "the entry of its slice '" + slice.toString() +
-                                 "' is " + dtypeDisplayName(sliceEntry.dtype) +
+                                 "' is " + cleave::interp::dtypeName(sliceEntry.dtype) +
                                  " " + shapeText(sliceEntry.shape) +
-                                 ", not " + dtypeDisplayName(entry.dtype) +
+                                 ", not " + cleave::interp::dtypeName(entry.dtype) +
                                  " " + shapeText(shape));
     auto part = readEntry(key, sliceEntry);
     if (!part)
@@ -996,7 +979,7 @@ struct BundleWriter::Impl {
                        " is empty (no dtype)");
     if (!isSupportedDtype(tensor.dtype()))
       return makeError(indexFileName(prefix) + ": tensor " + quoted(key) +
-                       ": dtype " + dtypeDisplayName(tensor.dtype()) +
+                       ": dtype " + cleave::interp::dtypeName(tensor.dtype()) +
                        " is not supported");
     return llvm::Error::success();
   }
@@ -1117,9 +1100,9 @@ llvm::Error BundleWriter::addSlice(StringRef fullName,
     if (full.dtype() != tensor.dtype() ||
         llvm::ArrayRef<int64_t>(shape) != fullShape)
       return makeError(where + ": slice '" + slice.toString() + "' is " +
-                       dtypeDisplayName(tensor.dtype()) + " of " +
+                       cleave::interp::dtypeName(tensor.dtype()) + " of " +
                        shapeText(fullShape) + " but earlier slices are " +
-                       dtypeDisplayName(full.dtype()) + " of " +
+                       cleave::interp::dtypeName(full.dtype()) + " of " +
                        shapeText(shape));
   }
   if (llvm::Error err = add(sliceKey, tensor))

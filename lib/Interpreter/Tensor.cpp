@@ -39,8 +39,9 @@ std::string cleave::interp::dtypeName(int32_t dtype) {
   case kBool: return "bool";
   case kString: return "string";
   case kResource: return "resource";
-  // TensorFlow's names for the dtypes Cleave holds no values of, so that
-  // errors about them read as TensorFlow's do.
+  // TensorFlow's names for the dtypes Cleave holds no values of (a
+  // checkpoint or graph may name them), so that errors read as
+  // TensorFlow's do.
   case 8: return "complex64";
   case 11: return "qint8";
   case 12: return "quint8";

@@ -269,12 +269,16 @@ LogicalResult softmaxCrossEntropy(NodeLowering &ctx) {
   return success();
 }
 
-/// The geometry of a FusedBatchNorm node: the channel dimension of its
-/// 4-D input, the channel count, the reduced axes and how many elements
-/// each channel has.
+/// What a FusedBatchNorm node computes on: its data's dtype and shape, the
+/// channel dimension, the channel count, the reduced axes and how many
+/// elements each channel has; training or inference, and epsilon.
 struct BatchNormGeometry {
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
   int64_t channel = 3, c = 0, count = 0;
   std::vector<int64_t> axes;
+  bool training = true;
+  double epsilon = 0.0001;
 };
 
 FailureOr<BatchNormGeometry> batchNormGeometry(NodeLowering &ctx,
@@ -297,6 +301,10 @@ FailureOr<BatchNormGeometry> batchNormGeometry(NodeLowering &ctx,
   if (failed(floatOnly(ctx, xInput)))
     return failure();
   BatchNormGeometry g;
+  g.dtype = ctx.dtype(xInput);
+  g.shape = x;
+  g.training = ctx.getBool("is_training").value_or(true);
+  g.epsilon = ctx.getFloat("epsilon").value_or(0.0001);
   g.channel = format == "NCHW" ? 1 : 3;
   g.c = x[g.channel];
   g.count = 1;
@@ -357,11 +365,10 @@ LogicalResult fusedBatchNorm(NodeLowering &ctx) {
   FailureOr<BatchNormGeometry> g = batchNormGeometry(ctx, 0);
   if (failed(g))
     return failure();
-  int32_t dtype = ctx.dtype(0);
-  const std::vector<int64_t> &shape = ctx.shape(0);
+  int32_t dtype = g->dtype;
+  const std::vector<int64_t> &shape = g->shape;
   int64_t c = g->c;
-  bool training = ctx.getBool("is_training").value_or(true);
-  double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
+  bool training = g->training;
   double factor = ctx.getFloat("exponential_avg_factor").value_or(1.0);
   // The shape function checked scale and offset, and mean and variance
   // where they are read (inference, or a running average): [c] each.
@@ -390,7 +397,7 @@ LogicalResult fusedBatchNorm(NodeLowering &ctx) {
     mean = ctx.tensor(3);
     variance = ctx.tensor(4);
   }
-  Value invStd = inverseStd(ctx, variance, c, dtype, epsilon);
+  Value invStd = inverseStd(ctx, variance, c, dtype, g->epsilon);
   ctx.setOutput(
       0,
       ctx.map({x, view(mean), view(invStd), view(ctx.tensor(1)),
@@ -446,19 +453,18 @@ LogicalResult fusedBatchNormGrad(NodeLowering &ctx) {
   FailureOr<BatchNormGeometry> g = batchNormGeometry(ctx, 1);
   if (failed(g))
     return failure();
-  int32_t dtype = ctx.dtype(1);
-  const std::vector<int64_t> &shape = ctx.shape(1);
+  int32_t dtype = g->dtype;
+  const std::vector<int64_t> &shape = g->shape;
   int64_t c = g->c;
+  bool training = g->training;
   if (ctx.shape(0) != shape)
     return ctx.error() << "x and y_backprop must have the same shape";
   // The shape function checked scale and the statistics: [c] each.
-  bool training = ctx.getBool("is_training").value_or(true);
-  double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
   auto view = [&](Value perChannel) {
     return biasView(ctx, perChannel, c, g->channel, 4, dtype);
   };
   Value dy = ctx.tensor(0);
-  Value invStd = inverseStd(ctx, ctx.tensor(4), c, dtype, epsilon);
+  Value invStd = inverseStd(ctx, ctx.tensor(4), c, dtype, g->epsilon);
   Value xhat = ctx.map({ctx.tensor(1), view(ctx.tensor(3)), view(invStd)},
                        shape, dtype,
                        [](OpBuilder &b, Location loc, ValueRange args) {
