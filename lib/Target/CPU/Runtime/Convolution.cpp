@@ -1,12 +1,12 @@
 //===- Convolution.cpp - convolutions on oneDNN's direct kernels ----------===//
 //
 // A convolution of NHWC images with an HWCF filter runs on oneDNN's direct
-// convolution kernels (jit:avx2 / avx512 on x86). Those want blocked
-// layouts (channels in blocks of 8 or 16): the input and filter are
-// reordered into the layouts oneDNN picks and the result back, which costs
-// far less than the im2col copies the kernels avoid (docs/Compiler.md has
-// the figures). A 1x1 window over contiguous pixels is a plain matrix
-// product and calls sgemm.
+// convolution kernels (jit:avx2 / avx512 on x86). They read the NHWC
+// activations as they are and want the filter in a blocked layout (input
+// and output channels in blocks of 8 or 16): the filter is reordered on
+// every call, which costs far less than the im2col copies the kernels
+// avoid (docs/Compiler.md has the figures). A 1x1 window over contiguous
+// pixels is a plain matrix product and calls sgemm.
 //
 // The primitive for each geometry is created once and kept: creating one
 // JIT-compiles its kernel. Execution is thread-safe (replicas run on
@@ -46,8 +46,8 @@ using ConvKey =
                int64_t, int64_t, bool>;
 
 /// A primitive and the layouts around it: the caller's (plain) and the
-/// kernel's (blocked, as oneDNN chose), with the reorders between them
-/// where they differ.
+/// kernel's (as the implementation oneDNN chose wants them), with the
+/// reorders between them where they differ.
 struct ConvPlan {
   memory::desc userSrc, userWeights, userDst;
   dnnl::convolution_forward conv;
