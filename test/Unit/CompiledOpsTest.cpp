@@ -444,6 +444,27 @@ void addMathCases(std::map<std::string, std::vector<Case>> &table) {
 /// StridedSlice and its gradient over a [4,5,6] input: positive and
 /// negative strides, masks (begin, end, ellipsis, new and shrunk axes),
 /// an empty slice, and an int64 spec.
+void addScanCases(std::map<std::string, std::vector<Case>> &table) {
+  // Cumsum and Cumprod: inner and outer axes, negative axes, exclusive and
+  // reverse, integers (wrapping alike), and an empty axis.
+  for (const char *op : {"Cumsum", "Cumprod"}) {
+    for (const char *exclusive : {"false", "true"})
+      for (const char *reverse : {"false", "true"})
+        table[op].push_back(node(op,
+                                 {arg(moderate(kFloat, {3, 4})),
+                                  arg(scalar(kInt32, 1))},
+                                 {{"exclusive", exclusive},
+                                  {"reverse", reverse}}));
+    table[op].push_back(node(op, {arg(randomTensor(kInt32, {4, 2})),
+                                  arg(scalar(kInt64, 0))}));
+    table[op].push_back(node(op, {arg(moderate(kDouble, {2, 3, 2})),
+                                  arg(scalar(kInt32, -2))},
+                             {{"reverse", "true"}}));
+    table[op].push_back(
+        node(op, {arg(moderate(kFloat, {2, 0})), arg(scalar(kInt32, 1))}));
+  }
+}
+
 void addStridedSliceCases(std::map<std::string, std::vector<Case>> &table) {
   struct Spec {
     std::vector<double> begin, end, strides;
@@ -1019,6 +1040,7 @@ const std::map<std::string, std::vector<Case>> &allCases() {
   static const auto *cases = [] {
     auto *table = new std::map<std::string, std::vector<Case>>();
     addMathCases(*table);
+    addScanCases(*table);
     addArrayCases(*table);
     addNNCases(*table);
     addStateCases(*table);

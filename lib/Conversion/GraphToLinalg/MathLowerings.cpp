@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -661,6 +662,96 @@ template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// Cumsum and Cumprod: a loop along `axis`, one slice (one element thick)
+/// per step, each the previous step's result combined with one slice of the
+/// input (the slice itself, or the previous one when `exclusive`); the
+/// first step is the first slice or the identity. `reverse` walks from the
+/// end. Only the result travels through the loop, so it is updated in
+/// place once bufferized.
+template <bool isProduct> LogicalResult scan(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (dtype == kBool)
+    return unsupportedDType(ctx, dtype);
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  int64_t rank = shape.size();
+  FailureOr<std::vector<int64_t>> axisValues = ctx.constantInts(1);
+  if (failed(axisValues))
+    return failure();
+  if (!ctx.shape(1).empty())
+    return ctx.error() << "ScanOp: axis must be a scalar, not "
+                       << interp::shapeString(ctx.shape(1));
+  int64_t axis = axisValues->front();
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << "ScanOp: Expected scan axis in the range [" << -rank
+                       << ", " << rank << "), but got " << axis;
+  if (axis < 0)
+    axis += rank;
+  bool exclusive = ctx.getBool("exclusive").value_or(false);
+  bool reverse = ctx.getBool("reverse").value_or(false);
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  int64_t size = shape[axis];
+  if (size == 0) {
+    ctx.setOutput(0, ctx.tensor(0), dtype);
+    return success();
+  }
+  std::vector<int64_t> sliceShape = shape;
+  sliceShape[axis] = 1;
+  auto index = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  // Position `step` of the walk: from the start, or from the end.
+  auto position = [&](Value step) -> Value {
+    return reverse ? b.create<arith::SubIOp>(loc, index(size - 1), step)
+                         .getResult()
+                   : step;
+  };
+  SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+  for (int64_t d : sliceShape)
+    sizes.push_back(b.getIndexAttr(d));
+  auto offsetsAt = [&](Value at) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    offsets[axis] = at;
+    return offsets;
+  };
+  auto sliceOf = [&](Value from, Value at) -> Value {
+    return b.create<tensor::ExtractSliceOp>(
+        loc, ctx.tensorType(sliceShape, dtype), from, offsetsAt(at), sizes,
+        strides);
+  };
+  auto writeSlice = [&](Value slice, Value into, Value at) -> Value {
+    return b.create<tensor::InsertSliceOp>(loc, slice, into, offsetsAt(at),
+                                           sizes, strides);
+  };
+  Value first = position(index(0));
+  Value start = exclusive ? ctx.filled(sliceShape, dtype,
+                                       ctx.scalar(dtype, isProduct ? 1 : 0))
+                          : sliceOf(ctx.tensor(0), first);
+  Value init = writeSlice(start, ctx.empty(shape, dtype), first);
+  auto loop = b.create<scf::ForOp>(loc, index(1), index(size), index(1),
+                                   ValueRange{init});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value step = loop.getInductionVar();
+    Value out = loop.getRegionIterArgs()[0];
+    Value at = position(step);
+    Value previous =
+        position(b.create<arith::SubIOp>(loc, step, index(1)).getResult());
+    Value input = sliceOf(ctx.tensor(0), exclusive ? previous : at);
+    Value next = ctx.map(
+        {sliceOf(out, previous), input}, sliceShape, dtype,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Arith a(nb, l, dtype, ctx.elementType(dtype));
+          return isProduct ? a.mul(args[0], args[1]) : a.add(args[0], args[1]);
+        });
+    b.create<scf::YieldOp>(loc, writeSlice(next, out, at));
+  }
+  ctx.setOutput(0, loop.getResult(0), dtype);
+  return success();
+}
+
+
 LogicalResult matMul(NodeLowering &ctx) {
   const std::vector<int64_t> &a = ctx.shape(0), &bShape = ctx.shape(1);
   if (a.size() != 2 || bShape.size() != 2)
@@ -844,6 +935,8 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"ArgMax", argReduce<true>},
       {"ArgMin", argReduce<false>},
       {"MatMul", matMul},
+      {"Cumsum", scan<false>},
+      {"Cumprod", scan<true>},
       {"BatchMatMulV2", batchMatMul},
   };
 }
