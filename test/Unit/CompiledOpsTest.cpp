@@ -446,7 +446,7 @@ void addMathCases(std::map<std::string, std::vector<Case>> &table) {
 /// an empty slice, and an int64 spec.
 void addScanCases(std::map<std::string, std::vector<Case>> &table) {
   // Cumsum and Cumprod: inner and outer axes, negative axes, exclusive and
-  // reverse, integers (wrapping alike), and an empty axis.
+  // reverse, integers, and an empty axis.
   for (const char *op : {"Cumsum", "Cumprod"}) {
     for (const char *exclusive : {"false", "true"})
       for (const char *reverse : {"false", "true"})
@@ -455,7 +455,9 @@ void addScanCases(std::map<std::string, std::vector<Case>> &table) {
                                   arg(scalar(kInt32, 1))},
                                  {{"exclusive", exclusive},
                                   {"reverse", reverse}}));
-    table[op].push_back(node(op, {arg(randomTensor(kInt32, {4, 2})),
+    // Small integers: a product of random int32 overflows, which is
+    // undefined in the reference kernel's C++.
+    table[op].push_back(node(op, {arg(randomTensor(kInt32, {4, 2}, {-9, 9})),
                                   arg(scalar(kInt64, 0))}));
     table[op].push_back(node(op, {arg(moderate(kDouble, {2, 3, 2})),
                                   arg(scalar(kInt32, -2))},
