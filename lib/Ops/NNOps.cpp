@@ -158,6 +158,28 @@ OpTable cleave::ops::detail::getNNOps() {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// TensorFlow's WithRank: an unknown rank becomes `rank` unknown dims.
+std::string withRank(Shape &shape, int64_t rank) {
+  if (!shape.hasRank()) {
+    shape = Shape::ofRank(rank);
+    return "";
+  }
+  if (shape.rank() != rank)
+    return "Shape must be rank " + std::to_string(rank) + " but is rank " +
+           std::to_string(shape.rank());
+  return "";
+}
+
+/// TensorFlow's Merge of two dimensions into `into`.
+std::string mergeDim(int64_t &into, int64_t other) {
+  if (into >= 0 && other >= 0 && into != other)
+    return "Dimensions must be equal, but are " + std::to_string(into) +
+           " and " + std::to_string(other);
+  if (into < 0)
+    into = other;
+  return "";
+}
+
 /// BiasAdd: the value's shape; the bias must match its channel dimension.
 std::string biasAddShape(InferenceContext &ctx) {
   Shape value = ctx.getInputShape(0), bias = ctx.getInputShape(1);
@@ -169,12 +191,9 @@ std::string biasAddShape(InferenceContext &ctx) {
       return "Shape must be at least rank 2 but is rank " +
              std::to_string(value.rank());
     int64_t channel = format == "NCHW" ? 1 : value.rank() - 1;
-    int64_t c = value.dims[channel], b = bias.dims[0];
-    if (c >= 0 && b >= 0 && c != b)
-      return "Dimensions must be equal, but are " + std::to_string(c) +
-             " and " + std::to_string(b);
-    if (c < 0)
-      value.dims[channel] = b;
+    if (std::string error = mergeDim(value.dims[channel], bias.dims[0]);
+        !error.empty())
+      return error;
   }
   ctx.setOutput(0, value);
   return "";
@@ -298,28 +317,6 @@ BatchNormLayout batchNormLayout(InferenceContext &ctx) {
   layout.channel =
       format == "NCHW" || format == "NCDHW" ? 1 : layout.rank - 1;
   return layout;
-}
-
-/// TensorFlow's WithRank: an unknown rank becomes `rank` unknown dims.
-std::string withRank(Shape &shape, int64_t rank) {
-  if (!shape.hasRank()) {
-    shape = Shape::ofRank(rank);
-    return "";
-  }
-  if (shape.rank() != rank)
-    return "Shape must be rank " + std::to_string(rank) + " but is rank " +
-           std::to_string(shape.rank());
-  return "";
-}
-
-/// TensorFlow's Merge of two dimensions into `into`.
-std::string mergeDim(int64_t &into, int64_t other) {
-  if (into >= 0 && other >= 0 && into != other)
-    return "Dimensions must be equal, but are " + std::to_string(into) +
-           " and " + std::to_string(other);
-  if (into < 0)
-    into = other;
-  return "";
 }
 
 /// Merges the channel count with the length of each vector input in

@@ -592,6 +592,17 @@ template <Reduce op> LogicalResult reduce(NodeLowering &ctx) {
   return success();
 }
 
+/// `axis` of a rank-`rank` operand, counted from 0, or TensorFlow's error
+/// "<expected> in the range [-rank, rank), but got <axis>".
+FailureOr<int64_t> normalizeAxis(NodeLowering &ctx, int64_t axis,
+                                 int64_t rank, StringRef expected) {
+  if (axis < -rank || axis >= rank)
+    return ctx.error() << expected << " in the range [" << -rank << ", "
+                       << rank << "), but got " << axis,
+           failure();
+  return axis < 0 ? axis + rank : axis;
+}
+
 /// ArgMax/ArgMin: the first index of the extreme along one axis.
 template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
@@ -604,12 +615,11 @@ template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
     return failure();
   if (axisValues->size() != 1)
     return ctx.error() << "dimension must be a scalar";
-  int64_t axis = axisValues->front();
-  if (axis < -rank || axis >= rank)
-    return ctx.error() << "Expected dimension in the range [" << -rank << ", "
-                       << rank << "), but got " << axis;
-  if (axis < 0)
-    axis += rank;
+  FailureOr<int64_t> normalized =
+      normalizeAxis(ctx, axisValues->front(), rank, "Expected dimension");
+  if (failed(normalized))
+    return failure();
+  int64_t axis = *normalized;
   if (shape[axis] == 0)
     return ctx.error() << "Reduction axis " << axis << " is empty in shape "
                        << interp::shapeString(shape);
@@ -658,10 +668,6 @@ template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// Matrix products
-//===----------------------------------------------------------------------===//
-
 /// Cumsum and Cumprod: a loop along `axis`, one slice (one element thick)
 /// per step, each the previous step's result combined with one slice of the
 /// input (the slice itself, or the previous one when `exclusive`); the
@@ -680,12 +686,11 @@ template <bool isProduct> LogicalResult scan(NodeLowering &ctx) {
   if (!ctx.shape(1).empty())
     return ctx.error() << "ScanOp: axis must be a scalar, not "
                        << interp::shapeString(ctx.shape(1));
-  int64_t axis = axisValues->front();
-  if (axis < -rank || axis >= rank)
-    return ctx.error() << "ScanOp: Expected scan axis in the range [" << -rank
-                       << ", " << rank << "), but got " << axis;
-  if (axis < 0)
-    axis += rank;
+  FailureOr<int64_t> normalized = normalizeAxis(
+      ctx, axisValues->front(), rank, "ScanOp: Expected scan axis");
+  if (failed(normalized))
+    return failure();
+  int64_t axis = *normalized;
   bool exclusive = ctx.getBool("exclusive").value_or(false);
   bool reverse = ctx.getBool("reverse").value_or(false);
   OpBuilder &b = ctx.b;
@@ -750,6 +755,11 @@ template <bool isProduct> LogicalResult scan(NodeLowering &ctx) {
   ctx.setOutput(0, loop.getResult(0), dtype);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
 
 
 LogicalResult matMul(NodeLowering &ctx) {
