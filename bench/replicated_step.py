@@ -1,30 +1,47 @@
 #!/usr/bin/env python3
 """Replicated training step time: the Fashion-MNIST example's MLP step
 (examples/fashion-mnist) with its global batch on one replica and split
-over 2 (and 4) replicas, in the interpreter and compiled (graph-run
---backend=interpreter|cpu --timing), median of the steps after the first.
+over 2 (and 4) replicas, median of the steps after the first
+(graph-run --timing), in each mode:
 
-The peer is the one-replica step over the same global batch on the same
-backend in the same job: the ratio is what replication costs or gains
+  interpreter  --backend=interpreter (the oracle: every node interpreted)
+  executor     --backend=cpu --host-program=executor: compiled device code,
+               the orchestration on the interpreter's dataflow executor
+  stepped      --backend=cpu --host-program=stepped: the host program's
+               fixed order, stepped through by the runtime
+  compiled     --backend=cpu (the default): the host program compiled
+               through LLVM
+
+The peer is the one-replica step over the same global batch in the same
+mode in the same job: the ratio is what replication costs or gains
 (threads, channels, CrossReplicaSum, the host log line; compiled replicas
-run their device code in parallel, the interpreter's take turns).
+run their device code in parallel, the interpreter's take turns). The
+modes run in turn over --rounds rounds, and each figure is the median of
+its rounds, so a change in the shared machine's load reaches every mode.
 
 Usage: replicated_step.py --build BUILD_DIR [--steps 50] [--batch 64]
-       [--replicas 2,4] [--backends interpreter,cpu]
+       [--replicas 2,4] [--modes interpreter,executor,compiled]
+       [--rounds 3]
 """
 import argparse
 import os
+import statistics
 import re
 import subprocess
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MODES = {
+    "interpreter": ["--backend=interpreter"],
+    "executor": ["--backend=cpu", "--host-program=executor"],
+    "stepped": ["--backend=cpu", "--host-program=stepped"],
+    "compiled": ["--backend=cpu", "--host-program=compiled"],
+}
 EXAMPLE = os.path.join(HERE, "..", "examples", "fashion-mnist")
 
 
-def step_ms(build, out, name, steps, backend):
+def training_graph(build, out, name):
     opt = os.path.join(build, "bin", "graph-opt")
-    run = os.path.join(build, "bin", "graph-run")
     minimize = "loss=model/loss learning-rate=0.1 global-step=step"
     if name == "replicated":
         minimize += " cross-replica"
@@ -33,8 +50,13 @@ def step_ms(build, out, name, steps, backend):
                     "--graph-infer-shapes",
                     "--graph-minimize=" + minimize, "--emit=pbtxt", "-o",
                     train], check=True)
+    return train
+
+
+def step_ms(build, out, train, steps, mode):
+    run = os.path.join(build, "bin", "graph-run")
     result = subprocess.run(
-        [run, train, "--backend=" + backend, "--init", "init",
+        [run, train] + MODES[mode] + ["--init", "init",
          "--feed", "x_all=@" + os.path.join(out, "x.npy"),
          "--feed", "labels_all=@" + os.path.join(out, "y.npy"),
          "--target", "GradientDescent", "--steps", str(steps), "--timing"],
@@ -50,11 +72,16 @@ def main():
     ap.add_argument("--batch", type=int, default=64,
                     help="global batch (examples per step)")
     ap.add_argument("--replicas", default="2,4")
-    ap.add_argument("--backends", default="interpreter,cpu")
+    ap.add_argument("--modes", default="interpreter,executor,compiled")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    backends = args.backends.split(",")
-    rows = []
+    modes = args.modes.split(",")
+    for mode in modes:
+        if mode not in MODES:
+            ap.error("unknown mode '%s' (modes: %s)" % (mode, ", ".join(MODES)))
     with tempfile.TemporaryDirectory() as tmp:
+        # (replicas, directory, training graph), the one-replica run first.
+        configs = []
         for n in [int(r) for r in args.replicas.split(",")]:
             out = os.path.join(tmp, str(n))
             subprocess.run(["/usr/bin/python3",
@@ -62,14 +89,22 @@ def main():
                             "--steps", str(args.steps), "--replicas", str(n),
                             "--batch", str(args.batch // n)], check=True,
                            stdout=subprocess.DEVNULL)
-            if not rows:
-                rows.append((1, [step_ms(args.build, out, "single",
-                                         args.steps, b) for b in backends]))
-            rows.append((n, [step_ms(args.build, out, "replicated",
-                                     args.steps, b) for b in backends]))
-    print("global batch %d" % args.batch)
+            if not configs:
+                configs.append((1, out, training_graph(args.build, out,
+                                                       "single")))
+            configs.append((n, out, training_graph(args.build, out,
+                                                   "replicated")))
+        samples = {(n, m): [] for n, _, _ in configs for m in modes}
+        for _ in range(args.rounds):
+            for n, out, train in configs:
+                for m in modes:
+                    samples[(n, m)].append(
+                        step_ms(args.build, out, train, args.steps, m))
+    rows = [(n, [statistics.median(samples[(n, m)]) for m in modes])
+            for n, _, _ in configs]
+    print("global batch %d, median of %d rounds" % (args.batch, args.rounds))
     print("%8s" % "replicas" + "".join(
-        " %14s %9s" % (b + "_ms", "vs_1") for b in backends))
+        " %14s %9s" % (m + "_ms", "vs_1") for m in modes))
     for n, times in rows:
         print("%8d" % n + "".join(
             " %14.2f %9.2f" % (ms, ms / base)

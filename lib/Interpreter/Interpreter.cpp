@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Execution.h"
+#include "cleave/Interpreter/HostProgram.h"
 #include "Kernels.h"
 #include "Rendezvous.h"
 #include "ThreadCache.h"
@@ -156,11 +158,6 @@ bool cleave::interp::hasKernel(StringRef opType) {
 // Interpreter
 //===----------------------------------------------------------------------===//
 
-Interpreter::Interpreter(ModuleOp module)
-    : module(module), executionLock(std::make_unique<ExecutionLock>()),
-      rendezvous(std::make_unique<Rendezvous>(*executionLock)) {}
-
-Interpreter::~Interpreter() = default;
 
 namespace {
 /// A computed output: a tensor, or dead (an untaken Switch branch).
@@ -186,45 +183,27 @@ std::string renderProducer(Value v) {
 
 } // namespace
 
-namespace {
-/// The ops an executor schedules: nodes, and the clusters and replicate
-/// regions that graph-cluster-formation made of them.
-bool isUnit(Operation *op) {
-  return op && isa<NodeOp, ClusterOp, ReplicateOp>(op);
-}
-
-/// The values each unit reads: a node's inputs; for a cluster or
-/// replicate region, its operands, then the values its body captures, each
-/// once (found by walking the body, hence kept).
-class UnitInputs {
-public:
-  ArrayRef<Value> get(Operation *unit) {
-    auto [it, inserted] = inputs.try_emplace(unit);
-    if (!inserted)
-      return it->second;
-    if (auto node = dyn_cast<NodeOp>(unit)) {
-      it->second.assign(node.getInputs().begin(), node.getInputs().end());
-      return it->second;
-    }
-    llvm::SetVector<Value> read(unit->operand_begin(), unit->operand_end());
-    unit->walk([&](Operation *inner) {
-      for (Value v : inner->getOperands())
-        if (!unit->isAncestor(v.getParentRegion()->getParentOp()))
-          read.insert(v);
-    });
-    it->second.assign(read.begin(), read.end());
+ArrayRef<Value> UnitInputs::get(Operation *unit) {
+  auto [it, inserted] = inputs.try_emplace(unit);
+  if (!inserted)
+    return it->second;
+  if (auto node = dyn_cast<NodeOp>(unit)) {
+    it->second.assign(node.getInputs().begin(), node.getInputs().end());
     return it->second;
   }
+  llvm::SetVector<Value> read(unit->operand_begin(), unit->operand_end());
+  unit->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!unit->isAncestor(v.getParentRegion()->getParentOp()))
+        read.insert(v);
+  });
+  it->second.assign(read.begin(), read.end());
+  return it->second;
+}
 
-private:
-  llvm::DenseMap<Operation *, SmallVector<Value>> inputs;
-};
-
-/// Runs one kernel: the node's outputs, or failure with a diagnostic.
-FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
-                                         NodeOp node,
-                                         std::vector<Tensor> inputs,
-                                         DictionaryAttr bindings) {
+FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
+    Interpreter &interpreter, NodeOp node, std::vector<Tensor> inputs,
+    DictionaryAttr bindings) {
   StringRef op = node.getOpType();
   Kernel kernel = lookupKernel(op);
   if (!kernel && SymbolTable::lookupNearestSymbolFrom(
@@ -254,6 +233,66 @@ FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
   if (failed(ran))
     return failure();
   return std::move(ctx.outputs);
+}
+
+LogicalResult cleave::interp::checkInputsInitialized(NodeOp node,
+                                                     ArrayRef<Tensor> inputs) {
+  StringRef op = node.getOpType();
+  for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
+    if (!inputs[i].isValid() &&
+        !(i == 0 && (op == "Assign" || op == "IsVariableInitialized")))
+      return node.emitError() << "Node '" << node.getName()
+                              << "': Attempting to use uninitialized value "
+                              << renderProducer(v);
+  return success();
+}
+
+void cleave::interp::mergeReplicaStates(State &shared,
+                                        std::vector<State> &copies) {
+  llvm::StringMap<Tensor> before = shared.variables;
+  for (State &copy : llvm::reverse(copies)) {
+    for (auto &entry : copy.variables) {
+      auto old = before.find(entry.getKey());
+      if (old == before.end() || old->second.raw() != entry.getValue().raw() ||
+          old->second.shape() != entry.getValue().shape())
+        shared.variables[entry.getKey()] = entry.getValue();
+    }
+    for (auto &entry : copy.nodeRuns)
+      shared.nodeRuns[entry.getKey()] =
+          std::max(shared.nodeRuns.lookup(entry.getKey()), entry.getValue());
+  }
+}
+
+void cleave::interp::reportReplicaFailure(ReplicateOp replicate,
+                                          Rendezvous &rendezvous) {
+  int64_t first = rendezvous.getCanceller();
+  if (first >= 0 && first < replicate.getN())
+    replicate.emitError() << "replica " << first << " of cluster '"
+                          << replicate.getCluster().getCluster()
+                          << "' failed (see the error above); the other "
+                             "replicas were cancelled";
+}
+
+namespace {
+/// The units of `body` to run: everything the roots reach backwards,
+/// except through fed tensors.
+llvm::DenseSet<Operation *>
+collectNeeded(Block &body, ArrayRef<Operation *> roots,
+              const llvm::DenseMap<Value, Tensor> &fed,
+              UnitInputs &unitInputs) {
+  llvm::DenseSet<Operation *> needed;
+  SmallVector<Operation *> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    Operation *unit = stack.pop_back_val();
+    if (!needed.insert(unit).second)
+      continue;
+    for (Value input : unitInputs.get(unit))
+      if (!fed.count(input))
+        if (Operation *producer = input.getDefiningOp();
+            isUnit(producer) && producer->getBlock() == &body)
+          stack.push_back(producer);
+  }
+  return needed;
 }
 
 FailureOr<std::vector<Tensor>>
@@ -559,27 +598,10 @@ private:
     }
     rendezvous.addReplicasRunning(-n);
     if (llvm::any_of(results, [](auto &result) { return failed(result); })) {
-      int64_t first = rendezvous.getCanceller();
-      if (first >= 0 && first < n)
-        replicate.emitError()
-            << "replica " << first << " of " << what
-            << " failed (see the error above); the other replicas were "
-               "cancelled";
+      reportReplicaFailure(replicate, rendezvous);
       return failure();
     }
-    llvm::StringMap<Tensor> before = shared.variables;
-    for (int64_t r = n - 1; r >= 0; --r) {
-      for (auto &entry : copies[r].variables) {
-        auto old = before.find(entry.getKey());
-        if (old == before.end() ||
-            old->second.raw() != entry.getValue().raw() ||
-            old->second.shape() != entry.getValue().shape())
-          shared.variables[entry.getKey()] = entry.getValue();
-      }
-      for (auto &entry : copies[r].nodeRuns)
-        shared.nodeRuns[entry.getKey()] =
-            std::max(shared.nodeRuns.lookup(entry.getKey()), entry.getValue());
-    }
+    mergeReplicaStates(interp.getState(), copies);
     unsigned numYielded = body.getTerminator()->getNumOperands();
     SmallVector<Slot, 2> outputs;
     for (unsigned k = 0; k < numYielded; ++k)
@@ -629,14 +651,8 @@ private:
       outputs[pred ? 1 : 0] = {inputs[0], false};
       outputs[pred ? 0 : 1].dead = true;
     } else {
-      // An uninitialized ref variable may only be assigned to.
-      for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
-        if (!inputs[i].isValid() &&
-            !(i == 0 && (op == "Assign" || op == "IsVariableInitialized")))
-          return node.emitError()
-                 << "Node '" << node.getName()
-                 << "': Attempting to use uninitialized value "
-                 << renderProducer(v);
+      if (failed(checkInputsInitialized(node, inputs)))
+        return failure();
       if (validated.insert(node).second && failed(validateNodeAttrs(node)))
         return failure();
       Interpreter &interp = interpreter;
@@ -755,21 +771,9 @@ runBlock(Interpreter &interpreter, Block &body,
          const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
          size_t firstTarget, DictionaryAttr bindings, Location loc) {
-  // The units to run: everything the roots reach backwards, except through
-  // fed tensors.
-  llvm::DenseSet<Operation *> needed;
   UnitInputs unitInputs;
-  SmallVector<Operation *> stack(roots.begin(), roots.end());
-  while (!stack.empty()) {
-    Operation *unit = stack.pop_back_val();
-    if (!needed.insert(unit).second)
-      continue;
-    for (Value input : unitInputs.get(unit))
-      if (!fed.count(input))
-        if (Operation *producer = input.getDefiningOp();
-            isUnit(producer) && producer->getBlock() == &body)
-          stack.push_back(producer);
-  }
+  llvm::DenseSet<Operation *> needed =
+      collectNeeded(body, roots, fed, unitInputs);
 
   Executor executor(interpreter, body, bindings, fed, needed, unitInputs);
   for (Operation &op : body)
@@ -814,6 +818,82 @@ runBlock(Interpreter &interpreter, Block &body,
   return results;
 }
 } // namespace
+
+/// The host programs of the kinds of runs made so far.
+struct Interpreter::HostPrograms {
+  struct Entry {
+    std::optional<HostProgram> program;
+    std::unique_ptr<CompiledHostProgram> compiled;
+    /// Why the run needs the executor (when there is no program).
+    std::string reason;
+    llvm::DenseSet<Operation *> validated;
+  };
+  std::map<std::string, Entry> entries;
+  Entry *last = nullptr;
+
+  Entry &get(Interpreter &interpreter, ModuleOp module, Block &body,
+             const std::vector<std::pair<std::string, Tensor>> &feeds,
+             ArrayRef<std::string> fetches, ArrayRef<std::string> targets,
+             ArrayRef<Operation *> roots,
+             const llvm::DenseMap<Value, Tensor> &fed,
+             ArrayRef<Value> fedValues, ArrayRef<Value> fetchValues) {
+    std::string key;
+    for (const auto &feed : feeds)
+      key += feed.first + '\0';
+    key += '\1';
+    for (const std::string &name : fetches)
+      key += name + '\0';
+    key += '\1';
+    for (const std::string &name : targets)
+      key += name + '\0';
+    auto [it, inserted] = entries.try_emplace(key);
+    Entry &entry = it->second;
+    if (!inserted)
+      return entry;
+    UnitInputs unitInputs;
+    llvm::DenseSet<Operation *> needed =
+        collectNeeded(body, roots, fed, unitInputs);
+    SmallVector<Operation *> units;
+    for (Operation &op : body)
+      if (isUnit(&op) && needed.count(&op))
+        units.push_back(&op);
+    FailureOr<HostProgram> program =
+        buildHostProgram(interpreter, module, body, units, fedValues,
+                         fetchValues, entry.reason);
+    if (failed(program))
+      return entry;
+    entry.program = std::move(*program);
+    if (interpreter.hostProgramCompiler) {
+      std::string error;
+      entry.compiled =
+          interpreter.hostProgramCompiler->compile(*entry.program, error);
+      if (!entry.compiled) {
+        // The program still runs, stepped through by the runtime.
+        entry.reason = "its host program did not compile: " + error;
+      }
+    }
+    return entry;
+  }
+};
+
+Interpreter::Interpreter(ModuleOp module)
+    : module(module), executionLock(std::make_unique<ExecutionLock>()),
+      rendezvous(std::make_unique<Rendezvous>(*executionLock)),
+      hostPrograms(std::make_unique<HostPrograms>()) {}
+
+Interpreter::~Interpreter() = default;
+
+void Interpreter::setHostPrograms(bool enabled,
+                                  HostProgramCompiler *compiler) {
+  hostProgramsEnabled = enabled;
+  hostProgramCompiler = compiler;
+}
+
+const HostProgram *Interpreter::getLastHostProgram(std::string &reason) const {
+  HostPrograms::Entry *last = hostPrograms->last;
+  reason = last ? last->reason : "host programs are off";
+  return last && last->program ? &*last->program : nullptr;
+}
 
 FailureOr<std::vector<Tensor>>
 Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
@@ -870,6 +950,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
 
   // Resolve feeds and fetches.
   llvm::DenseMap<Value, Tensor> fed;
+  SmallVector<Value> fedValues;
+  std::vector<Tensor> fedTensors;
   for (const auto &[name, tensor] : feeds) {
     auto [nodeName, port] = splitTensorName(name);
     if (NodeOp inner = sealed.lookup(nodeName))
@@ -905,6 +987,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
                failure();
     }
     fed[v] = tensor;
+    fedValues.push_back(v);
+    fedTensors.push_back(tensor);
   }
   SmallVector<Value> fetchValues;
   for (const std::string &name : fetches) {
@@ -945,6 +1029,12 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     roots.push_back(op);
   }
 
+  HostPrograms::Entry *program = nullptr;
+  if (hostProgramsEnabled)
+    program = &hostPrograms->get(*this, module, body, feeds, fetches, targets,
+                                 roots, fed, fedValues, fetchValues);
+  hostPrograms->last = program;
+
   // One kernel at a time; replicas and host transfers wait on channels.
   executionLock->acquire();
   rendezvous->reset(channelTimeout);
@@ -953,9 +1043,16 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   if (replicated)
     saved = state.variables;
   SmallVector<std::string> fetchNames(fetches.begin(), fetches.end());
-  FailureOr<std::vector<Tensor>> results =
-      runBlock(*this, body, fed, fetchValues, fetchNames, roots,
-               roots.size() - targets.size(), DictionaryAttr(), loc);
+  FailureOr<std::vector<Tensor>> results = failure();
+  if (program && program->program) {
+    // Its steps take the lock as they need it.
+    UnlockedScope unlocked(*executionLock);
+    results = runHostProgram(*this, *program->program, program->compiled.get(),
+                             program->validated, fedTensors);
+  } else {
+    results = runBlock(*this, body, fed, fetchValues, fetchNames, roots,
+                       roots.size() - targets.size(), DictionaryAttr(), loc);
+  }
   if (failed(results) && saved)
     state.variables = std::move(*saved);
   executionLock->release();

@@ -5,18 +5,12 @@
 using namespace cleave::interp;
 
 ThreadCache &ThreadCache::get() {
-  static ThreadCache cache;
-  return cache;
-}
-
-ThreadCache::~ThreadCache() {
-  {
-    std::lock_guard<std::mutex> guard(mutex);
-    stopping = true;
-  }
-  wake.notify_all();
-  for (std::thread &thread : threads)
-    thread.join();
+  // Never destroyed: at exit a kept thread may still be in a task (exit
+  // called from a signal handler, e.g. LLVM's on SIGPIPE, in the middle of
+  // a run), and joining it would hang the exit. The threads end with the
+  // process.
+  static ThreadCache *cache = new ThreadCache();
+  return *cache;
 }
 
 std::future<void> ThreadCache::run(std::function<void()> task) {
@@ -37,10 +31,8 @@ void ThreadCache::work() {
   std::unique_lock<std::mutex> guard(mutex);
   while (true) {
     ++idle;
-    wake.wait(guard, [&] { return stopping || !tasks.empty(); });
+    wake.wait(guard, [&] { return !tasks.empty(); });
     --idle;
-    if (tasks.empty())
-      return; // stopping
     std::packaged_task<void()> task = std::move(tasks.front());
     tasks.pop_front();
     guard.unlock();

@@ -23,9 +23,8 @@ namespace cleave::interp {
 
 class ThreadCache {
 public:
-  /// The process's cache (its threads end at exit).
+  /// The process's cache (its threads end with the process).
   static ThreadCache &get();
-  ~ThreadCache();
 
   /// Runs `task` on a kept thread; the future is ready once it returned.
   std::future<void> run(std::function<void()> task);
@@ -38,7 +37,6 @@ private:
   std::deque<std::packaged_task<void()>> tasks;
   /// Threads waiting for a task.
   unsigned idle = 0;
-  bool stopping = false;
   std::vector<std::thread> threads;
 };
 

@@ -15,6 +15,8 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/InitAll.h"
+#include "cleave/Interpreter/HostProgram.h"
+#include "cleave/Runtime/HostProgramCompiler.h"
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Jit/AutoClustering.h"
 #include "cleave/Checkpoint/CheckpointState.h"
@@ -91,6 +93,25 @@ static cl::opt<bool> dumpClusters(
     "dump-clusters",
     cl::desc("with --backend=cpu: print which nodes each run compiles, and "
              "why the others are interpreted"),
+    cl::init(false), cl::cat(runCategory));
+enum class HostProgramMode { Compiled, Stepped, Executor };
+static cl::opt<HostProgramMode> hostProgramMode(
+    "host-program",
+    cl::desc("with --backend=cpu: how the orchestration around compiled code "
+             "runs (graphs with v1 control flow always use the executor)"),
+    cl::values(clEnumValN(HostProgramMode::Compiled, "compiled",
+                          "a fixed order of runtime calls, compiled through "
+                          "LLVM"),
+               clEnumValN(HostProgramMode::Stepped, "stepped",
+                          "the same order, stepped through by the runtime"),
+               clEnumValN(HostProgramMode::Executor, "executor",
+                          "the interpreter's dataflow executor")),
+    cl::init(HostProgramMode::Compiled), cl::cat(runCategory));
+static cl::opt<bool> dumpHostProgram(
+    "dump-host-program",
+    cl::desc("with --backend=cpu: print each kind of run's host program (the "
+             "order its nodes, clusters and replicas run in) and its LLVM "
+             "dialect code, or why it runs on the dataflow executor"),
     cl::init(false), cl::cat(runCategory));
 static cl::opt<bool> strictCompile(
     "strict-compile",
@@ -459,6 +480,7 @@ int main(int argc, char **argv) {
   runner.setSharesCores(replicated);
   if (dumpClusters)
     runner.setNotes(&llvm::errs());
+  runtime::LLVMHostProgramCompiler hostProgramCompiler(&context);
   struct Run {
     OwningOpRef<ModuleOp> module;
     std::unique_ptr<Interpreter> interpreter;
@@ -492,10 +514,38 @@ int main(int argc, char **argv) {
     run.interpreter = std::make_unique<Interpreter>(*run.module);
     run.interpreter->setMaxIterations(maxIterations);
     run.interpreter->setChannelTimeout(channelTimeout);
-    if (backend == Backend::CPU)
+    if (backend == Backend::CPU) {
       run.interpreter->setCompiledCallHandler(&runner);
+      run.interpreter->setHostPrograms(
+          hostProgramMode != HostProgramMode::Executor,
+          hostProgramMode == HostProgramMode::Compiled ? &hostProgramCompiler
+                                                       : nullptr);
+    }
     run.interpreter->getState() = previous;
     return run;
+  };
+
+  // Says how a kind of run runs: its host program, or why the dataflow
+  // executor runs it.
+  auto describeRun = [&](Interpreter &interpreter, StringRef kind) {
+    if (!dumpHostProgram || backend != Backend::CPU)
+      return;
+    std::string reason;
+    const interp::HostProgram *program =
+        interpreter.getLastHostProgram(reason);
+    if (!program) {
+      llvm::errs() << "graph-run: the " << kind
+                   << " runs on the dataflow executor: " << reason << "\n";
+      return;
+    }
+    llvm::errs() << "graph-run: the " << kind << "'s host program";
+    if (!reason.empty())
+      llvm::errs() << " (stepped through: " << reason << ")";
+    llvm::errs() << ":\n" << program->describe();
+    if (hostProgramMode == HostProgramMode::Compiled && reason.empty())
+      llvm::errs() << "graph-run: compiled as:\n"
+                   << *runtime::buildHostProgramModule(*program, &context)
+                   << "\n";
   };
 
   interp::State carried;
@@ -507,6 +557,7 @@ int main(int argc, char **argv) {
     initRun = prepare(feedNames, {}, initTargets, carried);
     if (!initRun || failed(initRun->interpreter->run(feeds, {}, initTargets)))
       return 1;
+    describeRun(*initRun->interpreter, "init run");
     carried = initRun->interpreter->getState();
   }
   if (!restoreFrom.empty()) {
@@ -574,6 +625,8 @@ int main(int argc, char **argv) {
                               .count());
     if (failed(results))
       return 1;
+    if (step == 0)
+      describeRun(interpreter, "step");
     for (auto [name, tensor] : llvm::zip(fetchKeys, *results)) {
       if (steps > 1)
         llvm::outs() << "step " << step << ": ";

@@ -46,7 +46,10 @@ struct State {
 /// name aside).
 bool hasKernel(llvm::StringRef opType);
 
+class CompiledHostProgram;
 class ExecutionLock;
+struct HostProgram;
+class HostProgramCompiler;
 class Interpreter;
 class Rendezvous;
 
@@ -134,6 +137,15 @@ public:
   /// How many replicas run side by side now (0 outside a replicate).
   unsigned getReplicasRunning();
 
+  /// Runs graphs without v1 control flow as host programs (see
+  /// HostProgram.h: a fixed order, no dataflow executor) instead of on the
+  /// executor; `compiler`, when given, compiles them to native code. A
+  /// program is built (and compiled) once per kind of run.
+  void setHostPrograms(bool enabled, HostProgramCompiler *compiler = nullptr);
+  /// For the last run: its host program, or null with `reason` saying why
+  /// it ran on the executor.
+  const HostProgram *getLastHostProgram(std::string &reason) const;
+
 private:
   mlir::ModuleOp module;
   State state;
@@ -144,6 +156,10 @@ private:
   std::unique_ptr<ExecutionLock> executionLock;
   std::unique_ptr<Rendezvous> rendezvous;
   llvm::DenseMap<mlir::Operation *, bool> functionsWaiting;
+  bool hostProgramsEnabled = false;
+  HostProgramCompiler *hostProgramCompiler = nullptr;
+  struct HostPrograms;
+  std::unique_ptr<HostPrograms> hostPrograms;
 };
 
 } // namespace cleave::interp

@@ -86,8 +86,9 @@ optimizer(llvm::TargetMachine *machine) {
 
 JITModule::~JITModule() = default;
 
-std::unique_ptr<JITModule> JITModule::create(ModuleOp module,
-                                             std::string &error) {
+std::unique_ptr<JITModule>
+JITModule::create(ModuleOp module, std::string &error,
+                  llvm::ArrayRef<KernelSymbol> extraSymbols) {
   configureKernelThreads();
   // Small code model, position-independent: the JIT's default (large)
   // materializes every callee's and global's 64-bit address in a register,
@@ -115,14 +116,18 @@ std::unique_ptr<JITModule> JITModule::create(ModuleOp module,
     return nullptr;
   }
   // Calls of the kernel library resolve to this process's copy.
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
+    auto add = [&](llvm::ArrayRef<KernelSymbol> table) {
+      for (const KernelSymbol &symbol : table)
+        symbols[interner(symbol.name)] = {
+            llvm::orc::ExecutorAddr::fromPtr(symbol.address),
+            llvm::JITSymbolFlags::Exported};
+    };
     size_t count = 0;
     const KernelSymbol *kernels = getKernelSymbols(count);
-    for (size_t i = 0; i < count; ++i)
-      symbols[interner(kernels[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(kernels[i].address),
-          llvm::JITSymbolFlags::Exported};
+    add(llvm::ArrayRef(kernels, count));
+    add(extraSymbols);
     return symbols;
   });
   std::unique_ptr<JITModule> jit(new JITModule());
@@ -137,6 +142,15 @@ JITModule::PackedFunction JITModule::lookup(llvm::StringRef name) const {
     return nullptr;
   }
   return *fn;
+}
+
+void *JITModule::lookupAddress(llvm::StringRef name) const {
+  auto address = engine->lookup(name);
+  if (!address) {
+    llvm::consumeError(address.takeError());
+    return nullptr;
+  }
+  return *address;
 }
 
 LogicalResult cleave::cpu::emitObjectFile(ModuleOp module,

@@ -13,6 +13,7 @@
 #define CLEAVE_TARGET_CPU_CPUTARGET_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,6 +27,8 @@ class OpPassManager;
 } // namespace mlir
 
 namespace cleave::cpu {
+
+struct KernelSymbol;
 
 /// Registers the dialects and interface models the CPU pipeline needs
 /// (bufferization of linalg/tensor/arith, translation to LLVM IR).
@@ -54,12 +57,18 @@ class JITModule {
 public:
   ~JITModule();
   /// Compiles `module` (in the LLVM dialect) with the ORC JIT for the host.
-  static std::unique_ptr<JITModule> create(mlir::ModuleOp module,
-                                           std::string &error);
+  /// Its calls of the kernel library, and of `extraSymbols` (entry points
+  /// of the embedding program), resolve to this process's functions.
+  static std::unique_ptr<JITModule>
+  create(mlir::ModuleOp module, std::string &error,
+         llvm::ArrayRef<KernelSymbol> extraSymbols = {});
   /// The entry of function `name`: called with an array holding a pointer
   /// to each argument's buffer pointer.
   using PackedFunction = void (*)(void **);
   PackedFunction lookup(llvm::StringRef name) const;
+  /// The address of function `name` itself (called with its own
+  /// signature), or null.
+  void *lookupAddress(llvm::StringRef name) const;
 
 private:
   JITModule() = default;

@@ -1,0 +1,87 @@
+//===- Execution.h - what the executor and host programs share -*- C++ -*-===//
+//
+// Private to CleaveInterpreter. A run executes its units (nodes, and the
+// clusters and replicate regions graph-cluster-formation made) either on
+// the dataflow executor (Interpreter.cpp: deadness, v1 frames) or as a
+// host program (HostProgram.cpp: a fixed order, for graphs without v1
+// control flow). Both run a node's kernel, and a replicated computation's
+// replicas, the same way, through these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_INTERPRETER_EXECUTION_H
+#define CLEAVE_LIB_INTERPRETER_EXECUTION_H
+
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Interpreter/HostProgram.h"
+#include "cleave/Interpreter/Interpreter.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <string>
+#include <vector>
+
+namespace cleave::interp {
+
+/// The ops a run schedules: nodes, and the clusters and replicate regions
+/// that graph-cluster-formation made of them.
+inline bool isUnit(mlir::Operation *op) {
+  return op && mlir::isa<graph::NodeOp, graph::ClusterOp, graph::ReplicateOp>(op);
+}
+
+/// The values each unit reads: a node's inputs; for a cluster or
+/// replicate region, its operands, then the values its body captures, each
+/// once (found by walking the body, hence kept).
+class UnitInputs {
+public:
+  llvm::ArrayRef<mlir::Value> get(mlir::Operation *unit);
+
+private:
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> inputs;
+};
+
+/// Runs one kernel: the node's outputs, or failure with a diagnostic.
+/// The caller holds the execution lock.
+mlir::FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
+                                               graph::NodeOp node,
+                                               std::vector<Tensor> inputs,
+                                               mlir::DictionaryAttr bindings);
+
+/// Fails with TensorFlow's message when a data input of `node` is a ref
+/// variable nothing assigned yet (which only Assign and
+/// IsVariableInitialized may take).
+mlir::LogicalResult checkInputsInitialized(graph::NodeOp node,
+                                           llvm::ArrayRef<Tensor> inputs);
+
+/// After every replica of a step finished: what the replicas wrote (each
+/// into its own copy of `shared`) is written back, the lowest replica's
+/// value where several wrote one variable (mirrored variables get the same
+/// update everywhere).
+void mergeReplicaStates(State &shared, std::vector<State> &copies);
+
+/// Reports which replica of `replicate` failed first, when one did.
+void reportReplicaFailure(graph::ReplicateOp replicate, Rendezvous &rendezvous);
+
+/// The host program of a run of `body`: `units` (in block order) run,
+/// `fedValues` are fed (in the run's feed order), `fetchValues` fetched.
+/// Fails, saying why in `reason`, when the run needs the dataflow executor
+/// (v1 control flow, a cycle).
+mlir::FailureOr<HostProgram>
+buildHostProgram(Interpreter &interpreter, mlir::ModuleOp module,
+                 mlir::Block &body, llvm::ArrayRef<mlir::Operation *> units,
+                 llvm::ArrayRef<mlir::Value> fedValues,
+                 llvm::ArrayRef<mlir::Value> fetchValues, std::string &reason);
+
+/// Runs `program` (through `compiled` when given) on `feeds`; returns the
+/// fetches. `validated` holds the nodes whose attrs were checked, across
+/// runs. The caller does not hold the execution lock.
+mlir::FailureOr<std::vector<Tensor>>
+runHostProgram(Interpreter &interpreter, const HostProgram &program,
+               CompiledHostProgram *compiled,
+               llvm::DenseSet<mlir::Operation *> &validated,
+               llvm::ArrayRef<Tensor> feeds);
+
+} // namespace cleave::interp
+
+#endif // CLEAVE_LIB_INTERPRETER_EXECUTION_H

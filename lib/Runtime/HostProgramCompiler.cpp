@@ -1,0 +1,150 @@
+//===- HostProgramCompiler.cpp - host programs as native code -------------===//
+//
+// Each sequence of a host program becomes one LLVM function of straight-line
+// calls, one per step, each followed by a branch to the exit on failure:
+//
+//   %s = llvm.call @cleave_host_run_node(%run, %frame, <seq>, <step>)
+//   %f = llvm.icmp "ne" %s, 0
+//   llvm.cond_br %f, ^exit(%s), ^next
+//
+// The step's operands (its slots, the node, the body scope) are in the
+// program the runtime holds; the code fixes their order and the calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Runtime/HostProgramCompiler.h"
+
+#include "cleave/Target/CPU/CPUTarget.h"
+#include "cleave/Target/CPU/KernelLibrary.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::interp;
+using namespace cleave::runtime;
+
+namespace {
+/// The runtime entry point of a step kind.
+const char *entryPointOf(HostStep::Kind kind) {
+  switch (kind) {
+  case HostStep::Kind::Node:
+    return "cleave_host_run_node";
+  case HostStep::Kind::Cluster:
+    return "cleave_host_run_cluster";
+  case HostStep::Kind::Replicate:
+    return "cleave_host_run_replicas";
+  case HostStep::Kind::StartLane:
+    return "cleave_host_start_lane";
+  case HostStep::Kind::JoinLanes:
+    return "cleave_host_join_lanes";
+  }
+  llvm_unreachable("unknown step kind");
+}
+
+/// The entry points, for the JIT's symbol table.
+const cpu::KernelSymbol kEntryPoints[] = {
+    {"cleave_host_run_node", reinterpret_cast<void *>(&cleave_host_run_node)},
+    {"cleave_host_run_cluster",
+     reinterpret_cast<void *>(&cleave_host_run_cluster)},
+    {"cleave_host_run_replicas",
+     reinterpret_cast<void *>(&cleave_host_run_replicas)},
+    {"cleave_host_start_lane",
+     reinterpret_cast<void *>(&cleave_host_start_lane)},
+    {"cleave_host_join_lanes",
+     reinterpret_cast<void *>(&cleave_host_join_lanes)},
+};
+
+using SequenceFunction = int32_t (*)(void *run, void *frame);
+
+class JITHostProgram : public CompiledHostProgram {
+public:
+  std::unique_ptr<cpu::JITModule> jit;
+  std::vector<SequenceFunction> sequences;
+
+  int32_t runSequence(int32_t sequence, void *run, void *frame) override {
+    return sequences[sequence](run, frame);
+  }
+};
+} // namespace
+
+std::string cleave::runtime::getHostSequenceName(int32_t sequence) {
+  return "cleave_host_sequence_" + std::to_string(sequence);
+}
+
+OwningOpRef<ModuleOp>
+cleave::runtime::buildHostProgramModule(const HostProgram &program,
+                                        MLIRContext *context) {
+  context->getOrLoadDialect<LLVM::LLVMDialect>();
+  Location loc = UnknownLoc::get(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
+  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type i32 = builder.getI32Type();
+
+  // Every entry point has the signature (run, frame, sequence, step) -> i32.
+  auto entryType = LLVM::LLVMFunctionType::get(i32, {ptr, ptr, i32, i32});
+  llvm::StringMap<LLVM::LLVMFuncOp> entries;
+  for (const cpu::KernelSymbol &symbol : kEntryPoints)
+    entries[symbol.name] =
+        builder.create<LLVM::LLVMFuncOp>(loc, symbol.name, entryType);
+
+  auto sequenceType = LLVM::LLVMFunctionType::get(i32, {ptr, ptr});
+  for (auto [index, sequence] : llvm::enumerate(program.sequences)) {
+    auto func = builder.create<LLVM::LLVMFuncOp>(
+        loc, getHostSequenceName(index), sequenceType);
+    OpBuilder::InsertionGuard guard(builder);
+    Block *entry = func.addEntryBlock(builder);
+    Value run = entry->getArgument(0), frame = entry->getArgument(1);
+    // The exit on failure returns the failing step's status.
+    Block *exit = builder.createBlock(&func.getBody(), func.getBody().end(),
+                                      {i32}, {loc});
+    builder.create<LLVM::ReturnOp>(loc, exit->getArgument(0));
+
+    builder.setInsertionPointToEnd(entry);
+    auto constant = [&](int64_t value) -> Value {
+      return builder.create<LLVM::ConstantOp>(loc, i32,
+                                              builder.getI32IntegerAttr(value));
+    };
+    Value zero = constant(0), sequenceIndex = constant(index);
+    Block *current = entry;
+    for (auto [stepIndex, step] : llvm::enumerate(sequence.steps)) {
+      Value status =
+          builder
+              .create<LLVM::CallOp>(loc, entries[entryPointOf(step.kind)],
+                                    ValueRange{run, frame, sequenceIndex,
+                                               constant(stepIndex)})
+              .getResult();
+      Value failed = builder.create<LLVM::ICmpOp>(loc, LLVM::ICmpPredicate::ne,
+                                                  status, zero);
+      Block *next = builder.createBlock(exit);
+      builder.setInsertionPointToEnd(current);
+      builder.create<LLVM::CondBrOp>(loc, failed, exit, ValueRange{status},
+                                     next, ValueRange{});
+      current = next;
+      builder.setInsertionPointToEnd(current);
+    }
+    builder.create<LLVM::ReturnOp>(loc, zero);
+  }
+  return module;
+}
+
+std::unique_ptr<CompiledHostProgram>
+LLVMHostProgramCompiler::compile(const HostProgram &program,
+                                 std::string &error) {
+  OwningOpRef<ModuleOp> module = buildHostProgramModule(program, context);
+  auto compiled = std::make_unique<JITHostProgram>();
+  compiled->jit = cpu::JITModule::create(*module, error, kEntryPoints);
+  if (!compiled->jit)
+    return nullptr;
+  for (size_t i = 0; i < program.sequences.size(); ++i) {
+    void *address = compiled->jit->lookupAddress(getHostSequenceName(i));
+    if (!address) {
+      error = "no native code for " + getHostSequenceName(i);
+      return nullptr;
+    }
+    compiled->sequences.push_back(reinterpret_cast<SequenceFunction>(address));
+  }
+  return compiled;
+}
