@@ -204,8 +204,9 @@ FailureOr<int32_t> ProgramBuilder::buildScope(Block &body,
                                               ScopeSlots &slots) {
   for (Operation *unit : units)
     if (auto node = dyn_cast<NodeOp>(unit); node && needsExecutor(node.getOpType())) {
-      reason = ("node '" + node.getName() + "' is a " + node.getOpType() +
-                " (v1 control flow runs on the dataflow executor)")
+      reason = ("node '" + node.getName() + "' (" + node.getOpType() +
+                ") is v1 control flow, which needs the executor's deadness "
+                "and frames")
                    .str();
       return failure();
     }
@@ -395,6 +396,9 @@ std::string HostProgram::describe() const {
     });
     os << ")";
   };
+  os << "feeds ";
+  slotList(feedSlots);
+  os << "\n";
   for (auto [i, scope] : llvm::enumerate(scopes)) {
     os << "scope " << i << ": " << scope.numSlots << " slots, sequence "
        << scope.main;

@@ -103,9 +103,17 @@ cleave::runtime::buildHostProgramModule(const HostProgram &program,
     builder.create<LLVM::ReturnOp>(loc, exit->getArgument(0));
 
     builder.setInsertionPointToEnd(entry);
+    // Each i32 constant once, at the function's start.
+    llvm::DenseMap<int64_t, Value> constants;
     auto constant = [&](int64_t value) -> Value {
-      return builder.create<LLVM::ConstantOp>(loc, i32,
-                                              builder.getI32IntegerAttr(value));
+      auto [it, inserted] = constants.try_emplace(value);
+      if (inserted) {
+        OpBuilder::InsertionGuard atStart(builder);
+        builder.setInsertionPointToStart(entry);
+        it->second = builder.create<LLVM::ConstantOp>(
+            loc, i32, builder.getI32IntegerAttr(value));
+      }
+      return it->second;
     };
     Value zero = constant(0), sequenceIndex = constant(index);
     Block *current = entry;

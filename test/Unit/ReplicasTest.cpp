@@ -1,17 +1,30 @@
-//===- ReplicasTest.cpp - replicated graphs in the reference interpreter --===//
+//===- ReplicasTest.cpp - replicated graphs, interpreted and compiled -----===//
+//
+// Each case runs three ways: on the interpreter's dataflow executor, as a
+// host program stepped through by the runtime, and as a host program
+// compiled through LLVM. The kernels are the interpreter's in all three:
+// what differs is the orchestration (threads, lanes, channels, merging the
+// replicas' variables).
+//
+//===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/InitAll.h"
+#include "cleave/Interpreter/HostProgram.h"
 #include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Runtime/HostProgramCompiler.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+
+#include <chrono>
 
 using namespace mlir;
 using namespace cleave;
@@ -70,7 +83,9 @@ constexpr const char *kStep = R"pb(
          attr { key: "T" value { type: DT_FLOAT } } }
 )pb";
 
-class ReplicasTest : public ::testing::Test {
+enum class Orchestration { Executor, Stepped, Compiled };
+
+class ReplicasTest : public ::testing::TestWithParam<Orchestration> {
 protected:
   void SetUp() override {
     DialectRegistry registry;
@@ -86,6 +101,26 @@ protected:
     ASSERT_TRUE(succeeded(pm.run(*module)));
   }
 
+  /// An interpreter that runs the module the way the test's parameter
+  /// says.
+  std::unique_ptr<Interpreter> makeInterpreter() {
+    auto interpreter = std::make_unique<Interpreter>(*module);
+    interpreter->setHostPrograms(GetParam() != Orchestration::Executor,
+                                 GetParam() == Orchestration::Compiled
+                                     ? &compiler
+                                     : nullptr);
+    return interpreter;
+  }
+
+  /// Fails unless the last run ran as this test's parameter says.
+  void expectOrchestration(Interpreter &interpreter) {
+    std::string reason;
+    const HostProgram *program = interpreter.getLastHostProgram(reason);
+    EXPECT_EQ(program != nullptr, GetParam() != Orchestration::Executor);
+    if (GetParam() == Orchestration::Compiled)
+      EXPECT_EQ(reason, "");
+  }
+
   static Tensor scalar(float value) {
     Tensor t(kFloat, {});
     t.data<float>()[0] = value;
@@ -94,26 +129,30 @@ protected:
 
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module;
+  runtime::LLVMHostProgramCompiler compiler{&ctx};
 };
 
-TEST_F(ReplicasTest, EachReplicaRunsAndReadsItsOwnInput) {
-  Interpreter interpreter(*module);
+TEST_P(ReplicasTest, EachReplicaRunsAndReadsItsOwnInput) {
+  std::unique_ptr<Interpreter> owner = makeInterpreter();
+  Interpreter &interpreter = *owner;
   ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
   auto results = interpreter.run({{"x0", scalar(2)}, {"x1", scalar(3)}},
                                  {"out:0", "out:1"}, {});
   ASSERT_TRUE(succeeded(results));
+  expectOrchestration(interpreter);
   EXPECT_EQ((*results)[0].getAsDouble(0), 1);
   EXPECT_EQ((*results)[1].getAsDouble(0), 1);
   EXPECT_EQ(interpreter.getState().variables["v"].getAsDouble(0), 1);
 }
 
-TEST_F(ReplicasTest, AFailedStepLeavesTheVariablesOfTheLastGoodOne) {
+TEST_P(ReplicasTest, AFailedStepLeavesTheVariablesOfTheLastGoodOne) {
   std::vector<std::string> errors;
   ScopedDiagnosticHandler collect(&ctx, [&](Diagnostic &d) {
     errors.push_back(d.str());
     return success();
   });
-  Interpreter interpreter(*module);
+  std::unique_ptr<Interpreter> owner = makeInterpreter();
+  Interpreter &interpreter = *owner;
   ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
   ASSERT_TRUE(succeeded(interpreter.run(
       {{"x0", scalar(2)}, {"x1", scalar(3)}}, {"out:0"}, {})));
@@ -122,6 +161,7 @@ TEST_F(ReplicasTest, AFailedStepLeavesTheVariablesOfTheLastGoodOne) {
   auto failedRun =
       interpreter.run({{"x0", scalar(2)}, {"x1", vector}}, {"out:0"}, {});
   EXPECT_TRUE(failed(failedRun));
+  expectOrchestration(interpreter);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0], "Node 'print': Input is expected to be scalar, but "
                        "got [2]");
@@ -135,7 +175,7 @@ TEST_F(ReplicasTest, AFailedStepLeavesTheVariablesOfTheLastGoodOne) {
   EXPECT_EQ((*results)[0].getAsDouble(0), 2);
 }
 
-TEST_F(ReplicasTest, ADeadlockTimesOutNamingTheChannel) {
+TEST_P(ReplicasTest, ADeadlockTimesOutNamingTheChannel) {
   std::vector<std::string> errors;
   ScopedDiagnosticHandler collect(&ctx, [&](Diagnostic &d) {
     errors.push_back(d.str());
@@ -149,11 +189,19 @@ TEST_F(ReplicasTest, ADeadlockTimesOutNamingTheChannel) {
       node.setAttrsAttr(attrs.getDictionary(node.getContext()));
     }
   });
-  Interpreter interpreter(*module);
+  std::unique_ptr<Interpreter> owner = makeInterpreter();
+  Interpreter &interpreter = *owner;
   interpreter.setChannelTimeout(0.2);
   ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
+  auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(failed(interpreter.run({{"x0", scalar(2)}, {"x1", scalar(3)}},
                                      {"out:0"}, {})));
+  // Within the timeout, with room for a loaded machine: not a hang.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                          start)
+                .count(),
+            5.0);
+  expectOrchestration(interpreter);
   // Whichever side waits first times out: the host on 'elsewhere', or the
   // device on its answer.
   ASSERT_GE(errors.size(), 2u);
@@ -167,5 +215,90 @@ TEST_F(ReplicasTest, ADeadlockTimesOutNamingTheChannel) {
   EXPECT_NE(errors.back().find(" of cluster 'c' failed"), std::string::npos)
       << errors.back();
 }
+
+/// The step's host program: the replicate region in the graph's sequence;
+/// in each replica, the device cluster and a lane for the host nodes that
+/// wait on it (started before the cluster, joined after); one compiled
+/// function per sequence.
+TEST_P(ReplicasTest, TheStepsHostProgram) {
+  if (GetParam() == Orchestration::Executor)
+    GTEST_SKIP() << "no host program";
+  std::unique_ptr<Interpreter> owner = makeInterpreter();
+  Interpreter &interpreter = *owner;
+  ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
+  ASSERT_TRUE(succeeded(interpreter.run(
+      {{"x0", scalar(2)}, {"x1", scalar(3)}}, {"out:0", "out:1"}, {})));
+  std::string reason;
+  const HostProgram *program = interpreter.getLastHostProgram(reason);
+  ASSERT_TRUE(program);
+  EXPECT_TRUE(program->threadedLanes);
+  ASSERT_EQ(program->feedSlots.size(), 2u);
+  // The graph: the variable's handle, then the replicate region; its
+  // results are the fetches.
+  SCOPED_TRACE(program->describe());
+  const HostSequence &graph = program->sequences[program->scopes[0].main];
+  ASSERT_EQ(graph.steps.size(), 2u);
+  EXPECT_EQ(cast<graph::NodeOp>(graph.steps[0].unit).getName(), "v");
+  EXPECT_EQ(graph.steps[1].kind, HostStep::Kind::Replicate);
+  EXPECT_EQ(program->scopes[0].results.size(), 2u);
+  // A replica: the lane, the cluster, the join.
+  const HostScope &replica = program->scopes[graph.steps[1].target];
+  // Each replica reads its own input, x0 or x1.
+  bool perReplicaImport = llvm::any_of(
+      replica.imports,
+      [](const HostScope::Import &i) { return i.outer.size() == 2; });
+  EXPECT_TRUE(perReplicaImport);
+  std::vector<HostStep::Kind> kinds;
+  int32_t lane = -1;
+  for (const HostStep &step : program->sequences[replica.main].steps) {
+    kinds.push_back(step.kind);
+    if (step.kind == HostStep::Kind::StartLane)
+      lane = step.target;
+  }
+  EXPECT_EQ(kinds.back(), HostStep::Kind::JoinLanes);
+  auto position = [&](HostStep::Kind kind) {
+    return std::find(kinds.begin(), kinds.end(), kind) - kinds.begin();
+  };
+  EXPECT_LT(position(HostStep::Kind::StartLane),
+            position(HostStep::Kind::Cluster));
+  ASSERT_GE(lane, 0);
+  std::vector<std::string> laneNodes;
+  for (const HostStep &step : program->sequences[lane].steps)
+    laneNodes.push_back(
+        cast<graph::NodeOp>(step.unit).getName().str());
+  // The receive first, then the host nodes, then the send back.
+  ASSERT_FALSE(laneNodes.empty());
+  EXPECT_NE(laneNodes.front().find("recv"), std::string::npos)
+      << laneNodes.front();
+  EXPECT_TRUE(llvm::is_contained(laneNodes, "fmt"));
+  EXPECT_TRUE(llvm::is_contained(laneNodes, "print"));
+
+  // The LLVM code: a function per sequence, a call per step.
+  OwningOpRef<ModuleOp> code = runtime::buildHostProgramModule(*program, &ctx);
+  for (auto [i, sequence] : llvm::enumerate(program->sequences)) {
+    auto func = code->lookupSymbol<LLVM::LLVMFuncOp>(
+        runtime::getHostSequenceName(i));
+    ASSERT_TRUE(func);
+    size_t calls = 0;
+    func.walk([&](LLVM::CallOp) { ++calls; });
+    EXPECT_EQ(calls, sequence.steps.size());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Orchestrations, ReplicasTest,
+    ::testing::Values(Orchestration::Executor, Orchestration::Stepped,
+                      Orchestration::Compiled),
+    [](const ::testing::TestParamInfo<Orchestration> &info) {
+      switch (info.param) {
+      case Orchestration::Executor:
+        return "Executor";
+      case Orchestration::Stepped:
+        return "Stepped";
+      case Orchestration::Compiled:
+        return "Compiled";
+      }
+      return "";
+    });
 
 } // namespace

@@ -326,6 +326,14 @@ int main(int argc, char **argv) {
                  << threads << "\n";
     return 1;
   }
+  if (backend != Backend::CPU &&
+      (hostProgramMode.getNumOccurrences() || dumpHostProgram)) {
+    llvm::errs() << "graph-run: --"
+                 << (dumpHostProgram ? "dump-host-program" : "host-program")
+                 << " needs --backend=cpu (the interpreter backend runs every "
+                    "graph on its dataflow executor)\n";
+    return 1;
+  }
   cleave::cpu::setKernelThreads(threads);
   DialectRegistry registry;
   cleave::registerAllDialects(registry);
@@ -528,7 +536,7 @@ int main(int argc, char **argv) {
   // Says how a kind of run runs: its host program, or why the dataflow
   // executor runs it.
   auto describeRun = [&](Interpreter &interpreter, StringRef kind) {
-    if (!dumpHostProgram || backend != Backend::CPU)
+    if (!dumpHostProgram)
       return;
     std::string reason;
     const interp::HostProgram *program =
