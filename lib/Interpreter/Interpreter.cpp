@@ -1038,6 +1038,7 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   // One kernel at a time; replicas and host transfers wait on channels.
   executionLock->acquire();
   rendezvous->reset(channelTimeout);
+  rendezvous->setSpinWaits(program && program->program);
   // A failed replicated step leaves the variables of the last good one.
   std::optional<llvm::StringMap<Tensor>> saved;
   if (replicated)

@@ -3,6 +3,11 @@
 #include "Rendezvous.h"
 
 #include <chrono>
+#include <thread>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 using namespace cleave::interp;
 
@@ -74,6 +79,31 @@ ReplicaScope::~ReplicaScope() {
 // Rendezvous
 //===----------------------------------------------------------------------===//
 
+void Rendezvous::notifyChanged() {
+  changes.fetch_add(1, std::memory_order_release);
+  changed.notify_all();
+}
+
+void Rendezvous::spinUntilChanged() {
+  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (!spinWaits || replicasRunning <= 1 ||
+      unsigned(replicasRunning) > cores)
+    return;
+  // About the cost of a futex sleep and wakeup, a few times over.
+  constexpr auto kSpin = std::chrono::microseconds(50);
+  uint64_t seen = changes.load(std::memory_order_acquire);
+  auto end = std::chrono::steady_clock::now() + kSpin;
+  while (changes.load(std::memory_order_acquire) == seen) {
+    for (int i = 0; i < 64; ++i) {
+#if defined(__x86_64__)
+      _mm_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() > end)
+      return;
+  }
+}
+
 void Rendezvous::reset(double timeoutSeconds) {
   std::lock_guard<std::mutex> guard(mutex);
   timeout = timeoutSeconds;
@@ -89,7 +119,7 @@ void Rendezvous::send(llvm::StringRef key, int64_t replica,
   std::lock_guard<std::mutex> guard(mutex);
   (persistent ? queues : channels)[{key.str(), replica}].push_back(
       std::move(values));
-  changed.notify_all();
+  notifyChanged();
 }
 
 void Rendezvous::takeQueuesFrom(Rendezvous &other) {
@@ -102,7 +132,7 @@ void Rendezvous::takeQueuesFrom(Rendezvous &other) {
       mine.push_back(std::move(message));
   }
   other.queues.clear();
-  changed.notify_all();
+  notifyChanged();
 }
 
 static std::string describeTimeout(double seconds) {
@@ -132,6 +162,7 @@ Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error,
     }
     // Wait without the execution lock, so that the sender can run.
     UnlockedScope unlocked(lock);
+    spinUntilChanged();
     std::unique_lock<std::mutex> guard(mutex);
     bool woken = changed.wait_until(guard, deadline, [&] {
       return cancelled || !source[id].empty();
@@ -161,12 +192,13 @@ std::optional<Tensor> Rendezvous::combine(
     // The last member combines, still holding the execution lock.
     r.result = reduce(r.inputs);
     r.done = true;
-    changed.notify_all();
+    notifyChanged();
   } else {
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::duration<double>(timeout);
     guard.unlock();
     UnlockedScope unlocked(lock);
+    spinUntilChanged();
     std::unique_lock<std::mutex> waiting(mutex);
     bool woken = changed.wait_until(waiting, deadline, [&] {
       return cancelled || rounds[roundKey][round].done;
@@ -194,7 +226,7 @@ void Rendezvous::cancel() {
   if (!cancelled)
     canceller = getCurrentReplica();
   cancelled = true;
-  changed.notify_all();
+  notifyChanged();
 }
 
 int64_t Rendezvous::getCanceller() {

@@ -114,6 +114,13 @@ public:
           const std::function<Tensor(std::vector<Tensor> &)> &reduce,
           std::string &error);
 
+  /// Whether waiters spin briefly before they block (see
+  /// spinUntilChanged). Host programs turn it on: each of their replicas
+  /// runs on one thread. The executor runs more threads than replicas
+  /// (clusters and host waits have their own), so spinning would take
+  /// their cores.
+  void setSpinWaits(bool spin) { spinWaits = spin; }
+
   /// How many replicas run side by side (0 outside replicate regions),
   /// counted as the regions start and end.
   void addReplicasRunning(int delta) { replicasRunning += delta; }
@@ -134,9 +141,19 @@ private:
     Tensor result;
   };
 
+  /// Before blocking, a waiter spins briefly while every replica has a
+  /// core of its own: the other side is then running and usually arrives
+  /// within microseconds, and a futex sleep and wakeup would cost more.
+  void spinUntilChanged();
+  /// Marks a change waiters look for (under `mutex`), and wakes them.
+  void notifyChanged();
+
   ExecutionLock &lock;
   std::mutex mutex;
   std::condition_variable changed;
+  /// Counts the changes, for spinning waiters (which read it unlocked).
+  std::atomic<uint64_t> changes{0};
+  std::atomic<bool> spinWaits{false};
   double timeout = 300;
   bool cancelled = false;
   int64_t canceller = -1;
