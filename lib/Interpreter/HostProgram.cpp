@@ -628,8 +628,17 @@ extern "C" int32_t cleave::interp::cleave_host_run_replicas(
   for (int64_t r = 1; r < n; ++r)
     others.push_back(ThreadCache::get().run([&, r] { runReplica(r); }));
   runReplica(0);
-  for (std::future<void> &replica : others)
+  for (std::future<void> &replica : others) {
+    // The replicas meet in their collectives, so they end close together.
+    if (rendezvous.shouldSpin())
+      spinWhile(
+          [&] {
+            return replica.wait_for(std::chrono::seconds(0)) !=
+                   std::future_status::ready;
+          },
+          std::chrono::microseconds(50));
     replica.wait();
+  }
   rendezvous.addReplicasRunning(-n);
   if (llvm::is_contained(ok, 0)) {
     lock.acquire();

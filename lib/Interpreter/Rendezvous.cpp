@@ -15,21 +15,48 @@ using namespace cleave::interp;
 // ExecutionLock
 //===----------------------------------------------------------------------===//
 
+bool cleave::interp::spinWhile(llvm::function_ref<bool()> busy,
+                               std::chrono::microseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (busy()) {
+    for (int i = 0; i < 64; ++i) {
+#if defined(__x86_64__)
+      _mm_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() > end)
+      return false;
+  }
+  return true;
+}
+
+void ExecutionLock::waitUntilFree(std::unique_lock<std::mutex> &guard) {
+  if (depth > 0 && spinning) {
+    guard.unlock();
+    spinWhile([&] { return held.load(std::memory_order_acquire); },
+              std::chrono::microseconds(20));
+    guard.lock();
+  }
+  available.wait(guard, [&] { return depth == 0; });
+}
+
 void ExecutionLock::acquire() {
   std::unique_lock<std::mutex> guard(mutex);
   if (depth > 0 && owner == std::this_thread::get_id()) {
     ++depth;
     return;
   }
-  available.wait(guard, [&] { return depth == 0; });
+  waitUntilFree(guard);
   owner = std::this_thread::get_id();
   depth = 1;
+  held = true;
 }
 
 void ExecutionLock::release() {
   std::lock_guard<std::mutex> guard(mutex);
   if (--depth == 0) {
     owner = {};
+    held = false;
     available.notify_one();
   }
 }
@@ -38,20 +65,22 @@ unsigned ExecutionLock::releaseAll() {
   std::lock_guard<std::mutex> guard(mutex);
   if (depth == 0 || owner != std::this_thread::get_id())
     return 0;
-  unsigned held = depth;
+  unsigned depthHeld = depth;
   depth = 0;
   owner = {};
+  held = false;
   available.notify_one();
-  return held;
+  return depthHeld;
 }
 
-void ExecutionLock::reacquire(unsigned held) {
-  if (held == 0)
+void ExecutionLock::reacquire(unsigned depthHeld) {
+  if (depthHeld == 0)
     return;
   std::unique_lock<std::mutex> guard(mutex);
-  available.wait(guard, [&] { return depth == 0; });
+  waitUntilFree(guard);
   owner = std::this_thread::get_id();
-  depth = held;
+  depth = depthHeld;
+  held = true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -84,24 +113,20 @@ void Rendezvous::notifyChanged() {
   changed.notify_all();
 }
 
+bool Rendezvous::shouldSpin() const {
+  static const unsigned cores =
+      std::max(1u, std::thread::hardware_concurrency());
+  return spinWaits && replicasRunning > 1 &&
+         unsigned(replicasRunning) <= cores;
+}
+
 void Rendezvous::spinUntilChanged() {
-  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  if (!spinWaits || replicasRunning <= 1 ||
-      unsigned(replicasRunning) > cores)
+  if (!shouldSpin())
     return;
   // About the cost of a futex sleep and wakeup, a few times over.
-  constexpr auto kSpin = std::chrono::microseconds(50);
   uint64_t seen = changes.load(std::memory_order_acquire);
-  auto end = std::chrono::steady_clock::now() + kSpin;
-  while (changes.load(std::memory_order_acquire) == seen) {
-    for (int i = 0; i < 64; ++i) {
-#if defined(__x86_64__)
-      _mm_pause();
-#endif
-    }
-    if (std::chrono::steady_clock::now() > end)
-      return;
-  }
+  spinWhile([&] { return changes.load(std::memory_order_acquire) == seen; },
+            std::chrono::microseconds(50));
 }
 
 void Rendezvous::reset(double timeoutSeconds) {

@@ -17,9 +17,11 @@
 
 #include "cleave/Interpreter/Tensor.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -32,6 +34,13 @@
 
 namespace cleave::interp {
 
+/// Spins (pausing) while `busy` holds, at most `limit`; returns whether it
+/// stopped holding. Worth it only while every thread has a core of its
+/// own: the other side is then running and usually done within
+/// microseconds, sooner than a futex sleep and wakeup.
+bool spinWhile(llvm::function_ref<bool()> busy,
+               std::chrono::microseconds limit);
+
 /// One lock for all kernel execution, held recursively by the thread that
 /// runs kernels (function calls nest) and released in full while it waits.
 class ExecutionLock {
@@ -42,11 +51,21 @@ public:
   unsigned releaseAll();
   void reacquire(unsigned depth);
 
+  /// Whether a thread that finds the lock held spins briefly before it
+  /// blocks (as Rendezvous::setSpinWaits says for waits).
+  void setSpinning(bool spin) { spinning = spin; }
+
 private:
+  /// Waits (holding `guard`) until no thread holds the lock.
+  void waitUntilFree(std::unique_lock<std::mutex> &guard);
+
   std::mutex mutex;
   std::condition_variable available;
   std::thread::id owner;
   unsigned depth = 0;
+  /// depth > 0, for spinning threads (which read it unlocked).
+  std::atomic<bool> held{false};
+  std::atomic<bool> spinning{false};
 };
 
 /// Releases the lock for the lifetime of the object.
@@ -119,7 +138,14 @@ public:
   /// runs on one thread. The executor runs more threads than replicas
   /// (clusters and host waits have their own), so spinning would take
   /// their cores.
-  void setSpinWaits(bool spin) { spinWaits = spin; }
+  void setSpinWaits(bool spin) {
+    spinWaits = spin;
+    lock.setSpinning(spin);
+  }
+
+  /// Whether a waiter should spin before it blocks now: spinning is on
+  /// and every running replica has a core.
+  bool shouldSpin() const;
 
   /// How many replicas run side by side (0 outside replicate regions),
   /// counted as the regions start and end.
