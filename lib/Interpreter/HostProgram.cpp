@@ -498,29 +498,10 @@ int32_t runSequence(ProgramRun &run, int32_t sequence, Frame &frame) {
   if (run.compiled)
     return run.compiled->runSequence(sequence, &run, &frame);
   const HostSequence &steps = run.program.sequences[sequence];
-  for (auto [i, step] : llvm::enumerate(steps.steps)) {
-    int32_t index = i;
-    int32_t failed = 0;
-    switch (step.kind) {
-    case HostStep::Kind::Node:
-      failed = cleave_host_run_node(&run, &frame, sequence, index);
-      break;
-    case HostStep::Kind::Cluster:
-      failed = cleave_host_run_cluster(&run, &frame, sequence, index);
-      break;
-    case HostStep::Kind::Replicate:
-      failed = cleave_host_run_replicas(&run, &frame, sequence, index);
-      break;
-    case HostStep::Kind::StartLane:
-      failed = cleave_host_start_lane(&run, &frame, sequence, index);
-      break;
-    case HostStep::Kind::JoinLanes:
-      failed = cleave_host_join_lanes(&run, &frame, sequence, index);
-      break;
-    }
-    if (failed)
+  for (auto [i, step] : llvm::enumerate(steps.steps))
+    if (int32_t failed = getHostEntryPoint(step.kind)
+                             .function(&run, &frame, sequence, i))
       return failed;
-  }
   return 0;
 }
 
@@ -684,6 +665,18 @@ extern "C" int32_t cleave::interp::cleave_host_join_lanes(void *, void *framePtr
     lane.wait();
   frame.lanes.clear();
   return frame.laneFailed ? 1 : 0;
+}
+
+const HostEntryPoint &cleave::interp::getHostEntryPoint(HostStep::Kind kind) {
+  static const HostEntryPoint entryPoints[] = {
+      {"cleave_host_run_node", &cleave_host_run_node},
+      {"cleave_host_run_cluster", &cleave_host_run_cluster},
+      {"cleave_host_run_replicas", &cleave_host_run_replicas},
+      {"cleave_host_start_lane", &cleave_host_start_lane},
+      {"cleave_host_join_lanes", &cleave_host_join_lanes},
+  };
+  static_assert(std::size(entryPoints) == std::size(kHostStepKinds));
+  return entryPoints[static_cast<size_t>(kind)];
 }
 
 FailureOr<std::vector<Tensor>> cleave::interp::runHostProgram(

@@ -26,36 +26,6 @@ using namespace cleave::interp;
 using namespace cleave::runtime;
 
 namespace {
-/// The runtime entry point of a step kind.
-const char *entryPointOf(HostStep::Kind kind) {
-  switch (kind) {
-  case HostStep::Kind::Node:
-    return "cleave_host_run_node";
-  case HostStep::Kind::Cluster:
-    return "cleave_host_run_cluster";
-  case HostStep::Kind::Replicate:
-    return "cleave_host_run_replicas";
-  case HostStep::Kind::StartLane:
-    return "cleave_host_start_lane";
-  case HostStep::Kind::JoinLanes:
-    return "cleave_host_join_lanes";
-  }
-  llvm_unreachable("unknown step kind");
-}
-
-/// The entry points, for the JIT's symbol table.
-const cpu::KernelSymbol kEntryPoints[] = {
-    {"cleave_host_run_node", reinterpret_cast<void *>(&cleave_host_run_node)},
-    {"cleave_host_run_cluster",
-     reinterpret_cast<void *>(&cleave_host_run_cluster)},
-    {"cleave_host_run_replicas",
-     reinterpret_cast<void *>(&cleave_host_run_replicas)},
-    {"cleave_host_start_lane",
-     reinterpret_cast<void *>(&cleave_host_start_lane)},
-    {"cleave_host_join_lanes",
-     reinterpret_cast<void *>(&cleave_host_join_lanes)},
-};
-
 using SequenceFunction = int32_t (*)(void *run, void *frame);
 
 class JITHostProgram : public CompiledHostProgram {
@@ -85,10 +55,10 @@ cleave::runtime::buildHostProgramModule(const HostProgram &program,
 
   // Every entry point has the signature (run, frame, sequence, step) -> i32.
   auto entryType = LLVM::LLVMFunctionType::get(i32, {ptr, ptr, i32, i32});
-  llvm::StringMap<LLVM::LLVMFuncOp> entries;
-  for (const cpu::KernelSymbol &symbol : kEntryPoints)
-    entries[symbol.name] =
-        builder.create<LLVM::LLVMFuncOp>(loc, symbol.name, entryType);
+  llvm::SmallVector<LLVM::LLVMFuncOp> entries;
+  for (HostStep::Kind kind : kHostStepKinds)
+    entries.push_back(builder.create<LLVM::LLVMFuncOp>(
+        loc, getHostEntryPoint(kind).name, entryType));
 
   auto sequenceType = LLVM::LLVMFunctionType::get(i32, {ptr, ptr});
   for (auto [index, sequence] : llvm::enumerate(program.sequences)) {
@@ -120,7 +90,7 @@ cleave::runtime::buildHostProgramModule(const HostProgram &program,
     for (auto [stepIndex, step] : llvm::enumerate(sequence.steps)) {
       Value status =
           builder
-              .create<LLVM::CallOp>(loc, entries[entryPointOf(step.kind)],
+              .create<LLVM::CallOp>(loc, entries[size_t(step.kind)],
                                     ValueRange{run, frame, sequenceIndex,
                                                constant(stepIndex)})
               .getResult();
@@ -143,7 +113,14 @@ LLVMHostProgramCompiler::compile(const HostProgram &program,
                                  std::string &error) {
   OwningOpRef<ModuleOp> module = buildHostProgramModule(program, context);
   auto compiled = std::make_unique<JITHostProgram>();
-  compiled->jit = cpu::JITModule::create(*module, error, kEntryPoints);
+  // The compiled calls resolve to this process's entry points.
+  llvm::SmallVector<cpu::KernelSymbol> symbols;
+  for (HostStep::Kind kind : kHostStepKinds) {
+    const HostEntryPoint &entry = getHostEntryPoint(kind);
+    symbols.push_back(
+        {entry.name, reinterpret_cast<void *>(entry.function)});
+  }
+  compiled->jit = cpu::JITModule::create(*module, error, symbols);
   if (!compiled->jit)
     return nullptr;
   for (size_t i = 0; i < program.sequences.size(); ++i) {

@@ -130,6 +130,17 @@ int32_t cleave_host_join_lanes(void *run, void *frame, int32_t sequence,
                                int32_t step);
 }
 
+/// The entry point that runs steps of `kind`, and its symbol name.
+struct HostEntryPoint {
+  const char *name;
+  int32_t (*function)(void *run, void *frame, int32_t sequence, int32_t step);
+};
+const HostEntryPoint &getHostEntryPoint(HostStep::Kind kind);
+/// Every step kind, in the order of HostStep::Kind.
+constexpr HostStep::Kind kHostStepKinds[] = {
+    HostStep::Kind::Node, HostStep::Kind::Cluster, HostStep::Kind::Replicate,
+    HostStep::Kind::StartLane, HostStep::Kind::JoinLanes};
+
 } // namespace cleave::interp
 
 #endif // CLEAVE_INTERPRETER_HOSTPROGRAM_H
