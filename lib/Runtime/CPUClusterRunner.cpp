@@ -33,6 +33,11 @@ struct CPUClusterRunner::Executable {
 };
 
 namespace {
+CLEAVE_CALLS_JIT_CODE
+void callCompiled(cpu::JITModule::PackedFunction entry, void **args) {
+  entry(args);
+}
+
 /// Compiled collectives of one call, met on the interpreter's rendezvous
 /// as the interpreter's kernels meet there: the replicas of a replicated
 /// computation sum alike whether each is compiled or interpreted.
@@ -351,7 +356,7 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
                                     replicate ? replicate.getN() : 1);
   interpreter.runUnlocked([&] {
     cpu::CollectivesScope scope(&collectives);
-    (*executable)->entry(packed.data());
+    callCompiled((*executable)->entry, packed.data());
   });
   if (lowered.statusResult) {
     int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];

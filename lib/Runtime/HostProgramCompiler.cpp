@@ -33,6 +33,7 @@ public:
   std::unique_ptr<cpu::JITModule> jit;
   std::vector<SequenceFunction> sequences;
 
+  CLEAVE_CALLS_JIT_CODE
   int32_t runSequence(int32_t sequence, void *run, void *frame) override {
     return sequences[sequence](run, frame);
   }

@@ -26,6 +26,15 @@ class ExecutionEngine;
 class OpPassManager;
 } // namespace mlir
 
+/// Marks a function that calls JIT-compiled code through a pointer. UBSan's
+/// function-type check reads a signature just before the callee's entry,
+/// which JIT code lacks; where the code starts a page, that read faults.
+#if defined(__clang__)
+#define CLEAVE_CALLS_JIT_CODE __attribute__((no_sanitize("function")))
+#else
+#define CLEAVE_CALLS_JIT_CODE
+#endif
+
 namespace cleave::cpu {
 
 struct KernelSymbol;
