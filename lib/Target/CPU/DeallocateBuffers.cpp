@@ -11,8 +11,11 @@
 #include "cleave/Conversion/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/InliningUtils.h"
 
 namespace cleave {
 #define GEN_PASS_DEF_DEALLOCATEBUFFERSPASS
@@ -87,6 +90,43 @@ Operation *lastUse(memref::AllocOp alloc, Block &entry) {
 
 struct DeallocateBuffersPass
     : cleave::impl::DeallocateBuffersPassBase<DeallocateBuffersPass> {
+  /// Upstream's ownership-based deallocation. Where it frees one of
+  /// several buffers, it calls a helper it adds to the module
+  /// (`dealloc_helper`), whose dynamically shaped arguments the CPU
+  /// target's bare-pointer calling convention cannot pass: the helpers are
+  /// inlined.
+  LogicalResult deallocateByOwnership(ModuleOp module) {
+    llvm::DenseSet<StringAttr> existing;
+    for (auto func : module.getOps<func::FuncOp>())
+      existing.insert(func.getSymNameAttr());
+    OpPassManager ownership("builtin.module");
+    bufferization::BufferDeallocationPipelineOptions options;
+    bufferization::buildBufferDeallocationPipeline(ownership, options);
+    if (failed(runPipeline(ownership, module)))
+      return failure();
+    SmallVector<func::FuncOp> helpers;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!existing.count(func.getSymNameAttr()))
+        helpers.push_back(func);
+    if (helpers.empty())
+      return success();
+    InlinerInterface inliner(module.getContext());
+    for (func::FuncOp helper : helpers) {
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(helper, module);
+      for (SymbolTable::SymbolUse use : uses ? *uses
+                                             : SymbolTable::UseRange({})) {
+        auto call = dyn_cast<func::CallOp>(use.getUser());
+        if (!call || failed(inlineCall(inliner, call, helper,
+                                       &helper.getBody())))
+          return helper.emitError("cannot inline the deallocation helper");
+        call.erase();
+      }
+      helper.erase();
+    }
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Where each allocation is freed, for every function, or nothing.
@@ -113,10 +153,7 @@ struct DeallocateBuffersPass
       return straightLine ? WalkResult::advance() : WalkResult::interrupt();
     });
     if (!straightLine) {
-      OpPassManager ownership("builtin.module");
-      bufferization::BufferDeallocationPipelineOptions options;
-      bufferization::buildBufferDeallocationPipeline(ownership, options);
-      if (failed(runPipeline(ownership, module)))
+      if (failed(deallocateByOwnership(module)))
         signalPassFailure();
       return;
     }

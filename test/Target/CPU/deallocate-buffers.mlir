@@ -98,3 +98,30 @@ func.func @address_taken() {
   linalg.fill ins(%one : f32) outs(%b : memref<4xf32>)
   return
 }
+
+// -----
+
+// A loop that carries two buffers and replaces one each iteration: after
+// the loop the ownership-based deallocation frees either of two buffers,
+// through a helper function it generates. The helper's arguments are
+// dynamically shaped, which the CPU target's bare-pointer calling
+// convention cannot pass, so it is inlined and removed.
+// CHECK-LABEL: func.func @loop_carries_two_buffers
+// CHECK: scf.for
+// CHECK: memref.alloc() : memref<4xf32>
+// CHECK: memref.dealloc
+// CHECK-NOT: call
+// CHECK: return
+// CHECK-NOT: func.func
+func.func @loop_carries_two_buffers(%a: memref<4xf32>, %b: memref<4xf32>, %n: index, %out0: memref<4xf32>, %out1: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a, %y = %b) -> (memref<4xf32>, memref<4xf32>) {
+    %new = memref.alloc() : memref<4xf32>
+    linalg.add ins(%x, %y : memref<4xf32>, memref<4xf32>) outs(%new : memref<4xf32>)
+    scf.yield %new, %x : memref<4xf32>, memref<4xf32>
+  }
+  memref.copy %r#0, %out0 : memref<4xf32> to memref<4xf32>
+  memref.copy %r#1, %out1 : memref<4xf32> to memref<4xf32>
+  return
+}
