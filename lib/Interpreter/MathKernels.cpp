@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <type_traits>
 
 using namespace mlir;
 using namespace cleave::interp;
@@ -78,16 +79,48 @@ enum class Binary {
 
 bool isComparison(Binary op) { return op >= Binary::Less; }
 
+/// x + y, x - y and x * y as TensorFlow's integer kernels compute them in
+/// practice: wrapping around (two's complement). Signed overflow is
+/// undefined in C++, so integers go through their unsigned type.
+template <typename T> constexpr bool kWraps =
+    std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T> T wrappingAdd(T x, T y) {
+  if constexpr (kWraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(U(x) + U(y)));
+  } else {
+    return x + y;
+  }
+}
+template <typename T> T wrappingSub(T x, T y) {
+  if constexpr (kWraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(U(x) - U(y)));
+  } else {
+    return x - y;
+  }
+}
+template <typename T> T wrappingMul(T x, T y) {
+  if constexpr (kWraps<T>) {
+    // uint16_t operands promote to int, whose product can overflow: the
+    // product is taken in at least unsigned int.
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+    return T(std::make_unsigned_t<T>(U(x) * U(y)));
+  } else {
+    return x * y;
+  }
+}
+
 template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
   switch (op) {
   case Binary::Add:
-    r = x + y;
+    r = wrappingAdd(x, y);
     return true;
   case Binary::Sub:
-    r = x - y;
+    r = wrappingSub(x, y);
     return true;
   case Binary::Mul:
-    r = x * y;
+    r = wrappingMul(x, y);
     return true;
   case Binary::Div:
   case Binary::RealDiv:
@@ -154,7 +187,7 @@ template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
     }
     return true;
   case Binary::SquaredDifference:
-    r = (x - y) * (x - y);
+    r = wrappingMul(wrappingSub(x, y), wrappingSub(x, y));
     return true;
   case Binary::Less:
     b = x < y;
@@ -489,7 +522,8 @@ template <bool isProduct> LogicalResult scan(KernelContext &ctx) {
               int64_t at = (i * size + k) * inner + j;
               if (exclusive)
                 o[at] = acc;
-              acc = isProduct ? T(acc * x[at]) : T(acc + x[at]);
+              acc = isProduct ? wrappingMul(acc, x[at])
+                              : wrappingAdd(acc, x[at]);
               if (!exclusive)
                 o[at] = acc;
             }
