@@ -137,9 +137,10 @@ LoweringRequest requestForFunction(mlir::Operation *function,
 /// Whether op type `opType` lowers to the CPU target.
 bool hasCPULowering(llvm::StringRef opType);
 /// Whether compiled code knows the shape of every value host transfer
-/// `node` receives (a static result type, or XlaRecvFromHost's `shape`):
-/// the host computes them, and compiled code allocates them beforehand.
-/// True for other nodes.
+/// `node` receives (a static result type, XlaRecvFromHost's `shape`, or a
+/// `host_mlir_module` to infer them from for the shapes sent): the host
+/// computes them, and compiled code allocates them beforehand. True for
+/// other nodes.
 bool knowsReceivedShapes(mlir::Operation *node);
 /// Why a node is not compiled when knowsReceivedShapes is false.
 inline constexpr llvm::StringLiteral kUnknownReceivedShapes =

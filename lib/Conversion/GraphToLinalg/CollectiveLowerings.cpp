@@ -14,10 +14,13 @@
 
 #include "Lowering.h"
 
+#include "cleave/Dialect/Graph/Transforms/ShapeRefinement.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
 
 using namespace mlir;
 using namespace cleave;
@@ -32,8 +35,7 @@ constexpr llvm::StringLiteral kHostTransfer = "cleave_cpu_host_transfer";
 /// use.
 func::FuncOp declareRuntimeFunction(NodeLowering &ctx, StringRef name,
                                     TypeRange arguments) {
-  auto module =
-      ctx.b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  ModuleOp module = ctx.getTargetModule();
   if (auto callee = module.lookupSymbol<func::FuncOp>(name))
     return callee;
   OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
@@ -132,17 +134,56 @@ LogicalResult crossReplicaSum(NodeLowering &ctx) {
   return success();
 }
 
+/// The types `host_func` of a host compute's `host_mlir_module` returns
+/// for the shapes this compilation sends; nullopt without a module, or
+/// when it does not parse (a TensorFlow-written one holds the tf dialect)
+/// or infer.
+std::optional<SmallVector<Type>> inferFromHostModule(NodeLowering &ctx) {
+  std::optional<std::string> text = ctx.getString("host_mlir_module");
+  if (!text || text->empty())
+    return std::nullopt;
+  MLIRContext *context = ctx.node.getContext();
+  ScopedDiagnosticHandler quiet(context,
+                                [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(*text, context);
+  auto hostFunc =
+      module ? module->lookupSymbol<graph::FuncOp>("host_func") : nullptr;
+  if (!hostFunc)
+    return std::nullopt;
+  SmallVector<Type> argTypes;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    argTypes.push_back(ctx.tensorType(ctx.shape(i), ctx.dtype(i)));
+  // The host function's arguments keep the graph's element types.
+  for (auto [type, declared] :
+       llvm::zip(argTypes, hostFunc.getArgumentTypes()))
+    if (auto tensor = dyn_cast<TensorType>(declared))
+      type = RankedTensorType::get(cast<RankedTensorType>(type).getShape(),
+                                   tensor.getElementType());
+  return graph::inferFunctionResultTypes(hostFunc, argTypes);
+}
+
 /// The shape result `i` of a host transfer has: its shape function's
-/// (XlaRecvFromHost's `shape`), else a static result type. The host
+/// (XlaRecvFromHost's `shape`), else a static result type, else what the
+/// host compute's `host_mlir_module` infers for the shapes sent. The host
 /// computes the value, so nothing else tells the device its shape.
-std::optional<std::vector<int64_t>> transferResultShape(NodeLowering &ctx,
-                                                        unsigned i) {
+std::optional<std::vector<int64_t>>
+transferResultShape(NodeLowering &ctx, unsigned i,
+                    std::optional<SmallVector<Type>> &fromHostModule) {
   if (auto shape = ctx.outputShape(i))
     return shape;
-  auto type = dyn_cast<RankedTensorType>(ctx.node.getOutputs()[i].getType());
-  if (!type || !type.hasStaticShape())
+  Type type = ctx.node.getOutputs()[i].getType();
+  if (!(isa<RankedTensorType>(type) &&
+        cast<RankedTensorType>(type).hasStaticShape())) {
+    if (!fromHostModule)
+      fromHostModule = inferFromHostModule(ctx);
+    if (fromHostModule && i < fromHostModule->size())
+      type = (*fromHostModule)[i];
+  }
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || !ranked.hasStaticShape())
     return std::nullopt;
-  return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
+  return std::vector<int64_t>(ranked.getShape().begin(),
+                              ranked.getShape().end());
 }
 
 /// _XlaHostComputeMlir, XlaSendToHost, XlaRecvFromHost: the replica's
@@ -172,8 +213,10 @@ LogicalResult hostTransfer(NodeLowering &ctx) {
              ctx.shape(i));
   SmallVector<Value> results;
   SmallVector<std::pair<RankedTensorType, int32_t>> resultTypes;
+  std::optional<SmallVector<Type>> fromHostModule;
   for (unsigned i = 0, e = ctx.node.getOutputs().size(); i < e; ++i) {
-    std::optional<std::vector<int64_t>> shape = transferResultShape(ctx, i);
+    std::optional<std::vector<int64_t>> shape =
+        transferResultShape(ctx, i, fromHostModule);
     if (!shape)
       return ctx.error() << "the shape of result " << i
                          << " (what the host sends back) is not known at "

@@ -64,6 +64,11 @@ bool cleave::conversion::knowsReceivedShapes(Operation *operation) {
   }
   if (op != "_XlaHostComputeMlir")
     return true;
+  // The host module tells them for the shapes sent (hostTransfer infers
+  // them when it compiles, and fails where it cannot).
+  auto module = dyn_cast_or_null<StringAttr>(node.getTFAttr("host_mlir_module"));
+  if (module && !module.getValue().empty())
+    return true;
   return llvm::all_of(node.getOutputs(), [](Value v) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     return type && type.hasStaticShape();
@@ -200,6 +205,9 @@ public:
   /// The tensor of `value`, creating the constant or the variable's entry
   /// argument on first use.
   FailureOr<Value> materialize(LoweredValue &value, graph::NodeOp user);
+
+  /// The module the lowered functions go to.
+  ModuleOp getTarget() const { return target; }
 
   /// Argument index of an input of the request, or -1.
   int argumentIndex(Value graphValue) const {
@@ -790,6 +798,8 @@ NodeLowering::NodeLowering(FunctionLowering &function, graph::NodeOp node,
 }
 
 InFlightDiagnostic NodeLowering::error() { return nodeError(node); }
+
+ModuleOp NodeLowering::getTargetModule() { return function.getTarget(); }
 
 namespace {
 /// A node as the shape functions see it during lowering: static input

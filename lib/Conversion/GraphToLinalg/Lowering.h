@@ -46,6 +46,11 @@ public:
   /// "Node '<name>': ..." on the node.
   mlir::InFlightDiagnostic error();
 
+  /// The module being built, for declarations of runtime functions (the
+  /// insertion point may be in a region not attached yet, such as a branch
+  /// of an scf.if being built).
+  mlir::ModuleOp getTargetModule();
+
   unsigned getNumInputs() const { return inputs.size(); }
   const LoweredValue &input(unsigned i) const { return *inputs[i]; }
   /// Input i as a tensor (constants are materialized on first use). An

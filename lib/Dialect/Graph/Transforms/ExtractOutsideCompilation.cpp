@@ -17,6 +17,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -47,6 +48,72 @@ std::string describe(Value v) {
     return (node.getName() + ":" + Twine(cast<OpResult>(v).getResultNumber()))
         .str();
   return "<argument>";
+}
+
+/// The `host_mlir_module` of a host compute whose results have shapes not
+/// known statically: a module whose `host_func` computes, from what the
+/// device sends (`args`, then the values the members read from elsewhere),
+/// what the host sends back (`rets`), with copies of the members (data
+/// edges only). Compiled device code infers its result shapes from it for
+/// the shapes it sends, as XLA does with TensorFlow's.
+std::string buildHostModule(ArrayRef<NodeOp> members, ArrayRef<Value> args,
+                            ArrayRef<Value> rets, Location loc) {
+  MLIRContext *context = loc.getContext();
+  llvm::SetVector<Operation *> memberOps;
+  for (NodeOp member : members)
+    memberOps.insert(member);
+  llvm::SetVector<Value> inputs(args.begin(), args.end());
+  for (NodeOp member : members)
+    for (Value v : member.getDataInputs())
+      if (!memberOps.contains(v.getDefiningOp()))
+        inputs.insert(v);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+  SmallVector<Type> argTypes, retTypes;
+  SmallVector<Attribute> argNames, retNames;
+  for (auto [i, v] : llvm::enumerate(inputs)) {
+    argTypes.push_back(v.getType());
+    argNames.push_back(b.getStringAttr("_host_compute_arg_" + Twine(i)));
+  }
+  for (auto [i, v] : llvm::enumerate(rets)) {
+    retTypes.push_back(v.getType());
+    retNames.push_back(b.getStringAttr("ret_" + Twine(i)));
+  }
+  auto func = b.create<FuncOp>(
+      loc, b.getStringAttr("host_func"),
+      TypeAttr::get(b.getFunctionType(argTypes, retTypes)), ArrayAttr(),
+      ArrayAttr(), b.getArrayAttr(argNames), b.getDictionaryAttr({}),
+      DictionaryAttr(), DictionaryAttr(), DictionaryAttr(), DictionaryAttr());
+  Block *body = new Block;
+  func.getBody().push_back(body);
+  IRMapping mapping;
+  for (Value v : inputs)
+    mapping.map(v, body->addArgument(v.getType(), loc));
+  b.setInsertionPointToEnd(body);
+  for (NodeOp member : members) {
+    Operation *copy = b.clone(*member, mapping);
+    setTFAttr(cast<NodeOp>(copy), kOutsideCompilationAttr, nullptr);
+    SmallVector<Value> data;
+    for (Value v : copy->getOperands())
+      if (!isa<ControlType>(v.getType()))
+        data.push_back(v);
+    copy->setOperands(data);
+  }
+  SmallVector<Value> returned;
+  for (Value v : rets)
+    returned.push_back(mapping.lookup(v));
+  b.create<ReturnOp>(loc, returned, b.getArrayAttr(retNames),
+                     b.getStrArrayAttr({}), ArrayAttr());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return text;
+}
+
+/// Whether the device knows the shape of `t` when it compiles.
+bool hasStaticShape(Type t) {
+  auto ranked = dyn_cast<RankedTensorType>(t);
+  return ranked && ranked.hasStaticShape();
 }
 
 /// The element type a device computation cannot hold, or null.
@@ -524,6 +591,12 @@ FailureOr<NodeOp> Extractor::extractGroup(
     return failure();
   for (auto [out, t] : llvm::zip(hostCompute->getOutputs(), retTypes))
     out.setType(t);
+  if (!llvm::all_of(retTypes, hasStaticShape))
+    setTFAttr(*hostCompute, "host_mlir_module",
+              db.getStringAttr(buildHostModule(
+                  group.members, argValues, SmallVector<Value>(rets.begin(),
+                                                               rets.end()),
+                  loc)));
 
   // The host side: receive, the members, send.
   if (!argsKey.empty()) {

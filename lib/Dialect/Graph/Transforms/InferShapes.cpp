@@ -6,9 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Transforms/ShapeRefinement.h"
 
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace cleave::graph {
@@ -240,6 +243,27 @@ struct GraphInferShapesPass
   }
 };
 } // namespace
+
+std::optional<SmallVector<Type>>
+cleave::graph::inferFunctionResultTypes(FuncOp func, TypeRange argTypes) {
+  if (func.getBody().empty())
+    return std::nullopt;
+  FuncOp copy = func.clone();
+  auto erase = llvm::make_scope_exit([&] { copy.erase(); });
+  unsigned next = 0;
+  for (BlockArgument arg : copy.getBody().front().getArguments())
+    if (!isa<ControlType>(arg.getType()) && next < argTypes.size())
+      arg.setType(argTypes[next++]);
+  ScopedDiagnosticHandler quiet(func.getContext(),
+                                [](Diagnostic &) { return success(); });
+  if (failed(inferBody(copy.getBody().front())))
+    return std::nullopt;
+  SmallVector<Type> results;
+  for (Value v : copy.getReturnOp().getOperands())
+    if (!isa<ControlType>(v.getType()))
+      results.push_back(v.getType());
+  return results;
+}
 
 /// A call by function name: the function's result shapes.
 static std::string callByNameShape(ops::InferenceContext &ctx) {
