@@ -133,6 +133,20 @@ std::mt19937_64 &rng() {
   return engine;
 }
 
+/// The cases by op. Each access of an op's list reseeds the random stream
+/// from the op's name and how many cases it has, so an op's inputs do not
+/// depend on the cases of other ops (a new case elsewhere changes no
+/// one else's data).
+class CaseTable : public std::map<std::string, std::vector<Case>> {
+public:
+  std::vector<Case> &operator[](const std::string &op) {
+    std::vector<Case> &cases = std::map<std::string, std::vector<Case>>::
+        operator[](op);
+    rng().seed(std::hash<std::string>()(op) * 31 + cases.size());
+    return cases;
+  }
+};
+
 double drawValue(int32_t dtype, const Domain &domain) {
   std::uniform_real_distribution<double> unit(0, 1);
   if (dtype == kBool)
@@ -312,7 +326,7 @@ Case withVariables(Case c, std::map<std::string, Tensor> variables) {
   return c;
 }
 
-void addMathCases(std::map<std::string, std::vector<Case>> &table) {
+void addMathCases(CaseTable &table) {
   // Cast: float sources stay within the target's range (the conversion is
   // undefined otherwise); integers wrap as two's complement.
   struct CastPair { int32_t from, to; Domain domain; };
@@ -444,7 +458,7 @@ void addMathCases(std::map<std::string, std::vector<Case>> &table) {
 /// StridedSlice and its gradient over a [4,5,6] input: positive and
 /// negative strides, masks (begin, end, ellipsis, new and shrunk axes),
 /// an empty slice, and an int64 spec.
-void addScanCases(std::map<std::string, std::vector<Case>> &table) {
+void addScanCases(CaseTable &table) {
   // Cumsum and Cumprod: inner and outer axes, negative axes, exclusive and
   // reverse, integers, and an empty axis.
   for (const char *op : {"Cumsum", "Cumprod"}) {
@@ -467,7 +481,7 @@ void addScanCases(std::map<std::string, std::vector<Case>> &table) {
   }
 }
 
-void addStridedSliceCases(std::map<std::string, std::vector<Case>> &table) {
+void addStridedSliceCases(CaseTable &table) {
   struct Spec {
     std::vector<double> begin, end, strides;
     std::vector<std::pair<std::string, std::string>> masks;
@@ -523,7 +537,7 @@ void addStridedSliceCases(std::map<std::string, std::vector<Case>> &table) {
   }
 }
 
-void addArrayCases(std::map<std::string, std::vector<Case>> &table) {
+void addArrayCases(CaseTable &table) {
   addStridedSliceCases(table);
   for (Tensor value : {randomTensor(kFloat, {2, 3}), scalar(kInt32, 7),
                        randomTensor(kBool, {3}), randomTensor(kInt64, {0})}) {
@@ -709,7 +723,7 @@ void addArrayCases(std::map<std::string, std::vector<Case>> &table) {
   oneHot(i32s({}), 3, kFloat, -1);
 }
 
-void addNNCases(std::map<std::string, std::vector<Case>> &table) {
+void addNNCases(CaseTable &table) {
   for (auto [shape, format, dtype] : std::vector<std::tuple<Dims, const char *, int32_t>>{
            {{2, 3}, "NHWC", kFloat}, {{2, 2, 2, 3}, "NHWC", kFloat},
            {{2, 3, 2, 2}, "NCHW", kDouble}, {{0, 3}, "NHWC", kFloat}}) {
@@ -861,7 +875,7 @@ void addNNCases(std::map<std::string, std::vector<Case>> &table) {
   }
 }
 
-void addStateCases(std::map<std::string, std::vector<Case>> &table) {
+void addStateCases(CaseTable &table) {
   Tensor v = randomTensor(kFloat, {2, 3});
   auto variable = [&](const char *op) {
     return withVariables(node(op, {}, {{"dtype", "DT_FLOAT"},
@@ -996,7 +1010,7 @@ constexpr const char *kFunctions = R"pb(
   }
 )pb";
 
-void addControlFlowCases(std::map<std::string, std::vector<Case>> &table) {
+void addControlFlowCases(CaseTable &table) {
   auto add = [&](Case c) {
     c.withFunctions = true;
     table[c.op].push_back(std::move(c));
@@ -1040,19 +1054,20 @@ constexpr const char *kRunWithAHost[] = {"XlaRecvFromHost"};
 /// test.
 const std::map<std::string, std::vector<Case>> &allCases() {
   static const auto *cases = [] {
-    auto *table = new std::map<std::string, std::vector<Case>>();
+    auto *table = new CaseTable();
     addMathCases(*table);
     addArrayCases(*table);
     addNNCases(*table);
     addStateCases(*table);
     addControlFlowCases(*table);
-    // New families last: the cases share one random stream, and the ones
-    // above keep their inputs.
     addScanCases(*table);
     for (StringRef op : conversion::getCPULoweredOps())
       if (!table->count(op.str()) && !llvm::is_contained(kRunWithAHost, op))
-        if (const ops::OpSpec *spec = ops::lookupOp(op))
-          (*table)[op.str()] = genericCases(*spec);
+        if (const ops::OpSpec *spec = ops::lookupOp(op)) {
+          // Reseeded before the cases draw their inputs.
+          std::vector<Case> &cases = (*table)[op.str()];
+          cases = genericCases(*spec);
+        }
     return table;
   }();
   return *cases;
