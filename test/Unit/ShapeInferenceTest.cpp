@@ -1,7 +1,13 @@
 //===- ShapeInferenceTest.cpp - unit tests of the shape helpers -----------===//
 
+#include "cleave/Dialect/Graph/Transforms/ShapeRefinement.h"
+#include "cleave/InitAll.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include "gtest/gtest.h"
 
@@ -48,3 +54,61 @@ TEST(ShapeInferenceTest, ShapeFunctionsBelongToRegisteredOps) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// A function's results for given arguments (graph::inferFunctionResultTypes)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// f(x, y) = (Exp(x) * y, Where(x > 0)) over the graph dialect.
+constexpr const char *kHostFunc = R"mlir(
+  graph.func @host_func(%x: tensor<*xf32>, %y: tensor<*xf32>)
+      -> (tensor<*xf32>, tensor<*xi64>)
+      attributes {arg_names = ["x", "y"], signature = {}} {
+    %e, %e_ctl = graph.node "Exp" "e"(%x) {T = f32} : (tensor<*xf32>) -> tensor<*xf32>
+    %m, %m_ctl = graph.node "Mul" "m"(%e, %y) {T = f32} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+    %z, %z_ctl = graph.node "Const" "z" {dtype = f32, value = #graph.tensor<dense<0.0> : tensor<f32>>} : () -> tensor<f32>
+    %p, %p_ctl = graph.node "Greater" "p"(%x, %z) {T = f32} : (tensor<*xf32>, tensor<f32>) -> tensor<*xi1>
+    %w, %w_ctl = graph.node "Where" "w"(%p) {T = i1} : (tensor<*xi1>) -> tensor<*xi64>
+    graph.return {control_names = [], names = ["m", "w"]} %m, %w : tensor<*xf32>, tensor<*xi64>
+  }
+)mlir";
+} // namespace
+
+TEST(FunctionShapesTest, ResultsFollowTheArguments) {
+  mlir::DialectRegistry registry;
+  cleave::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(kHostFunc, &context);
+  ASSERT_TRUE(module);
+  auto func = module->lookupSymbol<cleave::graph::FuncOp>("host_func");
+  ASSERT_TRUE(func);
+  mlir::Type f32 = mlir::Float32Type::get(&context);
+  auto ranked = [&](llvm::ArrayRef<int64_t> shape) -> mlir::Type {
+    return mlir::RankedTensorType::get(shape, f32);
+  };
+  // x: [2,3], y: [3] broadcasts to [2,3]; Where's row count depends on the
+  // values: unknown.
+  auto types = cleave::graph::inferFunctionResultTypes(
+      func, {ranked({2, 3}), ranked({3})});
+  ASSERT_TRUE(types);
+  ASSERT_EQ(types->size(), 2u);
+  EXPECT_EQ((*types)[0], ranked({2, 3}));
+  auto where = llvm::dyn_cast<mlir::RankedTensorType>((*types)[1]);
+  ASSERT_TRUE(where);
+  EXPECT_TRUE(where.isDynamicDim(0));
+  EXPECT_EQ(where.getDimSize(1), 2);
+  // Only x given: y keeps its declared unknown shape, and so does Mul.
+  types = cleave::graph::inferFunctionResultTypes(func, {ranked({4})});
+  ASSERT_TRUE(types);
+  EXPECT_FALSE(llvm::cast<mlir::TensorType>((*types)[0]).hasRank() &&
+               llvm::cast<mlir::TensorType>((*types)[0]).hasStaticShape());
+  // Shapes Mul cannot broadcast: no answer, and the function is unchanged.
+  EXPECT_FALSE(cleave::graph::inferFunctionResultTypes(
+      func, {ranked({2}), ranked({3})}));
+  EXPECT_EQ(func.getArgumentTypes()[0],
+            mlir::UnrankedTensorType::get(f32));
+  EXPECT_TRUE(llvm::isa<mlir::UnrankedTensorType>(
+      func.getReturnOp().getOperand(0).getType()));
+}
