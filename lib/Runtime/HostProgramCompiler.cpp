@@ -28,6 +28,9 @@ using namespace cleave::runtime;
 namespace {
 using SequenceFunction = int32_t (*)(void *run, void *frame);
 
+/// Steps per generated function (see buildHostProgramModule).
+constexpr size_t kStepsPerFunction = 256;
+
 class JITHostProgram : public CompiledHostProgram {
 public:
   std::unique_ptr<cpu::JITModule> jit;
@@ -61,50 +64,74 @@ cleave::runtime::buildHostProgramModule(const HostProgram &program,
     entries.push_back(builder.create<LLVM::LLVMFuncOp>(
         loc, getHostEntryPoint(kind).name, entryType));
 
+  // Emits function `name`(run, frame) -> i32 making `count` calls in
+  // order (`call(i, run, frame)` builds call i and gives its status) and
+  // returning the first non-zero status, else 0.
   auto sequenceType = LLVM::LLVMFunctionType::get(i32, {ptr, ptr});
-  for (auto [index, sequence] : llvm::enumerate(program.sequences)) {
-    auto func = builder.create<LLVM::LLVMFuncOp>(
-        loc, getHostSequenceName(index), sequenceType);
+  auto constant = [&](int64_t value) -> Value {
+    return builder.create<LLVM::ConstantOp>(loc, i32,
+                                            builder.getI32IntegerAttr(value));
+  };
+  auto emitFunction = [&](const std::string &name, size_t count,
+                          llvm::function_ref<Value(size_t, Value, Value)>
+                              call) {
+    auto func = builder.create<LLVM::LLVMFuncOp>(loc, name, sequenceType);
     OpBuilder::InsertionGuard guard(builder);
-    Block *entry = func.addEntryBlock(builder);
-    Value run = entry->getArgument(0), frame = entry->getArgument(1);
-    // The exit on failure returns the failing step's status.
-    Block *exit = builder.createBlock(&func.getBody(), func.getBody().end(),
-                                      {i32}, {loc});
-    builder.create<LLVM::ReturnOp>(loc, exit->getArgument(0));
-
-    builder.setInsertionPointToEnd(entry);
-    // Each i32 constant once, at the function's start.
-    llvm::DenseMap<int64_t, Value> constants;
-    auto constant = [&](int64_t value) -> Value {
-      auto [it, inserted] = constants.try_emplace(value);
-      if (inserted) {
-        OpBuilder::InsertionGuard atStart(builder);
-        builder.setInsertionPointToStart(entry);
-        it->second = builder.create<LLVM::ConstantOp>(
-            loc, i32, builder.getI32IntegerAttr(value));
-      }
-      return it->second;
-    };
-    Value zero = constant(0), sequenceIndex = constant(index);
-    Block *current = entry;
-    for (auto [stepIndex, step] : llvm::enumerate(sequence.steps)) {
-      Value status =
-          builder
-              .create<LLVM::CallOp>(loc, entries[size_t(step.kind)],
-                                    ValueRange{run, frame, sequenceIndex,
-                                               constant(stepIndex)})
-              .getResult();
+    Block *current = func.addEntryBlock(builder);
+    builder.setInsertionPointToEnd(current);
+    Value run = current->getArgument(0), frame = current->getArgument(1);
+    for (size_t i = 0; i < count; ++i) {
+      Value status = call(i, run, frame);
+      // Constants are made where they are used: a value live across blocks
+      // costs the unoptimized code generator a stack slot and a reload in
+      // each. And each failing call returns from a block of its own: one
+      // exit for all would merge the statuses in a phi with a predecessor
+      // per call.
       Value failed = builder.create<LLVM::ICmpOp>(loc, LLVM::ICmpPredicate::ne,
-                                                  status, zero);
-      Block *next = builder.createBlock(exit);
+                                                  status, constant(0));
+      Block *fail = builder.createBlock(&func.getBody(), func.getBody().end());
+      builder.create<LLVM::ReturnOp>(loc, status);
+      Block *next = builder.createBlock(&func.getBody(), func.getBody().end());
       builder.setInsertionPointToEnd(current);
-      builder.create<LLVM::CondBrOp>(loc, failed, exit, ValueRange{status},
-                                     next, ValueRange{});
+      builder.create<LLVM::CondBrOp>(loc, failed, fail, next);
       current = next;
       builder.setInsertionPointToEnd(current);
     }
-    builder.create<LLVM::ReturnOp>(loc, zero);
+    builder.create<LLVM::ReturnOp>(loc, constant(0));
+    return func;
+  };
+
+  for (auto [index, sequence] : llvm::enumerate(program.sequences)) {
+    ArrayRef<HostStep> steps = sequence.steps;
+    // The calls of the entry points of steps [first, first + count).
+    auto emitSteps = [&](const std::string &name, size_t first,
+                         size_t count) {
+      return emitFunction(name, count, [&](size_t i, Value run, Value frame) {
+        const HostStep &step = steps[first + i];
+        return builder
+            .create<LLVM::CallOp>(loc, entries[size_t(step.kind)],
+                                  ValueRange{run, frame, constant(index),
+                                             constant(first + i)})
+            .getResult();
+      });
+    };
+    std::string name = getHostSequenceName(index);
+    if (steps.size() <= kStepsPerFunction) {
+      emitSteps(name, 0, steps.size());
+      continue;
+    }
+    // A long sequence is split into parts that the sequence's function
+    // calls in turn: the code generator's time grows faster than linearly
+    // in the size of one function.
+    SmallVector<LLVM::LLVMFuncOp> parts;
+    for (size_t first = 0; first < steps.size(); first += kStepsPerFunction)
+      parts.push_back(emitSteps(
+          name + "_part_" + std::to_string(parts.size()), first,
+          std::min(kStepsPerFunction, steps.size() - first)));
+    emitFunction(name, parts.size(), [&](size_t i, Value run, Value frame) {
+      return builder.create<LLVM::CallOp>(loc, parts[i], ValueRange{run, frame})
+          .getResult();
+    });
   }
   return module;
 }
@@ -121,7 +148,8 @@ LLVMHostProgramCompiler::compile(const HostProgram &program,
     symbols.push_back(
         {entry.name, reinterpret_cast<void *>(entry.function)});
   }
-  compiled->jit = cpu::JITModule::create(*module, error, symbols);
+  compiled->jit =
+      cpu::JITModule::create(*module, error, symbols, /*optimize=*/false);
   if (!compiled->jit)
     return nullptr;
   for (size_t i = 0; i < program.sequences.size(); ++i) {

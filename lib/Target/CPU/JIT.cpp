@@ -88,7 +88,7 @@ JITModule::~JITModule() = default;
 
 std::unique_ptr<JITModule>
 JITModule::create(ModuleOp module, std::string &error,
-                  llvm::ArrayRef<KernelSymbol> extraSymbols) {
+                  llvm::ArrayRef<KernelSymbol> extraSymbols, bool optimize) {
   configureKernelThreads();
   // Small code model, position-independent: the JIT's default (large)
   // materializes every callee's and global's 64-bit address in a register,
@@ -101,10 +101,17 @@ JITModule::create(ModuleOp module, std::string &error,
   if (!machine)
     return nullptr;
   machine->setCodeModel(llvm::CodeModel::Small);
-  auto transformer = optimizer(machine.get());
+  // The options hold a reference to the transformer: it lives here.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      optimizer(machine.get());
   ExecutionEngineOptions options;
-  options.transformer = transformer;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  if (optimize) {
+    options.transformer = transformer;
+    options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  } else {
+    machine->setOptLevel(llvm::CodeGenOptLevel::None);
+    options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::None;
+  }
   // No debugger or profiler listens; registering every module costs time.
   options.enableGDBNotificationListener = false;
   // Under `perf record -k 1` with CLEAVE_PERF_JIT set, compiled kernels are

@@ -65,12 +65,15 @@ std::string getHostCPUDescription();
 class JITModule {
 public:
   ~JITModule();
-  /// Compiles `module` (in the LLVM dialect) with the ORC JIT for the host.
-  /// Its calls of the kernel library, and of `extraSymbols` (entry points
-  /// of the embedding program), resolve to this process's functions.
+  /// Compiles `module` (in the LLVM dialect) with the ORC JIT for the host,
+  /// at -O3 when `optimize`, else at -O0 (code that only calls functions
+  /// gains nothing from optimization, and large such functions cost LLVM's
+  /// optimizer time superlinear in their size). Its calls of the kernel
+  /// library, and of `extraSymbols` (entry points of the embedding
+  /// program), resolve to this process's functions.
   static std::unique_ptr<JITModule>
   create(mlir::ModuleOp module, std::string &error,
-         llvm::ArrayRef<KernelSymbol> extraSymbols = {});
+         llvm::ArrayRef<KernelSymbol> extraSymbols = {}, bool optimize = true);
   /// The entry of function `name`: called with an array holding a pointer
   /// to each argument's buffer pointer.
   using PackedFunction = void (*)(void **);
