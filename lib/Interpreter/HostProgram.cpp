@@ -607,7 +607,8 @@ extern "C" int32_t cleave::interp::cleave_host_run_replicas(
   rendezvous.addReplicasRunning(n);
   std::vector<std::future<void>> others;
   for (int64_t r = 1; r < n; ++r)
-    others.push_back(ThreadCache::get().run([&, r] { runReplica(r); }));
+    others.push_back(ThreadCache::get().run([&, r] { runReplica(r); },
+                                            rendezvous.shouldSpin()));
   runReplica(0);
   for (std::future<void> &replica : others) {
     // The replicas meet in their collectives, so they end close together.

@@ -11,6 +11,7 @@
 #ifndef CLEAVE_LIB_INTERPRETER_THREADCACHE_H
 #define CLEAVE_LIB_INTERPRETER_THREADCACHE_H
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -27,14 +28,25 @@ public:
   static ThreadCache &get();
 
   /// Runs `task` on a kept thread; the future is ready once it returned.
-  std::future<void> run(std::function<void()> task);
+  /// With `spinAfter`, the thread then polls briefly for its next task
+  /// before it sleeps (see ThreadCache.cpp): for tasks that come back at a
+  /// short, steady interval on a core of their own, such as the replicas
+  /// of a small replicated step.
+  std::future<void> run(std::function<void()> task, bool spinAfter = false);
 
 private:
   void work();
 
+  struct Task {
+    std::packaged_task<void()> run;
+    bool spinAfter;
+  };
+
   std::mutex mutex;
   std::condition_variable wake;
-  std::deque<std::packaged_task<void()>> tasks;
+  std::deque<Task> tasks;
+  /// Tasks queued so far, for threads that poll for the next one.
+  std::atomic<uint64_t> queued{0};
   /// Threads waiting for a task.
   unsigned idle = 0;
   std::vector<std::thread> threads;
