@@ -1,14 +1,18 @@
 //===- HostProgramCompiler.cpp - host programs as native code -------------===//
 //
-// Each sequence of a host program becomes one LLVM function of straight-line
-// calls, one per step, each followed by a branch to the exit on failure:
+// Each sequence of a host program becomes an LLVM function of straight-line
+// calls, one per step, each followed by a return of its status on failure:
 //
 //   %s = llvm.call @cleave_host_run_node(%run, %frame, <seq>, <step>)
 //   %f = llvm.icmp "ne" %s, 0
-//   llvm.cond_br %f, ^exit(%s), ^next
+//   llvm.cond_br %f, ^fail, ^next
+// ^fail:
+//   llvm.return %s
 //
-// The step's operands (its slots, the node, the body scope) are in the
-// program the runtime holds; the code fixes their order and the calls.
+// (a sequence longer than kStepsPerFunction is split into parts that its
+// function calls the same way). The step's operands (its slots, the node,
+// the body scope) are in the program the runtime holds; the code fixes
+// their order and the calls. It compiles at -O0: it only calls functions.
 //
 //===----------------------------------------------------------------------===//
 
