@@ -206,6 +206,29 @@ private:
 
   ModuleOp module;
   ClusterOp cluster;
+
+  /// The core the metadata's `host_compute_core` ("<scope>:<core>", as
+  /// graph-replicate and TensorFlow's tpu.replicate record an outside
+  /// compilation entered on a replicated core) gives outside compilation
+  /// `scope`, which becomes its host compute's `tpu_core`.
+  std::optional<int64_t> getHostComputeCore(StringRef scope) {
+    DictionaryAttr metadata = cluster.getMetadata();
+    auto cores = metadata ? dyn_cast_or_null<ArrayAttr>(
+                                metadata.get("host_compute_core"))
+                          : ArrayAttr();
+    if (!cores)
+      return std::nullopt;
+    for (Attribute entry : cores) {
+      auto text = dyn_cast<StringAttr>(entry);
+      if (!text)
+        continue;
+      auto [name, core] = text.getValue().rsplit(':');
+      int64_t value;
+      if (name == scope && !core.getAsInteger(10, value))
+        return value;
+    }
+    return std::nullopt;
+  }
   MLIRContext *ctx;
   NameUniquer &topNames;
   int channel = 0;
@@ -591,6 +614,8 @@ FailureOr<NodeOp> Extractor::extractGroup(
     return failure();
   for (auto [out, t] : llvm::zip(hostCompute->getOutputs(), retTypes))
     out.setType(t);
+  if (std::optional<int64_t> core = getHostComputeCore(group.name))
+    setTFAttr(*hostCompute, "tpu_core", db.getI64IntegerAttr(*core));
   if (!llvm::all_of(retTypes, hasStaticShape))
     setTFAttr(*hostCompute, "host_mlir_module",
               db.getStringAttr(buildHostModule(
