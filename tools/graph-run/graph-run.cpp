@@ -174,12 +174,18 @@ static cl::opt<int> keepCheckpoints(
              "0 keeps all)"),
     cl::init(-1), cl::cat(runCategory));
 
-/// Parses a nested-list literal into values and a shape.
-static bool parseLiteral(StringRef text, std::vector<double> &values,
-                         std::vector<int64_t> &shape, bool &isBool,
-                         std::string &error) {
+/// One element of a literal: its text, unescaped when it was quoted.
+struct LiteralToken {
+  std::string text;
+  bool quoted = false;
+};
+
+/// Parses a nested-list literal into its elements and a shape. An element
+/// is a bare word (a number, true, false; any word for a string tensor) or
+/// a double-quoted string with \\, \", \n and \t escapes.
+static bool parseLiteral(StringRef text, std::vector<LiteralToken> &tokens,
+                         std::vector<int64_t> &shape, std::string &error) {
   text = text.trim();
-  isBool = text.contains("true") || text.contains("false");
   std::vector<int64_t> counts; // separators seen at each depth
   std::vector<bool> nonEmpty;  // whether the open list at a depth has items
   int depth = 0, maxDepth = 0;
@@ -222,39 +228,87 @@ static bool parseLiteral(StringRef text, std::vector<double> &values,
     } else if (c == ' ') {
       ++i;
     } else {
-      size_t end = text.find_first_of(",] ", i);
-      StringRef token = text.slice(i, end);
-      double v;
-      if (token == "true")
-        v = 1;
-      else if (token == "false")
-        v = 0;
-      else if (token.getAsDouble(v))
-        return fail("'" + token.str() + "' is not a number");
-      values.push_back(v);
+      LiteralToken token;
+      if (c == '"') {
+        token.quoted = true;
+        size_t j = i + 1;
+        for (; j < text.size() && text[j] != '"'; ++j) {
+          if (text[j] != '\\') {
+            token.text += text[j];
+            continue;
+          }
+          if (++j == text.size())
+            break;
+          switch (text[j]) {
+          case 'n': token.text += '\n'; break;
+          case 't': token.text += '\t'; break;
+          case '"': case '\\': token.text += text[j]; break;
+          default:
+            return fail(std::string("unknown escape '\\") + text[j] +
+                        "' in a string");
+          }
+        }
+        if (j >= text.size())
+          return fail("unterminated string " + text.substr(i).str());
+        i = j + 1;
+        if (i < text.size() && !StringRef(",] ").contains(text[i]))
+          return fail("expected ',' or ']' after the string \"" +
+                      token.text + "\"");
+      } else {
+        size_t end = text.find_first_of(",] ", i);
+        token.text = text.slice(i, end).str();
+        i = end == StringRef::npos ? text.size() : end;
+      }
+      tokens.push_back(std::move(token));
       if (depth)
         nonEmpty[depth - 1] = true;
-      i = end == StringRef::npos ? text.size() : end;
     }
   }
   if (depth)
     return fail("unbalanced '['");
   shape.assign(widths.begin(), widths.end());
-  if (maxDepth == 0 && values.size() != 1)
+  if (maxDepth == 0 && tokens.size() != 1)
     return fail("expected one value or a bracketed list");
   return true;
 }
 
-/// A tensor of `dtype` holding the literal's values, or an invalid tensor
-/// when the dtype cannot be written as a literal.
+/// A tensor of `dtype` and `shape` holding the literal's elements; an
+/// invalid tensor with `error` when they do not fit the dtype.
 static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
-                         const std::vector<double> &values) {
+                         const std::vector<LiteralToken> &tokens,
+                         std::string &error) {
   Tensor t(dtype, shape);
-  for (size_t i = 0; i < values.size(); ++i)
-    if (!t.setFromDouble(i, values[i]))
-      return Tensor();
-  if (!dtypeSize(dtype))
+  if (dtype == kString) {
+    for (auto [i, token] : llvm::enumerate(tokens))
+      t.strings()[i] = token.text;
+    return t;
+  }
+  if (!dtypeSize(dtype)) {
+    error = "a literal cannot hold " + dtypeName(dtype) +
+            " values; feed a .npy file";
     return Tensor();
+  }
+  for (auto [i, token] : llvm::enumerate(tokens)) {
+    double v;
+    if (token.quoted) {
+      error = "\"" + token.text + "\" is a string, but the tensor holds " +
+              dtypeName(dtype) + " values";
+      return Tensor();
+    }
+    if (token.text == "true")
+      v = 1;
+    else if (token.text == "false")
+      v = 0;
+    else if (StringRef(token.text).getAsDouble(v)) {
+      error = "'" + token.text + "' is not a number";
+      return Tensor();
+    }
+    if (!t.setFromDouble(i, v)) {
+      error = "a literal cannot hold " + dtypeName(dtype) +
+              " values; feed a .npy file";
+      return Tensor();
+    }
+  }
   return t;
 }
 
@@ -433,16 +487,13 @@ int main(int argc, char **argv) {
       if (!readNpy((*bytes)->getBuffer(), tensor, error))
         return fail("--feed " + nameText + ": " + value + ": " + error);
     } else {
-      std::vector<double> values;
+      std::vector<LiteralToken> tokens;
       std::vector<int64_t> shape;
-      bool isBool;
-      if (!parseLiteral(value, values, shape, isBool, error))
+      if (!parseLiteral(value, tokens, shape, error))
         return fail("--feed " + nameText + ": " + error);
-      int32_t dtype = feedDtype(*module, name);
-      tensor = makeTensor(dtype, shape, values);
+      tensor = makeTensor(feedDtype(*module, name), shape, tokens, error);
       if (!tensor.isValid())
-        return fail("--feed " + nameText + ": a literal cannot hold " +
-                    dtypeName(dtype) + " values; feed a .npy file");
+        return fail("--feed " + nameText + ": " + error);
     }
     feeds.emplace_back(name, tensor);
   }
