@@ -120,11 +120,10 @@ bool Rendezvous::shouldSpin() const {
          unsigned(replicasRunning) <= cores;
 }
 
-void Rendezvous::spinUntilChanged() {
+void Rendezvous::spinUntilChanged(uint64_t seen) {
   if (!shouldSpin())
     return;
   // About the cost of a futex sleep and wakeup, a few times over.
-  uint64_t seen = changes.load(std::memory_order_acquire);
   spinWhile([&] { return changes.load(std::memory_order_acquire) == seen; },
             std::chrono::microseconds(50));
 }
@@ -174,6 +173,7 @@ Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error,
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(timeout);
   while (true) {
+    uint64_t seen;
     {
       std::lock_guard<std::mutex> guard(mutex);
       if (cancelled)
@@ -184,10 +184,11 @@ Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error,
         queue.pop_front();
         return values;
       }
+      seen = changes.load(std::memory_order_relaxed);
     }
     // Wait without the execution lock, so that the sender can run.
     UnlockedScope unlocked(lock);
-    spinUntilChanged();
+    spinUntilChanged(seen);
     std::unique_lock<std::mutex> guard(mutex);
     bool woken = changed.wait_until(guard, deadline, [&] {
       return cancelled || !source[id].empty();
@@ -221,9 +222,10 @@ std::optional<Tensor> Rendezvous::combine(
   } else {
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::duration<double>(timeout);
+    uint64_t seen = changes.load(std::memory_order_relaxed);
     guard.unlock();
     UnlockedScope unlocked(lock);
-    spinUntilChanged();
+    spinUntilChanged(seen);
     std::unique_lock<std::mutex> waiting(mutex);
     bool woken = changed.wait_until(waiting, deadline, [&] {
       return cancelled || rounds[roundKey][round].done;

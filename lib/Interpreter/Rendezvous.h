@@ -170,7 +170,9 @@ private:
   /// Before blocking, a waiter spins briefly while every replica has a
   /// core of its own: the other side is then running and usually arrives
   /// within microseconds, and a futex sleep and wakeup would cost more.
-  void spinUntilChanged();
+  /// `seen` is the count of changes when the waiter last looked (under
+  /// `mutex`), so a change made since ends the spin at once.
+  void spinUntilChanged(uint64_t seen);
   /// Marks a change waiters look for (under `mutex`), and wakes them.
   void notifyChanged();
 
