@@ -95,7 +95,10 @@ def DeallocateBuffersPass : Pass<"deallocate-buffers", "::mlir::ModuleOp"> {
     passed on), the module goes through upstream's ownership-based
     deallocation pipeline, whose simplification compares the buffers of a
     block pairwise: quadratic in the size of a straight-line step (5 s of
-    15 s for a 10,000-node graph).
+    15 s for a 10,000-node graph). Where that pipeline frees one of
+    several buffers, it calls a helper function it adds (`dealloc_helper`)
+    with dynamically shaped arguments, which the CPU target's bare-pointer
+    calling convention cannot pass: such helpers are inlined and removed.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::bufferization::BufferizationDialect"];
