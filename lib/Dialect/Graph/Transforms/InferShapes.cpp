@@ -160,33 +160,28 @@ public:
     // the body with this call's argument shapes. Calls nested in the copy
     // (it is outside the module) and deep recursion use the shared body.
     static unsigned depth = 0;
-    FuncOp specialized;
+    std::optional<SmallVector<Type>> results;
     if (depth < 8) {
-      specialized = func.clone();
+      SmallVector<Type> argTypes;
       unsigned arg = firstArg;
-      for (BlockArgument blockArg :
-           specialized.getBody().front().getArguments())
+      for (BlockArgument blockArg : func.getBody().front().getArguments())
         if (auto type = dyn_cast<TensorType>(blockArg.getType());
             type && arg < inputs.size())
-          blockArg.setType(withShape(type, toShape(inputs[arg++].getType())));
-      ScopedDiagnosticHandler quiet(node.getContext(),
-                                    [](Diagnostic &) { return success(); });
+          argTypes.push_back(
+              withShape(type, toShape(inputs[arg++].getType())));
       ++depth;
-      if (succeeded(inferBody(specialized.getBody().front()))) {
-        syncFunctionType(specialized);
-      } else {
-        specialized.erase();
-        specialized = FuncOp();
-      }
+      results = inferFunctionResultTypes(func, argTypes);
       --depth;
     }
     SmallVector<Shape> shapes;
-    for (Value v :
-         (specialized ? specialized : func).getReturnOp().getOperands())
+    if (results) {
+      for (Type t : *results)
+        shapes.push_back(toShape(t));
+      return shapes;
+    }
+    for (Value v : func.getReturnOp().getOperands())
       if (!isa<ControlType>(v.getType()))
         shapes.push_back(toShape(v.getType()));
-    if (specialized)
-      specialized.erase();
     return shapes;
   }
   std::optional<SmallVector<Shape>>
@@ -252,7 +247,7 @@ cleave::graph::inferFunctionResultTypes(FuncOp func, TypeRange argTypes) {
   auto erase = llvm::make_scope_exit([&] { copy.erase(); });
   unsigned next = 0;
   for (BlockArgument arg : copy.getBody().front().getArguments())
-    if (!isa<ControlType>(arg.getType()) && next < argTypes.size())
+    if (isa<TensorType>(arg.getType()) && next < argTypes.size())
       arg.setType(argTypes[next++]);
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });

@@ -17,7 +17,8 @@
 namespace cleave::graph {
 
 /// The types `func` returns (data results only) when called with arguments
-/// of `argTypes` (one per data argument; fewer leave the rest as declared).
+/// of `argTypes` (one per tensor argument, in order; fewer leave the rest
+/// as declared).
 /// std::nullopt when a node's shape function rejects them. Inference is
 /// quiet: no diagnostics.
 std::optional<llvm::SmallVector<mlir::Type>>
