@@ -48,11 +48,14 @@ mlir::FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
                                                std::vector<Tensor> inputs,
                                                mlir::DictionaryAttr bindings);
 
-/// Fails with TensorFlow's message when a data input of `node` is a ref
-/// variable nothing assigned yet (which only Assign and
-/// IsVariableInitialized may take).
-mlir::LogicalResult checkInputsInitialized(graph::NodeOp node,
-                                           llvm::ArrayRef<Tensor> inputs);
+/// Whether `node` may run on `inputs`, failing with a diagnostic when not:
+/// no data input is a ref variable nothing assigned yet (which only Assign
+/// and IsVariableInitialized may take; TensorFlow's message), and its
+/// attrs are valid (checked once: `validated` holds the nodes that
+/// passed).
+mlir::LogicalResult checkNodeCanRun(graph::NodeOp node,
+                                    llvm::ArrayRef<Tensor> inputs,
+                                    llvm::DenseSet<mlir::Operation *> &validated);
 
 /// After every replica of a step finished: what the replicas wrote (each
 /// into its own copy of `shared`) is written back, the lowest replica's

@@ -12,7 +12,6 @@
 #include "Rendezvous.h"
 #include "ThreadCache.h"
 
-#include "cleave/Translate/NodeDefUtil.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -544,13 +543,9 @@ extern "C" int32_t cleave::interp::cleave_host_run_node(void *runPtr,
   ExecutionLock &lock = run.interpreter.getExecutionLock();
   lock.acquire();
   FailureOr<std::vector<Tensor>> outputs = failure();
-  if (succeeded(checkInputsInitialized(node, inputs)) &&
-      (!run.validated.insert(node).second ||
-       succeeded(validateNodeAttrs(node))))
+  if (succeeded(checkNodeCanRun(node, inputs, run.validated)))
     outputs = runKernel(run.interpreter, node, std::move(inputs),
                         DictionaryAttr());
-  else
-    run.validated.erase(node);
   lock.release();
   if (failed(outputs))
     return 1;

@@ -158,7 +158,6 @@ bool cleave::interp::hasKernel(StringRef opType) {
 // Interpreter
 //===----------------------------------------------------------------------===//
 
-
 namespace {
 /// A computed output: a tensor, or dead (an untaken Switch branch).
 struct Slot {
@@ -235,8 +234,9 @@ FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
   return std::move(ctx.outputs);
 }
 
-LogicalResult cleave::interp::checkInputsInitialized(NodeOp node,
-                                                     ArrayRef<Tensor> inputs) {
+LogicalResult
+cleave::interp::checkNodeCanRun(NodeOp node, ArrayRef<Tensor> inputs,
+                                llvm::DenseSet<Operation *> &validated) {
   StringRef op = node.getOpType();
   for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
     if (!inputs[i].isValid() &&
@@ -244,6 +244,11 @@ LogicalResult cleave::interp::checkInputsInitialized(NodeOp node,
       return node.emitError() << "Node '" << node.getName()
                               << "': Attempting to use uninitialized value "
                               << renderProducer(v);
+  if (!validated.count(node)) {
+    if (failed(validateNodeAttrs(node)))
+      return failure();
+    validated.insert(node);
+  }
   return success();
 }
 
@@ -651,9 +656,7 @@ private:
       outputs[pred ? 1 : 0] = {inputs[0], false};
       outputs[pred ? 0 : 1].dead = true;
     } else {
-      if (failed(checkInputsInitialized(node, inputs)))
-        return failure();
-      if (validated.insert(node).second && failed(validateNodeAttrs(node)))
+      if (failed(checkNodeCanRun(node, inputs, validated)))
         return failure();
       Interpreter &interp = interpreter;
       DictionaryAttr attrs = bindings;
