@@ -137,7 +137,7 @@ public:
 
   /// Builds the scope of `body` running `units` (in block order), its
   /// results `results`; `slots` is filled in.
-  FailureOr<int32_t> buildScope(Block &body, ArrayRef<Operation *> units,
+  LogicalResult buildScope(Block &body, ArrayRef<Operation *> units,
                                 ArrayRef<Value> results, ScopeSlots &slots);
 
 private:
@@ -197,7 +197,7 @@ FailureOr<HostStep> ProgramBuilder::buildStep(Operation *unit,
   return step;
 }
 
-FailureOr<int32_t> ProgramBuilder::buildScope(Block &body,
+LogicalResult ProgramBuilder::buildScope(Block &body,
                                               ArrayRef<Operation *> units,
                                               ArrayRef<Value> results,
                                               ScopeSlots &slots) {
@@ -378,7 +378,7 @@ FailureOr<int32_t> ProgramBuilder::buildScope(Block &body,
     int32_t slot = slots.get(v);
     slots.getScope().results.push_back(slot);
   }
-  return mainSequence;
+  return success();
 }
 } // namespace
 

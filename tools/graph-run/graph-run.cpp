@@ -303,11 +303,8 @@ static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
       error = "'" + token.text + "' is not a number";
       return Tensor();
     }
-    if (!t.setFromDouble(i, v)) {
-      error = "a literal cannot hold " + dtypeName(dtype) +
-              " values; feed a .npy file";
-      return Tensor();
-    }
+    // Every dtype with a size holds numbers (bool included).
+    t.setFromDouble(i, v);
   }
   return t;
 }

@@ -46,7 +46,6 @@ struct State {
 /// name aside).
 bool hasKernel(llvm::StringRef opType);
 
-class CompiledHostProgram;
 class ExecutionLock;
 struct HostProgram;
 class HostProgramCompiler;

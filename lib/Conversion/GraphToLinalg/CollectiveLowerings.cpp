@@ -171,19 +171,20 @@ transferResultShape(NodeLowering &ctx, unsigned i,
                     std::optional<SmallVector<Type>> &fromHostModule) {
   if (auto shape = ctx.outputShape(i))
     return shape;
-  Type type = ctx.node.getOutputs()[i].getType();
-  if (!(isa<RankedTensorType>(type) &&
-        cast<RankedTensorType>(type).hasStaticShape())) {
-    if (!fromHostModule)
-      fromHostModule = inferFromHostModule(ctx);
-    if (fromHostModule && i < fromHostModule->size())
-      type = (*fromHostModule)[i];
-  }
-  auto ranked = dyn_cast<RankedTensorType>(type);
-  if (!ranked || !ranked.hasStaticShape())
-    return std::nullopt;
-  return std::vector<int64_t>(ranked.getShape().begin(),
-                              ranked.getShape().end());
+  auto staticShape = [](Type t) -> std::optional<std::vector<int64_t>> {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    if (!ranked || !ranked.hasStaticShape())
+      return std::nullopt;
+    return std::vector<int64_t>(ranked.getShape().begin(),
+                                ranked.getShape().end());
+  };
+  if (auto shape = staticShape(ctx.node.getOutputs()[i].getType()))
+    return shape;
+  if (!fromHostModule)
+    fromHostModule = inferFromHostModule(ctx);
+  if (fromHostModule && i < fromHostModule->size())
+    return staticShape((*fromHostModule)[i]);
+  return std::nullopt;
 }
 
 /// _XlaHostComputeMlir, XlaSendToHost, XlaRecvFromHost: the replica's

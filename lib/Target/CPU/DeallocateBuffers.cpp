@@ -108,20 +108,16 @@ struct DeallocateBuffersPass
     for (auto func : module.getOps<func::FuncOp>())
       if (!existing.count(func.getSymNameAttr()))
         helpers.push_back(func);
-    if (helpers.empty())
-      return success();
     InlinerInterface inliner(module.getContext());
     for (func::FuncOp helper : helpers) {
-      std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(helper, module);
-      for (SymbolTable::SymbolUse use : uses ? *uses
-                                             : SymbolTable::UseRange({})) {
-        auto call = dyn_cast<func::CallOp>(use.getUser());
-        if (!call || failed(inlineCall(inliner, call, helper,
-                                       &helper.getBody())))
-          return helper.emitError("cannot inline the deallocation helper");
-        call.erase();
-      }
+      if (auto uses = SymbolTable::getSymbolUses(helper, module))
+        for (SymbolTable::SymbolUse use : *uses) {
+          auto call = dyn_cast<func::CallOp>(use.getUser());
+          if (!call || failed(inlineCall(inliner, call, helper,
+                                         &helper.getBody())))
+            return helper.emitError("cannot inline the deallocation helper");
+          call.erase();
+        }
       helper.erase();
     }
     return success();
