@@ -245,7 +245,7 @@ cleave::interp::checkNodeCanRun(NodeOp node, ArrayRef<Tensor> inputs,
                               << "': Attempting to use uninitialized value "
                               << renderProducer(v);
   if (!validated.count(node)) {
-    if (failed(validateNodeAttrs(node)))
+    if (failed(validateNodeDef(node)))
       return failure();
     validated.insert(node);
   }
@@ -1208,7 +1208,7 @@ Interpreter::call(StringRef function, ArrayRef<Tensor> args,
 FailureOr<std::vector<Tensor>>
 Interpreter::evaluate(Operation *op, std::vector<Tensor> inputs) {
   auto node = cast<NodeOp>(op);
-  if (failed(validateNodeAttrs(node)))
+  if (failed(validateNodeDef(node)))
     return failure();
   Kernel kernel = lookupKernel(node.getOpType());
   if (!kernel)

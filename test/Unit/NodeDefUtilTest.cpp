@@ -50,8 +50,8 @@ TEST(NodeDefUtilTest, DefaultsHaveTheImportedForm) {
   EXPECT_TRUE(shape.getUnknownRank());
 }
 
-/// Imports `text` and validates its single node; returns the error message.
-std::string validate(const char *text, bool addDefaults = false) {
+/// Imports `text` and validates its last node; returns the error message.
+std::string validate(const std::string &text) {
   tensorflow::GraphDef graph;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graph));
   MLIRContext ctx;
@@ -63,18 +63,19 @@ std::string validate(const char *text, bool addDefaults = false) {
   OwningOpRef<ModuleOp> module = importGraphDef(graph, &ctx);
   if (!module)
     return "import failed: " + message;
-  module->walk([&](graph::NodeOp node) {
-    if (addDefaults)
-      addDefaultAttrs(node);
-    if (succeeded(validateNodeAttrs(node)) && message.empty())
-      message = "ok";
-  });
+  graph::NodeOp last;
+  module->walk([&](graph::NodeOp node) { last = node; });
+  if (succeeded(validateNodeDef(last)) && message.empty())
+    message = "ok";
   return message;
 }
 
 TEST(NodeDefUtilTest, ValidationUsesTensorFlowMessages) {
-  EXPECT_EQ(validate(R"pb(node { name: "r" op: "Relu"
-                              attr { key: "T" value { type: DT_FLOAT } } })pb"),
+  const std::string input = R"pb(node { name: "x" op: "Placeholder"
+                                   attr { key: "dtype" value { type: DT_FLOAT } } })pb";
+  EXPECT_EQ(validate(input + R"pb(
+                      node { name: "r" op: "Relu" input: "x"
+                             attr { key: "T" value { type: DT_FLOAT } } })pb"),
             "ok");
   EXPECT_EQ(validate(R"pb(node { name: "s" op: "Softmax"
                               attr { key: "T" value { type: DT_INT32 } } })pb"),
@@ -105,6 +106,30 @@ TEST(NodeDefUtilTest, ValidationUsesTensorFlowMessages) {
                               attr { key: "strides" value { list { i: [1, 2, 2, 1] } } }
                               attr { key: "padding" value { s: "SAME" } } })pb"),
             "Node 'p': Length for attr 'ksize' of 2 must be at least minimum 4");
+  // Inputs are counted against the signature, after the attrs.
+  EXPECT_EQ(validate(input + R"pb(
+                      node { name: "m" op: "Minimum" input: "x"
+                             attr { key: "T" value { type: DT_FLOAT } } })pb"),
+            "Node 'm': NodeDef expected inputs 'float, float' do not match 1 "
+            "inputs specified; Op<name=Minimum>");
+  EXPECT_EQ(validate(input + R"pb(
+                      node { name: "n" op: "AddN" input: ["x", "x", "x"]
+                             attr { key: "N" value { i: 2 } }
+                             attr { key: "T" value { type: DT_FLOAT } } })pb"),
+            "Node 'n': NodeDef expected inputs 'float, float' do not match 3 "
+            "inputs specified; Op<name=AddN>");
+  EXPECT_EQ(validate(input + R"pb(
+                      node { name: "i" op: "IdentityN" input: ["x", "x"]
+                             attr { key: "T" value { list { type: [DT_FLOAT, DT_INT32, DT_FLOAT] } } } })pb"),
+            "Node 'i': NodeDef expected inputs 'float, int32, float' do not "
+            "match 2 inputs specified; Op<name=IdentityN>");
+  EXPECT_EQ(validate(R"pb(node { name: "v" op: "VariableV2"
+                              attr { key: "dtype" value { type: DT_FLOAT } }
+                              attr { key: "shape" value { shape {} } } }
+                          node { name: "a" op: "Assign" input: "v"
+                                 attr { key: "T" value { type: DT_FLOAT } } })pb"),
+            "Node 'a': NodeDef expected inputs 'float_ref, float' do not match "
+            "1 inputs specified; Op<name=Assign>");
   // Unknown ops are opaque and always valid.
   EXPECT_EQ(validate(R"pb(node { name: "x" op: "MyCustomOp" })pb"), "ok");
 }

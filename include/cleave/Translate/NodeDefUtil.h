@@ -50,11 +50,12 @@ std::optional<std::vector<int64_t>> getKnownShapeAttr(graph::NodeOp node);
 /// producer that stripped defaults left out).
 void addDefaultAttrs(graph::NodeOp node);
 
-/// Checks a node of a registered op against its signature: every attr
-/// present or defaulted, of the declared kind, with an allowed value.
-/// Placeholders (in function bodies) are not checked. Emits the error on
-/// the node; unregistered ops always pass.
-mlir::LogicalResult validateNodeAttrs(graph::NodeOp node);
+/// Checks a node of a registered op against its signature, as
+/// TensorFlow's ValidateNodeDef: every attr present or defaulted, of the
+/// declared kind, with an allowed value, and as many data inputs as the
+/// signature gives. Placeholders (in function bodies) are not checked.
+/// Emits the error on the node; unregistered ops always pass.
+mlir::LogicalResult validateNodeDef(graph::NodeOp node);
 
 /// Creates a node of registered op `opType` as TensorFlow's Python op
 /// wrappers do: the type and length attrs of its inputs (T, N, Tidx, ...)

@@ -549,7 +549,7 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
     return nodeError(node) << "updates a variable inside compiled control "
                               "flow, which is not supported yet",
            failure();
-  if (failed(validateNodeAttrs(node)) || failed(ctx.inferShapes()))
+  if (failed(validateNodeDef(node)) || failed(ctx.inferShapes()))
     return failure();
   const ops::OpSpec *spec = ops::lookupOp(op);
   // A resource handle where the op's signature wants a value (an ill-typed

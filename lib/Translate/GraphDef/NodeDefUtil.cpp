@@ -117,7 +117,7 @@ static std::string typeName(MLIRContext *ctx, int32_t dt) {
   return getDataTypeName(dataTypeToType(ctx, dt));
 }
 
-LogicalResult cleave::validateNodeAttrs(NodeOp node) {
+LogicalResult cleave::validateNodeDef(NodeOp node) {
   const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
   if (!spec)
     return success();
@@ -182,6 +182,45 @@ LogicalResult cleave::validateNodeAttrs(NodeOp node) {
                       << " must be at least minimum " << *attr.minimum;
     }
   }
+  // The inputs the signature asks for, as the attrs now known valid give
+  // them. Kernels index their inputs by the signature, so a node with
+  // another number of inputs must not run.
+  SmallVector<std::string> expected;
+  for (const ops::ArgSpec &arg : spec->inputs) {
+    std::string suffix = arg.isRef ? "_ref" : "";
+    auto typeOf = [&](Attribute attr) -> std::string {
+      if (auto placeholder = dyn_cast_or_null<PlaceholderAttr>(attr))
+        return "$" + placeholder.getRef().str();
+      if (auto type = dyn_cast_or_null<TypeAttr>(attr))
+        return getDataTypeName(type.getValue()) + suffix;
+      return "?";
+    };
+    if (!arg.typeListAttr.empty()) {
+      Attribute types = getNodeAttrOrDefault(node, arg.typeListAttr, {});
+      if (!isa_and_nonnull<ArrayAttr>(types))
+        return success(); // a placeholder list: its length is not known
+      for (Attribute type : cast<ArrayAttr>(types))
+        expected.push_back(typeOf(type));
+      continue;
+    }
+    int64_t count = 1;
+    if (!arg.numberAttr.empty()) {
+      std::optional<int64_t> n =
+          attrAsInt(getNodeAttrOrDefault(node, arg.numberAttr, {}));
+      if (!n)
+        return success(); // a placeholder count
+      count = *n;
+    }
+    std::string type =
+        arg.fixedType ? typeName(ctx, arg.fixedType) + suffix
+                      : typeOf(getNodeAttrOrDefault(node, arg.typeAttr, {}));
+    expected.append(count, type);
+  }
+  size_t given = node.getDataInputs().size();
+  if (given != expected.size())
+    return fail() << "NodeDef expected inputs '" << llvm::join(expected, ", ")
+                  << "' do not match " << given << " inputs specified; Op<name="
+                  << spec->name << ">";
   return success();
 }
 
