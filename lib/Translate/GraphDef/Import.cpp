@@ -132,7 +132,9 @@ LogicalResult Importer::parseInput(StringRef text, const Body &body,
   if (text.starts_with("^")) {
     ref.node = text.drop_front();
     ref.port = -1;
-    ref.isArg = body.args.count(ref.node);
+    // Only an argument's own name has a control block argument ("^x",
+    // not "^x:1").
+    ref.isArg = body.args.count(text);
     return success();
   }
   if (!body.isFunction && text.count(':') != 2) {
