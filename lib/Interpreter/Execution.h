@@ -48,11 +48,15 @@ mlir::FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
                                                std::vector<Tensor> inputs,
                                                mlir::DictionaryAttr bindings);
 
+/// validateNodeDef, once per node: `validated` holds the nodes that
+/// passed.
+mlir::LogicalResult validateOnce(graph::NodeOp node,
+                                 llvm::DenseSet<mlir::Operation *> &validated);
+
 /// Whether `node` may run on `inputs`, failing with a diagnostic when not:
-/// no data input is a ref variable nothing assigned yet (which only Assign
-/// and IsVariableInitialized may take; TensorFlow's message), and its
-/// attrs are valid (checked once: `validated` holds the nodes that
-/// passed).
+/// it passes validateOnce, and no data input is a ref variable nothing
+/// assigned yet (which only Assign and IsVariableInitialized may take;
+/// TensorFlow's message).
 mlir::LogicalResult checkNodeCanRun(graph::NodeOp node,
                                     llvm::ArrayRef<Tensor> inputs,
                                     llvm::DenseSet<mlir::Operation *> &validated);

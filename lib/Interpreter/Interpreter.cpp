@@ -235,8 +235,21 @@ FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
 }
 
 LogicalResult
+cleave::interp::validateOnce(NodeOp node,
+                             llvm::DenseSet<Operation *> &validated) {
+  if (validated.count(node))
+    return success();
+  if (failed(validateNodeDef(node)))
+    return failure();
+  validated.insert(node);
+  return success();
+}
+
+LogicalResult
 cleave::interp::checkNodeCanRun(NodeOp node, ArrayRef<Tensor> inputs,
                                 llvm::DenseSet<Operation *> &validated) {
+  if (failed(validateOnce(node, validated)))
+    return failure();
   StringRef op = node.getOpType();
   for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
     if (!inputs[i].isValid() &&
@@ -244,11 +257,6 @@ cleave::interp::checkNodeCanRun(NodeOp node, ArrayRef<Tensor> inputs,
       return node.emitError() << "Node '" << node.getName()
                               << "': Attempting to use uninitialized value "
                               << renderProducer(v);
-  if (!validated.count(node)) {
-    if (failed(validateNodeDef(node)))
-      return failure();
-    validated.insert(node);
-  }
   return success();
 }
 
@@ -639,6 +647,10 @@ private:
       inputDead.push_back(slot.dead);
     }
     bool dead = deadControl || (isMerge ? allDead : deadData);
+    bool isSwitch = op == "Switch" || op == "RefSwitch";
+    // Merge and Switch index their inputs here, not in a kernel.
+    if ((isMerge || isSwitch) && failed(validateOnce(node, validated)))
+      return failure();
     SmallVector<Slot, 2> outputs(node.getOutputs().size());
     if (dead) {
       for (Slot &out : outputs)
@@ -651,7 +663,7 @@ private:
       index.data<int32_t>()[0] = live;
       outputs[0] = {inputs[live], false};
       outputs[1] = {index, false};
-    } else if (op == "Switch" || op == "RefSwitch") {
+    } else if (isSwitch) {
       bool pred = inputs[1].numElements() == 1 && inputs[1].getAsInt(0) != 0;
       outputs[pred ? 1 : 0] = {inputs[0], false};
       outputs[pred ? 0 : 1].dead = true;
