@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(graphdef-text graphdef-binary savedmodel checkpoint npy interpreter)
+[ ${#targets[@]} -gt 0 ] || targets=(graphdef-text graphdef-binary savedmodel checkpoint npy interpreter passes)
 shared="$root/../shared/corpus"
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"

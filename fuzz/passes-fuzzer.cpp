@@ -1,0 +1,89 @@
+//===- passes-fuzzer.cpp - import, functionalize, infer, differentiate ----===//
+//
+// Small text graphs through the front half's graph-to-graph passes that
+// the interpreter fuzzer does not run: graph-functionalize-conds,
+// graph-functionalize-loops, graph-infer-shapes, then graph-gradient of
+// the last floating-point node with respect to every Placeholder and
+// variable, and export of the result. Errors are fine; crashes, hangs,
+// sanitizer reports and a module that no longer verifies are findings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzSupport.h"
+
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Translate/GraphDef.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdlib>
+
+using namespace cleave;
+
+/// Whether `name` can stand in a pass option list unquoted.
+static bool isPlainName(llvm::StringRef name) {
+  return !name.empty() && llvm::all_of(name, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '/' || c == '.' || c == '-';
+  });
+}
+
+static bool isFloatTensor(mlir::Type type) {
+  auto tensor = llvm::dyn_cast<mlir::TensorType>(type);
+  return tensor && llvm::isa<mlir::FloatType>(tensor.getElementType());
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef bytes = fuzz::asString(data, size);
+  if (size > 8192 || detectInputFormat(bytes) != InputFormat::GraphDefText)
+    return -1;
+  mlir::MLIRContext &context = fuzz::getContext();
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(
+      bytes, "fuzz", /*RequiresNullTerminator=*/false);
+  mlir::OwningOpRef<mlir::ModuleOp> module = importGraphDef(*buffer, &context);
+  if (!module)
+    return 0;
+  static bool registered = (registerAllPasses(), true);
+  (void)registered;
+  mlir::PassManager prepare(&context);
+  if (failed(mlir::parsePassPipeline(
+          "builtin.module(graph-functionalize-conds,"
+          "graph-functionalize-loops,graph-infer-shapes)",
+          prepare)) ||
+      failed(prepare.run(*module)))
+    return 0;
+  // ys: the last floating-point node; xs: the placeholders and variables.
+  std::string ys;
+  std::vector<std::string> xs;
+  for (auto graph : module->getOps<graph::GraphOp>())
+    for (auto node : graph.getBody().front().getOps<graph::NodeOp>()) {
+      if (!isPlainName(node.getName()) || node.getOutputs().empty())
+        continue;
+      llvm::StringRef op = node.getOpType();
+      if (op == "Placeholder" || op == "VariableV2" || op == "VarHandleOp")
+        xs.push_back(node.getName().str());
+      else if (isFloatTensor(node.getOutputs()[0].getType()))
+        ys = node.getName().str();
+    }
+  if (ys.empty() || xs.empty())
+    return 0;
+  mlir::PassManager differentiate(&context);
+  if (failed(mlir::parsePassPipeline(
+          "builtin.module(graph-gradient{ys=" + ys + " xs=" +
+              llvm::join(xs, ",") + "})",
+          differentiate)))
+    return 0;
+  if (failed(differentiate.run(*module)))
+    return 0;
+  // A pass that succeeded must leave a valid module.
+  if (failed(mlir::verify(*module)))
+    std::abort();
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  (void)writeGraphMessage(*module, os, GraphMessage::GraphDef,
+                          /*binary=*/false);
+  return 0;
+}
