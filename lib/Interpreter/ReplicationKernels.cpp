@@ -263,6 +263,9 @@ LogicalResult programKey(KernelContext &ctx) {
   return success();
 }
 
+/// The replica, whatever the placeholder's logical_core: a replica's cores
+/// run as one computation here, so their host transfers share its
+/// channels.
 LogicalResult deviceOrdinal(KernelContext &ctx) {
   Tensor ordinal(kInt64, {});
   ordinal.data<int64_t>()[0] = deviceReplica();

@@ -22,6 +22,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <map>
+
 namespace cleave::graph {
 #define GEN_PASS_DEF_GRAPHEXTRACTOUTSIDECOMPILATIONPASS
 #include "cleave/Dialect/Graph/Transforms/Passes.h.inc"
@@ -129,25 +131,30 @@ Type getHostOnlyType(Type t) {
 
 /// Where the host nodes of one device block go: the builder's insertion
 /// point in the host block, the program key and (inside a replicate) the
-/// device ordinal the transfers are keyed by.
+/// device ordinals the transfers are keyed by, one per core that hosts
+/// computations.
 struct HostSide {
   OpBuilder builder;
   NameUniquer *names;
   bool replicated;
-  /// Host functions get them as arguments; the top level makes them on
-  /// first use.
-  Value programKey, deviceOrdinal;
-  std::function<void(HostSide &)> makePlaceholders;
+  /// Host functions get the key and one ordinal as arguments (every core's
+  /// transfers in them use it); the top level makes them on first use.
+  Value programKey;
+  std::map<int64_t, Value> deviceOrdinals;
+  std::function<Value(HostSide &)> makeProgramKey;
+  std::function<Value(HostSide &, int64_t core)> makeDeviceOrdinal;
 
   Value getProgramKey() {
-    if (!programKey && makePlaceholders)
-      makePlaceholders(*this);
+    if (!programKey && makeProgramKey)
+      programKey = makeProgramKey(*this);
     return programKey;
   }
-  Value getDeviceOrdinal() {
-    if (!programKey && makePlaceholders)
-      makePlaceholders(*this);
-    return deviceOrdinal;
+  Value getDeviceOrdinal(int64_t core) {
+    if (Value ordinal = deviceOrdinals[core])
+      return ordinal;
+    if (!makeDeviceOrdinal)
+      return deviceOrdinals[core] = deviceOrdinals[0];
+    return deviceOrdinals[core] = makeDeviceOrdinal(*this, core);
   }
 };
 
@@ -192,14 +199,16 @@ private:
                                ValueRange inputs, ValueRange controls,
                                ArrayRef<NamedAttribute> attrs);
   /// `_XlaRecvAtHost` or `_XlaSendFromHost` (their V2 inside a replicate,
-  /// keyed by the replica's ordinal) on channel `key`.
+  /// keyed by the ordinal of the replica's `core`) on channel `key`.
   NodeOp createTransfer(HostSide &host, Location loc, StringRef opType,
                         StringRef typesAttr, TypeRange types, StringRef name,
-                        StringRef key, ValueRange values, ValueRange controls);
+                        StringRef key, ValueRange values, ValueRange controls,
+                        int64_t core);
   NodeOp createRecv(HostSide &host, Location loc, StringRef name,
-                    StringRef key, TypeRange types);
+                    StringRef key, TypeRange types, int64_t core = 0);
   NodeOp createSend(HostSide &host, Location loc, StringRef name,
-                    StringRef key, ValueRange values, ValueRange controls);
+                    StringRef key, ValueRange values, ValueRange controls,
+                    int64_t core = 0);
   ArrayAttr typeList(TypeRange types);
   void finishCluster();
   LogicalResult verifyNoMarkers();
@@ -269,7 +278,8 @@ FailureOr<NodeOp> Extractor::createNode(OpBuilder &b, NameUniquer &names,
 NodeOp Extractor::createTransfer(HostSide &host, Location loc,
                                 StringRef opType, StringRef typesAttr,
                                 TypeRange types, StringRef name, StringRef key,
-                                ValueRange values, ValueRange controls) {
+                                ValueRange values, ValueRange controls,
+                                int64_t core) {
   OpBuilder &b = host.builder;
   SmallVector<Value> inputs(values);
   inputs.push_back(host.getProgramKey());
@@ -278,7 +288,7 @@ NodeOp Extractor::createTransfer(HostSide &host, Location loc,
       b.getNamedAttr("key", b.getStringAttr(key)),
       b.getNamedAttr(kHostTransferAttr, b.getBoolAttr(true))};
   if (host.replicated)
-    inputs.push_back(host.getDeviceOrdinal());
+    inputs.push_back(host.getDeviceOrdinal(core));
   else
     attrs.push_back(b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(0)));
   return *createNode(b, *host.names, loc,
@@ -287,9 +297,9 @@ NodeOp Extractor::createTransfer(HostSide &host, Location loc,
 }
 
 NodeOp Extractor::createRecv(HostSide &host, Location loc, StringRef name,
-                             StringRef key, TypeRange types) {
+                             StringRef key, TypeRange types, int64_t core) {
   NodeOp recv = createTransfer(host, loc, "_XlaRecvAtHost", "Toutputs", types,
-                               name, key, {}, {});
+                               name, key, {}, {}, core);
   for (auto [out, t] : llvm::zip(recv.getOutputs(), types))
     out.setType(t);
   return recv;
@@ -297,9 +307,9 @@ NodeOp Extractor::createRecv(HostSide &host, Location loc, StringRef name,
 
 NodeOp Extractor::createSend(HostSide &host, Location loc, StringRef name,
                              StringRef key, ValueRange values,
-                             ValueRange controls) {
+                             ValueRange controls, int64_t core) {
   return createTransfer(host, loc, "_XlaSendFromHost", "Tinputs",
-                        values.getTypes(), name, key, values, controls);
+                        values.getTypes(), name, key, values, controls, core);
 }
 
 bool Extractor::reachesOutsideCompilation(StringRef name) {
@@ -614,7 +624,8 @@ FailureOr<NodeOp> Extractor::extractGroup(
     return failure();
   for (auto [out, t] : llvm::zip(hostCompute->getOutputs(), retTypes))
     out.setType(t);
-  if (std::optional<int64_t> core = getHostComputeCore(group.name))
+  std::optional<int64_t> core = getHostComputeCore(group.name);
+  if (core)
     setTFAttr(*hostCompute, "tpu_core", db.getI64IntegerAttr(*core));
   if (!llvm::all_of(retTypes, hasStaticShape))
     setTFAttr(*hostCompute, "host_mlir_module",
@@ -626,7 +637,7 @@ FailureOr<NodeOp> Extractor::extractGroup(
   // The host side: receive, the members, send.
   if (!argsKey.empty()) {
     NodeOp recv = createRecv(host, loc, base + "_recv", argsKey,
-                             TypeRange(ValueRange(argValues)));
+                             TypeRange(ValueRange(argValues)), core.value_or(0));
     for (auto [v, received] : llvm::zip(argValues, recv.getOutputs()))
       v.replaceUsesWithIf(received, [&](OpOperand &use) {
         return members.contains(use.getOwner());
@@ -661,7 +672,7 @@ FailureOr<NodeOp> Extractor::extractGroup(
   if (!retvalsKey.empty()) {
     SmallVector<Value> values(rets.begin(), rets.end());
     createSend(host, loc, base + "_send", retvalsKey, values,
-               retControls.getArrayRef());
+               retControls.getArrayRef(), core.value_or(0));
     for (auto [v, result] : llvm::zip(values, hostCompute->getOutputs()))
       v.replaceUsesWithIf(result, [&](OpOperand &use) {
         return use.getOwner()->getBlock() == &device &&
@@ -806,8 +817,10 @@ FailureOr<FuncOp> Extractor::splitFunction(StringRef name, Role role,
       module, (name + "_host").str(), hostArgs,
       [&](OpBuilder &b, ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
         NameUniquer hostNames(*b.getInsertionBlock());
-        HostSide host{b, &hostNames, replicated, args[0],
-                      replicated ? args[1] : Value(), nullptr};
+        HostSide host{b, &hostNames, replicated, args[0], {}, nullptr,
+                      nullptr};
+        if (replicated)
+          host.deviceOrdinals[0] = args[1];
         if (failed(extractBlock(deviceBody, host, deviceNames)))
           return extracted = failure(), failure();
         SmallVector<Value> results;
@@ -849,7 +862,7 @@ LogicalResult Extractor::splitControlFlow(NodeOp node, HostSide &host,
   };
   SmallVector<Value> hostInputs{host.getProgramKey()};
   if (host.replicated)
-    hostInputs.push_back(host.getDeviceOrdinal());
+    hostInputs.push_back(host.getDeviceOrdinal(0));
   std::string hostName = (node.getName() + "_host").str();
 
   bool isIf = op == "If" || op == "StatelessIf";
@@ -1105,25 +1118,30 @@ LogicalResult Extractor::run() {
 
   // Host nodes go before the cluster, after the head.
   std::string clusterName = cluster.getCluster().str();
-  HostSide host{before, &topNames, replicated, Value(), Value(), nullptr};
-  host.makePlaceholders = [&, clusterName](HostSide &h) {
+  HostSide host{before, &topNames, replicated, Value(), {}, nullptr, nullptr};
+  Location loc = cluster.getLoc();
+  host.makeProgramKey = [&, clusterName, loc](HostSide &h) {
+    Value key = (*createNode(h.builder, *h.names, loc,
+                             "_XlaCompileMlirPlaceholderProgramKey",
+                             clusterName + "/program_key", {}, {}, {}))
+                    .getOutputs()[0];
+    key.setType(RankedTensorType::get({3}, StringType::get(ctx)));
+    return key;
+  };
+  // As TensorFlow's bridge: one placeholder per core whose host
+  // computations transfer, with that core as its logical_core.
+  host.makeDeviceOrdinal = [&, clusterName, loc](HostSide &h, int64_t core) {
     OpBuilder &b = h.builder;
-    Location loc = cluster.getLoc();
-    h.programKey = (*createNode(b, *h.names, loc,
-                                "_XlaCompileMlirPlaceholderProgramKey",
-                                clusterName + "/program_key", {}, {}, {}))
-                       .getOutputs()[0];
-    h.programKey.setType(RankedTensorType::get({3}, StringType::get(ctx)));
-    if (h.replicated) {
-      h.deviceOrdinal =
-          (*createNode(b, *h.names, loc, "_TPUDeviceOrdinalPlaceholder",
-                       clusterName + "/device_ordinal", {}, {},
-                       {b.getNamedAttr("logical_core",
-                                       b.getI64IntegerAttr(0))}))
-              .getOutputs()[0];
-      h.deviceOrdinal.setType(
-          RankedTensorType::get({}, IntegerType::get(ctx, 64)));
-    }
+    std::string name = clusterName + "/device_ordinal";
+    if (core != 0)
+      name += "_" + std::to_string(core);
+    Value ordinal =
+        (*createNode(b, *h.names, loc, "_TPUDeviceOrdinalPlaceholder", name,
+                     {}, {},
+                     {b.getNamedAttr("logical_core", b.getI64IntegerAttr(core))}))
+            .getOutputs()[0];
+    ordinal.setType(RankedTensorType::get({}, IntegerType::get(ctx, 64)));
+    return ordinal;
   };
   if (failed(extractBlock(cluster.getBody().front(), host, topNames)))
     return failure();
