@@ -280,7 +280,23 @@ enum class Unary {
   Floor,
   Relu,
   Relu6,
-  Elu
+  Elu,
+  Ceil,
+  Rint,
+  Round,
+  Expm1,
+  Erf,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh
 };
 
 template <typename T> T applyUnary(Unary op, T x) {
@@ -317,12 +333,54 @@ template <typename T> T applyUnary(Unary op, T x) {
     return x < 0 ? T(0) : (x > 6 ? T(6) : x);
   case Unary::Elu:
     return x > 0 ? x : T(std::expm1(double(x)));
+  case Unary::Ceil:
+    return T(std::ceil(double(x)));
+  // Both round half to even (the default rounding mode), as TensorFlow's.
+  case Unary::Rint:
+  case Unary::Round:
+    return T(std::nearbyint(double(x)));
+  case Unary::Expm1:
+    return T(std::expm1(double(x)));
+  case Unary::Erf:
+    return T(std::erf(double(x)));
+  case Unary::Sin:
+    return T(std::sin(double(x)));
+  case Unary::Cos:
+    return T(std::cos(double(x)));
+  case Unary::Tan:
+    return T(std::tan(double(x)));
+  case Unary::Asin:
+    return T(std::asin(double(x)));
+  case Unary::Acos:
+    return T(std::acos(double(x)));
+  case Unary::Atan:
+    return T(std::atan(double(x)));
+  case Unary::Sinh:
+    return T(std::sinh(double(x)));
+  case Unary::Cosh:
+    return T(std::cosh(double(x)));
+  case Unary::Asinh:
+    return T(std::asinh(double(x)));
+  case Unary::Acosh:
+    return T(std::acosh(double(x)));
+  case Unary::Atanh:
+    return T(std::atanh(double(x)));
   }
   return x;
 }
 
+/// Ops TensorFlow computes in floating point only: its op definitions of
+/// Tan, Asin, Acos and Atan allow integers, but no CPU kernel takes them.
+constexpr bool isFloatOnly(Unary op) {
+  return op == Unary::Tan || op == Unary::Asin || op == Unary::Acos ||
+         op == Unary::Atan;
+}
+
 template <Unary op> LogicalResult unary(KernelContext &ctx) {
   const Tensor &a = ctx.inputs[0];
+  if (isFloatOnly(op) && a.dtype() != kFloat && a.dtype() != kDouble)
+    return ctx.error() << "dtype " << dtypeName(a.dtype())
+                       << " is not supported";
   Tensor out(a.dtype(), a.shape());
   if (failed(dispatchNumeric(a.dtype(), [&](auto tag) {
         using T = decltype(tag);
@@ -331,6 +389,21 @@ template <Unary op> LogicalResult unary(KernelContext &ctx) {
       })))
     return ctx.error() << "dtype " << dtypeName(a.dtype())
                        << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
+enum class Classify { IsNan, IsInf, IsFinite };
+
+template <Classify kind> LogicalResult classify(KernelContext &ctx) {
+  const Tensor &x = ctx.inputs[0];
+  Tensor out(kBool, x.shape());
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    double v = x.getAsDouble(i);
+    out.data<bool>()[i] = kind == Classify::IsNan   ? std::isnan(v)
+                          : kind == Classify::IsInf ? std::isinf(v)
+                                                    : std::isfinite(v);
+  }
   ctx.outputs[0] = out;
   return success();
 }
@@ -858,5 +931,24 @@ KernelTable cleave::interp::getMathKernels() {
       {"Relu", unary<Unary::Relu>},
       {"Relu6", unary<Unary::Relu6>},
       {"Elu", unary<Unary::Elu>},
+      {"Ceil", unary<Unary::Ceil>},
+      {"Rint", unary<Unary::Rint>},
+      {"Round", unary<Unary::Round>},
+      {"Expm1", unary<Unary::Expm1>},
+      {"Erf", unary<Unary::Erf>},
+      {"Sin", unary<Unary::Sin>},
+      {"Cos", unary<Unary::Cos>},
+      {"Tan", unary<Unary::Tan>},
+      {"Asin", unary<Unary::Asin>},
+      {"Acos", unary<Unary::Acos>},
+      {"Atan", unary<Unary::Atan>},
+      {"Sinh", unary<Unary::Sinh>},
+      {"Cosh", unary<Unary::Cosh>},
+      {"Asinh", unary<Unary::Asinh>},
+      {"Acosh", unary<Unary::Acosh>},
+      {"Atanh", unary<Unary::Atanh>},
+      {"IsNan", classify<Classify::IsNan>},
+      {"IsInf", classify<Classify::IsInf>},
+      {"IsFinite", classify<Classify::IsFinite>},
   };
 }

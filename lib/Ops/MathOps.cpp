@@ -109,6 +109,27 @@ OpTable cleave::ops::detail::getMathOps() {
       unary("Sigmoid", kUnaryComplexT),
       unary("Tanh", kUnaryComplexT),
       unary("Floor", kUnaryRealT),
+      unary("Ceil", kUnaryRealT),
+      unary("Rint", kUnaryRealT),
+      unary("Round", kUnaryT),
+      unary("Expm1", kUnaryComplexT),
+      unary("Erf", kUnaryRealT),
+      // Trigonometric and hyperbolic.
+      unary("Sin", kUnaryComplexT),
+      unary("Cos", kUnaryComplexT),
+      unary("Tan", kUnaryT),
+      unary("Asin", kUnaryT),
+      unary("Acos", kUnaryT),
+      unary("Atan", kUnaryT),
+      unary("Sinh", kUnaryComplexT),
+      unary("Cosh", kUnaryComplexT),
+      unary("Asinh", kUnaryComplexT),
+      unary("Acosh", kUnaryComplexT),
+      unary("Atanh", kUnaryComplexT),
+      // Classification.
+      {"IsNan", {"x: T"}, {"y: bool"}, {kUnaryRealT}},
+      {"IsInf", {"x: T"}, {"y: bool"}, {kUnaryRealT}},
+      {"IsFinite", {"x: T"}, {"y: bool"}, {kUnaryRealT}},
       {"ClipByValue",
        {"t: T", "clip_value_min: T", "clip_value_max: T"},
        {"output: T"},
@@ -422,6 +443,25 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
                          "Sigmoid",
                          "Tanh",
                          "Floor",
+                         "Ceil",
+                         "Rint",
+                         "Round",
+                         "Expm1",
+                         "Erf",
+                         "Sin",
+                         "Cos",
+                         "Tan",
+                         "Asin",
+                         "Acos",
+                         "Atan",
+                         "Sinh",
+                         "Cosh",
+                         "Asinh",
+                         "Acosh",
+                         "Atanh",
+                         "IsNan",
+                         "IsInf",
+                         "IsFinite",
                          "LogicalNot",
                          "SigmoidGrad",
                          "TanhGrad",
@@ -657,6 +697,89 @@ std::string log1pGrad(GradientContext &ctx) {
   GradTensor inverse = ctx.op("Reciprocal", {onePlusX});
   ctx.setControlDependencies({});
   ctx.setInputGrad(0, ctx.op("Mul", {grad, inverse}, {}, "mul"));
+  return "";
+}
+
+constexpr char kCos[] = "Cos", kSinh[] = "Sinh", kCosh[] = "Cosh",
+               kExp[] = "Exp";
+
+/// grad * f(x), f computed once grad is there: Sin (cos), Sinh (cosh),
+/// Cosh (sinh), Expm1 (exp).
+template <const char *Op> std::string timesGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setControlDependencies({grad});
+  GradTensor derivative = ctx.op(Op, {ctx.getInput(0)});
+  ctx.setInputGrad(0, ctx.op("Mul", {grad, derivative}, {}, "mul"));
+  ctx.setControlDependencies({});
+  return "";
+}
+
+std::string cosGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setControlDependencies({grad});
+  GradTensor negated = ctx.op("Neg", {grad});
+  GradTensor sin = ctx.op("Sin", {ctx.getInput(0)});
+  ctx.setInputGrad(0, ctx.op("Mul", {negated, sin}, {}, "mul"));
+  ctx.setControlDependencies({});
+  return "";
+}
+
+std::string tanGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setControlDependencies({grad});
+  GradTensor secant = ctx.op("Reciprocal", {ctx.op("Cos", {ctx.getInput(0)})});
+  GradTensor secant2 = ctx.op("Square", {secant});
+  ctx.setInputGrad(0, ctx.op("Mul", {secant2, grad}, {}, "mul"));
+  ctx.setControlDependencies({});
+  return "";
+}
+
+/// Asin, Acos (negated): grad / sqrt(1 - x^2). Atan: grad / (1 + x^2).
+/// Atanh: grad / (1 - x^2).
+enum class InverseTrig { Asin, Acos, Atan, Atanh };
+template <InverseTrig Kind> std::string inverseTrigGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setControlDependencies({grad});
+  GradTensor x2 = ctx.op("Square", {ctx.getInput(0)});
+  GradTensor one = ctx.scalar(1, ctx.getDType(grad));
+  GradTensor den;
+  if (Kind == InverseTrig::Atan)
+    den = ctx.op("AddV2", {one, x2}, {}, "Add");
+  else
+    den = ctx.op("Sub", {one, x2});
+  if (Kind == InverseTrig::Asin || Kind == InverseTrig::Acos)
+    den = ctx.op("Sqrt", {den});
+  GradTensor inverse = ctx.op("Reciprocal", {den});
+  GradTensor result = Kind == InverseTrig::Acos
+                          ? ctx.op("Mul", {ctx.op("Neg", {grad}), inverse},
+                                   {}, "mul")
+                          : ctx.op("Mul", {grad, inverse}, {}, "mul");
+  ctx.setInputGrad(0, result);
+  ctx.setControlDependencies({});
+  return "";
+}
+
+/// Asinh: grad / cosh(y); Acosh: grad / sinh(y), y the output.
+template <const char *Op> std::string inverseHyperbolicGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setControlDependencies({grad});
+  GradTensor den = ctx.op(Op, {ctx.getOutput(0)});
+  ctx.setInputGrad(0, ctx.op("RealDiv", {grad, den}, {}, "truediv"));
+  ctx.setControlDependencies({});
+  return "";
+}
+
+/// grad * 2/sqrt(pi) * exp(-x^2).
+std::string erfGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor twoOverRootPi =
+      ctx.scalar(2 / std::sqrt(M_PI), ctx.getDType(grad), "Const");
+  ctx.setControlDependencies({grad});
+  GradTensor scaled = ctx.op("Mul", {grad, twoOverRootPi}, {}, "mul");
+  GradTensor gauss =
+      ctx.op("Exp", {ctx.op("Neg", {ctx.op("Square", {ctx.getInput(0)})})});
+  ctx.setInputGrad(0, ctx.op("Mul", {scaled, gauss}, {}, "mul_1"));
+  ctx.setControlDependencies({});
   return "";
 }
 
@@ -1145,6 +1268,19 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Max", minOrMaxGrad},
       {"Min", minOrMaxGrad},
       {"Log1p", log1pGrad},
+      {"Expm1", timesGrad<kExp>},
+      {"Erf", erfGrad},
+      {"Sin", timesGrad<kCos>},
+      {"Cos", cosGrad},
+      {"Tan", tanGrad},
+      {"Asin", inverseTrigGrad<InverseTrig::Asin>},
+      {"Acos", inverseTrigGrad<InverseTrig::Acos>},
+      {"Atan", inverseTrigGrad<InverseTrig::Atan>},
+      {"Sinh", timesGrad<kCosh>},
+      {"Cosh", timesGrad<kSinh>},
+      {"Asinh", inverseHyperbolicGrad<kCosh>},
+      {"Acosh", inverseHyperbolicGrad<kSinh>},
+      {"Atanh", inverseTrigGrad<InverseTrig::Atanh>},
       {"BatchMatMulV2", batchMatMulGrad},
       {"SquaredDifference", squaredDifferenceGrad},
       {"Pow", powGrad},

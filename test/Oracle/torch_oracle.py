@@ -296,6 +296,7 @@ def check_binary(r, rng):
 def check_unary(r, rng):
     x = rng.standard_normal((3, 5)).astype(np.float32)
     pos = np.abs(x) + 0.1
+    inside = np.tanh(x).astype(np.float32)  # in (-1, 1)
     unary = {"Neg": (x, torch.neg), "Square": (x, torch.square),
              "Sqrt": (pos, torch.sqrt), "Rsqrt": (pos, torch.rsqrt),
              "Exp": (x, torch.exp), "Log": (pos, torch.log),
@@ -303,7 +304,15 @@ def check_unary(r, rng):
              "Sign": (x, torch.sign), "Sigmoid": (x, torch.sigmoid),
              "Tanh": (x, torch.tanh), "Relu": (x, torch.relu),
              "Relu6": (x * 8, F.relu6), "Elu": (x, F.elu),
-             "Reciprocal": (pos, torch.reciprocal), "Floor": (x * 3, torch.floor)}
+             "Reciprocal": (pos, torch.reciprocal), "Floor": (x * 3, torch.floor),
+             "Ceil": (x * 3, torch.ceil), "Round": (x * 3, torch.round),
+             "Rint": (x * 3, torch.round), "Expm1": (x, torch.expm1),
+             "Erf": (x, torch.erf), "Sin": (x * 3, torch.sin),
+             "Cos": (x * 3, torch.cos), "Tan": (x, torch.tan),
+             "Asin": (inside, torch.asin), "Acos": (inside, torch.acos),
+             "Atan": (x * 3, torch.atan), "Sinh": (x, torch.sinh),
+             "Cosh": (x, torch.cosh), "Asinh": (x * 3, torch.asinh),
+             "Acosh": (pos + 1, torch.acosh), "Atanh": (inside, torch.atanh)}
     for op, (inp, fn) in unary.items():
         r.check(op, lambda: r.run(op, [inp], attrs(T=np.float32)), fn(T(inp)).numpy())
 

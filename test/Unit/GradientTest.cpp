@@ -37,7 +37,7 @@ namespace {
 using Dims = std::vector<int64_t>;
 
 /// Which values a case's inputs may take (the op's domain, away from kinks).
-enum class Domain { Any, Positive, AwayFromZero, Spread };
+enum class Domain { Any, Positive, AwayFromZero, Spread, Inside, AboveOne };
 
 struct Input {
   std::string name;
@@ -868,6 +868,19 @@ std::vector<GradCase> cases() {
            "\"x0\" input: \"axis0\" attr { key: \"N\" value { i: 2 } } " +
            t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
       {"Log1p", {{"x0", {2, 3}, D::Positive}}, unaryCase("Log1p")},
+      {"Expm1", {{"x0", {2, 3}}}, unaryCase("Expm1")},
+      {"Erf", {{"x0", {2, 3}}}, unaryCase("Erf")},
+      {"Sin", {{"x0", {2, 3}}}, unaryCase("Sin")},
+      {"Cos", {{"x0", {2, 3}}}, unaryCase("Cos")},
+      {"Tan", {{"x0", {2, 3}}}, unaryCase("Tan")},
+      {"Asin", {{"x0", {2, 3}, D::Inside}}, unaryCase("Asin")},
+      {"Acos", {{"x0", {2, 3}, D::Inside}}, unaryCase("Acos")},
+      {"Atan", {{"x0", {2, 3}}}, unaryCase("Atan")},
+      {"Sinh", {{"x0", {2, 3}}}, unaryCase("Sinh")},
+      {"Cosh", {{"x0", {2, 3}}}, unaryCase("Cosh")},
+      {"Asinh", {{"x0", {2, 3}}}, unaryCase("Asinh")},
+      {"Acosh", {{"x0", {2, 3}, D::AboveOne}}, unaryCase("Acosh")},
+      {"Atanh", {{"x0", {2, 3}, D::Inside}}, unaryCase("Atanh")},
       {"Elu", {{"x0", {2, 3}, D::AwayFromZero}}, unaryCase("Elu")},
       {"MaxAxis1", {{"x0", {3, 4}}}, reduction("Max", {1}, false)},
       {"MinKeepDims", {{"x0", {3, 4}}}, reduction("Min", {0}, true)},
@@ -940,6 +953,11 @@ double drawValue(std::mt19937 &rng, Domain domain) {
   case Domain::Spread:
     // Relu6 kinks at 0 and 6: stay off both.
     return 4.0 * v + (std::abs(4.0 * v) < 0.3 ? 0.5 : 0.0) + 2.0;
+  case Domain::Inside:
+    // Asin, Acos, Atanh: well inside (-1, 1), where they are smooth.
+    return 0.8 * v;
+  case Domain::AboveOne:
+    return 1.5 + std::abs(v);
   }
   return v;
 }

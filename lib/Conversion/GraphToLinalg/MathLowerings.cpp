@@ -155,17 +155,19 @@ LogicalResult unsupportedDType(NodeLowering &ctx, int32_t dtype) {
 
 enum class Unary {
   Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Abs, Sign, Sigmoid, Tanh,
-  Reciprocal, Floor, Relu, Relu6, Elu, LogicalNot, Identity
+  Reciprocal, Floor, Relu, Relu6, Elu, LogicalNot, Identity, Ceil, Rint,
+  Round, Expm1, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+  Acosh, Atanh
 };
 
 bool needsFloat(Unary op) {
   switch (op) {
-  case Unary::Sqrt: case Unary::Rsqrt: case Unary::Exp: case Unary::Log:
-  case Unary::Log1p: case Unary::Sigmoid: case Unary::Tanh:
-  case Unary::Floor: case Unary::Elu:
-    return true;
-  default:
+  case Unary::Neg: case Unary::Square: case Unary::Abs: case Unary::Sign:
+  case Unary::Reciprocal: case Unary::Relu: case Unary::Relu6:
+  case Unary::LogicalNot: case Unary::Identity: case Unary::Round:
     return false;
+  default:
+    return true;
   }
 }
 
@@ -215,6 +217,38 @@ Value applyUnary(Arith &a, Unary op, Value x) {
         loc, x, b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
   case Unary::Identity:
     return x;
+  case Unary::Ceil:
+    return b.create<math::CeilOp>(loc, x);
+  // Both round half to even, as TensorFlow's; an integer is its own.
+  case Unary::Rint:
+  case Unary::Round:
+    return a.isFloat() ? b.create<math::RoundEvenOp>(loc, x).getResult() : x;
+  case Unary::Expm1:
+    return b.create<math::ExpM1Op>(loc, x);
+  case Unary::Erf:
+    return b.create<math::ErfOp>(loc, x);
+  case Unary::Sin:
+    return b.create<math::SinOp>(loc, x);
+  case Unary::Cos:
+    return b.create<math::CosOp>(loc, x);
+  case Unary::Tan:
+    return b.create<math::TanOp>(loc, x);
+  case Unary::Asin:
+    return b.create<math::AsinOp>(loc, x);
+  case Unary::Acos:
+    return b.create<math::AcosOp>(loc, x);
+  case Unary::Atan:
+    return b.create<math::AtanOp>(loc, x);
+  case Unary::Sinh:
+    return b.create<math::SinhOp>(loc, x);
+  case Unary::Cosh:
+    return b.create<math::CoshOp>(loc, x);
+  case Unary::Asinh:
+    return b.create<math::AsinhOp>(loc, x);
+  case Unary::Acosh:
+    return b.create<math::AcoshOp>(loc, x);
+  case Unary::Atanh:
+    return b.create<math::AtanhOp>(loc, x);
   }
   llvm_unreachable("unknown unary op");
 }
@@ -233,6 +267,34 @@ template <Unary op> LogicalResult unary(NodeLowering &ctx) {
                           return applyUnary(a, op, args[0]);
                         }),
                 dtype);
+  return success();
+}
+
+enum class Classify { IsNan, IsInf, IsFinite };
+
+/// IsNan, IsInf, IsFinite: a bool per element of a float tensor.
+template <Classify kind> LogicalResult classify(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (!isFloatDType(dtype))
+    return unsupportedDType(ctx, dtype);
+  Type type = ctx.elementType(dtype);
+  ctx.setOutput(
+      0,
+      ctx.map({ctx.tensor(0)}, ctx.shape(0), kBool,
+              [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                using FP = arith::CmpFPredicate;
+                Value x = args[0];
+                if (kind == Classify::IsNan)
+                  return b.create<arith::CmpFOp>(loc, FP::UNO, x, x);
+                Value inf = b.create<arith::ConstantOp>(
+                    loc, b.getFloatAttr(type, INFINITY));
+                Value magnitude = b.create<math::AbsFOp>(loc, x);
+                // Ordered: NaN is neither infinite nor finite.
+                return b.create<arith::CmpFOp>(
+                    loc, kind == Classify::IsInf ? FP::OEQ : FP::ONE,
+                    magnitude, inf);
+              }),
+      kBool);
   return success();
 }
 
@@ -933,6 +995,25 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Relu", unary<Unary::Relu>},
       {"Relu6", unary<Unary::Relu6>},
       {"Elu", unary<Unary::Elu>},
+      {"Ceil", unary<Unary::Ceil>},
+      {"Rint", unary<Unary::Rint>},
+      {"Round", unary<Unary::Round>},
+      {"Expm1", unary<Unary::Expm1>},
+      {"Erf", unary<Unary::Erf>},
+      {"Sin", unary<Unary::Sin>},
+      {"Cos", unary<Unary::Cos>},
+      {"Tan", unary<Unary::Tan>},
+      {"Asin", unary<Unary::Asin>},
+      {"Acos", unary<Unary::Acos>},
+      {"Atan", unary<Unary::Atan>},
+      {"Sinh", unary<Unary::Sinh>},
+      {"Cosh", unary<Unary::Cosh>},
+      {"Asinh", unary<Unary::Asinh>},
+      {"Acosh", unary<Unary::Acosh>},
+      {"Atanh", unary<Unary::Atanh>},
+      {"IsNan", classify<Classify::IsNan>},
+      {"IsInf", classify<Classify::IsInf>},
+      {"IsFinite", classify<Classify::IsFinite>},
       {"AddN", addN},
       {"Cast", cast},
       {"Select", select},
