@@ -69,6 +69,7 @@ enum class Binary {
   Min,
   Pow,
   SquaredDifference,
+  Atan2,
   Less,
   LessEqual,
   Greater,
@@ -189,6 +190,9 @@ template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
   case Binary::SquaredDifference:
     r = wrappingMul(wrappingSub(x, y), wrappingSub(x, y));
     return true;
+  case Binary::Atan2:
+    r = T(std::atan2(double(x), double(y)));
+    return true;
   case Binary::Less:
     b = x < y;
     return true;
@@ -296,7 +300,9 @@ enum class Unary {
   Cosh,
   Asinh,
   Acosh,
-  Atanh
+  Atanh,
+  Softplus,
+  Softsign
 };
 
 template <typename T> T applyUnary(Unary op, T x) {
@@ -365,6 +371,20 @@ template <typename T> T applyUnary(Unary op, T x) {
     return T(std::acosh(double(x)));
   case Unary::Atanh:
     return T(std::atanh(double(x)));
+  case Unary::Softplus:
+    if constexpr (std::is_floating_point_v<T>) {
+      // As TensorFlow's kernel: x where exp(x) might overflow, exp(x) where
+      // 1 + exp(x) rounds to 1, in between log(exp(x) + 1).
+      const double threshold =
+          std::log(double(std::numeric_limits<T>::epsilon())) + 2;
+      double v = double(x);
+      return T(v > -threshold  ? v
+               : v < threshold ? std::exp(v)
+                               : std::log(std::exp(v) + 1));
+    }
+    return x;
+  case Unary::Softsign:
+    return T(double(x) / (1 + std::abs(double(x))));
   }
   return x;
 }
@@ -884,6 +904,7 @@ KernelTable cleave::interp::getMathKernels() {
       {"Minimum", binary<Binary::Min>},
       {"Pow", binary<Binary::Pow>},
       {"SquaredDifference", binary<Binary::SquaredDifference>},
+      {"Atan2", binary<Binary::Atan2>},
       {"Less", binary<Binary::Less>},
       {"LessEqual", binary<Binary::LessEqual>},
       {"Greater", binary<Binary::Greater>},
@@ -947,6 +968,8 @@ KernelTable cleave::interp::getMathKernels() {
       {"Asinh", unary<Unary::Asinh>},
       {"Acosh", unary<Unary::Acosh>},
       {"Atanh", unary<Unary::Atanh>},
+      {"Softplus", unary<Unary::Softplus>},
+      {"Softsign", unary<Unary::Softsign>},
       {"IsNan", classify<Classify::IsNan>},
       {"IsInf", classify<Classify::IsInf>},
       {"IsFinite", classify<Classify::IsFinite>},

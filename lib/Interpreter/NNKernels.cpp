@@ -578,6 +578,20 @@ template <bool isElu> LogicalResult saturatedGrad(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
+/// SoftplusGrad: dy * sigmoid(x); SoftsignGrad: dy / (1 + |x|)^2.
+template <bool isSoftplus> LogicalResult softGrad(KernelContext &ctx) {
+  const Tensor &grads = ctx.inputs[0], &features = ctx.inputs[1];
+  if (grads.shape() != features.shape())
+    return ctx.error() << "gradients and features must have the same shape";
+  Tensor out(grads.dtype(), grads.shape());
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    double g = grads.getAsDouble(i), x = features.getAsDouble(i);
+    double d = 1 + std::abs(x);
+    out.setFromDouble(i, isSoftplus ? g / (std::exp(-x) + 1) : g / (d * d));
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
 } // namespace
 
 KernelTable cleave::interp::getNNKernels() {
@@ -591,6 +605,8 @@ KernelTable cleave::interp::getNNKernels() {
       {"ReluGrad", reluGrad},
       {"Relu6Grad", saturatedGrad<false>},
       {"EluGrad", saturatedGrad<true>},
+      {"SoftplusGrad", softGrad<true>},
+      {"SoftsignGrad", softGrad<false>},
       {"Conv2D", conv2D},
       {"Conv2DBackpropInput", conv2DBackpropInput},
       {"Conv2DBackpropFilter", conv2DBackpropFilter},

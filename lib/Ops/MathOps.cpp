@@ -126,6 +126,7 @@ OpTable cleave::ops::detail::getMathOps() {
       unary("Asinh", kUnaryComplexT),
       unary("Acosh", kUnaryComplexT),
       unary("Atanh", kUnaryComplexT),
+      {"Atan2", {"y: T", "x: T"}, {"z: T"}, {kUnaryRealT}},
       // Classification.
       {"IsNan", {"x: T"}, {"y: bool"}, {kUnaryRealT}},
       {"IsInf", {"x: T"}, {"y: bool"}, {kUnaryRealT}},
@@ -421,6 +422,7 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
                          "Minimum",
                          "SquaredDifference",
                          "Pow",
+                         "Atan2",
                          "Less",
                          "LessEqual",
                          "Greater",
@@ -1177,6 +1179,25 @@ std::string squaredDifferenceGrad(GradientContext &ctx) {
   return "";
 }
 
+/// atan2(y, x): (grad * x, grad * -y) / (x^2 + y^2), each summed to its
+/// input's shape.
+std::string atan2Grad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor y = ctx.getInput(0), x = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  ctx.setControlDependencies({grad});
+  GradTensor norm = ctx.op("AddV2", {ctx.op("Square", {x}), ctx.op("Square", {y})},
+                           {}, "add");
+  GradTensor gradInv = ctx.op("RealDiv", {grad, norm}, {}, "truediv");
+  GradTensor yGrad = ctx.op("Mul", {x, gradInv}, {}, "mul");
+  GradTensor xGrad =
+      ctx.op("Mul", {ctx.op("Neg", {y}), gradInv}, {}, "mul_1");
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(0, sumToShape(ctx, yGrad, b.rx, b.sx));
+  ctx.setInputGrad(1, sumToShape(ctx, xGrad, b.ry, b.sy));
+  return "";
+}
+
 std::string powGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1), z = ctx.getOutput(0);
@@ -1284,6 +1305,7 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"BatchMatMulV2", batchMatMulGrad},
       {"SquaredDifference", squaredDifferenceGrad},
       {"Pow", powGrad},
+      {"Atan2", atan2Grad},
       {"DivNoNan", divNoNanGrad},
       {"Prod", prodGrad},
       {"Cumsum", cumsumGrad},

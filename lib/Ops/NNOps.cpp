@@ -40,6 +40,8 @@ OpTable cleave::ops::detail::getNNOps() {
       activation("Relu6", "T: realnumbertype"),
       activation("Elu", kFloatT),
       activation("Selu", kFloatT),
+      activation("Softplus", kFloatT),
+      activation("Softsign", kFloatT),
       {"LeakyRelu",
        {"features: T"},
        {"activations: T"},
@@ -50,6 +52,8 @@ OpTable cleave::ops::detail::getNNOps() {
       activationGrad("Relu6Grad", "features: T", "T: realnumbertype"),
       activationGrad("EluGrad", "outputs: T", kFloatT),
       activationGrad("SeluGrad", "outputs: T", kFloatT),
+      activationGrad("SoftplusGrad", "features: T", kFloatT),
+      activationGrad("SoftsignGrad", "features: T", kFloatT),
 
       // Bias.
       {"BiasAdd",
@@ -407,7 +411,8 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
   };
   for (const char *op :
        {"Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax", "LogSoftmax",
-        "ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "MaxPoolGrad"})
+        "ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "MaxPoolGrad",
+        "Softplus", "Softsign", "SoftplusGrad", "SoftsignGrad"})
     table.push_back({op, shapes::unchanged});
   return table;
 }
@@ -428,6 +433,14 @@ std::string eluGrad(GradientContext &ctx) {
                    ctx.op("EluGrad", {ctx.getOutputGrad(0), ctx.getOutput(0)}));
   return "";
 }
+
+/// Softplus and Softsign: their gradient ops of (grad, features).
+template <const char *GradOp> std::string featuresGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, ctx.op(GradOp, {ctx.getOutputGrad(0), ctx.getInput(0)}));
+  return "";
+}
+constexpr char kSoftplusGrad[] = "SoftplusGrad",
+               kSoftsignGrad[] = "SoftsignGrad";
 
 std::string relu6Grad(GradientContext &ctx) {
   ctx.setInputGrad(
@@ -703,6 +716,8 @@ detail::GradFnTable cleave::ops::detail::getNNGradFns() {
       {"Relu", reluGrad},
       {"Relu6", relu6Grad},
       {"Elu", eluGrad},
+      {"Softplus", featuresGrad<kSoftplusGrad>},
+      {"Softsign", featuresGrad<kSoftsignGrad>},
       {"BiasAdd", biasAddGrad},
       {"Softmax", softmaxGrad},
       {"LogSoftmax", logSoftmaxGrad},

@@ -269,6 +269,7 @@ def check_binary(r, rng):
               "RealDiv": torch.div, "Maximum": torch.maximum,
               "Minimum": torch.minimum,
               "SquaredDifference": lambda a, b: (a - b) ** 2,
+              "Atan2": torch.atan2,
               "Less": torch.lt, "Greater": torch.gt,
               "LessEqual": torch.le, "Equal": torch.eq}
     for dtype in FLOATS:
@@ -312,7 +313,10 @@ def check_unary(r, rng):
              "Asin": (inside, torch.asin), "Acos": (inside, torch.acos),
              "Atan": (x * 3, torch.atan), "Sinh": (x, torch.sinh),
              "Cosh": (x, torch.cosh), "Asinh": (x * 3, torch.asinh),
-             "Acosh": (pos + 1, torch.acosh), "Atanh": (inside, torch.atanh)}
+             "Acosh": (pos + 1, torch.acosh), "Atanh": (inside, torch.atanh),
+             # PyTorch's softplus is x past 20; TensorFlow's past 13.94.
+             "Softplus": (x * 8, lambda t: F.softplus(t, threshold=13.94)),
+             "Softsign": (x * 3, F.softsign)}
     for op, (inp, fn) in unary.items():
         r.check(op, lambda: r.run(op, [inp], attrs(T=np.float32)), fn(T(inp)).numpy())
 
@@ -339,6 +343,10 @@ def check_activation_grads(r, rng):
         "Relu6Grad": (F.relu6, lambda s: rng.uniform(-3, 9, s), "dy x", None),
         "EluGrad": (F.elu, lambda s: 2 * rng.standard_normal(s), "dy y",
                     lambda y: torch.where(y < 0, torch.log1p(y), y)),
+        "SoftplusGrad": (F.softplus, lambda s: 4 * rng.standard_normal(s),
+                         "dy x", None),
+        "SoftsignGrad": (F.softsign, lambda s: 4 * rng.standard_normal(s),
+                         "dy x", None),
     }
     for op, (forward, draw, order, preimage) in grads.items():
         for dtype in FLOATS:

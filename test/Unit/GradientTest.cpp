@@ -573,6 +573,10 @@ std::vector<GradCase> cases() {
        {{"x0", {2, 3}}, {"x1", {3}}},
        binaryCase("SquaredDifference")},
       {"Pow", {{"x0", {2, 3}, D::Positive}, {"x1", {3}}}, binaryCase("Pow")},
+      {"Atan2", {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
+       binaryCase("Atan2")},
+      {"Softplus", {{"x0", {2, 3}}}, unaryCase("Softplus")},
+      {"Softsign", {{"x0", {2, 3}, D::AwayFromZero}}, unaryCase("Softsign")},
       {"Tile",
        {{"x0", {2, 3}}},
        intConst("multiples", {2, 3}) +

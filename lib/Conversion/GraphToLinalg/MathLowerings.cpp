@@ -157,7 +157,7 @@ enum class Unary {
   Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Abs, Sign, Sigmoid, Tanh,
   Reciprocal, Floor, Relu, Relu6, Elu, LogicalNot, Identity, Ceil, Rint,
   Round, Expm1, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
-  Acosh, Atanh
+  Acosh, Atanh, Softplus, Softsign
 };
 
 bool needsFloat(Unary op) {
@@ -249,6 +249,19 @@ Value applyUnary(Arith &a, Unary op, Value x) {
     return b.create<math::AcoshOp>(loc, x);
   case Unary::Atanh:
     return b.create<math::AtanhOp>(loc, x);
+  case Unary::Softplus: {
+    // TensorFlow's three ranges (see the reference kernel).
+    double epsilon = x.getType().isF64() ? 0x1p-52 : 0x1p-23;
+    double threshold = std::log(epsilon) + 2;
+    Value e = b.create<math::ExpOp>(loc, x);
+    Value middle = b.create<math::LogOp>(loc, a.add(e, a.c(1)));
+    Value low = a.select(a.lt(x, a.c(threshold)), e, middle);
+    return a.select(a.gt(x, a.c(-threshold)), x, low);
+  }
+  case Unary::Softsign: {
+    Value magnitude = b.create<math::AbsFOp>(loc, x);
+    return a.fdiv(x, a.add(a.c(1), magnitude));
+  }
   }
   llvm_unreachable("unknown unary op");
 }
@@ -300,12 +313,13 @@ template <Classify kind> LogicalResult classify(NodeLowering &ctx) {
 
 enum class Binary {
   Add, Sub, Mul, Div, RealDiv, FloorDiv, FloorMod, DivNoNan, Max, Min, Pow,
-  SquaredDifference, Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual,
+  SquaredDifference, Atan2, Less, LessEqual, Greater, GreaterEqual, Equal,
+  NotEqual,
   LogicalAnd, LogicalOr,
   // Gradient helpers: (y, dy) of y = f(x).
   SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad, ReciprocalGrad,
   // (dy, x) of relu-like ops.
-  ReluGrad, Relu6Grad, EluGrad
+  ReluGrad, Relu6Grad, EluGrad, SoftplusGrad, SoftsignGrad
 };
 
 bool isComparison(Binary op) {
@@ -316,8 +330,9 @@ bool isLogical(Binary op) {
 }
 bool needsFloat(Binary op) {
   // ReluGrad and Relu6Grad take every real type, as TensorFlow's kernels.
-  return op >= Binary::SigmoidGrad && op != Binary::ReluGrad &&
-         op != Binary::Relu6Grad;
+  return op == Binary::Atan2 ||
+         (op >= Binary::SigmoidGrad && op != Binary::ReluGrad &&
+          op != Binary::Relu6Grad);
 }
 
 Value applyBinary(Arith &a, Binary op, Value x, Value y) {
@@ -416,6 +431,16 @@ Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   }
   case Binary::EluGrad: // dy where y > 0, else dy * (y + 1); y = elu(x)
     return a.select(a.gt(y, a.c(0)), x, a.mul(x, a.add(y, a.c(1))));
+  case Binary::SoftplusGrad: // dy / (exp(-x) + 1)
+    return a.fdiv(x, a.add(b.create<math::ExpOp>(
+                               loc, b.create<arith::NegFOp>(loc, y)),
+                           a.c(1)));
+  case Binary::SoftsignGrad: { // dy / (1 + |x|)^2
+    Value d = a.add(b.create<math::AbsFOp>(loc, y), a.c(1));
+    return a.fdiv(x, a.mul(d, d));
+  }
+  case Binary::Atan2:
+    return b.create<math::Atan2Op>(loc, x, y);
   }
   llvm_unreachable("unknown binary op");
 }
@@ -962,6 +987,7 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Minimum", binary<Binary::Min>},
       {"Pow", binary<Binary::Pow>},
       {"SquaredDifference", binary<Binary::SquaredDifference>},
+      {"Atan2", binary<Binary::Atan2>},
       {"Less", binary<Binary::Less>},
       {"LessEqual", binary<Binary::LessEqual>},
       {"Greater", binary<Binary::Greater>},
@@ -979,6 +1005,8 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"ReluGrad", binary<Binary::ReluGrad>},
       {"Relu6Grad", binary<Binary::Relu6Grad>},
       {"EluGrad", binary<Binary::EluGrad>},
+      {"SoftplusGrad", binary<Binary::SoftplusGrad>},
+      {"SoftsignGrad", binary<Binary::SoftsignGrad>},
       {"Neg", unary<Unary::Neg>},
       {"Square", unary<Unary::Square>},
       {"Sqrt", unary<Unary::Sqrt>},
@@ -1011,6 +1039,8 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Asinh", unary<Unary::Asinh>},
       {"Acosh", unary<Unary::Acosh>},
       {"Atanh", unary<Unary::Atanh>},
+      {"Softplus", unary<Unary::Softplus>},
+      {"Softsign", unary<Unary::Softsign>},
       {"IsNan", classify<Classify::IsNan>},
       {"IsInf", classify<Classify::IsInf>},
       {"IsFinite", classify<Classify::IsFinite>},
