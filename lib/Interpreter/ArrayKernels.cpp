@@ -2,6 +2,7 @@
 
 #include "Kernels.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -30,6 +31,25 @@ LogicalResult forward(KernelContext &ctx) {
 }
 
 LogicalResult noOp(KernelContext &) { return success(); }
+
+/// The input, unless it holds an Inf or a NaN: then TensorFlow's error
+/// after the node's message.
+LogicalResult checkNumerics(KernelContext &ctx) {
+  const Tensor &x = ctx.inputs[0];
+  bool inf = false, nan = false;
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    double v = x.getAsDouble(i);
+    inf |= std::isinf(v);
+    nan |= std::isnan(v);
+  }
+  if (inf || nan)
+    return ctx.error() << ctx.getString("message").value_or("")
+                       << " : Tensor had "
+                       << (inf && nan ? "Inf and NaN" : inf ? "Inf" : "NaN")
+                       << " values";
+  ctx.outputs[0] = x;
+  return success();
+}
 
 Tensor vectorOf(int32_t dtype, const std::vector<int64_t> &values) {
   Tensor t(dtype, {int64_t(values.size())});
@@ -494,6 +514,7 @@ KernelTable cleave::interp::getArrayKernels() {
       {"Snapshot", forward},
       {"StopGradient", forward},
       {"PreventGradient", forward},
+      {"CheckNumerics", checkNumerics},
       {"NoOp", noOp},
       // Loop ops pass values through; the executor moves them between
       // frames (Interpreter.cpp).

@@ -42,6 +42,11 @@ OpTable cleave::ops::detail::getArrayOps() {
        {"output: T"},
        {"T: type", "message: string = ''"}},
       {"EnsureShape", {"input: T"}, {"output: T"}, {"shape: shape", "T: type"}},
+      {"CheckNumerics",
+       {"tensor: T"},
+       {"output: T"},
+       {"T: {bfloat16, half, float, double}", "message: string"},
+       /*isStateful=*/true},
 
       // Shape queries.
       {"Shape",
@@ -717,6 +722,7 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"Snapshot", shapes::unchanged},
       {"StopGradient", shapes::unchanged},
       {"PreventGradient", shapes::unchanged},
+      {"CheckNumerics", shapes::unchanged},
       {"ZerosLike", shapes::unchanged},
       {"OnesLike", shapes::unchanged},
       {"EnsureShape", ensureShapeShape},
@@ -1092,6 +1098,16 @@ std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
 }
+/// The gradient is checked as well, with TensorFlow's words before the
+/// forward check's message.
+std::string checkNumericsGrad(GradientContext &ctx) {
+  std::string message =
+      "Not a number (NaN) or infinity (Inf) values detected in gradient. " +
+      ctx.getStringAttr("message").value_or("");
+  ctx.setInputGrad(0, ctx.op("CheckNumerics", {ctx.getOutputGrad(0)},
+                             {GradAttr::string("message", message)}));
+  return "";
+}
 } // namespace
 
 detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
@@ -1103,6 +1119,7 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Squeeze", reshapeGrad},
       {"Transpose", transposeGrad},
       {"PreventGradient", preventGradient},
+      {"CheckNumerics", checkNumericsGrad},
       {"BroadcastTo", broadcastToGrad},
       {"Fill", fillGrad},
       {"StridedSlice", stridedSliceGrad},

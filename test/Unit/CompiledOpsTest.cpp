@@ -539,6 +539,15 @@ void addStridedSliceCases(CaseTable &table) {
 
 void addArrayCases(CaseTable &table) {
   addStridedSliceCases(table);
+  // CheckNumerics: finite values pass; an Inf, a NaN or both are the
+  // node's error, compiled as interpreted.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (Tensor value :
+       {randomTensor(kFloat, {2, 3}), randomTensor(kDouble, {}),
+        vec(kFloat, {1, inf, 2}), vec(kDouble, {NAN, 1}),
+        vec(kFloat, {-inf, NAN}), randomTensor(kFloat, {0, 2})})
+    table["CheckNumerics"].push_back(
+        node("CheckNumerics", {arg(value)}, {{"message", "'checked'"}}));
   for (Tensor value : {randomTensor(kFloat, {2, 3}), scalar(kInt32, 7),
                        randomTensor(kBool, {3}), randomTensor(kInt64, {0})}) {
     Case c = node("Const", {}, {{"dtype", dtypeEnum(value.dtype())}});

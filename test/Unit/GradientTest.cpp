@@ -576,6 +576,9 @@ std::vector<GradCase> cases() {
       {"Atan2", {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
        binaryCase("Atan2")},
       {"Softplus", {{"x0", {2, 3}}}, unaryCase("Softplus")},
+      {"CheckNumerics", {{"x0", {2, 3}}},
+       "node { name: \"y\" op: \"CheckNumerics\" input: \"x0\" " + t64 +
+           " attr { key: \"message\" value { s: \"m\" } } }"},
       {"Softsign", {{"x0", {2, 3}, D::AwayFromZero}}, unaryCase("Softsign")},
       {"Tile",
        {{"x0", {2, 3}}},

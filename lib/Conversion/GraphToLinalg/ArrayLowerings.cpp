@@ -14,6 +14,7 @@
 #include "cleave/Ops/StridedSlice.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -61,6 +62,66 @@ LogicalResult forward(NodeLowering &ctx) {
 }
 
 LogicalResult noOp(NodeLowering &) { return success(); }
+
+/// The input; the status becomes the reference kernel's error when an
+/// element is Inf (bit 1) or NaN (bit 2), OR-ed over the tensor.
+LogicalResult checkNumerics(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (!isFloatDType(dtype))
+    return ctx.error() << "dtype " << interp::dtypeName(dtype)
+                       << " is not supported";
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  Value x = ctx.tensor(0);
+  auto i32 = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
+  };
+  Value bits = ctx.map(
+      {x}, shape, interp::kInt32,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        using FP = arith::CmpFPredicate;
+        Value v = args[0];
+        Value inf = b.create<arith::ConstantOp>(
+            loc, b.getFloatAttr(v.getType(), INFINITY));
+        Value isInf = b.create<arith::CmpFOp>(
+            loc, FP::OEQ, b.create<math::AbsFOp>(loc, v), inf);
+        Value isNan = b.create<arith::CmpFOp>(loc, FP::UNO, v, v);
+        return b.create<arith::SelectOp>(
+            loc, isInf, i32(1), b.create<arith::SelectOp>(loc, isNan, i32(2), i32(0)));
+      });
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
+    axes.push_back(d);
+  Value any = bits;
+  if (!axes.empty())
+    any = ctx.reduce(bits, shape, interp::kInt32, axes, i32(0),
+                     [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                       return b.create<arith::OrIOp>(loc, args[0], args[1]);
+                     });
+  Value found = b.create<tensor::ExtractOp>(loc, any, ValueRange{});
+  std::string message = ctx.node.getTFString("message").value_or("");
+  Value status = ctx.getStatus();
+  Value ok = b.create<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::eq, status,
+      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0)));
+  for (auto [bit, what] : {std::pair<int64_t, const char *>{1, "Inf"},
+                           {2, "NaN"},
+                           {3, "Inf and NaN"}}) {
+    int64_t code =
+        ctx.addError(message + " : Tensor had " + what + " values");
+    Value hit = b.create<arith::AndIOp>(
+        loc, ok,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, found,
+                                i32(bit)));
+    status = b.create<arith::SelectOp>(
+        loc, hit, b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code)),
+        status);
+  }
+  ctx.setStatus(status);
+  ctx.setOutput(0, ctx.input(0));
+  return success();
+}
 
 Tensor intVector(int32_t dtype, ArrayRef<int64_t> values) {
   Tensor t(dtype, {int64_t(values.size())});
@@ -804,6 +865,7 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"IdentityN", forward},
       {"Snapshot", forward},
       {"StopGradient", forward},
+      {"CheckNumerics", checkNumerics},
       {"PreventGradient", forward},
       {"PlaceholderWithDefault", forward},
       {"NoOp", noOp},
