@@ -362,9 +362,10 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
     int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];
     if (collectives.failed && collectives.error.empty())
       return failure(); // another replica's failure, reported there
+    // On the node that failed, which the call stands for.
     if (status > 0 && status <= int64_t(lowered.errors.size()))
-      return caller->emitError()
-                 << lowered.errors[status - 1] << collectives.error,
+      return emitError(lowered.errors[status - 1].loc)
+                 << lowered.errors[status - 1].message << collectives.error,
              failure();
   }
 

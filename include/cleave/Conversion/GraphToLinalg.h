@@ -90,11 +90,16 @@ struct LoweredFunction {
   /// One per requested output.
   std::vector<ValueSource> outputs;
   std::vector<VariableSlot> variables;
+  /// An error compiled code can report, and the node it is on.
+  struct RuntimeError {
+    std::string message;
+    mlir::Location loc;
+  };
   /// Errors compiled code can report (a loop that never ends): when the
   /// scalar int64 result `statusResult` is k > 0 after a call, the call
   /// failed with `errors[k - 1]` and its other results are meaningless.
   std::optional<unsigned> statusResult;
-  std::vector<std::string> errors;
+  std::vector<RuntimeError> errors;
 };
 
 /// Gives the dtype and shape of an initialized variable, or nullopt.

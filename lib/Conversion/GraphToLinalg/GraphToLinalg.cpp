@@ -247,7 +247,7 @@ public:
                     ArrayRef<LoweredValue> args);
   unsigned regionDepth = 0;
   Value status;
-  std::vector<std::string> errorMessages;
+  std::vector<LoweredFunction::RuntimeError> errorMessages;
   int64_t getMaxIterations() const { return request.maxIterations; }
 
 private:
@@ -975,8 +975,8 @@ void NodeLowering::exitRegion() { --function.regionDepth; }
 Value NodeLowering::getStatus() { return function.status; }
 void NodeLowering::setStatus(Value status) { function.status = status; }
 int64_t NodeLowering::addError(std::string message) {
-  function.errorMessages.push_back("Node '" + node.getName().str() +
-                                   "': " + message);
+  function.errorMessages.push_back(
+      {"Node '" + node.getName().str() + "': " + message, node.getLoc()});
   return function.errorMessages.size();
 }
 int64_t NodeLowering::getMaxIterations() const {

@@ -223,8 +223,8 @@ void writeHeader(llvm::raw_ostream &os, const AheadOfTimeOptions &options,
   os << ");\n";
   if (lowered.statusResult) {
     os << "    static const char *const errors[] = {";
-    for (const std::string &e : lowered.errors)
-      os << quoted(e) << ", ";
+    for (const auto &e : lowered.errors)
+      os << quoted(e.message) << ", ";
     os << "};\n    int64_t status = *static_cast<const int64_t *>(computed_["
        << *lowered.statusResult << "]);\n"
        << "    if (status != 0) {\n      error_ = errors[status - 1];\n"
