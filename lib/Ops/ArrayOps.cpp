@@ -42,6 +42,12 @@ OpTable cleave::ops::detail::getArrayOps() {
        {"output: T"},
        {"T: type", "message: string = ''"}},
       {"EnsureShape", {"input: T"}, {"output: T"}, {"shape: shape", "T: type"}},
+      {"ReverseV2",
+       {"tensor: T", "axis: Tidx"},
+       {"output: T"},
+       {"Tidx: {int32, int64} = DT_INT32",
+        "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, "
+        "bfloat16, half, float, double, complex64, complex128, string}"}},
       {"CheckNumerics",
        {"tensor: T"},
        {"output: T"},
@@ -723,6 +729,7 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"StopGradient", shapes::unchanged},
       {"PreventGradient", shapes::unchanged},
       {"CheckNumerics", shapes::unchanged},
+      {"ReverseV2", shapes::unchanged},
       {"ZerosLike", shapes::unchanged},
       {"OnesLike", shapes::unchanged},
       {"EnsureShape", ensureShapeShape},
@@ -1098,6 +1105,13 @@ std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
 }
+/// The gradient reversed along the same axes.
+std::string reverseV2Grad(GradientContext &ctx) {
+  ctx.setInputGrad(0,
+                   ctx.op("ReverseV2", {ctx.getOutputGrad(0), ctx.getInput(1)}));
+  return "";
+}
+
 /// The gradient is checked as well, with TensorFlow's words before the
 /// forward check's message.
 std::string checkNumericsGrad(GradientContext &ctx) {
@@ -1120,6 +1134,7 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Transpose", transposeGrad},
       {"PreventGradient", preventGradient},
       {"CheckNumerics", checkNumericsGrad},
+      {"ReverseV2", reverseV2Grad},
       {"BroadcastTo", broadcastToGrad},
       {"Fill", fillGrad},
       {"StridedSlice", stridedSliceGrad},

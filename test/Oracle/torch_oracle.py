@@ -583,11 +583,14 @@ def check_pool(r, rng):
 # ---------------------------------------------------------------------------
 
 def check_layout(r, rng):
-    """Transpose, Tile, Reshape, BroadcastTo."""
+    """Transpose, ReverseV2, Tile, Reshape, BroadcastTo."""
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     r.check("Transpose", lambda: r.run("Transpose", [x, Const([2, 0, 1])],
                                        attrs(T=np.float32, Tperm=np.int32)),
             T(x).permute(2, 0, 1).numpy())
+    r.check("ReverseV2", lambda: r.run("ReverseV2", [x, Const([0, -1])],
+                                       attrs(T=np.float32, Tidx=np.int32)),
+            torch.flip(T(x), [0, 2]).numpy())
     r.check("Tile", lambda: r.run("Tile", [x, Const([2, 1, 3])],
                                   attrs(T=np.float32, Tmultiples=np.int32)),
             T(x).repeat(2, 1, 3).numpy())

@@ -610,6 +610,20 @@ void addArrayCases(CaseTable &table) {
       "Transpose", {arg(randomTensor(kUInt16, {2, 1, 3})),
                     arg(vec(kInt64, {1, 2, 0}))}));
 
+  auto reverse = [&](int32_t dtype, Dims shape, std::vector<double> axes,
+                     int32_t axisType = kInt32) {
+    table["ReverseV2"].push_back(
+        node("ReverseV2", {arg(randomTensor(dtype, shape)),
+                           arg(vec(axisType, axes))}));
+  };
+  reverse(kFloat, {2, 3, 4}, {0, 2});
+  reverse(kInt32, {5}, {-1}, kInt64);
+  reverse(kBool, {2, 2}, {1});
+  reverse(kDouble, {2, 3}, {});
+  reverse(kFloat, {0, 3}, {1});
+  reverse(kFloat, {2, 3}, {2});     // out of range
+  reverse(kFloat, {2, 3}, {1, -1}); // twice
+
   auto &concat = table["ConcatV2"];
   concat.push_back(node("ConcatV2", {arg(randomTensor(kFloat, {2, 3})),
                                      arg(randomTensor(kFloat, {2, 2})),

@@ -576,6 +576,10 @@ std::vector<GradCase> cases() {
       {"Atan2", {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
        binaryCase("Atan2")},
       {"Softplus", {{"x0", {2, 3}}}, unaryCase("Softplus")},
+      {"ReverseV2", {{"x0", {2, 3}}},
+       intConst("axis", {1}) +
+           "node { name: \"y\" op: \"ReverseV2\" input: \"x0\" input: "
+           "\"axis\" " + t64 + " }"},
       {"CheckNumerics", {{"x0", {2, 3}}},
        "node { name: \"y\" op: \"CheckNumerics\" input: \"x0\" " + t64 +
            " attr { key: \"message\" value { s: \"m\" } } }"},

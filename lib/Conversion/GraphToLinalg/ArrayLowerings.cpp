@@ -258,6 +258,51 @@ LogicalResult transpose(NodeLowering &ctx) {
   return success();
 }
 
+/// ReverseV2 of compile-time axes: a linalg.generic reading each reversed
+/// dimension from its far end.
+LogicalResult reverseV2(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> axes = ctx.constantInts(1);
+  if (failed(axes))
+    return failure();
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  int64_t rank = shape.size();
+  if (ctx.shape(1).size() != 1)
+    return ctx.error() << "'dims' must be 1-dimension, not "
+                       << ctx.shape(1).size();
+  std::vector<bool> reversed(rank, false);
+  for (auto [i, a] : llvm::enumerate(*axes)) {
+    int64_t canonical = a < 0 ? a + rank : a;
+    if (canonical < 0 || canonical >= rank)
+      return ctx.error() << "'axis'[" << i << "] = " << a
+                         << " is out of valid range [" << -rank << ", "
+                         << rank - 1 << "]";
+    if (reversed[canonical])
+      return ctx.error() << "axis " << canonical
+                         << " specified more than once.";
+    reversed[canonical] = true;
+  }
+  OpBuilder &b = ctx.b;
+  int32_t dtype = ctx.dtype(0);
+  SmallVector<AffineExpr> reads;
+  for (int64_t d = 0; d < rank; ++d) {
+    AffineExpr dim = b.getAffineDimExpr(d);
+    reads.push_back(reversed[d] ? shape[d] - 1 - dim : dim);
+  }
+  SmallVector<AffineMap> maps{
+      AffineMap::get(rank, 0, reads, b.getContext()),
+      b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, ctx.tensorType(shape, dtype), ValueRange{ctx.tensor(0)},
+      ValueRange{ctx.empty(shape, dtype)}, maps, iterators,
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        b.create<linalg::YieldOp>(loc, args[0]);
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
 /// Inserts `pieces` along `axis` into a new tensor of `shape`.
 Value concatenate(NodeLowering &ctx, ArrayRef<Value> pieces, int64_t axis,
                   ArrayRef<int64_t> shape, int32_t dtype) {
@@ -866,6 +911,7 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"Snapshot", forward},
       {"StopGradient", forward},
       {"CheckNumerics", checkNumerics},
+      {"ReverseV2", reverseV2},
       {"PreventGradient", forward},
       {"PlaceholderWithDefault", forward},
       {"NoOp", noOp},
