@@ -10,11 +10,13 @@
 #define CLEAVE_FUZZ_FUZZSUPPORT_H
 
 #include "cleave/InitAll.h"
+#include "cleave/Translate/GraphDef.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +46,25 @@ inline mlir::MLIRContext &getContext() {
 
 inline llvm::StringRef asString(const uint8_t *data, size_t size) {
   return llvm::StringRef(reinterpret_cast<const char *>(data), size);
+}
+
+/// Whether the input is a text GraphDef small enough for the targets that
+/// run passes and the interpreter (others are not kept in their corpus).
+inline bool isSmallTextGraph(const uint8_t *data, size_t size) {
+  return size <= 8192 && detectInputFormat(asString(data, size)) ==
+                             InputFormat::GraphDefText;
+}
+
+/// Imports a text GraphDef into the shared context, with every pass
+/// registered for the pipelines the targets parse; null when it does not
+/// import.
+inline mlir::OwningOpRef<mlir::ModuleOp> importTextGraph(const uint8_t *data,
+                                                         size_t size) {
+  static bool registered = (registerAllPasses(), true);
+  (void)registered;
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(
+      asString(data, size), "fuzz", /*RequiresNullTerminator=*/false);
+  return importGraphDef(*buffer, &getContext());
 }
 
 } // namespace cleave::fuzz

@@ -14,26 +14,19 @@
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Interpreter/Interpreter.h"
-#include "cleave/Translate/GraphDef.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 using namespace cleave;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef bytes = fuzz::asString(data, size);
-  if (size > 8192 || detectInputFormat(bytes) != InputFormat::GraphDefText)
+  if (!fuzz::isSmallTextGraph(data, size))
     return -1;
-  mlir::MLIRContext &context = fuzz::getContext();
-  auto buffer = llvm::MemoryBuffer::getMemBuffer(
-      bytes, "fuzz", /*RequiresNullTerminator=*/false);
-  mlir::OwningOpRef<mlir::ModuleOp> module = importGraphDef(*buffer, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = fuzz::importTextGraph(data, size);
   if (!module)
     return 0;
-  static bool registered = (registerAllPasses(), true);
-  (void)registered;
+  mlir::MLIRContext &context = fuzz::getContext();
   bool replicated = false;
   module->walk([&](graph::NodeOp node) {
     replicated |= node.getOpType() == "TPUReplicateMetadata";

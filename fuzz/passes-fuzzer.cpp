@@ -18,7 +18,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdlib>
 
@@ -37,17 +36,12 @@ static bool isFloatTensor(mlir::Type type) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef bytes = fuzz::asString(data, size);
-  if (size > 8192 || detectInputFormat(bytes) != InputFormat::GraphDefText)
+  if (!fuzz::isSmallTextGraph(data, size))
     return -1;
-  mlir::MLIRContext &context = fuzz::getContext();
-  auto buffer = llvm::MemoryBuffer::getMemBuffer(
-      bytes, "fuzz", /*RequiresNullTerminator=*/false);
-  mlir::OwningOpRef<mlir::ModuleOp> module = importGraphDef(*buffer, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = fuzz::importTextGraph(data, size);
   if (!module)
     return 0;
-  static bool registered = (registerAllPasses(), true);
-  (void)registered;
+  mlir::MLIRContext &context = fuzz::getContext();
   mlir::PassManager prepare(&context);
   if (failed(mlir::parsePassPipeline(
           "builtin.module(graph-functionalize-conds,"
