@@ -51,8 +51,8 @@ inline llvm::StringRef asString(const uint8_t *data, size_t size) {
 /// Whether the input is a text GraphDef small enough for the targets that
 /// run passes and the interpreter (others are not kept in their corpus).
 inline bool isSmallTextGraph(const uint8_t *data, size_t size) {
-  return size <= 8192 && detectInputFormat(asString(data, size)) ==
-                             InputFormat::GraphDefText;
+  return size <= 8192 &&
+         detectInputFormat(asString(data, size)) == InputFormat::GraphDefText;
 }
 
 /// Imports a text GraphDef into the shared context, with every pass

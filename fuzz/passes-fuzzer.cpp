@@ -65,10 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (ys.empty() || xs.empty())
     return 0;
   mlir::PassManager differentiate(&context);
-  if (failed(mlir::parsePassPipeline(
-          "builtin.module(graph-gradient{ys=" + ys + " xs=" +
-              llvm::join(xs, ",") + "})",
-          differentiate)))
+  if (failed(mlir::parsePassPipeline("builtin.module(graph-gradient{ys=" + ys +
+                                         " xs=" + llvm::join(xs, ",") + "})",
+                                     differentiate)))
     return 0;
   if (failed(differentiate.run(*module)))
     return 0;

@@ -45,7 +45,9 @@ LogicalResult checkNumerics(KernelContext &ctx) {
   if (inf || nan)
     return ctx.error() << ctx.getString("message").value_or("")
                        << " : Tensor had "
-                       << (inf && nan ? "Inf and NaN" : inf ? "Inf" : "NaN")
+                       << (inf && nan ? "Inf and NaN"
+                           : inf      ? "Inf"
+                                      : "NaN")
                        << " values";
   ctx.outputs[0] = x;
   return success();

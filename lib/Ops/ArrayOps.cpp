@@ -1107,8 +1107,8 @@ std::string preventGradient(GradientContext &ctx) {
 }
 /// The gradient reversed along the same axes.
 std::string reverseV2Grad(GradientContext &ctx) {
-  ctx.setInputGrad(0,
-                   ctx.op("ReverseV2", {ctx.getOutputGrad(0), ctx.getInput(1)}));
+  ctx.setInputGrad(
+      0, ctx.op("ReverseV2", {ctx.getOutputGrad(0), ctx.getInput(1)}));
   return "";
 }
 

@@ -762,7 +762,8 @@ template <InverseTrig Kind> std::string inverseTrigGrad(GradientContext &ctx) {
 }
 
 /// Asinh: grad / cosh(y); Acosh: grad / sinh(y), y the output.
-template <const char *Op> std::string inverseHyperbolicGrad(GradientContext &ctx) {
+template <const char *Op>
+std::string inverseHyperbolicGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setControlDependencies({grad});
   GradTensor den = ctx.op(Op, {ctx.getOutput(0)});
@@ -1186,8 +1187,8 @@ std::string atan2Grad(GradientContext &ctx) {
   GradTensor y = ctx.getInput(0), x = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
   ctx.setControlDependencies({grad});
-  GradTensor norm = ctx.op("AddV2", {ctx.op("Square", {x}), ctx.op("Square", {y})},
-                           {}, "add");
+  GradTensor norm = ctx.op(
+      "AddV2", {ctx.op("Square", {x}), ctx.op("Square", {y})}, {}, "add");
   GradTensor gradInv = ctx.op("RealDiv", {grad, norm}, {}, "truediv");
   GradTensor yGrad = ctx.op("Mul", {x, gradInv}, {}, "mul");
   GradTensor xGrad =

@@ -77,19 +77,20 @@ LogicalResult checkNumerics(NodeLowering &ctx) {
   auto i32 = [&](int64_t v) -> Value {
     return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
   };
-  Value bits = ctx.map(
-      {x}, shape, interp::kInt32,
-      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        using FP = arith::CmpFPredicate;
-        Value v = args[0];
-        Value inf = b.create<arith::ConstantOp>(
-            loc, b.getFloatAttr(v.getType(), INFINITY));
-        Value isInf = b.create<arith::CmpFOp>(
-            loc, FP::OEQ, b.create<math::AbsFOp>(loc, v), inf);
-        Value isNan = b.create<arith::CmpFOp>(loc, FP::UNO, v, v);
-        return b.create<arith::SelectOp>(
-            loc, isInf, i32(1), b.create<arith::SelectOp>(loc, isNan, i32(2), i32(0)));
-      });
+  Value bits =
+      ctx.map({x}, shape, interp::kInt32,
+              [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                using FP = arith::CmpFPredicate;
+                Value v = args[0];
+                Value inf = b.create<arith::ConstantOp>(
+                    loc, b.getFloatAttr(v.getType(), INFINITY));
+                Value isInf = b.create<arith::CmpFOp>(
+                    loc, FP::OEQ, b.create<math::AbsFOp>(loc, v), inf);
+                Value isNan = b.create<arith::CmpFOp>(loc, FP::UNO, v, v);
+                return b.create<arith::SelectOp>(
+                    loc, isInf, i32(1),
+                    b.create<arith::SelectOp>(loc, isNan, i32(2), i32(0)));
+              });
   SmallVector<int64_t> axes;
   for (int64_t d = 0; d < int64_t(shape.size()); ++d)
     axes.push_back(d);
@@ -108,8 +109,7 @@ LogicalResult checkNumerics(NodeLowering &ctx) {
   for (auto [bit, what] : {std::pair<int64_t, const char *>{1, "Inf"},
                            {2, "NaN"},
                            {3, "Inf and NaN"}}) {
-    int64_t code =
-        ctx.addError(message + " : Tensor had " + what + " values");
+    int64_t code = ctx.addError(message + " : Tensor had " + what + " values");
     Value hit = b.create<arith::AndIOp>(
         loc, ok,
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, found,
@@ -288,9 +288,8 @@ LogicalResult reverseV2(NodeLowering &ctx) {
     AffineExpr dim = b.getAffineDimExpr(d);
     reads.push_back(reversed[d] ? shape[d] - 1 - dim : dim);
   }
-  SmallVector<AffineMap> maps{
-      AffineMap::get(rank, 0, reads, b.getContext()),
-      b.getMultiDimIdentityMap(rank)};
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, reads, b.getContext()),
+                              b.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto generic = b.create<linalg::GenericOp>(

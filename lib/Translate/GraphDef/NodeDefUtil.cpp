@@ -219,8 +219,8 @@ LogicalResult cleave::validateNodeDef(NodeOp node) {
   size_t given = node.getDataInputs().size();
   if (given != expected.size())
     return fail() << "NodeDef expected inputs '" << llvm::join(expected, ", ")
-                  << "' do not match " << given << " inputs specified; Op<name="
-                  << spec->name << ">";
+                  << "' do not match " << given
+                  << " inputs specified; Op<name=" << spec->name << ">";
   return success();
 }
 

@@ -204,11 +204,10 @@ private:
                         StringRef typesAttr, TypeRange types, StringRef name,
                         StringRef key, ValueRange values, ValueRange controls,
                         int64_t core);
-  NodeOp createRecv(HostSide &host, Location loc, StringRef name,
-                    StringRef key, TypeRange types, int64_t core = 0);
-  NodeOp createSend(HostSide &host, Location loc, StringRef name,
-                    StringRef key, ValueRange values, ValueRange controls,
-                    int64_t core = 0);
+  NodeOp createRecv(HostSide &host, Location loc, StringRef name, StringRef key,
+                    TypeRange types, int64_t core = 0);
+  NodeOp createSend(HostSide &host, Location loc, StringRef name, StringRef key,
+                    ValueRange values, ValueRange controls, int64_t core = 0);
   ArrayAttr typeList(TypeRange types);
   void finishCluster();
   LogicalResult verifyNoMarkers();
@@ -275,11 +274,11 @@ FailureOr<NodeOp> Extractor::createNode(OpBuilder &b, NameUniquer &names,
   return node;
 }
 
-NodeOp Extractor::createTransfer(HostSide &host, Location loc,
-                                StringRef opType, StringRef typesAttr,
-                                TypeRange types, StringRef name, StringRef key,
-                                ValueRange values, ValueRange controls,
-                                int64_t core) {
+NodeOp Extractor::createTransfer(HostSide &host, Location loc, StringRef opType,
+                                 StringRef typesAttr, TypeRange types,
+                                 StringRef name, StringRef key,
+                                 ValueRange values, ValueRange controls,
+                                 int64_t core) {
   OpBuilder &b = host.builder;
   SmallVector<Value> inputs(values);
   inputs.push_back(host.getProgramKey());
@@ -636,8 +635,9 @@ FailureOr<NodeOp> Extractor::extractGroup(
 
   // The host side: receive, the members, send.
   if (!argsKey.empty()) {
-    NodeOp recv = createRecv(host, loc, base + "_recv", argsKey,
-                             TypeRange(ValueRange(argValues)), core.value_or(0));
+    NodeOp recv =
+        createRecv(host, loc, base + "_recv", argsKey,
+                   TypeRange(ValueRange(argValues)), core.value_or(0));
     for (auto [v, received] : llvm::zip(argValues, recv.getOutputs()))
       v.replaceUsesWithIf(received, [&](OpOperand &use) {
         return members.contains(use.getOwner());
@@ -817,8 +817,7 @@ FailureOr<FuncOp> Extractor::splitFunction(StringRef name, Role role,
       module, (name + "_host").str(), hostArgs,
       [&](OpBuilder &b, ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
         NameUniquer hostNames(*b.getInsertionBlock());
-        HostSide host{b, &hostNames, replicated, args[0], {}, nullptr,
-                      nullptr};
+        HostSide host{b, &hostNames, replicated, args[0], {}, nullptr, nullptr};
         if (replicated)
           host.deviceOrdinals[0] = args[1];
         if (failed(extractBlock(deviceBody, host, deviceNames)))
@@ -1136,9 +1135,9 @@ LogicalResult Extractor::run() {
     if (core != 0)
       name += "_" + std::to_string(core);
     Value ordinal =
-        (*createNode(b, *h.names, loc, "_TPUDeviceOrdinalPlaceholder", name,
-                     {}, {},
-                     {b.getNamedAttr("logical_core", b.getI64IntegerAttr(core))}))
+        (*createNode(
+             b, *h.names, loc, "_TPUDeviceOrdinalPlaceholder", name, {}, {},
+             {b.getNamedAttr("logical_core", b.getI64IntegerAttr(core))}))
             .getOutputs()[0];
     ordinal.setType(RankedTensorType::get({}, IntegerType::get(ctx, 64)));
     return ordinal;
