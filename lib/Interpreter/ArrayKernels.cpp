@@ -2,6 +2,8 @@
 
 #include "Kernels.h"
 
+#include "cleave/Ops/Reverse.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -166,42 +168,22 @@ LogicalResult squeeze(KernelContext &ctx) {
   return success();
 }
 
-/// The axes ReverseV2 reverses, checked as TensorFlow's kernel checks them.
-FailureOr<std::vector<bool>> reversedAxes(KernelContext &ctx) {
-  const Tensor &axis = ctx.inputs[1];
-  int64_t rank = ctx.inputs[0].rank();
-  if (axis.rank() != 1)
-    return ctx.error() << "'dims' must be 1-dimension, not " << axis.rank(),
-           failure();
-  std::vector<bool> reversed(rank, false);
-  for (auto [i, a] : llvm::enumerate(toInts(axis))) {
-    int64_t canonical = a < 0 ? a + rank : a;
-    if (canonical < 0 || canonical >= rank)
-      return ctx.error() << "'axis'[" << i << "] = " << a
-                         << " is out of valid range [" << -rank << ", "
-                         << rank - 1 << "]",
-             failure();
-    if (reversed[canonical])
-      return ctx.error() << "axis " << canonical
-                         << " specified more than once.",
-             failure();
-    reversed[canonical] = true;
-  }
-  return reversed;
-}
-
 LogicalResult reverseV2(KernelContext &ctx) {
-  const Tensor &in = ctx.inputs[0];
-  FailureOr<std::vector<bool>> reversed = reversedAxes(ctx);
-  if (failed(reversed))
-    return failure();
+  const Tensor &in = ctx.inputs[0], &axis = ctx.inputs[1];
+  if (axis.rank() != 1)
+    return ctx.error() << "'dims' must be 1-dimension, not " << axis.rank();
+  std::vector<bool> reversed;
+  std::string error =
+      cleave::ops::reversedDimensions(toInts(axis), in.rank(), reversed);
+  if (!error.empty())
+    return ctx.error() << error;
   const std::vector<int64_t> &shape = in.shape();
   auto strides = stridesOf(shape);
   ctx.outputs[0] = gather(in, shape, [&](int64_t i) {
     int64_t src = 0;
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t at = (i / strides[d]) % shape[d];
-      src += ((*reversed)[d] ? shape[d] - 1 - at : at) * strides[d];
+      src += (reversed[d] ? shape[d] - 1 - at : at) * strides[d];
     }
     return src;
   });

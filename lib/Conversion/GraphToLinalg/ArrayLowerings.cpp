@@ -11,6 +11,7 @@
 
 #include "Lowering.h"
 
+#include "cleave/Ops/Reverse.h"
 #include "cleave/Ops/StridedSlice.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -269,18 +270,10 @@ LogicalResult reverseV2(NodeLowering &ctx) {
   if (ctx.shape(1).size() != 1)
     return ctx.error() << "'dims' must be 1-dimension, not "
                        << ctx.shape(1).size();
-  std::vector<bool> reversed(rank, false);
-  for (auto [i, a] : llvm::enumerate(*axes)) {
-    int64_t canonical = a < 0 ? a + rank : a;
-    if (canonical < 0 || canonical >= rank)
-      return ctx.error() << "'axis'[" << i << "] = " << a
-                         << " is out of valid range [" << -rank << ", "
-                         << rank - 1 << "]";
-    if (reversed[canonical])
-      return ctx.error() << "axis " << canonical
-                         << " specified more than once.";
-    reversed[canonical] = true;
-  }
+  std::vector<bool> reversed;
+  std::string error = ops::reversedDimensions(*axes, rank, reversed);
+  if (!error.empty())
+    return ctx.error() << error;
   OpBuilder &b = ctx.b;
   int32_t dtype = ctx.dtype(0);
   SmallVector<AffineExpr> reads;
