@@ -184,23 +184,21 @@ LogicalResult cleave::validateNodeDef(NodeOp node) {
   }
   // The inputs the signature asks for, as the attrs now known valid give
   // them. Kernels index their inputs by the signature, so a node with
-  // another number of inputs must not run.
-  SmallVector<std::string> expected;
+  // another number of inputs must not run. Each is its type attr (or its
+  // fixed type) and whether it is a ref; names are made only for the error.
+  struct ExpectedInput {
+    Attribute type;
+    int32_t fixedType;
+    bool isRef;
+  };
+  SmallVector<ExpectedInput> expected;
   for (const ops::ArgSpec &arg : spec->inputs) {
-    std::string suffix = arg.isRef ? "_ref" : "";
-    auto typeOf = [&](Attribute attr) -> std::string {
-      if (auto placeholder = dyn_cast_or_null<PlaceholderAttr>(attr))
-        return "$" + placeholder.getRef().str();
-      if (auto type = dyn_cast_or_null<TypeAttr>(attr))
-        return getDataTypeName(type.getValue()) + suffix;
-      return "?";
-    };
     if (!arg.typeListAttr.empty()) {
       Attribute types = getNodeAttrOrDefault(node, arg.typeListAttr, {});
       if (!isa_and_nonnull<ArrayAttr>(types))
         return success(); // a placeholder list: its length is not known
       for (Attribute type : cast<ArrayAttr>(types))
-        expected.push_back(typeOf(type));
+        expected.push_back({type, 0, arg.isRef});
       continue;
     }
     int64_t count = 1;
@@ -211,17 +209,29 @@ LogicalResult cleave::validateNodeDef(NodeOp node) {
         return success(); // a placeholder count
       count = *n;
     }
-    std::string type =
-        arg.fixedType ? typeName(ctx, arg.fixedType) + suffix
-                      : typeOf(getNodeAttrOrDefault(node, arg.typeAttr, {}));
-    expected.append(count, type);
+    Attribute type = arg.fixedType
+                         ? Attribute()
+                         : getNodeAttrOrDefault(node, arg.typeAttr, {});
+    expected.append(count, {type, arg.fixedType, arg.isRef});
   }
   size_t given = node.getDataInputs().size();
-  if (given != expected.size())
-    return fail() << "NodeDef expected inputs '" << llvm::join(expected, ", ")
-                  << "' do not match " << given
-                  << " inputs specified; Op<name=" << spec->name << ">";
-  return success();
+  if (given == expected.size())
+    return success();
+  SmallVector<std::string> names;
+  for (const ExpectedInput &input : expected) {
+    std::string suffix = input.isRef ? "_ref" : "";
+    if (input.fixedType)
+      names.push_back(typeName(ctx, input.fixedType) + suffix);
+    else if (auto placeholder = dyn_cast_or_null<PlaceholderAttr>(input.type))
+      names.push_back("$" + placeholder.getRef().str());
+    else if (auto type = dyn_cast_or_null<TypeAttr>(input.type))
+      names.push_back(getDataTypeName(type.getValue()) + suffix);
+    else
+      names.push_back("?");
+  }
+  return fail() << "NodeDef expected inputs '" << llvm::join(names, ", ")
+                << "' do not match " << given
+                << " inputs specified; Op<name=" << spec->name << ">";
 }
 
 FailureOr<NodeOp> cleave::createRegisteredNode(
