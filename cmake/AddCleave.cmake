@@ -26,3 +26,23 @@ function(add_cleave_tool name)
   add_executable(${name} ${ARGN})
   install(TARGETS ${name} RUNTIME DESTINATION bin)
 endfunction()
+
+# cleave_write_link_graph(file): writes each exported library's direct
+# links to Cleave libraries, one "library: dependency..." line each, for
+# the layering test (test/Layering). Call once every target is defined.
+function(cleave_write_link_graph file)
+  get_property(libraries GLOBAL PROPERTY CLEAVE_EXPORTED_TARGETS)
+  set(lines "")
+  foreach(library IN LISTS libraries)
+    get_target_property(links ${library} LINK_LIBRARIES)
+    set(deps "")
+    foreach(link IN LISTS links)
+      if(link MATCHES "^Cleave")
+        list(APPEND deps ${link})
+      endif()
+    endforeach()
+    list(JOIN deps " " deps)
+    string(APPEND lines "${library}: ${deps}\n")
+  endforeach()
+  file(WRITE ${file} "${lines}")
+endfunction()

@@ -7,18 +7,19 @@
 
 #include "FuzzSupport.h"
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Npy.h"
+#include "cleave/Tensor/Tensor.h"
 
 using namespace cleave;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  interp::Tensor tensor;
+  cleave::Tensor tensor;
   std::string error;
-  if (!interp::readNpy(fuzz::asString(data, size), tensor, error))
+  if (!cleave::readNpy(fuzz::asString(data, size), tensor, error))
     return 0;
-  std::string again = interp::writeNpy(tensor);
-  interp::Tensor reread;
-  if (!interp::readNpy(again, reread, error) ||
+  std::string again = cleave::writeNpy(tensor);
+  cleave::Tensor reread;
+  if (!cleave::readNpy(again, reread, error) ||
       reread.dtype() != tensor.dtype() || reread.shape() != tensor.shape() ||
       reread.byteSize() != tensor.byteSize())
     abort(); // what writeNpy writes, readNpy must read back

@@ -4,6 +4,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-"$root/scripts/build.sh" "$@"
-python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$build/test"
-(cd "$build" && ctest --output-on-failure)
+# Each stage prints its wall time, so that a slow stage shows in CI's log.
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "test.sh: $name took $((SECONDS - start)) s"
+}
+stage build "$root/scripts/build.sh" "$@"
+stage lit python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$build/test"
+# GoogleTest cases are independent processes: one per core.
+stage ctest bash -c "cd '$build' && ctest --output-on-failure -j$(nproc)"

@@ -29,7 +29,7 @@
 #include <unordered_map>
 
 using namespace cleave::checkpoint;
-using cleave::interp::Tensor;
+using cleave::Tensor;
 using llvm::StringRef;
 
 namespace {
@@ -48,9 +48,9 @@ std::string quoted(StringRef key) { return "'" + printableKey(key) + "'"; }
 
 /// True for dtypes whose tensors Cleave can hold and store.
 bool isSupportedDtype(int32_t dtype) {
-  return dtype == cleave::interp::kString ||
-         (dtype != cleave::interp::kResource &&
-          cleave::interp::dtypeSize(dtype) != 0);
+  return dtype == cleave::kString ||
+         (dtype != cleave::kResource &&
+          cleave::dtypeSize(dtype) != 0);
 }
 
 /// The element count of `shape`, or nullopt on a negative dimension or
@@ -65,7 +65,7 @@ std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape) {
 }
 
 std::string shapeText(llvm::ArrayRef<int64_t> shape) {
-  return cleave::interp::shapeString(shape);
+  return cleave::shapeString(shape);
 }
 
 void appendFixed32(std::string &out, uint32_t v) {
@@ -688,9 +688,9 @@ llvm::Expected<Tensor> BundleReader::readSlice(StringRef key,
       !sliceEntry->slices.empty())
     return impl->entryError(
         key, "the entry of its slice '" + slice.toString() + "' is " +
-                 cleave::interp::dtypeName(sliceEntry->dtype) + " " +
+                 cleave::dtypeName(sliceEntry->dtype) + " " +
                  shapeText(sliceEntry->shape) + ", not " +
-                 cleave::interp::dtypeName(entry->dtype) + " " + shapeText(*shape));
+                 cleave::dtypeName(entry->dtype) + " " + shapeText(*shape));
   auto tensor = impl->readEntry(key, *sliceEntry);
   if (!tensor)
     return tensor.takeError();
@@ -700,19 +700,19 @@ llvm::Expected<Tensor> BundleReader::readSlice(StringRef key,
 llvm::Expected<Tensor> BundleReader::Impl::readEntry(StringRef key,
                                                      const BundleEntry &entry) {
   if (!isSupportedDtype(entry.dtype))
-    return entryError(key, "dtype " + cleave::interp::dtypeName(entry.dtype) +
+    return entryError(key, "dtype " + cleave::dtypeName(entry.dtype) +
                                " is not supported (Cleave's tensors cannot "
                                "hold it)");
   int64_t numElements = *checkedNumElements(entry.shape);
-  bool isString = entry.dtype == interp::kString;
-  size_t elementSize = interp::dtypeSize(entry.dtype);
+  bool isString = entry.dtype == cleave::kString;
+  size_t elementSize = cleave::dtypeSize(entry.dtype);
   if (!isString) {
     int64_t expected;
     if (__builtin_mul_overflow(numElements, int64_t(elementSize), &expected) ||
         expected != entry.size)
       return entryError(key, "stored size " + llvm::Twine(entry.size) +
                                  " bytes disagrees with " +
-                                 cleave::interp::dtypeName(entry.dtype) + " " +
+                                 cleave::dtypeName(entry.dtype) + " " +
                                  shapeText(entry.shape) + " (" +
                                  llvm::Twine(numElements) + " elements of " +
                                  llvm::Twine(elementSize) + " bytes)");
@@ -822,8 +822,8 @@ static void copySlice(Tensor &full, Tensor &slice,
   int64_t sliceElements = slice.numElements();
   if (sliceElements == 0)
     return;
-  bool isString = full.dtype() == cleave::interp::kString;
-  size_t elementSize = cleave::interp::dtypeSize(full.dtype());
+  bool isString = full.dtype() == cleave::kString;
+  size_t elementSize = cleave::dtypeSize(full.dtype());
   // Row-major strides of the full tensor.
   std::vector<int64_t> strides(rank, 1);
   for (size_t d = rank; d-- > 1;)
@@ -877,7 +877,7 @@ cleave::checkpoint::extractSlice(const Tensor &full,
 llvm::Expected<Tensor>
 BundleReader::Impl::readPartitioned(StringRef key, const BundleEntry &entry) {
   if (!isSupportedDtype(entry.dtype))
-    return entryError(key, "dtype " + cleave::interp::dtypeName(entry.dtype) +
+    return entryError(key, "dtype " + cleave::dtypeName(entry.dtype) +
                                " is not supported (Cleave's tensors cannot "
                                "hold it)");
   int64_t total = *checkedNumElements(entry.shape);
@@ -926,9 +926,9 @@ BundleReader::Impl::readPartitioned(StringRef key, const BundleEntry &entry) {
     if (sliceEntry.dtype != entry.dtype || sliceEntry.shape != shape ||
         !sliceEntry.slices.empty())
       return entryError(key, "the entry of its slice '" + slice.toString() +
-                                 "' is " + cleave::interp::dtypeName(sliceEntry.dtype) +
+                                 "' is " + cleave::dtypeName(sliceEntry.dtype) +
                                  " " + shapeText(sliceEntry.shape) +
-                                 ", not " + cleave::interp::dtypeName(entry.dtype) +
+                                 ", not " + cleave::dtypeName(entry.dtype) +
                                  " " + shapeText(shape));
     auto part = readEntry(key, sliceEntry);
     if (!part)
@@ -979,7 +979,7 @@ struct BundleWriter::Impl {
                        " is empty (no dtype)");
     if (!isSupportedDtype(tensor.dtype()))
       return makeError(indexFileName(prefix) + ": tensor " + quoted(key) +
-                       ": dtype " + cleave::interp::dtypeName(tensor.dtype()) +
+                       ": dtype " + cleave::dtypeName(tensor.dtype()) +
                        " is not supported");
     return llvm::Error::success();
   }
@@ -1028,7 +1028,7 @@ llvm::Error BundleWriter::add(StringRef key, const Tensor &tensor) {
   entry.set_offset(w.size);
   int64_t start = w.size;
   uint32_t crc = 0;
-  if (tensor.dtype() == interp::kString) {
+  if (tensor.dtype() == cleave::kString) {
     std::string lengths;
     for (const std::string &s : tensor.strings()) {
       appendVarint64(lengths, s.size());
@@ -1100,9 +1100,9 @@ llvm::Error BundleWriter::addSlice(StringRef fullName,
     if (full.dtype() != tensor.dtype() ||
         llvm::ArrayRef<int64_t>(shape) != fullShape)
       return makeError(where + ": slice '" + slice.toString() + "' is " +
-                       cleave::interp::dtypeName(tensor.dtype()) + " of " +
+                       cleave::dtypeName(tensor.dtype()) + " of " +
                        shapeText(fullShape) + " but earlier slices are " +
-                       cleave::interp::dtypeName(full.dtype()) + " of " +
+                       cleave::dtypeName(full.dtype()) + " of " +
                        shapeText(shape));
   }
   if (llvm::Error err = add(sliceKey, tensor))

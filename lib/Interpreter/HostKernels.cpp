@@ -17,6 +17,7 @@
 #include <cstring>
 
 using namespace mlir;
+using namespace cleave;
 using namespace cleave::interp;
 
 namespace {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Execution.h"
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Interpreter/HostProgram.h"
 #include "Kernels.h"
 #include "Rendezvous.h"
@@ -15,7 +16,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/OpRegistry.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -103,7 +104,7 @@ FailureOr<Tensor> KernelContext::getTensor(StringRef name) {
   return t;
 }
 
-std::vector<int64_t> cleave::interp::toInts(const Tensor &t) {
+std::vector<int64_t> cleave::toInts(const Tensor &t) {
   std::vector<int64_t> values;
   for (int64_t i = 0; i < t.numElements(); ++i)
     values.push_back(t.getAsInt(i));
@@ -164,15 +165,6 @@ struct Slot {
   Tensor value;
   bool dead = false;
 };
-
-/// Splits "node:port" (port 0 when absent).
-std::pair<StringRef, unsigned> splitTensorName(StringRef name) {
-  auto [head, tail] = name.rsplit(':');
-  unsigned port;
-  if (!tail.empty() && !head.empty() && !tail.getAsInteger(10, port))
-    return {head, port};
-  return {name, 0};
-}
 
 std::string renderProducer(Value v) {
   if (auto node = v.getDefiningOp<NodeOp>())

@@ -9,9 +9,10 @@
 #include <type_traits>
 
 using namespace mlir;
+using namespace cleave;
 using namespace cleave::interp;
 
-bool cleave::interp::broadcastShape(const std::vector<int64_t> &a,
+bool cleave::broadcastShape(const std::vector<int64_t> &a,
                                     const std::vector<int64_t> &b,
                                     std::vector<int64_t> &out) {
   size_t rank = std::max(a.size(), b.size());

@@ -9,6 +9,7 @@
 #include <cmath>
 
 using namespace mlir;
+using namespace cleave;
 using namespace cleave::interp;
 
 namespace {

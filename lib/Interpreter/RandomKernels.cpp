@@ -15,6 +15,7 @@
 #include <random>
 
 using namespace mlir;
+using namespace cleave;
 using namespace cleave::interp;
 
 namespace {

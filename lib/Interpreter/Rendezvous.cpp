@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #endif
 
+using namespace cleave;
 using namespace cleave::interp;
 
 //===----------------------------------------------------------------------===//

@@ -15,7 +15,7 @@
 #ifndef CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
 #define CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"

@@ -19,6 +19,7 @@
 #include "cleave/Ops/Partitioning.h"
 
 using namespace mlir;
+using namespace cleave;
 using namespace cleave::interp;
 
 namespace {

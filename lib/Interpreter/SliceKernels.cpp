@@ -2,9 +2,11 @@
 
 #include "Kernels.h"
 
+#include "cleave/Ops/ShapeInference.h"
 #include "cleave/Ops/StridedSlice.h"
 
 using namespace mlir;
+using namespace cleave;
 using namespace cleave::interp;
 
 namespace {
@@ -27,19 +29,11 @@ void splitAlong(KernelContext &ctx, const Tensor &in, int64_t axis,
   }
 }
 
-/// Normalizes a possibly negative axis; false when out of range.
-bool normalizeAxis(int64_t &axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return false;
-  if (axis < 0)
-    axis += rank;
-  return true;
-}
 
 LogicalResult split(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[1];
   int64_t axis = toInts(ctx.inputs[0]).at(0), n = ctx.outputs.size();
-  if (!normalizeAxis(axis, in.rank()))
+  if (!ops::normalizeAxis(axis, in.rank()))
     return ctx.error() << "-input rank(-" << in.rank()
                        << ") <= split_dim < input rank (" << in.rank()
                        << "), but got " << toInts(ctx.inputs[0]).at(0);
@@ -57,7 +51,7 @@ LogicalResult splitV(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> sizes = toInts(ctx.inputs[1]);
   int64_t axis = toInts(ctx.inputs[2]).at(0);
-  if (!normalizeAxis(axis, in.rank()))
+  if (!ops::normalizeAxis(axis, in.rank()))
     return ctx.error() << "-input rank(-" << in.rank()
                        << ") <= split_dim < input rank (" << in.rank()
                        << "), but got " << toInts(ctx.inputs[2]).at(0);
@@ -90,7 +84,7 @@ LogicalResult splitV(KernelContext &ctx) {
 LogicalResult unpack(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   int64_t axis = ctx.getInt("axis").value_or(0);
-  if (!normalizeAxis(axis, in.rank()))
+  if (!ops::normalizeAxis(axis, in.rank()))
     return ctx.error() << "axis = " << ctx.getInt("axis").value_or(0)
                        << " not in [" << -in.rank() << ", " << in.rank()
                        << ")";

@@ -8,7 +8,7 @@
 
 #include "Kernels.h"
 
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include <cmath>
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+using namespace cleave;
 using namespace cleave::interp;
 
 ThreadCache &ThreadCache::get() {

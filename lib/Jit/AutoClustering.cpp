@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Jit/AutoClustering.h"
 
 #include "cleave/Conversion/GraphToLinalg.h"
@@ -37,14 +38,6 @@ using namespace cleave;
 using namespace cleave::graph;
 
 namespace {
-
-std::pair<StringRef, unsigned> splitTensorName(StringRef name) {
-  auto [head, tail] = name.rsplit(':');
-  unsigned port;
-  if (!tail.empty() && !head.empty() && !tail.getAsInteger(10, port))
-    return {head, port};
-  return {name, 0};
-}
 
 /// Whether values of `type` can live in compiled code.
 bool isCompilableType(Type type) {

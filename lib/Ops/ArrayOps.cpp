@@ -500,14 +500,6 @@ std::string ensureShapeShape(InferenceContext &ctx) {
   ctx.setOutput(0, *out);
   return "";
 }
-/// Normalizes a possibly negative axis into [0, rank); false if outside.
-bool normalizeAxis(int64_t &axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return false;
-  if (axis < 0)
-    axis += rank;
-  return true;
-}
 
 std::string axisError(int64_t axis, int64_t rank) {
   return "-input rank(-" + std::to_string(rank) +

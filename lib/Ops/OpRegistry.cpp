@@ -88,8 +88,7 @@ static std::optional<int32_t> parseDataTypeName(StringRef name) {
   return std::nullopt;
 }
 
-/// "DT_FLOAT" -> 1, as written in type attr defaults.
-static std::optional<int32_t> parseDataTypeEnum(StringRef text) {
+std::optional<int32_t> cleave::ops::parseDataTypeEnum(StringRef text) {
   if (!text.consume_front("DT_"))
     return std::nullopt;
   return parseDataTypeName(text.lower());
@@ -227,6 +226,14 @@ static bool isArgName(StringRef name) {
 //===----------------------------------------------------------------------===//
 // Attrs
 //===----------------------------------------------------------------------===//
+
+std::optional<std::string> cleave::ops::parseQuotedDefault(StringRef text) {
+  Cursor cursor(text);
+  std::optional<std::string> value = cursor.quoted();
+  if (!value || !cursor.atEnd())
+    return std::nullopt;
+  return value;
+}
 
 /// Checks the elements of a "[a, b]" list default with `check`. List
 /// elements here never contain commas (ints, floats, bools, DT_ names).

@@ -24,7 +24,7 @@ using namespace cleave::runtime;
 using conversion::ArgSpecialization;
 using conversion::LoweredFunction;
 using conversion::TensorSpec;
-using interp::Tensor;
+using cleave::Tensor;
 
 struct CPUClusterRunner::Executable {
   LoweredFunction lowered;
@@ -56,7 +56,7 @@ public:
     Tensor input = Tensor::uninitialized(dtype, {count});
     std::memcpy(input.raw(), in, input.byteSize());
     Tensor groupTable =
-        Tensor::uninitialized(interp::kInt32, std::move(groupsShape));
+        Tensor::uninitialized(cleave::kInt32, std::move(groupsShape));
     std::memcpy(groupTable.raw(), groups, groupTable.byteSize());
     std::optional<Tensor> sum = interp::crossReplicaSum(
         interpreter, op, numReplicas, input, groupTable, error);
@@ -130,13 +130,13 @@ public:
       // The interpreter's messages for the same checks.
       if (t.dtype() != dtype)
         return fail("tensor " + std::to_string(i) + " on channel '" +
-                    recvKey + "' is " + interp::dtypeName(t.dtype()) +
-                    ", expected " + interp::dtypeName(dtype));
+                    recvKey + "' is " + cleave::dtypeName(t.dtype()) +
+                    ", expected " + cleave::dtypeName(dtype));
       if (t.shape() != shape)
         return fail("tensor " + std::to_string(i) + " of the channel '" +
-                    recvKey + "' has shape " + interp::shapeString(t.shape()) +
+                    recvKey + "' has shape " + cleave::shapeString(t.shape()) +
                     ", but " + node.getOpType().str() + " declares " +
-                    interp::shapeString(shape));
+                    cleave::shapeString(shape));
       std::memcpy(address, t.raw(), t.byteSize());
     }
     return cpu::kCollectiveOk;
@@ -181,8 +181,8 @@ static std::string signatureOf(llvm::ArrayRef<Tensor> args,
   std::string key;
   llvm::raw_string_ostream os(key);
   for (auto [i, t] : llvm::enumerate(args)) {
-    os << t.dtype() << interp::shapeString(t.shape());
-    if (t.dtype() == interp::kResource || t.dtype() == interp::kString)
+    os << t.dtype() << cleave::shapeString(t.shape());
+    if (t.dtype() == cleave::kResource || t.dtype() == cleave::kString)
       for (const std::string &s : t.strings())
         os << '"' << s << '"';
     else if (constantArgs.count(i))
@@ -264,7 +264,7 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
       ArgSpecialization spec;
       spec.dtype = t.dtype();
       spec.shape = t.shape();
-      if (t.dtype() == interp::kResource)
+      if (t.dtype() == cleave::kResource)
         spec.variable = t.numElements() == 1 ? t.strings()[0] : "";
       else if (cache->constantArgs.count(i))
         spec.constant = t;

@@ -13,7 +13,7 @@
 #include "cleave/Checkpoint/CheckpointState.h"
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -23,7 +23,7 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::runtime;
-using interp::Tensor;
+using cleave::Tensor;
 
 static bool isVariableOp(StringRef op) {
   return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
@@ -224,8 +224,8 @@ runtime::restoreVariables(ArrayRef<CheckpointedVariable> variables,
             "variable node '%s': tensor '%s' of checkpoint '%s' has shape "
             "%s, the saver's partitioning expects %s",
             var.node.c_str(), var.key.c_str(), prefix.str().c_str(),
-            interp::shapeString(value.shape()).c_str(),
-            interp::shapeString(fullShape).c_str());
+            cleave::shapeString(value.shape()).c_str(),
+            cleave::shapeString(fullShape).c_str());
       auto part = checkpoint::extractSlice(value, slice);
       if (!part)
         return llvm::createStringError(
@@ -236,16 +236,16 @@ runtime::restoreVariables(ArrayRef<CheckpointedVariable> variables,
     if (var.dtype && value.dtype() != var.dtype)
       return llvm::createStringError(
           "variable node '%s' is %s but tensor '%s' of checkpoint '%s' is %s",
-          var.node.c_str(), interp::dtypeName(var.dtype).c_str(),
+          var.node.c_str(), cleave::dtypeName(var.dtype).c_str(),
           var.key.c_str(), prefix.str().c_str(),
-          interp::dtypeName(value.dtype()).c_str());
+          cleave::dtypeName(value.dtype()).c_str());
     if (var.shape && value.shape() != *var.shape)
       return llvm::createStringError(
           "variable node '%s' has shape %s but tensor '%s' of checkpoint "
           "'%s' has shape %s",
-          var.node.c_str(), interp::shapeString(*var.shape).c_str(),
+          var.node.c_str(), cleave::shapeString(*var.shape).c_str(),
           var.key.c_str(), prefix.str().c_str(),
-          interp::shapeString(value.shape()).c_str());
+          cleave::shapeString(value.shape()).c_str());
     values.emplace_back(var.variable, std::move(value));
   }
   // Everything checked: now the state changes.

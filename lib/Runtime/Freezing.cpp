@@ -35,12 +35,12 @@ static StringRef inputNode(StringRef input) {
   return input.split(':').first;
 }
 
-static void setTensorProto(const interp::Tensor &value, tf::TensorProto &proto) {
+static void setTensorProto(const cleave::Tensor &value, tf::TensorProto &proto) {
   proto.set_dtype(static_cast<tf::DataType>(value.dtype()));
   proto.mutable_tensor_shape(); // present even for a scalar, as TF writes it
   for (int64_t dim : value.shape())
     proto.mutable_tensor_shape()->add_dim()->set_size(dim);
-  if (value.dtype() == interp::kString) {
+  if (value.dtype() == cleave::kString) {
     for (const std::string &s : value.strings())
       proto.add_string_val(s);
     return;
@@ -49,7 +49,7 @@ static void setTensorProto(const interp::Tensor &value, tf::TensorProto &proto) 
 }
 
 llvm::Error runtime::freezeGraphDef(tf::GraphDef &graph,
-                                    const llvm::StringMap<interp::Tensor> &values,
+                                    const llvm::StringMap<cleave::Tensor> &values,
                                     llvm::ArrayRef<std::string> outputs) {
   llvm::StringMap<int> byName;
   for (int i = 0; i < graph.node_size(); ++i)

@@ -90,7 +90,7 @@ runtime::getSavedModelInit(ModuleOp module, StringRef exportDir) {
           "an AssetFileDef lacks its filename or tensor name");
     llvm::SmallString<256> path(exportDir);
     llvm::sys::path::append(path, "assets", asset.filename());
-    interp::Tensor value(interp::kString, {});
+    cleave::Tensor value(cleave::kString, {});
     value.strings()[0] = path.str().str();
     init.assetFeeds.emplace_back(asset.tensor_info().name(), value);
   }

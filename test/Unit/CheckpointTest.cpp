@@ -25,8 +25,7 @@
 #include <random>
 
 using namespace cleave::checkpoint;
-using cleave::interp::Tensor;
-namespace interp = cleave::interp;
+using cleave::Tensor;
 
 #ifndef CLEAVE_CORPUS_DIR
 #define CLEAVE_CORPUS_DIR ""
@@ -88,20 +87,20 @@ void resealBlock(std::string &file, size_t offset, size_t size) {
 }
 
 Tensor floats(std::vector<int64_t> shape, std::vector<float> values) {
-  Tensor t(interp::kFloat, std::move(shape));
+  Tensor t(cleave::kFloat, std::move(shape));
   std::copy(values.begin(), values.end(), t.data<float>());
   return t;
 }
 
 Tensor strings(std::vector<int64_t> shape, std::vector<std::string> values) {
-  Tensor t(interp::kString, std::move(shape));
+  Tensor t(cleave::kString, std::move(shape));
   t.strings() = std::move(values);
   return t;
 }
 
 /// Bytes of a tensor for comparisons (strings joined with their lengths).
 std::string contentsOf(const Tensor &t) {
-  if (t.dtype() == interp::kString) {
+  if (t.dtype() == cleave::kString) {
     std::string out;
     for (const std::string &s : t.strings())
       out += std::to_string(s.size()) + ":" + s + ";";
@@ -451,7 +450,7 @@ float readScalar(BundleReader &reader, llvm::StringRef key) {
     ADD_FAILURE() << llvm::toString(t.takeError());
     return -1;
   }
-  EXPECT_EQ(t->dtype(), interp::kFloat) << key.str();
+  EXPECT_EQ(t->dtype(), cleave::kFloat) << key.str();
   EXPECT_EQ(t->numElements(), 1) << key.str();
   return t->data<float>()[0];
 }
@@ -498,7 +497,7 @@ TEST(CheckpointCorpus, Counter) {
   const BundleEntry *entry = reader->lookup("counter");
   ASSERT_NE(entry, nullptr);
   // Stored as a float scalar (DT_FLOAT), not an integer.
-  EXPECT_EQ(entry->dtype, interp::kFloat);
+  EXPECT_EQ(entry->dtype, cleave::kFloat);
   EXPECT_TRUE(entry->shape.empty());
   auto counter = reader->read("counter");
   ASSERT_TRUE(bool(counter)) << llvm::toString(counter.takeError());
@@ -567,18 +566,18 @@ TEST_F(CheckpointFiles, CorpusRewritesAreByteIdentical) {
 TEST_F(CheckpointFiles, EveryDtypeRoundTrips) {
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (int32_t dtype :
-       {interp::kFloat, interp::kDouble, interp::kInt32, interp::kUInt8,
-        interp::kInt16, interp::kInt8, interp::kInt64, interp::kBool,
-        interp::kUInt16, interp::kUInt32, interp::kUInt64}) {
+       {cleave::kFloat, cleave::kDouble, cleave::kInt32, cleave::kUInt8,
+        cleave::kInt16, cleave::kInt8, cleave::kInt64, cleave::kBool,
+        cleave::kUInt16, cleave::kUInt32, cleave::kUInt64}) {
     Tensor t(dtype, {2, 3});
     for (int64_t i = 0; i < 6; ++i)
-      t.setFromDouble(i, dtype == interp::kBool ? i % 2 : (i + 1) * 3);
-    tensors.emplace_back(interp::dtypeName(dtype) + "_matrix", t);
-    tensors.emplace_back(interp::dtypeName(dtype) + "_empty",
+      t.setFromDouble(i, dtype == cleave::kBool ? i % 2 : (i + 1) * 3);
+    tensors.emplace_back(cleave::dtypeName(dtype) + "_matrix", t);
+    tensors.emplace_back(cleave::dtypeName(dtype) + "_empty",
                          Tensor(dtype, {2, 0}));
     Tensor scalar(dtype, {});
     scalar.setFromDouble(0, 1);
-    tensors.emplace_back(interp::dtypeName(dtype) + "_scalar", scalar);
+    tensors.emplace_back(cleave::dtypeName(dtype) + "_scalar", scalar);
   }
   tensors.emplace_back("string_vector",
                        strings({4}, {"", "hello", std::string("\0\xff", 2),
@@ -667,7 +666,7 @@ TEST_F(CheckpointFiles, MergedShardsRoundTrip) {
   std::string part0 = path("tmp/part-0"), part1 = path("tmp/part-1");
   {
     BundleWriter w0(part0);
-    ASSERT_FALSE(bool(w0.add("global_step", Tensor(interp::kInt64, {}))));
+    ASSERT_FALSE(bool(w0.add("global_step", Tensor(cleave::kInt64, {}))));
     ASSERT_FALSE(bool(w0.addSlice(
         "emb", {4}, llvm::cantFail(TensorSliceSpec::parse("0,2")),
         floats({2}, {1, 2}))));

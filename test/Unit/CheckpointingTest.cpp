@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 
 using namespace cleave;
-using interp::Tensor;
+using cleave::Tensor;
 
 namespace {
 
@@ -38,7 +38,7 @@ struct TempPrefix {
 };
 
 Tensor floats(std::vector<int64_t> shape, float start) {
-  Tensor t(interp::kFloat, std::move(shape));
+  Tensor t(cleave::kFloat, std::move(shape));
   for (int64_t i = 0; i < t.numElements(); ++i)
     t.data<float>()[i] = start + i;
   return t;
@@ -67,7 +67,7 @@ TEST(Checkpointing, FailedRestoreChangesNothing) {
   state.variables["b"] = floats({2}, 0);
   // "a" would restore, "b" has the wrong shape: neither may change.
   std::vector<runtime::CheckpointedVariable> vars = {
-      variable("a", interp::kFloat, {2}), variable("b", interp::kFloat, {2})};
+      variable("a", cleave::kFloat, {2}), variable("b", cleave::kFloat, {2})};
   llvm::Error error = runtime::restoreVariables(vars, prefix, state);
   ASSERT_TRUE(bool(error));
   EXPECT_NE(llvm::toString(std::move(error))
@@ -75,25 +75,25 @@ TEST(Checkpointing, FailedRestoreChangesNothing) {
             std::string::npos);
   EXPECT_EQ(state.variables["a"].data<float>()[0], 0);
   // A variable missing from the checkpoint is refused the same way.
-  vars = {variable("a", interp::kFloat, {2}),
-          variable("c", interp::kFloat, {2})};
+  vars = {variable("a", cleave::kFloat, {2}),
+          variable("c", cleave::kFloat, {2})};
   error = runtime::restoreVariables(vars, prefix, state);
   ASSERT_TRUE(bool(error));
   EXPECT_NE(llvm::toString(std::move(error)).find("Key c not found"),
             std::string::npos);
   EXPECT_EQ(state.variables["a"].data<float>()[0], 0);
   // And all of it when everything fits.
-  vars = {variable("a", interp::kFloat, {2})};
+  vars = {variable("a", cleave::kFloat, {2})};
   ASSERT_FALSE(llvm::errorToBool(runtime::restoreVariables(vars, prefix, state)));
   EXPECT_EQ(state.variables["a"].data<float>()[1], 11);
 }
 
 TEST(Checkpointing, PartitionedVariableRoundTrip) {
   // Two parts of a [4,2] variable "w", as a partitioned Saver names them.
-  runtime::CheckpointedVariable part0 = variable("w/part_0", interp::kFloat, {1, 2});
+  runtime::CheckpointedVariable part0 = variable("w/part_0", cleave::kFloat, {1, 2});
   part0.key = "w";
   part0.shapeAndSlice = "4 2 0,1:-";
-  runtime::CheckpointedVariable part1 = variable("w/part_1", interp::kFloat, {3, 2});
+  runtime::CheckpointedVariable part1 = variable("w/part_1", cleave::kFloat, {3, 2});
   part1.key = "w";
   part1.shapeAndSlice = "4 2 1,3:-";
   interp::State state;

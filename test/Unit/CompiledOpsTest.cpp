@@ -29,7 +29,7 @@
 #include "cleave/Ops/StridedSlice.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Translate/GraphDef.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/tf/graph.pb.h"
 
 #include "mlir/IR/Builders.h"

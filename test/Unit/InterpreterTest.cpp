@@ -1,6 +1,7 @@
 //===- InterpreterTest.cpp - unit tests of the reference interpreter ------===//
 
 #include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Tensor/Npy.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
 

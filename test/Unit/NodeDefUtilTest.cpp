@@ -1,7 +1,7 @@
 //===- NodeDefUtilTest.cpp - attr defaults and validation -----------------===//
 
 #include "cleave/Translate/GraphDef.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/tf/graph.pb.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -48,6 +48,69 @@ TEST(NodeDefUtilTest, DefaultsHaveTheImportedForm) {
       *ops::lookupOp("Placeholder")->findAttr("shape"), &ctx));
   ASSERT_TRUE(shape);
   EXPECT_TRUE(shape.getUnknownRank());
+}
+
+/// A registry default as TensorFlow's text-format AttrValue spells it, the
+/// way a producer writes the attr explicitly in a NodeDef.
+std::string defaultAsAttrValueText(const ops::AttrSpec &attr) {
+  std::string type = attr.type, text = attr.defaultValue;
+  auto listField = [](const std::string &kind) -> std::string {
+    if (kind == "int") return "i";
+    if (kind == "float") return "f";
+    if (kind == "bool") return "b";
+    if (kind == "type") return "type";
+    if (kind == "string") return "s";
+    if (kind == "shape") return "shape";
+    return "";
+  };
+  if (type.rfind("list(", 0) == 0) {
+    std::string kind = type.substr(5, type.size() - 6);
+    std::string inner = text.substr(1, text.size() - 2);
+    if (inner.find_first_not_of(" ") == std::string::npos)
+      return "list { }";
+    return "list { " + listField(kind) + ": [" + inner + "] }";
+  }
+  if (type == "shape") {
+    if (text[0] == '{')
+      return "shape " + text;
+    std::string dims, inner = text.substr(1, text.size() - 2);
+    for (size_t at = 0; at < inner.size();) {
+      size_t comma = inner.find(',', at);
+      std::string dim = inner.substr(at, comma - at);
+      dims += "dim { size: " + dim + " } ";
+      at = comma == std::string::npos ? inner.size() : comma + 1;
+    }
+    return "shape { " + dims + "}";
+  }
+  return listField(type) + ": " + text;
+}
+
+TEST(NodeDefUtilTest, EveryDefaultIsWhatTheImporterMakesOfItWrittenOut) {
+  MLIRContext ctx;
+  ctx.loadDialect<graph::GraphDialect>();
+  int compared = 0;
+  for (const ops::OpSpec *op : ops::getRegisteredOps())
+    for (const ops::AttrSpec &attr : op->attrs) {
+      if (attr.defaultValue.empty() || attr.type == "func" ||
+          attr.type == "tensor")
+        continue;
+      // An op the registry does not know keeps its attrs as written.
+      std::string text = "node { name: 'n' op: 'CleaveUnregisteredOp' attr "
+                         "{ key: 'a' value { " +
+                         defaultAsAttrValueText(attr) + " } } }";
+      tensorflow::GraphDef graphDef;
+      ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graphDef))
+          << text;
+      OwningOpRef<ModuleOp> module = importGraphDef(graphDef, &ctx);
+      ASSERT_TRUE(module) << text;
+      graph::NodeOp node;
+      module->walk([&](graph::NodeOp n) { node = n; });
+      ASSERT_TRUE(node);
+      EXPECT_EQ(getDefaultAttr(attr, &ctx), node.getTFAttr("a"))
+          << op->name << "." << attr.name << " = " << attr.defaultValue;
+      ++compared;
+    }
+  EXPECT_GT(compared, 200);
 }
 
 /// Imports `text` and validates its last node; returns the error message.

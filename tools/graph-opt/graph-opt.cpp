@@ -93,8 +93,8 @@ static LogicalResult printVariables(ModuleOp module, llvm::raw_ostream &os) {
   for (const auto &var : vars) {
     std::string key = keys.lookup(var.node);
     rows.push_back({var.node,
-                    var.dtype ? cleave::interp::dtypeName(var.dtype) : "?",
-                    var.shape ? cleave::interp::shapeString(*var.shape) : "?",
+                    var.dtype ? cleave::dtypeName(var.dtype) : "?",
+                    var.shape ? cleave::shapeString(*var.shape) : "?",
                     key.empty() ? "(not saved)" : key});
   }
   std::array<size_t, 4> widths{};

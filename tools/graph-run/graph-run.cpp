@@ -25,6 +25,7 @@
 #include "cleave/Runtime/SavedModel.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 #include "cleave/Support/ToolInit.h"
+#include "cleave/Tensor/Npy.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/meta_graph.pb.h"
 

@@ -21,7 +21,7 @@
 #ifndef CLEAVE_CHECKPOINT_TENSORBUNDLE_H
 #define CLEAVE_CHECKPOINT_TENSORBUNDLE_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -68,7 +68,7 @@ struct TensorSliceSpec {
 };
 
 /// The part `slice` of `full` (an error when the slice leaves its shape).
-llvm::Expected<interp::Tensor> extractSlice(const interp::Tensor &full,
+llvm::Expected<cleave::Tensor> extractSlice(const cleave::Tensor &full,
                                             const TensorSliceSpec &slice);
 
 /// The key under which a slice of tensor `name` is stored: TensorFlow's
@@ -124,10 +124,10 @@ public:
   /// Reads tensor `key`; a partitioned tensor is assembled from its slices,
   /// which must cover it exactly once. Checks the entry's size against its
   /// dtype and shape and against the shard, and its checksum.
-  llvm::Expected<interp::Tensor> read(llvm::StringRef key);
+  llvm::Expected<cleave::Tensor> read(llvm::StringRef key);
   /// Reads one stored slice of partitioned tensor `key` (one of
   /// lookup(key)->slices).
-  llvm::Expected<interp::Tensor> readSlice(llvm::StringRef key,
+  llvm::Expected<cleave::Tensor> readSlice(llvm::StringRef key,
                                            const TensorSliceSpec &slice);
 
   int numShards() const;
@@ -164,7 +164,7 @@ public:
 
   /// Appends tensor `key`. Keys must be unique and not empty; the data file
   /// holds tensors in the order they are added.
-  llvm::Error add(llvm::StringRef key, const interp::Tensor &tensor);
+  llvm::Error add(llvm::StringRef key, const cleave::Tensor &tensor);
   /// Appends one slice of partitioned tensor `fullName` of shape
   /// `fullShape`: records the slice in the full tensor's entry and stores
   /// `tensor` (of the slice's shape) under the slice's key. A slice that
@@ -173,7 +173,7 @@ public:
   llvm::Error addSlice(llvm::StringRef fullName,
                        llvm::ArrayRef<int64_t> fullShape,
                        const TensorSliceSpec &slice,
-                       const interp::Tensor &tensor);
+                       const cleave::Tensor &tensor);
   /// Writes the index and moves both files into place.
   llvm::Error finish();
 

@@ -19,7 +19,7 @@
 #ifndef CLEAVE_CONVERSION_GRAPHTOLINALG_H
 #define CLEAVE_CONVERSION_GRAPHTOLINALG_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -42,7 +42,7 @@ struct ArgSpecialization {
   int32_t dtype = 0;
   std::vector<int64_t> shape;
   /// The value, when the argument is a compile-time constant.
-  std::optional<interp::Tensor> constant;
+  std::optional<cleave::Tensor> constant;
   /// For a resource argument: the variable its handle names.
   std::string variable;
 };
@@ -61,7 +61,7 @@ struct ValueSource {
   enum class Kind { Result, Argument, Constant } kind = Kind::Result;
   /// The result or argument index of the compiled function.
   unsigned index = 0;
-  std::optional<interp::Tensor> constant;
+  std::optional<cleave::Tensor> constant;
 };
 
 /// A variable the lowered function reads or writes.

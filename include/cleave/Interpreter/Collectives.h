@@ -10,7 +10,7 @@
 #ifndef CLEAVE_INTERPRETER_COLLECTIVES_H
 #define CLEAVE_INTERPRETER_COLLECTIVES_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "llvm/ADT/StringRef.h"
 

@@ -25,7 +25,7 @@
 #ifndef CLEAVE_INTERPRETER_HOSTPROGRAM_H
 #define CLEAVE_INTERPRETER_HOSTPROGRAM_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"

@@ -9,7 +9,7 @@
 #ifndef CLEAVE_INTERPRETER_INTERPRETER_H
 #define CLEAVE_INTERPRETER_INTERPRETER_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"

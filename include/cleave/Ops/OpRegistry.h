@@ -81,6 +81,14 @@ const OpSpec *lookupOp(llvm::StringRef opType);
 /// Every registered op, sorted by name.
 std::vector<const OpSpec *> getRegisteredOps();
 
+/// "DT_FLOAT" -> 1, as type attr defaults are written; empty for any other
+/// text.
+std::optional<int32_t> parseDataTypeEnum(llvm::StringRef text);
+
+/// The text of a '...' or "..." string default with its C escapes undone;
+/// empty when `text` is not one quoted string.
+std::optional<std::string> parseQuotedDefault(llvm::StringRef text);
+
 } // namespace cleave::ops
 
 #endif // CLEAVE_OPS_OPREGISTRY_H

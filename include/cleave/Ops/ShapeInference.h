@@ -113,6 +113,17 @@ Shape relaxShapes(const Shape &a, const Shape &b);
 std::optional<Shape> mergeShapes(const Shape &a, const Shape &b,
                                  std::string &error);
 
+/// Makes a possibly negative axis of a rank-`rank` tensor count from 0, as
+/// TensorFlow's kernels and shape functions do; false when it is outside
+/// [-rank, rank).
+inline bool normalizeAxis(int64_t &axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return false;
+  if (axis < 0)
+    axis += rank;
+  return true;
+}
+
 } // namespace cleave::ops
 
 #endif // CLEAVE_OPS_SHAPEINFERENCE_H

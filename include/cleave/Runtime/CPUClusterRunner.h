@@ -30,10 +30,10 @@ public:
   /// Runs the call compiled. A cluster that does not compile for these
   /// arguments (an op or dtype without a lowering, shapes the lowering
   /// rejects) is left to the interpreter, unless strict.
-  mlir::FailureOr<std::optional<std::vector<interp::Tensor>>>
+  mlir::FailureOr<std::optional<std::vector<cleave::Tensor>>>
   call(interp::Interpreter &interpreter, mlir::Operation *caller,
        mlir::Operation *function,
-       llvm::ArrayRef<interp::Tensor> args) override;
+       llvm::ArrayRef<cleave::Tensor> args) override;
 
   struct Statistics {
     unsigned compilations = 0;
@@ -72,7 +72,7 @@ private:
   /// the runner is not strict).
   mlir::FailureOr<Executable *> getExecutable(mlir::Operation *caller,
                                               mlir::Operation *function,
-                                              llvm::ArrayRef<interp::Tensor> args,
+                                              llvm::ArrayRef<cleave::Tensor> args,
                                               interp::State &state);
 
   /// By function (graph.func op): each run's graph has its own clusters.

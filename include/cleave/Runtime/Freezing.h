@@ -9,7 +9,7 @@
 #ifndef CLEAVE_RUNTIME_FREEZING_H
 #define CLEAVE_RUNTIME_FREEZING_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
@@ -31,7 +31,7 @@ namespace cleave::runtime {
 /// needed variable without a value, a needed node that updates a variable
 /// (a frozen graph has none).
 llvm::Error freezeGraphDef(tensorflow::GraphDef &graph,
-                           const llvm::StringMap<interp::Tensor> &values,
+                           const llvm::StringMap<cleave::Tensor> &values,
                            llvm::ArrayRef<std::string> outputs);
 
 } // namespace cleave::runtime

@@ -10,7 +10,7 @@
 #ifndef CLEAVE_RUNTIME_SAVEDMODEL_H
 #define CLEAVE_RUNTIME_SAVEDMODEL_H
 
-#include "cleave/Interpreter/Tensor.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -36,7 +36,7 @@ llvm::Expected<Signature> getSignature(mlir::ModuleOp module,
 /// What TensorFlow's loader runs after restoring the variables.
 struct SavedModelInit {
   /// Asset file tensors, fed with their paths under `<export dir>/assets`.
-  std::vector<std::pair<std::string, interp::Tensor>> assetFeeds;
+  std::vector<std::pair<std::string, cleave::Tensor>> assetFeeds;
   /// The main op (collection saved_model_main_op, or legacy_init_op), to
   /// run once; empty when there is none.
   std::string mainOp;

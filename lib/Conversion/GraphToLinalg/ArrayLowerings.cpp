@@ -22,9 +22,9 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
-using interp::kInt32;
-using interp::kInt64;
-using interp::Tensor;
+using cleave::kInt32;
+using cleave::kInt64;
+using cleave::Tensor;
 
 namespace {
 
@@ -40,13 +40,13 @@ LogicalResult constant(NodeLowering &ctx) {
                        << " has no CPU lowering";
   Tensor value(dtype, std::vector<int64_t>(attr.getShape().getDims().begin(),
                                            attr.getShape().getDims().end()));
-  if (dtype == interp::kBool) {
+  if (dtype == cleave::kBool) {
     auto bits = dense.getValues<bool>();
     for (int64_t i = 0; i < value.numElements(); ++i)
       value.data<bool>()[i] = bits[dense.isSplat() ? 0 : i];
   } else {
     ArrayRef<char> raw = dense.getRawData();
-    size_t size = interp::dtypeSize(dtype);
+    size_t size = cleave::dtypeSize(dtype);
     for (int64_t i = 0; i < value.numElements(); ++i)
       std::memcpy(value.raw() + i * size,
                   raw.data() + (dense.isSplat() ? 0 : i * size), size);
@@ -69,7 +69,7 @@ LogicalResult noOp(NodeLowering &) { return success(); }
 LogicalResult checkNumerics(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (!isFloatDType(dtype))
-    return ctx.error() << "dtype " << interp::dtypeName(dtype)
+    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
                        << " is not supported";
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
@@ -79,7 +79,7 @@ LogicalResult checkNumerics(NodeLowering &ctx) {
     return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
   };
   Value bits =
-      ctx.map({x}, shape, interp::kInt32,
+      ctx.map({x}, shape, cleave::kInt32,
               [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
                 using FP = arith::CmpFPredicate;
                 Value v = args[0];
@@ -97,7 +97,7 @@ LogicalResult checkNumerics(NodeLowering &ctx) {
     axes.push_back(d);
   Value any = bits;
   if (!axes.empty())
-    any = ctx.reduce(bits, shape, interp::kInt32, axes, i32(0),
+    any = ctx.reduce(bits, shape, cleave::kInt32, axes, i32(0),
                      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
                        return b.create<arith::OrIOp>(loc, args[0], args[1]);
                      });
@@ -212,7 +212,7 @@ LogicalResult fill(NodeLowering &ctx) {
     return failure();
   if (!ctx.shape(1).empty())
     return ctx.error() << "value must be a scalar, got shape "
-                       << interp::shapeString(ctx.shape(1));
+                       << cleave::shapeString(ctx.shape(1));
   int32_t dtype = ctx.dtype(1);
   ctx.setOutput(0,
                 ctx.map({ctx.tensor(1)}, *shape, dtype,
@@ -245,7 +245,7 @@ LogicalResult transpose(NodeLowering &ctx) {
                        << ". But input(1) is a vector of size "
                        << perm->size();
   if (!valid)
-    return ctx.error() << interp::shapeString(*perm)
+    return ctx.error() << cleave::shapeString(*perm)
                        << " is not a valid permutation";
   std::vector<int64_t> out;
   for (int64_t d : *perm)
@@ -378,7 +378,7 @@ LogicalResult unpack(NodeLowering &ctx) {
   if (int64_t(ctx.node.getOutputs().size()) != in[axis])
     return ctx.error() << "Input shape axis " << axis << " must equal "
                        << ctx.node.getOutputs().size() << ", got shape "
-                       << interp::shapeString(in);
+                       << cleave::shapeString(in);
   int32_t dtype = ctx.dtype(0);
   std::vector<int64_t> sizes = in, out = in;
   sizes[axis] = 1;
@@ -610,8 +610,8 @@ LogicalResult stridedSliceGrad(NodeLowering &ctx) {
                                 plan->outputShape.end());
   if (ctx.shape(4) != expected)
     return ctx.error() << "shape of dy was "
-                       << interp::shapeString(ctx.shape(4)) << " instead of "
-                       << interp::shapeString(expected),
+                       << cleave::shapeString(ctx.shape(4)) << " instead of "
+                       << cleave::shapeString(expected),
            failure();
   PositiveStrides slice = positiveStrides(ctx.b, *plan);
   std::vector<int64_t> sizes(plan->sizes.begin(), plan->sizes.end());
@@ -636,10 +636,10 @@ template <bool isTile> LogicalResult replicateElements(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (!isTile) {
     std::vector<int64_t> joined;
-    if (!interp::broadcastShape(in, *out, joined) || joined != *out)
+    if (!cleave::broadcastShape(in, *out, joined) || joined != *out)
       return ctx.error() << "Unable to broadcast tensor of shape "
-                         << interp::shapeString(in) << " to tensor of shape "
-                         << interp::shapeString(*out);
+                         << cleave::shapeString(in) << " to tensor of shape "
+                         << cleave::shapeString(*out);
     ctx.setOutput(0,
                   ctx.map({ctx.tensor(0)}, *out, dtype,
                           [](OpBuilder &, Location, ValueRange args) {
@@ -767,11 +767,11 @@ LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0), idType = ctx.dtype(1);
   if (ids.size() > data.size() ||
       !std::equal(ids.begin(), ids.end(), data.begin()))
-    return ctx.error() << "data.shape = " << interp::shapeString(data)
+    return ctx.error() << "data.shape = " << cleave::shapeString(data)
                        << " does not start with segment_ids.shape = "
-                       << interp::shapeString(ids);
-  if (dtype == interp::kBool || !ctx.elementType(dtype).isIntOrFloat())
-    return ctx.error() << "dtype " << interp::dtypeName(dtype)
+                       << cleave::shapeString(ids);
+  if (dtype == cleave::kBool || !ctx.elementType(dtype).isIntOrFloat())
+    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
                        << " is not supported";
   int64_t segments = out->front(), rows = 1, inner = 1;
   for (int64_t d : ids)

@@ -77,9 +77,9 @@ Value bufferAddress(NodeLowering &ctx, Value tensor) {
 /// does, where a replica runs the code.
 LogicalResult crossReplicaSum(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
-  if (dtype != interp::kFloat && dtype != interp::kDouble &&
-      dtype != interp::kInt32 && dtype != interp::kUInt32)
-    return ctx.error() << "CrossReplicaSum of " << interp::dtypeName(dtype)
+  if (dtype != cleave::kFloat && dtype != cleave::kDouble &&
+      dtype != cleave::kInt32 && dtype != cleave::kUInt32)
+    return ctx.error() << "CrossReplicaSum of " << cleave::dtypeName(dtype)
                        << " has no CPU lowering",
            failure();
   FailureOr<std::vector<int64_t>> groups = ctx.constantInts(1);
@@ -96,11 +96,11 @@ LogicalResult crossReplicaSum(NodeLowering &ctx) {
   // The group table and its shape, as constants (one element at least:
   // an empty table still needs an address).
   std::vector<int64_t> groupsShape = ctx.shape(1);
-  interp::Tensor groupIds(interp::kInt32,
+  cleave::Tensor groupIds(cleave::kInt32,
                           {std::max<int64_t>(groups->size(), 1)});
   for (auto [i, id] : llvm::enumerate(*groups))
     groupIds.data<int32_t>()[i] = static_cast<int32_t>(id);
-  interp::Tensor groupDims(interp::kInt64,
+  cleave::Tensor groupDims(cleave::kInt64,
                            {std::max<int64_t>(groupsShape.size(), 1)});
   llvm::copy(groupsShape, groupDims.data<int64_t>());
   Value groupTable = bufferAddress(ctx, ctx.constantTensor(groupIds));

@@ -44,13 +44,13 @@ FailureOr<Value> predicate(NodeLowering &ctx, OpBuilder &b, Location loc,
         .getResult();
   }
   if (!isFloatDType(value.dtype) && !isIntegerDType(value.dtype) &&
-      value.dtype != interp::kBool)
+      value.dtype != cleave::kBool)
     return ctx.error() << "a predicate of dtype "
-                       << interp::dtypeName(value.dtype)
+                       << cleave::dtypeName(value.dtype)
                        << " has no CPU lowering",
            failure();
   Value element = b.create<tensor::ExtractOp>(loc, tensor, ValueRange{});
-  return ctx.convertElement(b, loc, element, value.dtype, interp::kBool);
+  return ctx.convertElement(b, loc, element, value.dtype, cleave::kBool);
 }
 
 /// A lowered value as a tensor that can cross a region boundary.
@@ -83,7 +83,7 @@ void lowerBranch(NodeLowering &ctx, OpBuilder &nested, Location loc,
   SmallVector<Value> yielded;
   if (succeeded(results))
     for (LoweredValue &value : *results) {
-      if (value.dtype == interp::kResource || !tensorOf(ctx, value)) {
+      if (value.dtype == cleave::kResource || !tensorOf(ctx, value)) {
         ctx.error() << "branch '" << branch
                     << "' returns a value compiled code cannot hold";
         results = failure();
@@ -321,9 +321,9 @@ LogicalResult whileOp(NodeLowering &ctx) {
   SmallVector<LoweredValue> state = argsFrom(ctx, 0);
   SmallVector<Value> init;
   for (LoweredValue &value : state) {
-    if (value.dtype == interp::kResource || !tensorOf(ctx, value))
+    if (value.dtype == cleave::kResource || !tensorOf(ctx, value))
       return ctx.error() << "a loop variable of dtype "
-                         << interp::dtypeName(value.dtype)
+                         << cleave::dtypeName(value.dtype)
                          << " has no CPU lowering";
     init.push_back(value.tensor);
   }
@@ -418,7 +418,7 @@ LogicalResult whileOp(NodeLowering &ctx) {
     }
     if (succeeded(result)) {
       for (auto [i, value] : llvm::enumerate(*result)) {
-        Value tensor = value.dtype == interp::kResource ? Value()
+        Value tensor = value.dtype == cleave::kResource ? Value()
                                                         : tensorOf(ctx, value);
         if (!tensor || tensor.getType() != types[i]) {
           ctx.error() << "the loop body changes loop variable " << i

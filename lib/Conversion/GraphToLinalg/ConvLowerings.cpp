@@ -128,9 +128,9 @@ LogicalResult checkShape(NodeLowering &ctx, const char *what,
                          const std::vector<int64_t> &actual,
                          const std::vector<int64_t> &expected) {
   if (actual != expected)
-    return ctx.error() << what << " has shape " << interp::shapeString(actual)
+    return ctx.error() << what << " has shape " << cleave::shapeString(actual)
                        << ", but the forward output has shape "
-                       << interp::shapeString(expected);
+                       << cleave::shapeString(expected);
   return success();
 }
 
@@ -155,7 +155,7 @@ Value padSpatial(NodeLowering &ctx, Value input, const Geometry &g,
 
 LogicalResult floatOnly(NodeLowering &ctx, int32_t dtype) {
   if (!isFloatDType(dtype))
-    return ctx.error() << "dtype " << interp::dtypeName(dtype)
+    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
                        << " is not supported";
   return success();
 }
@@ -324,7 +324,7 @@ std::vector<double> windowCounts(const Geometry &g) {
 }
 
 Value countsTensor(NodeLowering &ctx, const Geometry &g, int32_t dtype) {
-  interp::Tensor counts(dtype, {g.h.out, g.w.out, 1});
+  cleave::Tensor counts(dtype, {g.h.out, g.w.out, 1});
   for (auto [i, v] : llvm::enumerate(windowCounts(g)))
     counts.setFromDouble(i, v);
   return ctx.constantTensor(counts);
@@ -460,8 +460,8 @@ LogicalResult maxPoolGrad(NodeLowering &ctx) {
   for (unsigned i = 1; i <= 2; ++i)
     if (ctx.shape(i) != g->outputShape())
       return ctx.error() << "Expected " << names[i - 1] << " shape to be "
-                         << interp::shapeString(g->outputShape())
-                         << ", but got " << interp::shapeString(ctx.shape(i));
+                         << cleave::shapeString(g->outputShape())
+                         << ", but got " << cleave::shapeString(ctx.shape(i));
   OpBuilder &b = ctx.b;
   Type type = ctx.elementType(dtype);
   // First, each window's first maximum as a flat index iy * w + ix.
@@ -471,8 +471,8 @@ LogicalResult maxPoolGrad(NodeLowering &ctx) {
   Value input = ctx.tensor(0);
   std::vector<int64_t> outShape = g->outputShape();
   Value best = ctx.filled(outShape, dtype, lowest);
-  Value argBest = ctx.filled(outShape, interp::kInt64,
-                             ctx.scalar(interp::kInt64, -1));
+  Value argBest = ctx.filled(outShape, cleave::kInt64,
+                             ctx.scalar(cleave::kInt64, -1));
   Value taps = ctx.empty({g->h.size, g->w.size}, dtype);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)},

@@ -10,8 +10,8 @@
 
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Ops/OpRegistry.h"
-#include "cleave/Ops/ShapeInference.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeInferenceContext.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +29,7 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
-using interp::Tensor;
+using cleave::Tensor;
 
 //===----------------------------------------------------------------------===//
 // The lowering table
@@ -149,19 +149,19 @@ std::vector<StringRef> cleave::conversion::getCPULoweredOps() {
 //===----------------------------------------------------------------------===//
 
 bool cleave::conversion::isFloatDType(int32_t dtype) {
-  return dtype == interp::kFloat || dtype == interp::kDouble;
+  return dtype == cleave::kFloat || dtype == cleave::kDouble;
 }
 
 bool cleave::conversion::isUnsignedDType(int32_t dtype) {
-  return dtype == interp::kUInt8 || dtype == interp::kUInt16 ||
-         dtype == interp::kUInt32 || dtype == interp::kUInt64;
+  return dtype == cleave::kUInt8 || dtype == cleave::kUInt16 ||
+         dtype == cleave::kUInt32 || dtype == cleave::kUInt64;
 }
 
 bool cleave::conversion::isIntegerDType(int32_t dtype) {
   switch (dtype) {
-  case interp::kInt8: case interp::kInt16: case interp::kInt32:
-  case interp::kInt64: case interp::kUInt8: case interp::kUInt16:
-  case interp::kUInt32: case interp::kUInt64:
+  case cleave::kInt8: case cleave::kInt16: case cleave::kInt32:
+  case cleave::kInt64: case cleave::kUInt8: case cleave::kUInt16:
+  case cleave::kUInt32: case cleave::kUInt64:
     return true;
   default:
     return false;
@@ -172,13 +172,13 @@ Type cleave::conversion::getLoweredElementType(MLIRContext *context,
                                                int32_t dtype) {
   Builder b(context);
   switch (dtype) {
-  case interp::kFloat: return b.getF32Type();
-  case interp::kDouble: return b.getF64Type();
-  case interp::kBool: return b.getI1Type();
-  case interp::kInt8: case interp::kUInt8: return b.getI8Type();
-  case interp::kInt16: case interp::kUInt16: return b.getI16Type();
-  case interp::kInt32: case interp::kUInt32: return b.getI32Type();
-  case interp::kInt64: case interp::kUInt64: return b.getI64Type();
+  case cleave::kFloat: return b.getF32Type();
+  case cleave::kDouble: return b.getF64Type();
+  case cleave::kBool: return b.getI1Type();
+  case cleave::kInt8: case cleave::kUInt8: return b.getI8Type();
+  case cleave::kInt16: case cleave::kUInt16: return b.getI16Type();
+  case cleave::kInt32: case cleave::kUInt32: return b.getI32Type();
+  case cleave::kInt64: case cleave::kUInt64: return b.getI64Type();
   default: return Type();
   }
 }
@@ -293,7 +293,7 @@ FailureOr<LoweredValue> FunctionLowering::entryValue(StringRef variable,
   Type elementType = getLoweredElementType(target.getContext(), spec->dtype);
   if (!elementType)
     return nodeError(user) << "variable " << variable << " of dtype "
-                           << interp::dtypeName(spec->dtype)
+                           << cleave::dtypeName(spec->dtype)
                            << " has no CPU lowering",
            failure();
   auto type = RankedTensorType::get(spec->shape, elementType);
@@ -344,7 +344,7 @@ FailureOr<Value> FunctionLowering::materialize(LoweredValue &value,
     value.tensor = ctx.constantTensor(*value.constant);
     return value.tensor;
   }
-  if (!value.variable.empty() && value.dtype != interp::kResource) {
+  if (!value.variable.empty() && value.dtype != cleave::kResource) {
     FailureOr<LoweredValue> current = entryValue(value.variable, user);
     if (failed(current))
       return failure();
@@ -528,7 +528,7 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
       return failure();
     bool small = true;
     for (const Tensor &t : *outputs)
-      small &= t.isValid() && interp::dtypeSize(t.dtype()) &&
+      small &= t.isValid() && cleave::dtypeSize(t.dtype()) &&
                t.numElements() <= kMaxFoldedElements;
     if (small) {
       for (auto [i, t] : llvm::enumerate(*outputs))
@@ -574,18 +574,18 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
     }
     if (wanted.size() == ctx.getNumInputs())
       for (auto [i, type] : llvm::enumerate(wanted))
-        if (ctx.dtype(i) == interp::kResource && type &&
-            type != interp::kResource)
+        if (ctx.dtype(i) == cleave::kResource && type &&
+            type != cleave::kResource)
           return nodeError(node) << "input " << i << " is a resource handle, "
                                  << "but '" << op << "' takes a "
-                                 << interp::dtypeName(type) << " there",
+                                 << cleave::dtypeName(type) << " there",
                  failure();
   }
   // Inputs that are not Ref arguments of the op read the variable's value.
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
     bool refArg = spec && i < spec->inputs.size() && spec->inputs[i].isRef;
     LoweredValue &value = const_cast<LoweredValue &>(ctx.input(i));
-    if (!refArg && value.dtype != interp::kResource && !value.tensor &&
+    if (!refArg && value.dtype != cleave::kResource && !value.tensor &&
         !value.constant && failed(materialize(value, node)))
       return failure();
   }
@@ -617,7 +617,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     LoweredValue value;
     value.dtype = spec.dtype;
     value.shape = spec.shape;
-    if (spec.dtype == interp::kResource) {
+    if (spec.dtype == cleave::kResource) {
       value.variable = spec.variable;
     } else if (spec.constant) {
       value.constant = spec.constant;
@@ -631,7 +631,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
       Type elementType = getLoweredElementType(context, spec.dtype);
       if (!elementType)
         return emitError(loc) << "argument " << i << " of dtype "
-                              << interp::dtypeName(spec.dtype)
+                              << cleave::dtypeName(spec.dtype)
                               << " has no CPU lowering",
                failure();
       value.tensor =
@@ -700,7 +700,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
       return emitError(v.getLoc()) << "an output of the lowered function "
                                       "has no value",
              failure();
-    if (value->dtype == interp::kResource)
+    if (value->dtype == cleave::kResource)
       return nodeError(producer) << "a resource handle cannot leave compiled "
                                     "code",
              failure();
@@ -732,7 +732,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     results.push_back(builder.create<tensor::FromElementsOp>(
         loc, RankedTensorType::get({}, builder.getI64Type()),
         ValueRange{status}));
-    result.resultSpecs.push_back({interp::kInt64, {}});
+    result.resultSpecs.push_back({cleave::kInt64, {}});
   }
   builder.create<func::ReturnOp>(loc, results);
   func.setFunctionType(builder.getFunctionType(
@@ -804,15 +804,14 @@ ModuleOp NodeLowering::getTargetModule() { return function.getTarget(); }
 namespace {
 /// A node as the shape functions see it during lowering: static input
 /// shapes, and the values of inputs known at compile time.
-class LoweringShapeContext : public ops::InferenceContext {
+class LoweringShapeContext : public graph::NodeInferenceContext {
 public:
   LoweringShapeContext(graph::NodeOp node, ArrayRef<LoweredValue *> inputs)
-      : InferenceContext(node.getOutputs().size()), node(node),
-        inputs(inputs) {}
+      : NodeInferenceContext(node), inputs(inputs) {}
 
   unsigned getNumInputs() const override { return inputs.size(); }
   ops::Shape getInputShape(unsigned i) const override {
-    if (i >= inputs.size() || inputs[i]->dtype == interp::kResource ||
+    if (i >= inputs.size() || inputs[i]->dtype == cleave::kResource ||
         (!inputs[i]->variable.empty() && !inputs[i]->tensor))
       return ops::Shape::unknown();
     return ops::Shape::of(inputs[i]->shape);
@@ -822,7 +821,7 @@ public:
     if (i >= inputs.size() || !inputs[i]->constant ||
         !isIntegerDType(inputs[i]->dtype))
       return std::nullopt;
-    std::vector<int64_t> values = interp::toInts(*inputs[i]->constant);
+    std::vector<int64_t> values = cleave::toInts(*inputs[i]->constant);
     return SmallVector<int64_t>(values.begin(), values.end());
   }
   std::optional<double> getConstantScalar(unsigned i) const override {
@@ -835,44 +834,12 @@ public:
   ops::Shape getResourceShape(unsigned) const override {
     return ops::Shape::unknown();
   }
-  std::optional<int64_t> getIntAttr(StringRef name) const override {
-    return node.getTFInt(name);
-  }
-  std::optional<bool> getBoolAttr(StringRef name) const override {
-    return node.getTFBool(name);
-  }
-  std::optional<double> getFloatAttr(StringRef name) const override {
-    if (auto f = dyn_cast_or_null<FloatAttr>(node.getTFAttr(name)))
-      return f.getValueAsDouble();
-    return std::nullopt;
-  }
-  std::optional<std::string> getStringAttr(StringRef name) const override {
-    return node.getTFString(name);
-  }
-  std::optional<SmallVector<int64_t>>
-  getIntListAttr(StringRef name) const override {
-    return node.getTFIntList(name);
-  }
-  std::optional<ops::Shape> getShapeAttr(StringRef name) const override {
-    auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr(name));
-    if (!shape || shape.getUnknownRank())
-      return shape ? std::optional(ops::Shape::unknown()) : std::nullopt;
-    return ops::Shape::of(shape.getDims());
-  }
-  std::optional<SmallVector<ops::Shape>>
-  getShapeListAttr(StringRef) const override {
-    return std::nullopt;
-  }
   std::optional<SmallVector<ops::Shape>>
   getFunctionResultShapes(StringRef, unsigned) const override {
     return std::nullopt;
   }
-  std::optional<ops::Shape> getTensorAttrShape(StringRef) const override {
-    return std::nullopt;
-  }
 
 private:
-  mutable graph::NodeOp node;
   ArrayRef<LoweredValue *> inputs;
 };
 } // namespace
@@ -887,7 +854,7 @@ LogicalResult NodeLowering::inferShapes() {
   if (!message.empty()) {
     std::string shapes;
     for (auto [i, input] : llvm::enumerate(inputs))
-      shapes += (i ? ", " : "") + interp::shapeString(input->shape);
+      shapes += (i ? ", " : "") + cleave::shapeString(input->shape);
     return error() << message << " for '" << node.getName()
                    << "' (op: " << node.getOpType()
                    << ") with input shapes: " << shapes;
@@ -916,7 +883,7 @@ Value NodeLowering::tensor(unsigned i) {
 
 FailureOr<std::vector<int64_t>> NodeLowering::constantInts(unsigned i) {
   if (inputs[i]->constant)
-    return interp::toInts(*inputs[i]->constant);
+    return cleave::toInts(*inputs[i]->constant);
   int arg = function.argumentIndex(node.getDataInputs()[i]);
   if (arg >= 0)
     function.recordNeedsConstant(arg);
@@ -1049,7 +1016,7 @@ Value NodeLowering::filled(ArrayRef<int64_t> shape, int32_t dtype,
 Value NodeLowering::constantTensor(const Tensor &value) {
   RankedTensorType type = tensorType(value.shape(), value.dtype());
   DenseElementsAttr attr;
-  if (value.dtype() == interp::kBool) {
+  if (value.dtype() == cleave::kBool) {
     SmallVector<bool> bits(value.data<bool>(),
                            value.data<bool>() + value.numElements());
     attr = DenseElementsAttr::get(type, bits);
@@ -1065,10 +1032,10 @@ NodeLowering::broadcastShapes(ArrayRef<unsigned> inputIndices) {
   std::vector<int64_t> joined = shape(inputIndices[0]);
   for (unsigned i : inputIndices.drop_front()) {
     std::vector<int64_t> next;
-    if (!interp::broadcastShape(joined, shape(i), next))
+    if (!cleave::broadcastShape(joined, shape(i), next))
       return error() << "Incompatible shapes: "
-                     << interp::shapeString(shape(inputIndices[0]))
-                     << " vs. " << interp::shapeString(shape(i)),
+                     << cleave::shapeString(shape(inputIndices[0]))
+                     << " vs. " << cleave::shapeString(shape(i)),
              failure();
     joined = next;
   }
@@ -1167,7 +1134,7 @@ Value NodeLowering::convertElement(OpBuilder &builder, Location loc,
   Type toType = elementType(to);
   if (from == to)
     return value;
-  if (to == interp::kBool) {
+  if (to == cleave::kBool) {
     if (isFloatDType(from))
       return builder.create<arith::CmpFOp>(
           loc, arith::CmpFPredicate::UNE, value,
@@ -1179,7 +1146,7 @@ Value NodeLowering::convertElement(OpBuilder &builder, Location loc,
             loc, builder.getIntegerAttr(value.getType(), 0)));
   }
   bool fromFloat = isFloatDType(from), toFloat = isFloatDType(to);
-  bool fromUnsigned = isUnsignedDType(from) || from == interp::kBool;
+  bool fromUnsigned = isUnsignedDType(from) || from == cleave::kBool;
   if (fromFloat && toFloat) {
     if (toType.getIntOrFloatBitWidth() > value.getType().getIntOrFloatBitWidth())
       return builder.create<arith::ExtFOp>(loc, toType, value);

@@ -9,7 +9,7 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Conversion/Passes.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "llvm/ADT/StringMap.h"
 

@@ -27,7 +27,7 @@ struct LoweredValue {
   mlir::Value tensor;
   int32_t dtype = 0;
   std::vector<int64_t> shape;
-  std::optional<interp::Tensor> constant;
+  std::optional<cleave::Tensor> constant;
   std::string variable;
 };
 
@@ -74,7 +74,7 @@ public:
   void setOutput(unsigned i, mlir::Value tensor, int32_t dtype);
   void setOutput(unsigned i, LoweredValue value);
   /// Sets output i to a compile-time constant.
-  void setConstantOutput(unsigned i, interp::Tensor value);
+  void setConstantOutput(unsigned i, cleave::Tensor value);
 
   /// The variable a ref or resource input names, read or written.
   mlir::FailureOr<LoweredValue> readVariable(unsigned input);
@@ -107,7 +107,7 @@ public:
   /// A scalar constant of `dtype` (arith.constant).
   mlir::Value scalar(int32_t dtype, double value);
   /// A dense constant tensor.
-  mlir::Value constantTensor(const interp::Tensor &value);
+  mlir::Value constantTensor(const cleave::Tensor &value);
 
   /// linalg.generic over the output shape `shape`: each operand broadcasts
   /// to it as NumPy does (its shape must be broadcast-compatible, which the

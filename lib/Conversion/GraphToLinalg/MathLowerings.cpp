@@ -11,6 +11,8 @@
 
 #include "Lowering.h"
 
+#include "cleave/Ops/ShapeInference.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -19,9 +21,9 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
-using interp::kBool;
-using interp::kInt32;
-using interp::kInt64;
+using cleave::kBool;
+using cleave::kInt32;
+using cleave::kInt64;
 
 namespace {
 
@@ -149,7 +151,7 @@ struct Arith {
 //===----------------------------------------------------------------------===//
 
 LogicalResult unsupportedDType(NodeLowering &ctx, int32_t dtype) {
-  return ctx.error() << "dtype " << interp::dtypeName(dtype)
+  return ctx.error() << "dtype " << cleave::dtypeName(dtype)
                      << " is not supported";
 }
 
@@ -449,8 +451,8 @@ template <Binary op> LogicalResult binary(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (dtype != ctx.dtype(1))
     return ctx.error() << "inputs have different dtypes, "
-                       << interp::dtypeName(dtype) << " and "
-                       << interp::dtypeName(ctx.dtype(1));
+                       << cleave::dtypeName(dtype) << " and "
+                       << cleave::dtypeName(ctx.dtype(1));
   bool boolOk = isLogical(op) || op == Binary::Equal || op == Binary::NotEqual;
   if ((dtype == kBool && !boolOk) || (isLogical(op) && dtype != kBool) ||
       (needsFloat(op) && !isFloatDType(dtype)))
@@ -460,8 +462,8 @@ template <Binary op> LogicalResult binary(NodeLowering &ctx) {
     // The gradient helpers take equal shapes.
     if (ctx.shape(0) != ctx.shape(1))
       return ctx.error() << "y and dy must have the same shape: "
-                         << interp::shapeString(ctx.shape(0)) << " vs. "
-                         << interp::shapeString(ctx.shape(1));
+                         << cleave::shapeString(ctx.shape(0)) << " vs. "
+                         << cleave::shapeString(ctx.shape(1));
     shape = ctx.shape(0);
   } else {
     FailureOr<std::vector<int64_t>> joined = ctx.broadcastShapes({0, 1});
@@ -490,8 +492,8 @@ LogicalResult addN(NodeLowering &ctx) {
     if (ctx.shape(i) != ctx.shape(0))
       return ctx.error() << "Inputs to operation AddN must have the same "
                             "size and shape: "
-                         << interp::shapeString(ctx.shape(0))
-                         << " != " << interp::shapeString(ctx.shape(i));
+                         << cleave::shapeString(ctx.shape(0))
+                         << " != " << cleave::shapeString(ctx.shape(i));
     operands.push_back(ctx.tensor(i));
   }
   Type type = ctx.elementType(dtype);
@@ -525,13 +527,13 @@ LogicalResult cast(NodeLowering &ctx) {
 /// SelectV2: condition, then and else broadcast together.
 LogicalResult selectV2(NodeLowering &ctx) {
   std::vector<int64_t> te, shape;
-  if (!interp::broadcastShape(ctx.shape(1), ctx.shape(2), te) ||
-      !interp::broadcastShape(ctx.shape(0), te, shape))
+  if (!cleave::broadcastShape(ctx.shape(1), ctx.shape(2), te) ||
+      !cleave::broadcastShape(ctx.shape(0), te, shape))
     return ctx.error() << "condition, then and else shapes are not "
                           "broadcastable: "
-                       << interp::shapeString(ctx.shape(0)) << ", "
-                       << interp::shapeString(ctx.shape(1)) << ", "
-                       << interp::shapeString(ctx.shape(2));
+                       << cleave::shapeString(ctx.shape(0)) << ", "
+                       << cleave::shapeString(ctx.shape(1)) << ", "
+                       << cleave::shapeString(ctx.shape(2));
   int32_t dtype = ctx.dtype(1);
   ctx.setOutput(
       0,
@@ -551,8 +553,8 @@ LogicalResult select(NodeLowering &ctx) {
   if (t != ctx.shape(2))
     return ctx.error() << "'then' and 'else' must have the same size.  but "
                           "received: "
-                       << interp::shapeString(t) << " vs. "
-                       << interp::shapeString(ctx.shape(2));
+                       << cleave::shapeString(t) << " vs. "
+                       << cleave::shapeString(ctx.shape(2));
   bool rows = c.size() == 1 && t.size() > 1;
   if (!rows && !c.empty() && c != t)
     return ctx.error() << "'condition', 'then' and 'else' must have the same "
@@ -683,11 +685,12 @@ template <Reduce op> LogicalResult reduce(NodeLowering &ctx) {
 /// "<expected> in the range [-rank, rank), but got <axis>".
 FailureOr<int64_t> normalizeAxis(NodeLowering &ctx, int64_t axis,
                                  int64_t rank, StringRef expected) {
-  if (axis < -rank || axis >= rank)
+  int64_t normalized = axis;
+  if (!ops::normalizeAxis(normalized, rank))
     return ctx.error() << expected << " in the range [" << -rank << ", "
                        << rank << "), but got " << axis,
            failure();
-  return axis < 0 ? axis + rank : axis;
+  return normalized;
 }
 
 /// ArgMax/ArgMin: the first index of the extreme along one axis.
@@ -709,7 +712,7 @@ template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
   int64_t axis = *normalized;
   if (shape[axis] == 0)
     return ctx.error() << "Reduction axis " << axis << " is empty in shape "
-                       << interp::shapeString(shape);
+                       << cleave::shapeString(shape);
   int32_t outType = ctx.getType("output_type").value_or(kInt64);
   std::vector<int64_t> outShape;
   SmallVector<AffineExpr> outExprs;
@@ -772,7 +775,7 @@ template <bool isProduct> LogicalResult scan(NodeLowering &ctx) {
     return failure();
   if (!ctx.shape(1).empty())
     return ctx.error() << "ScanOp: axis must be a scalar, not "
-                       << interp::shapeString(ctx.shape(1));
+                       << cleave::shapeString(ctx.shape(1));
   FailureOr<int64_t> normalized = normalizeAxis(
       ctx, axisValues->front(), rank, "ScanOp: Expected scan axis");
   if (failed(normalized))
@@ -862,8 +865,8 @@ LogicalResult matMul(NodeLowering &ctx) {
   int64_t kb = bShape[tb ? 1 : 0], n = bShape[tb ? 0 : 1];
   if (k != kb)
     return ctx.error() << "Matrix size-incompatible: In[0]: "
-                       << interp::shapeString(a)
-                       << ", In[1]: " << interp::shapeString(bShape);
+                       << cleave::shapeString(a)
+                       << ", In[1]: " << cleave::shapeString(bShape);
   Value lhs = ctx.tensor(0), rhs = ctx.tensor(1);
   Value acc = ctx.filled({m, n}, dtype, ctx.scalar(dtype, 0));
   OpBuilder &b = ctx.b;
@@ -902,8 +905,8 @@ LogicalResult batchMatMul(NodeLowering &ctx) {
   const std::vector<int64_t> &a = ctx.shape(0), &bShape = ctx.shape(1);
   if (a.size() < 2 || bShape.size() < 2)
     return ctx.error() << "In[0] and In[1] must have rank >= 2, but are "
-                       << interp::shapeString(a) << " and "
-                       << interp::shapeString(bShape);
+                       << cleave::shapeString(a) << " and "
+                       << cleave::shapeString(bShape);
   int32_t dtype = ctx.dtype(0);
   if (dtype == kBool)
     return unsupportedDType(ctx, dtype);
@@ -914,15 +917,15 @@ LogicalResult batchMatMul(NodeLowering &ctx) {
   int64_t kb = bShape[rb - (adjB ? 1 : 2)], n = bShape[rb - (adjB ? 2 : 1)];
   std::vector<int64_t> batchA(a.begin(), a.end() - 2),
       batchB(bShape.begin(), bShape.end() - 2), batch;
-  if (!interp::broadcastShape(batchA, batchB, batch))
+  if (!cleave::broadcastShape(batchA, batchB, batch))
     return ctx.error() << "In[0] and In[1] must have compatible batch "
                           "dimensions: "
-                       << interp::shapeString(a) << " vs. "
-                       << interp::shapeString(bShape);
+                       << cleave::shapeString(a) << " vs. "
+                       << cleave::shapeString(bShape);
   if (k != kb)
     return ctx.error() << "Matrix size-incompatible: In[0]: "
-                       << interp::shapeString(a)
-                       << ", In[1]: " << interp::shapeString(bShape);
+                       << cleave::shapeString(a)
+                       << ", In[1]: " << cleave::shapeString(bShape);
   OpBuilder &b = ctx.b;
   int64_t nb = batch.size();
   // Loop dims: batch..., i, j, p (p is the contraction).

@@ -21,7 +21,7 @@ namespace {
 
 LogicalResult floatOnly(NodeLowering &ctx, unsigned input) {
   if (!isFloatDType(ctx.dtype(input)))
-    return ctx.error() << "dtype " << interp::dtypeName(ctx.dtype(input))
+    return ctx.error() << "dtype " << cleave::dtypeName(ctx.dtype(input))
                        << " is not supported";
   return success();
 }
@@ -287,15 +287,15 @@ FailureOr<BatchNormGeometry> batchNormGeometry(NodeLowering &ctx,
   const std::vector<int64_t> &x = ctx.shape(xInput);
   if (x.size() != 4 || (format != "NHWC" && format != "NCHW"))
     return ctx.error() << "input must be 4-dimensional in NHWC or NCHW, got "
-                       << interp::shapeString(x) << " in " << format,
+                       << cleave::shapeString(x) << " in " << format,
            failure();
   // The reference kernel computes in double; half and mixed precision
   // (float16 x with float32 scale) do not lower yet.
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     if (ctx.dtype(i) != ctx.dtype(xInput))
-      return ctx.error() << "dtype " << interp::dtypeName(ctx.dtype(i))
+      return ctx.error() << "dtype " << cleave::dtypeName(ctx.dtype(i))
                          << " of input " << i << " differs from x's "
-                         << interp::dtypeName(ctx.dtype(xInput))
+                         << cleave::dtypeName(ctx.dtype(xInput))
                          << ": mixed precision is not supported",
              failure();
   if (failed(floatOnly(ctx, xInput)))

@@ -11,7 +11,7 @@
 
 #include "Lowering.h"
 
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -26,7 +26,7 @@ namespace {
 template <bool isResource> LogicalResult variable(NodeLowering &ctx) {
   LoweredValue value;
   value.variable = getVariableName(ctx.node);
-  value.dtype = isResource ? int32_t(interp::kResource)
+  value.dtype = isResource ? int32_t(cleave::kResource)
                            : ctx.getType("dtype").value_or(0);
   ctx.setOutput(0, std::move(value));
   return success();
@@ -61,14 +61,14 @@ LogicalResult assign(NodeLowering &ctx) {
   if (name.empty())
     return ctx.error() << "input 0 is not a reference to a variable";
   bool validate = ctx.getBool("validate_shape").value_or(true) &&
-                  ctx.input(0).dtype != interp::kResource;
+                  ctx.input(0).dtype != cleave::kResource;
   if (validate) {
     if (std::optional<TensorSpec> current = ctx.variableSpec(name);
         current && current->shape != ctx.shape(1))
       return ctx.error() << "Assign requires shapes of both tensors to match. "
                             "lhs shape= "
-                         << interp::shapeString(current->shape)
-                         << " rhs shape= " << interp::shapeString(ctx.shape(1));
+                         << cleave::shapeString(current->shape)
+                         << " rhs shape= " << cleave::shapeString(ctx.shape(1));
   }
   Value value = ctx.tensor(1);
   ctx.writeVariable(name, value, ctx.dtype(1), ctx.shape(1));
@@ -84,8 +84,8 @@ FailureOr<LoweredValue> updatedVariable(NodeLowering &ctx, unsigned input,
     return failure();
   if (current->shape != shape)
     return ctx.error() << "var and grad do not have the same shape: "
-                       << interp::shapeString(current->shape) << " "
-                       << interp::shapeString(shape),
+                       << cleave::shapeString(current->shape) << " "
+                       << cleave::shapeString(shape),
            failure();
   return current;
 }
@@ -125,7 +125,7 @@ LogicalResult applyGradientDescent(NodeLowering &ctx) {
     return failure();
   int32_t dtype = var->dtype;
   if (!isFloatDType(dtype))
-    return ctx.error() << "unsupported dtype " << interp::dtypeName(dtype);
+    return ctx.error() << "unsupported dtype " << cleave::dtypeName(dtype);
   Value next = ctx.map({var->tensor, ctx.tensor(1), ctx.tensor(2)}, var->shape,
                        dtype, [](OpBuilder &b, Location loc, ValueRange args) {
                          Value step =
@@ -150,7 +150,7 @@ LogicalResult applyMomentum(NodeLowering &ctx) {
     return failure();
   int32_t dtype = var->dtype;
   if (!isFloatDType(dtype))
-    return ctx.error() << "unsupported dtype " << interp::dtypeName(dtype);
+    return ctx.error() << "unsupported dtype " << cleave::dtypeName(dtype);
   bool nesterov = ctx.getBool("use_nesterov").value_or(false);
   Value lr = ctx.tensor(2), grad = ctx.tensor(3), momentum = ctx.tensor(4);
   Value nextAccum = ctx.map(
@@ -195,7 +195,7 @@ LogicalResult applyAdam(NodeLowering &ctx) {
     return failure();
   int32_t dtype = var->dtype;
   if (!isFloatDType(dtype))
-    return ctx.error() << "unsupported dtype " << interp::dtypeName(dtype);
+    return ctx.error() << "unsupported dtype " << cleave::dtypeName(dtype);
   bool nesterov = ctx.getBool("use_nesterov").value_or(false);
   Type type = ctx.elementType(dtype);
   Value grad = ctx.tensor(9);

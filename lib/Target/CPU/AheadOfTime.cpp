@@ -13,7 +13,7 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Target/CPU/CPUTarget.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -28,24 +28,24 @@ using namespace cleave::cpu;
 using conversion::LoweredFunction;
 using conversion::TensorSpec;
 using conversion::ValueSource;
-using interp::Tensor;
+using cleave::Tensor;
 
 namespace {
 
 /// The C++ element type of a dtype.
 const char *cType(int32_t dtype) {
   switch (dtype) {
-  case interp::kFloat: return "float";
-  case interp::kDouble: return "double";
-  case interp::kInt8: return "int8_t";
-  case interp::kUInt8: return "uint8_t";
-  case interp::kInt16: return "int16_t";
-  case interp::kUInt16: return "uint16_t";
-  case interp::kInt32: return "int32_t";
-  case interp::kUInt32: return "uint32_t";
-  case interp::kInt64: return "int64_t";
-  case interp::kUInt64: return "uint64_t";
-  case interp::kBool: return "bool";
+  case cleave::kFloat: return "float";
+  case cleave::kDouble: return "double";
+  case cleave::kInt8: return "int8_t";
+  case cleave::kUInt8: return "uint8_t";
+  case cleave::kInt16: return "int16_t";
+  case cleave::kUInt16: return "uint16_t";
+  case cleave::kInt32: return "int32_t";
+  case cleave::kUInt32: return "uint32_t";
+  case cleave::kInt64: return "int64_t";
+  case cleave::kUInt64: return "uint64_t";
+  case cleave::kBool: return "bool";
   default: return "unsigned char";
   }
 }
@@ -80,11 +80,11 @@ struct Buffer {
   int32_t dtype = 0;
   std::vector<int64_t> shape;
   int64_t bytes() const {
-    return elementCount(shape) * int64_t(interp::dtypeSize(dtype));
+    return elementCount(shape) * int64_t(cleave::dtypeSize(dtype));
   }
   std::string describe() const {
-    return name + ", " + interp::dtypeName(dtype) + " " +
-           interp::shapeString(shape);
+    return name + ", " + cleave::dtypeName(dtype) + " " +
+           cleave::shapeString(shape);
   }
 };
 
@@ -262,7 +262,7 @@ void writeHeader(llvm::raw_ostream &os, const AheadOfTimeOptions &options,
     variableBytes.push_back(b.bytes());
   for (const TensorSpec &spec : lowered.resultSpecs)
     computedBytes.push_back(elementCount(spec.shape) *
-                            int64_t(interp::dtypeSize(spec.dtype)));
+                            int64_t(cleave::dtypeSize(spec.dtype)));
   os << "  static constexpr int kNumComputed = " << computedBytes.size()
      << ";\n";
   sizes("kFeedBytes", feedBytes);
@@ -336,7 +336,7 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
     int32_t dtype = dtypeAttr(node);
     std::optional<std::vector<int64_t>> shape =
         feed.shape ? feed.shape : getKnownShapeAttr(node);
-    if (!shape || dtype <= 0 || !interp::dtypeSize(dtype))
+    if (!shape || dtype <= 0 || !cleave::dtypeSize(dtype))
       return graph::nodeError(node)
                  << "graph-compile needs a fully known shape and a numeric "
                     "dtype for this feed (give one as --feed "

@@ -8,7 +8,8 @@
 
 #include "Internal.h"
 
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/Builders.h"
@@ -247,8 +248,8 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
       return nodeError(locs[i], node.name()) << error;
     if (!warning.empty())
       emitWarning(locs[i]) << "Node '" << node.name() << "': " << warning;
-    SmallVector<graphdef::OutputArg> outArgs;
-    FailureOr<bool> isKnown = graphdef::resolveOutputArgs(
+    SmallVector<graph::OutputArg> outArgs;
+    FailureOr<bool> isKnown = graph::resolveOutputArgs(
         node.op(), attrs[i], module, outArgs, error);
     if (failed(isKnown))
       return nodeError(locs[i], node.name())
@@ -258,7 +259,7 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
     if (node.name().empty())
       return emitError(locs[i]) << "Node of op '" << node.op()
                                 << "' has an empty name";
-    for (const graphdef::OutputArg &arg : outArgs)
+    for (const graph::OutputArg &arg : outArgs)
       resultTypes[i].append(arg.types.begin(), arg.types.end());
   }
   // Unknown ops: as many outputs as their consumers and _output_shapes need.
@@ -280,14 +281,14 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
     int producer = it->second;
     if (ref.port >= 0 && !ref.outArg.empty()) {
       if (known[producer]) {
-        SmallVector<graphdef::OutputArg> outArgs;
+        SmallVector<graph::OutputArg> outArgs;
         std::string error;
-        (void)graphdef::resolveOutputArgs(nodes[producer].op(),
+        (void)graph::resolveOutputArgs(nodes[producer].op(),
                                           attrs[producer], module, outArgs,
                                           error);
         int64_t base = 0;
         bool found = false;
-        for (const graphdef::OutputArg &arg : outArgs) {
+        for (const graph::OutputArg &arg : outArgs) {
           if (arg.name == ref.outArg) {
             if (ref.port >= int64_t(arg.types.size()))
               return emitError(where)
@@ -753,11 +754,7 @@ LogicalResult Importer::checkOutputArrays(GraphOp graph, Location loc) {
   for (auto node : graph.getBody().front().getOps<NodeOp>())
     nodes[node.getName()] = node;
   for (const std::string &output : options.outputArrays) {
-    StringRef name = output;
-    unsigned port = 0;
-    auto [head, tail] = name.rsplit(':');
-    if (!tail.empty() && !tail.getAsInteger(10, port))
-      name = head;
+    auto [name, port] = graph::splitTensorName(output);
     auto it = nodes.find(name);
     if (it == nodes.end())
       return emitError(loc) << "Output " << name << " was not found in graph";

@@ -9,6 +9,7 @@
 #define CLEAVE_LIB_TRANSLATE_GRAPHDEF_INTERNAL_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Utils/OutputArgs.h"
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "cleave/tf/graph.pb.h"
@@ -61,21 +62,6 @@ mlir::DictionaryAttr protoToAttr(const google::protobuf::Message &message,
 mlir::LogicalResult attrToProto(mlir::DictionaryAttr dict,
                                 google::protobuf::Message &message,
                                 std::string &error);
-
-/// One output argument of a node: its name and the types of its elements.
-struct OutputArg {
-  std::string name;
-  llvm::SmallVector<mlir::Type> types;
-};
-
-/// The output args of a node of `opType` with `attrs`, from the op registry
-/// or, for a call of a `graph.func` of `module`, from its signature. Fails with
-/// `error` set when the op is known but its attrs do not determine the
-/// outputs; returns false (and no error) when the op is unknown.
-mlir::FailureOr<bool>
-resolveOutputArgs(llvm::StringRef opType, mlir::DictionaryAttr attrs,
-                  mlir::ModuleOp module, llvm::SmallVectorImpl<OutputArg> &args,
-                  std::string &error);
 
 /// The string export writes for input `value` of a node: "x", "x:1", "^x"
 /// at the top level; "arg", "node:out_arg:idx", "^node" in function bodies.

@@ -13,7 +13,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

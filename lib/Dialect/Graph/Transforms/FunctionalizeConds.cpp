@@ -12,7 +12,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/LoopFrames.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

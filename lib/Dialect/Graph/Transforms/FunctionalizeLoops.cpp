@@ -8,7 +8,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/LoopFrames.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"

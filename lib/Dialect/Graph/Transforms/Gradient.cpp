@@ -14,7 +14,8 @@
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/Gradients.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -84,12 +85,7 @@ TensorNameResolver::resolve(ArrayRef<std::string> texts,
                             StringRef option) const {
   SmallVector<Value> values;
   for (StringRef text : texts) {
-    auto [name, portText] = text.rsplit(':');
-    unsigned port = 0;
-    if (portText.empty() || name.empty() || portText.getAsInteger(10, port)) {
-      name = text;
-      port = 0;
-    }
+    auto [name, port] = splitTensorName(text);
     NodeOp node = byName.lookup(name);
     if (!node)
       return graph.emitError() << pass << ": option '" << option << "' names '"

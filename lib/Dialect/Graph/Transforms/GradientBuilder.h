@@ -14,7 +14,7 @@
 #include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
 #include "cleave/Ops/Gradients.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"
 

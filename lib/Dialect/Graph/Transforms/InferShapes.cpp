@@ -7,6 +7,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/ShapeRefinement.h"
+#include "cleave/Dialect/Graph/Utils/NodeInferenceContext.h"
 
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
@@ -23,22 +24,6 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 using ops::Shape;
-
-static Shape toShape(Type type) {
-  auto ranked = dyn_cast<RankedTensorType>(type);
-  if (!ranked)
-    return Shape::unknown();
-  Shape shape = Shape::of({});
-  for (int64_t d : ranked.getShape())
-    shape.dims.push_back(ShapedType::isDynamic(d) ? Shape::kUnknown : d);
-  return shape;
-}
-
-static Shape toShape(ShapeAttr attr) {
-  if (attr.getUnknownRank())
-    return Shape::unknown();
-  return Shape::of(attr.getDims());
-}
 
 static Type withShape(TensorType type, const Shape &shape) {
   if (!shape.hasRank())
@@ -66,16 +51,15 @@ static void syncFunctionType(FuncOp func) {
 }
 
 namespace {
-/// One node as the shape functions see it.
-class NodeContext : public ops::InferenceContext {
+/// One node as the shape functions see it: its inputs' types.
+class NodeContext : public NodeInferenceContext {
 public:
   explicit NodeContext(NodeOp node)
-      : InferenceContext(node.getOutputs().size()), node(node),
-        inputs(node.getDataInputs()) {}
+      : NodeInferenceContext(node), inputs(node.getDataInputs()) {}
 
   unsigned getNumInputs() const override { return inputs.size(); }
   Shape getInputShape(unsigned i) const override {
-    return i < inputs.size() ? toShape(inputs[i].getType()) : Shape::unknown();
+    return i < inputs.size() ? toInferenceShape(inputs[i].getType()) : Shape::unknown();
   }
   std::optional<SmallVector<int64_t>>
   getConstantInput(unsigned i) const override {
@@ -109,7 +93,7 @@ public:
       if (op == "VarHandleOp") {
         if (auto shape =
                 dyn_cast_or_null<ShapeAttr>(producer.getTFAttr("shape")))
-          return toShape(shape);
+          return toInferenceShape(shape);
         break;
       }
       if (op != "Identity" && op != "Enter" && op != "Switch" &&
@@ -119,29 +103,6 @@ public:
                                            : producer.getDataInputs()[0];
     }
     return Shape::unknown();
-  }
-  std::optional<int64_t> getIntAttr(StringRef name) const override {
-    return node.getTFInt(name);
-  }
-  std::optional<bool> getBoolAttr(StringRef name) const override {
-    return node.getTFBool(name);
-  }
-  std::optional<double> getFloatAttr(StringRef name) const override {
-    if (auto f = dyn_cast_or_null<FloatAttr>(node.getTFAttr(name)))
-      return f.getValueAsDouble();
-    return std::nullopt;
-  }
-  std::optional<std::string> getStringAttr(StringRef name) const override {
-    return node.getTFString(name);
-  }
-  std::optional<SmallVector<int64_t>>
-  getIntListAttr(StringRef name) const override {
-    return node.getTFIntList(name);
-  }
-  std::optional<Shape> getShapeAttr(StringRef name) const override {
-    if (auto shape = dyn_cast_or_null<ShapeAttr>(node.getTFAttr(name)))
-      return toShape(shape);
-    return std::nullopt;
   }
   std::optional<SmallVector<Shape>>
   getFunctionResultShapes(StringRef name, unsigned firstArg) const override {
@@ -168,7 +129,7 @@ public:
         if (auto type = dyn_cast<TensorType>(blockArg.getType());
             type && arg < inputs.size())
           argTypes.push_back(
-              withShape(type, toShape(inputs[arg++].getType())));
+              withShape(type, toInferenceShape(inputs[arg++].getType())));
       ++depth;
       results = inferFunctionResultTypes(func, argTypes);
       --depth;
@@ -176,37 +137,16 @@ public:
     SmallVector<Shape> shapes;
     if (results) {
       for (Type t : *results)
-        shapes.push_back(toShape(t));
+        shapes.push_back(toInferenceShape(t));
       return shapes;
     }
     for (Value v : func.getReturnOp().getOperands())
       if (!isa<ControlType>(v.getType()))
-        shapes.push_back(toShape(v.getType()));
+        shapes.push_back(toInferenceShape(v.getType()));
     return shapes;
-  }
-  std::optional<SmallVector<Shape>>
-  getShapeListAttr(StringRef name) const override {
-    auto list = dyn_cast_or_null<ArrayAttr>(node.getTFAttr(name));
-    if (!list)
-      return std::nullopt;
-    SmallVector<Shape> shapes;
-    for (Attribute a : list) {
-      auto shape = dyn_cast<ShapeAttr>(a);
-      if (!shape)
-        return std::nullopt;
-      shapes.push_back(toShape(shape));
-    }
-    return shapes;
-  }
-  std::optional<Shape> getTensorAttrShape(StringRef name) const override {
-    if (auto tensor = dyn_cast_or_null<TensorAttr>(node.getTFAttr(name)))
-      return toShape(tensor.getShape());
-    return std::nullopt;
   }
 
 private:
-  // Op handles are values; their accessors are not const.
-  mutable NodeOp node;
   OperandRange inputs;
 };
 
@@ -271,7 +211,7 @@ static std::string callByNameShape(ops::InferenceContext &ctx) {
 static std::string describeInputs(NodeOp node) {
   std::string text;
   for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
-    text += (i ? ", " : "") + toShape(v.getType()).str();
+    text += (i ? ", " : "") + toInferenceShape(v.getType()).str();
   return text;
 }
 
@@ -295,12 +235,12 @@ static LogicalResult inferNode(NodeOp node,
       continue;
     std::string conflict;
     auto merged =
-        ops::mergeShapes(toShape(type), ctx.getOutputs()[i], conflict);
+        ops::mergeShapes(toInferenceShape(type), ctx.getOutputs()[i], conflict);
     if (!merged)
       return node.emitError()
              << "Node '" << node.getName() << "': inferred shape "
              << ctx.getOutputs()[i].str() << " of output " << i
-             << " conflicts with the recorded shape " << toShape(type).str()
+             << " conflicts with the recorded shape " << toInferenceShape(type).str()
              << ": " << conflict;
     Type refined = withShape(type, *merged);
     if (refined == type)

@@ -12,7 +12,7 @@
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"
 

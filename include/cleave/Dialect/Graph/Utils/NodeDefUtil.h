@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_TRANSLATE_NODEDEFUTIL_H
-#define CLEAVE_TRANSLATE_NODEDEFUTIL_H
+#ifndef CLEAVE_DIALECT_GRAPH_UTILS_NODEDEFUTIL_H
+#define CLEAVE_DIALECT_GRAPH_UTILS_NODEDEFUTIL_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Ops/OpRegistry.h"
@@ -72,4 +72,4 @@ createRegisteredNode(mlir::OpBuilder &builder, mlir::Location loc,
 
 } // namespace cleave
 
-#endif // CLEAVE_TRANSLATE_NODEDEFUTIL_H
+#endif // CLEAVE_DIALECT_GRAPH_UTILS_NODEDEFUTIL_H

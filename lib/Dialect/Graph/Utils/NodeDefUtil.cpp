@@ -1,77 +1,145 @@
 //===- NodeDefUtil.cpp - attr defaults and attr validation ----------------===//
 //
 // Defaults are written in the registry as TensorFlow writes them in
-// REGISTER_OP ("DT_INT32", "'NHWC'", "[1, 1, 1, 1]"); they are turned into
-// an AttrValue in text format and imported like any other attr, so a
-// defaulted attr is exactly what an explicit one would be.
+// REGISTER_OP ("DT_INT32", "'NHWC'", "[1, 1, 1, 1]", "{ unknown_rank: true
+// }"); they become the attribute the GraphDef importer makes of the same
+// value written in a NodeDef, so a defaulted attr is exactly what an
+// explicit one would be (DefaultAttrsTest checks every registered default
+// against the importer).
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Translate/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
-#include "Internal.h"
-
-#include "cleave/tf/attr_value.pb.h"
-#include "google/protobuf/text_format.h"
+#include "cleave/Dialect/Graph/Utils/OutputArgs.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 
-namespace tf = tensorflow;
+/// The elements of a "[a, b]" list default; quoted elements may hold
+/// commas. Empty when `text` is not bracketed.
+static std::optional<SmallVector<StringRef>> splitListDefault(StringRef text) {
+  text = text.trim();
+  if (!text.consume_front("[") || !text.consume_back("]"))
+    return std::nullopt;
+  SmallVector<StringRef> elements;
+  char quote = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == ',') {
+      elements.push_back(text.slice(begin, i).trim());
+      begin = i + 1;
+    }
+  }
+  if (!text.drop_front(begin).trim().empty() || !elements.empty())
+    elements.push_back(text.drop_front(begin).trim());
+  return elements;
+}
 
-/// The AttrValue text of a registry default.
-static std::string defaultAsText(const ops::AttrSpec &attr) {
-  StringRef type = attr.type, text = attr.defaultValue;
-  if (type == "string")
-    return "s: " + text.str();
-  if (type == "int")
-    return "i: " + text.str();
-  if (type == "float")
-    return "f: " + text.str();
-  if (type == "bool")
-    return "b: " + text.str();
-  if (type == "type")
-    return "type: " + text.str();
-  if (type == "shape") {
-    if (text.starts_with("{"))
-      return "shape " + text.str();
-    // "[2, 3]": the dims.
-    std::string dims;
-    SmallVector<StringRef> parts;
-    text.trim("[]").split(parts, ',', -1, /*KeepEmpty=*/false);
-    for (StringRef part : parts)
-      dims += "dim { size: " + part.trim().str() + " } ";
-    return "shape { " + dims + "}";
+/// A shape default: "[2, 3]" (its dims) or a TensorShapeProto in text
+/// format ("{ unknown_rank: true }", "{ dim { size: -1 } }").
+static Attribute parseShapeDefault(StringRef text, MLIRContext *ctx) {
+  text = text.trim();
+  SmallVector<int64_t> dims;
+  if (text.starts_with("[")) {
+    std::optional<SmallVector<StringRef>> elements = splitListDefault(text);
+    if (!elements)
+      return {};
+    for (StringRef element : *elements) {
+      int64_t dim;
+      if (element.getAsInteger(10, dim))
+        return {};
+      dims.push_back(dim);
+    }
+    return ShapeAttr::get(ctx, dims);
   }
-  if (type.consume_front("list(") && type.consume_back(")")) {
-    if (text.trim("[] ").empty())
-      return "list { }";
-    StringRef field = type == "int"      ? "i"
-                      : type == "float"  ? "f"
-                      : type == "bool"   ? "b"
-                      : type == "type"   ? "type"
-                      : type == "string" ? "s"
-                                         : "";
-    if (field.empty())
-      return "";
-    return "list { " + field.str() + ": " + text.str() + " }";
+  if (!text.consume_front("{") || !text.consume_back("}"))
+    return {};
+  SmallVector<StringRef> tokens;
+  llvm::SplitString(text, tokens, " \t\n{}:");
+  bool unknownRank = false;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == "unknown_rank" && i + 1 < tokens.size())
+      unknownRank = tokens[++i] == "true";
+    else if (tokens[i] == "size" && i + 1 < tokens.size() &&
+             !tokens[i + 1].getAsInteger(10, dims.emplace_back()))
+      ++i;
+    else if (tokens[i] != "dim")
+      return {};
   }
-  return "";
+  return unknownRank ? ShapeAttr::getUnknownRank(ctx) : ShapeAttr::get(ctx, dims);
+}
+
+/// One value of an attr of scalar kind `type` ("int", "type", ...) as the
+/// importer represents it, or null when `text` is not one.
+static Attribute parseScalarDefault(StringRef type, StringRef text,
+                                    MLIRContext *ctx) {
+  Builder b(ctx);
+  text = text.trim();
+  if (type == "string") {
+    std::optional<std::string> value = ops::parseQuotedDefault(text);
+    return value ? b.getStringAttr(*value) : Attribute();
+  }
+  if (type == "int") {
+    int64_t value;
+    return text.getAsInteger(10, value) ? Attribute()
+                                        : b.getI64IntegerAttr(value);
+  }
+  if (type == "float") {
+    // TensorFlow's float attrs are float32: the decimal text rounds once.
+    std::string lower = text.lower();
+    double value;
+    if (lower == "inf" || lower == "-inf" || lower == "nan")
+      value = lower == "nan" ? NAN : lower == "inf" ? INFINITY : -INFINITY;
+    else if (text.getAsDouble(value))
+      return {};
+    return b.getF32FloatAttr(static_cast<float>(value));
+  }
+  if (type == "bool") {
+    if (text != "true" && text != "false")
+      return {};
+    return b.getBoolAttr(text == "true");
+  }
+  if (type == "type") {
+    std::optional<int32_t> dtype = ops::parseDataTypeEnum(text);
+    return dtype ? TypeAttr::get(dataTypeToType(ctx, *dtype)) : Attribute();
+  }
+  if (type == "shape")
+    return parseShapeDefault(text, ctx);
+  return {};
 }
 
 Attribute cleave::getDefaultAttr(const ops::AttrSpec &attr,
                                  MLIRContext *context) {
   if (attr.defaultValue.empty())
     return {};
-  tf::AttrValue value;
-  std::string text = defaultAsText(attr);
-  if (text.empty() ||
-      !google::protobuf::TextFormat::ParseFromString(text, &value))
+  StringRef type = attr.type;
+  if (!type.consume_front("list(") || !type.consume_back(")"))
+    return parseScalarDefault(type, attr.defaultValue, context);
+  std::optional<SmallVector<StringRef>> elements =
+      splitListDefault(attr.defaultValue);
+  if (!elements)
     return {};
-  std::string error;
-  return graphdef::importAttrValue(value, context, error);
+  SmallVector<Attribute> items;
+  for (StringRef element : *elements) {
+    Attribute item = parseScalarDefault(type, element, context);
+    if (!item)
+      return {};
+    items.push_back(item);
+  }
+  return ArrayAttr::get(context, items);
 }
 
 void cleave::addDefaultAttrs(NodeOp node) {
@@ -297,13 +365,13 @@ FailureOr<NodeOp> cleave::createRegisteredNode(
       if (Attribute value = getDefaultAttr(attr, ctx))
         list.set(attr.name, value);
   DictionaryAttr dict = list.getDictionary(ctx);
-  SmallVector<graphdef::OutputArg> args;
+  SmallVector<graph::OutputArg> args;
   FailureOr<bool> known =
-      graphdef::resolveOutputArgs(opType, dict, ModuleOp(), args, error);
+      graph::resolveOutputArgs(opType, dict, ModuleOp(), args, error);
   if (failed(known))
     return failure();
   SmallVector<Type> resultTypes;
-  for (const graphdef::OutputArg &arg : args)
+  for (const graph::OutputArg &arg : args)
     for (Type t : arg.types)
       resultTypes.push_back(getTensorType(t ? t : UnknownType::get(ctx)));
   SmallVector<Value> operands(inputs);

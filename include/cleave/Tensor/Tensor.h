@@ -1,12 +1,14 @@
-//===- Tensor.h - host tensors of the reference interpreter -----*- C++ -*-===//
+//===- Tensor.h - host tensors ----------------------------------*- C++ -*-===//
 //
 // A dense, immutable-by-convention tensor: a TensorFlow dtype, a shape and a
-// shared buffer. Copies share the buffer; kernels build new tensors.
+// shared buffer. Copies share the buffer; kernels build new tensors. The
+// value type every layer above shares: the interpreter, checkpoints, the
+// runtime and compiled code's arguments.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_INTERPRETER_TENSOR_H
-#define CLEAVE_INTERPRETER_TENSOR_H
+#ifndef CLEAVE_TENSOR_TENSOR_H
+#define CLEAVE_TENSOR_TENSOR_H
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -15,16 +17,16 @@
 #include <string>
 #include <vector>
 
-namespace cleave::interp {
+namespace cleave {
 
-/// DataType enum values the interpreter computes with (types.proto).
+/// DataType enum values Cleave holds values of (types.proto).
 enum DType : int32_t {
   kFloat = 1, kDouble = 2, kInt32 = 3, kUInt8 = 4, kInt16 = 5, kInt8 = 6,
   kString = 7, kInt64 = 9, kBool = 10, kUInt16 = 17, kUInt32 = 22,
   kUInt64 = 23, kResource = 20,
 };
 
-/// Bytes per element, 0 for dtypes the interpreter does not compute with.
+/// Bytes per element, 0 for dtypes Cleave holds no values of.
 size_t dtypeSize(int32_t dtype);
 
 /// Calls `fn(T{})` with the C++ element type of a numeric dtype (bool is
@@ -111,11 +113,6 @@ std::vector<int64_t> toInts(const Tensor &t);
 bool broadcastShape(const std::vector<int64_t> &a,
                     const std::vector<int64_t> &b, std::vector<int64_t> &out);
 
-/// Reads a NumPy .npy file (little-endian, C order) into a tensor.
-bool readNpy(llvm::StringRef bytes, Tensor &tensor, std::string &error);
-/// Writes a tensor as a NumPy .npy file.
-std::string writeNpy(const Tensor &tensor);
+} // namespace cleave
 
-} // namespace cleave::interp
-
-#endif // CLEAVE_INTERPRETER_TENSOR_H
+#endif // CLEAVE_TENSOR_TENSOR_H
