@@ -85,6 +85,23 @@ constexpr const char *kStep = R"pb(
 
 enum class Orchestration { Executor, Stepped, Compiled };
 
+const char *getName(Orchestration orchestration) {
+  switch (orchestration) {
+  case Orchestration::Executor:
+    return "Executor";
+  case Orchestration::Stepped:
+    return "Stepped";
+  case Orchestration::Compiled:
+    return "Compiled";
+  }
+  return "";
+}
+
+/// Names the orchestration in test listings (ctest's "GetParam() = ...").
+void PrintTo(Orchestration orchestration, std::ostream *os) {
+  *os << getName(orchestration);
+}
+
 class ReplicasTest : public ::testing::TestWithParam<Orchestration> {
 protected:
   void SetUp() override {
@@ -293,15 +310,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Orchestration::Executor, Orchestration::Stepped,
                       Orchestration::Compiled),
     [](const ::testing::TestParamInfo<Orchestration> &info) {
-      switch (info.param) {
-      case Orchestration::Executor:
-        return "Executor";
-      case Orchestration::Stepped:
-        return "Stepped";
-      case Orchestration::Compiled:
-        return "Compiled";
-      }
-      return "";
+      return getName(info.param);
     });
 
 } // namespace

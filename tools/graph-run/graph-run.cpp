@@ -12,28 +12,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/InitAll.h"
-#include "cleave/Interpreter/HostProgram.h"
-#include "cleave/Runtime/HostProgramCompiler.h"
-#include "cleave/Interpreter/Interpreter.h"
-#include "cleave/Jit/AutoClustering.h"
-#include "cleave/Checkpoint/CheckpointState.h"
-#include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Runtime/Checkpointing.h"
-#include "cleave/Runtime/SavedModel.h"
+#include "cleave/Runtime/Session.h"
+#include "cleave/Runtime/TensorLiteral.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Tensor/Npy.h"
 #include "cleave/Translate/GraphDef.h"
-#include "cleave/tf/meta_graph.pb.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -48,7 +38,6 @@
 
 using namespace mlir;
 using namespace cleave;
-using namespace cleave::interp;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory runCategory("graph-run options");
@@ -81,7 +70,7 @@ static cl::opt<double> channelTimeout(
     cl::desc("seconds a host transfer or collective of a replicated graph "
              "waits before it fails (a deadlock, or a replica that failed)"),
     cl::init(300), cl::cat(runCategory));
-enum class Backend { Interpreter, CPU };
+using Backend = runtime::SessionOptions::Backend;
 static cl::opt<Backend> backend(
     "backend", cl::desc("how nodes run"),
     cl::values(clEnumValN(Backend::Interpreter, "interpreter",
@@ -95,7 +84,7 @@ static cl::opt<bool> dumpClusters(
     cl::desc("with --backend=cpu: print which nodes each run compiles, and "
              "why the others are interpreted"),
     cl::init(false), cl::cat(runCategory));
-enum class HostProgramMode { Compiled, Stepped, Executor };
+using HostProgramMode = runtime::SessionOptions::HostPrograms;
 static cl::opt<HostProgramMode> hostProgramMode(
     "host-program",
     cl::desc("with --backend=cpu: how the orchestration around compiled code "
@@ -175,163 +164,10 @@ static cl::opt<int> keepCheckpoints(
              "0 keeps all)"),
     cl::init(-1), cl::cat(runCategory));
 
-/// One element of a literal: its text, unescaped when it was quoted.
-struct LiteralToken {
-  std::string text;
-  bool quoted = false;
-};
-
-/// Parses a nested-list literal into its elements and a shape. An element
-/// is a bare word (a number, true, false; any word for a string tensor) or
-/// a double-quoted string with \\, \", \n and \t escapes.
-static bool parseLiteral(StringRef text, std::vector<LiteralToken> &tokens,
-                         std::vector<int64_t> &shape, std::string &error) {
-  text = text.trim();
-  std::vector<int64_t> counts; // separators seen at each depth
-  std::vector<bool> nonEmpty;  // whether the open list at a depth has items
-  int depth = 0, maxDepth = 0;
-  std::vector<int64_t> widths;
-  size_t i = 0;
-  auto fail = [&](std::string why) {
-    error = why;
-    return false;
-  };
-  while (i < text.size()) {
-    char c = text[i];
-    if (c == '[') {
-      ++depth;
-      maxDepth = std::max(maxDepth, depth);
-      if (depth > 1)
-        nonEmpty[depth - 2] = true; // a nested list is an item
-      if (int(counts.size()) < depth) {
-        counts.resize(depth, 0);
-        nonEmpty.resize(depth, false);
-      }
-      counts[depth - 1] = 0;
-      nonEmpty[depth - 1] = false;
-      ++i;
-    } else if (c == ']') {
-      if (!depth)
-        return fail("unbalanced ']'");
-      int64_t n = nonEmpty[depth - 1] ? counts[depth - 1] + 1 : 0;
-      if (int(widths.size()) < depth)
-        widths.resize(depth, -1);
-      if (widths[depth - 1] == -1)
-        widths[depth - 1] = n;
-      else if (widths[depth - 1] != n)
-        return fail("ragged literal: rows of different lengths");
-      --depth;
-      ++i;
-    } else if (c == ',') {
-      if (depth)
-        ++counts[depth - 1];
-      ++i;
-    } else if (c == ' ') {
-      ++i;
-    } else {
-      LiteralToken token;
-      if (c == '"') {
-        token.quoted = true;
-        size_t j = i + 1;
-        for (; j < text.size() && text[j] != '"'; ++j) {
-          if (text[j] != '\\') {
-            token.text += text[j];
-            continue;
-          }
-          if (++j == text.size())
-            break;
-          switch (text[j]) {
-          case 'n': token.text += '\n'; break;
-          case 't': token.text += '\t'; break;
-          case '"': case '\\': token.text += text[j]; break;
-          default:
-            return fail(std::string("unknown escape '\\") + text[j] +
-                        "' in a string");
-          }
-        }
-        if (j >= text.size())
-          return fail("unterminated string " + text.substr(i).str());
-        i = j + 1;
-        if (i < text.size() && !StringRef(",] ").contains(text[i]))
-          return fail("expected ',' or ']' after the string \"" +
-                      token.text + "\"");
-      } else {
-        size_t end = text.find_first_of(",] ", i);
-        token.text = text.slice(i, end).str();
-        i = end == StringRef::npos ? text.size() : end;
-      }
-      tokens.push_back(std::move(token));
-      if (depth)
-        nonEmpty[depth - 1] = true;
-    }
-  }
-  if (depth)
-    return fail("unbalanced '['");
-  shape.assign(widths.begin(), widths.end());
-  if (maxDepth == 0 && tokens.size() != 1)
-    return fail("expected one value or a bracketed list");
-  return true;
-}
-
-/// A tensor of `dtype` and `shape` holding the literal's elements; an
-/// invalid tensor with `error` when they do not fit the dtype.
-static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
-                         const std::vector<LiteralToken> &tokens,
-                         std::string &error) {
-  Tensor t(dtype, shape);
-  if (dtype == kString) {
-    for (auto [i, token] : llvm::enumerate(tokens))
-      t.strings()[i] = token.text;
-    return t;
-  }
-  if (!dtypeSize(dtype)) {
-    error = "a literal cannot hold " + dtypeName(dtype) +
-            " values; feed a .npy file";
-    return Tensor();
-  }
-  for (auto [i, token] : llvm::enumerate(tokens)) {
-    double v;
-    if (token.quoted) {
-      error = "\"" + token.text + "\" is a string, but the tensor holds " +
-              dtypeName(dtype) + " values";
-      return Tensor();
-    }
-    if (token.text == "true")
-      v = 1;
-    else if (token.text == "false")
-      v = 0;
-    else if (StringRef(token.text).getAsDouble(v)) {
-      error = "'" + token.text + "' is not a number";
-      return Tensor();
-    }
-    // Every dtype with a size holds numbers (bool included).
-    t.setFromDouble(i, v);
-  }
-  return t;
-}
-
-/// The dtype a feed of `name` must have: its node's result element type.
-static int32_t feedDtype(ModuleOp module, StringRef name) {
-  StringRef nodeName = name.split(':').first, portText = name.split(':').second;
-  unsigned port = 0;
-  if (!portText.empty())
-    portText.getAsInteger(10, port);
-  int32_t dtype = kFloat;
-  // Feeds name nodes of the top-level graph, not of functions.
-  for (auto graph : module.getOps<graph::GraphOp>())
-    graph.walk([&](graph::NodeOp node) {
-      if (node.getName() == nodeName && port < node.getOutputs().size())
-        if (auto type = dyn_cast<TensorType>(node.getOutputs()[port].getType()))
-          if (int32_t dt = graph::typeToDataType(type.getElementType()); dt > 0)
-            dtype = dt;
-    });
-  return dtype;
-}
-
 /// Step times (the first step, which compiles, counted apart when there
 /// are more) and compilation time, for benchmarks.
 static void printTiming(std::vector<double> seconds,
-                        const runtime::CPUClusterRunner::Statistics &stats) {
+                        const runtime::Session::CompileStatistics &stats) {
   llvm::errs() << llvm::format("graph-run: timing: first step %.3f ms",
                                seconds.front() * 1e3);
   if (seconds.size() > 1) {
@@ -348,20 +184,187 @@ static void printTiming(std::vector<double> seconds,
   llvm::errs() << "\n";
 }
 
-/// Whether the graph holds a computation replicated more than once.
-static bool hasSeveralReplicas(ModuleOp module) {
-  bool found = false;
-  module.walk([&](Operation *op) {
-    if (isa<graph::ReplicateOp>(op))
-      found = true;
-    if (auto node = dyn_cast<graph::NodeOp>(op))
-      if (node.getOpType() == "TPUReplicateMetadata" &&
-          node.getTFInt("num_replicas").value_or(1) > 1 &&
-          node.getTFString("_tpu_replicate").value_or("") != "" &&
-          node->getParentOfType<graph::GraphOp>())
-        found = true;
-  });
-  return found;
+/// Prints "graph-run: <context><message>" unless the error was reported as
+/// a diagnostic already; returns the tool's exit code.
+static int fail(llvm::Error error, const llvm::Twine &context = "") {
+  runtime::logError(std::move(error), llvm::errs(),
+                    ("graph-run: " + context).str());
+  return 1;
+}
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "graph-run: " << message << "\n";
+  return 1;
+}
+
+/// The session the command line asks for; null (the error printed) when it
+/// cannot be had.
+static std::unique_ptr<runtime::Session> openSession(MLIRContext &context,
+                                                     llvm::SourceMgr &sources) {
+  runtime::SessionOptions options;
+  options.backend = backend;
+  options.hostPrograms = hostProgramMode;
+  options.maxIterations = maxIterations;
+  options.channelTimeoutSeconds = channelTimeout;
+  options.strictCompile = strictCompile;
+  options.clusterNotes = dumpClusters ? &llvm::errs() : nullptr;
+  options.linalgDump = dumpLinalg ? &llvm::errs() : nullptr;
+  options.hostProgramDump = dumpHostProgram ? &llvm::errs() : nullptr;
+  options.notePrefix = "graph-run: ";
+  OwningOpRef<ModuleOp> module =
+      loadGraphFile(inputFilename, &context, sources, "graph-run",
+                    getGraphDefImportOptionsFromCL());
+  if (!module)
+    return nullptr;
+  auto session =
+      runtime::Session::create(std::move(module), inputFilename, options);
+  if (!session)
+    return fail(session.takeError()), nullptr;
+  return std::move(*session);
+}
+
+/// The step's feeds and fetches: --feed values as tensors under the names
+/// they replace, and the fetches with the keys they print under (a
+/// signature's keys, or the tensor names).
+struct StepIO {
+  runtime::NamedTensors feeds;
+  std::vector<std::string> fetches, fetchKeys;
+};
+
+static std::optional<StepIO> readStepIO(const runtime::Session &session) {
+  StepIO io;
+  std::vector<std::string> feedKeys;
+  for (const std::string &feed : feedOpts)
+    feedKeys.push_back(StringRef(feed).split('=').first.str());
+  io.fetchKeys.assign(fetchOpts.begin(), fetchOpts.end());
+  io.fetches = io.fetchKeys;
+  std::vector<std::string> feedNames = feedKeys;
+  if (!signatureKey.empty()) {
+    auto binding = session.bindSignature(signatureKey, {}, io.fetchKeys);
+    for (size_t i = 0; binding && i < feedKeys.size(); ++i) {
+      auto input = session.bindSignature(signatureKey, {feedKeys[i]},
+                                         binding->fetchKeys);
+      if (!input)
+        binding = input.takeError();
+      else
+        feedNames[i] = input->feeds.front();
+    }
+    if (!binding) {
+      llvm::Error error = binding.takeError();
+      if (error.isA<runtime::SignatureKeyError>()) {
+        llvm::handleAllErrors(std::move(error),
+                              [](const runtime::SignatureKeyError &e) {
+                                fail((e.isInput ? "--feed " : "--fetch ") +
+                                     e.key + ": " + e.message);
+                              });
+        return std::nullopt;
+      }
+      return fail(std::move(error)), std::nullopt;
+    }
+    io.fetchKeys = binding->fetchKeys;
+    io.fetches = binding->fetches;
+  }
+  for (auto [feed, name] : llvm::zip(feedOpts, feedNames)) {
+    auto [key, value] = StringRef(feed).split('=');
+    if (key.empty() || value.empty())
+      return fail("--feed expects name=value, got '" + feed + "'"),
+             std::nullopt;
+    llvm::Expected<Tensor> tensor = Tensor();
+    if (value.consume_front("@")) {
+      auto bytes = llvm::MemoryBuffer::getFile(value);
+      if (!bytes)
+        return fail("--feed " + key + ": cannot open '" + value +
+                    "': " + bytes.getError().message()),
+               std::nullopt;
+      std::string error;
+      if (!readNpy((*bytes)->getBuffer(), *tensor, error))
+        return fail("--feed " + key + ": " + value + ": " + error),
+               std::nullopt;
+    } else {
+      tensor = runtime::parseTensorLiteral(value, session.getFeedDType(name));
+      if (!tensor)
+        return fail(tensor.takeError(), "--feed " + key + ": "), std::nullopt;
+    }
+    io.feeds.emplace_back(name, std::move(*tensor));
+  }
+  return io;
+}
+
+/// Prints a step's fetches, and writes them under --output-dir after the
+/// last step; false when a file cannot be written.
+static bool reportFetches(unsigned step, const StepIO &io,
+                          const std::vector<Tensor> &results) {
+  for (auto [name, tensor] : llvm::zip(io.fetchKeys, results)) {
+    if (steps > 1)
+      llvm::outs() << "step " << step << ": ";
+    llvm::outs() << name << " = " << tensor.toString() << "\n";
+    if (outputDir.empty() || step + 1 != steps)
+      continue;
+    std::string fileName = name;
+    for (char &c : fileName)
+      if (c == '/' || c == ':')
+        c = '_';
+    llvm::SmallString<128> path(outputDir);
+    llvm::sys::path::append(path, fileName + ".npy");
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (ec)
+      return fail("cannot write '" + path + "': " + ec.message()), false;
+    out << writeNpy(tensor);
+  }
+  return true;
+}
+
+/// Checks the options that need no graph; false (the error printed) when
+/// one is wrong.
+static bool checkOptions(int threads) {
+  if (threads < 0)
+    return fail("--threads must be 0 (every core) or more, not " +
+                llvm::Twine(threads)),
+           false;
+  if (backend != Backend::CPU &&
+      (hostProgramMode.getNumOccurrences() || dumpHostProgram))
+    return fail(llvm::Twine("--") +
+                (dumpHostProgram ? "dump-host-program" : "host-program") +
+                " needs --backend=cpu (the interpreter backend runs every "
+                "graph on its dataflow executor)"),
+           false;
+  if (!(channelTimeout > 0))
+    return fail("--channel-timeout must be a positive number of seconds"),
+           false;
+  if (saveEvery && savePrefix.empty())
+    return fail("--save-every needs --save=PREFIX"), false;
+  if (!outputDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return fail("--output-dir: cannot create '" + outputDir +
+                  "': " + ec.message()),
+             false;
+  StringRef saveDir = llvm::sys::path::parent_path(savePrefix);
+  if (!saveDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(saveDir))
+      return fail("--save: cannot create '" + saveDir + "': " + ec.message()),
+             false;
+  return true;
+}
+
+/// Restores what the command line and the SavedModel say, then runs the
+/// SavedModel's main op.
+static bool restoreVariables(runtime::Session &session) {
+  std::string from =
+      restorePath.empty() ? session.getSavedModelVariables() : restorePath;
+  if ((!from.empty() || !savePrefix.empty()))
+    if (auto variables = session.getCheckpointedVariables(); !variables)
+      return fail(variables.takeError()), false;
+  if (!from.empty()) {
+    auto prefix = runtime::resolveCheckpointPrefix(from);
+    if (!prefix)
+      return fail(prefix.takeError(), "--restore: "), false;
+    if (llvm::Error error = session.restore(*prefix))
+      return fail(std::move(error)), false;
+  }
+  if (llvm::Error error = session.loadSavedModel(/*restoreVariables=*/false))
+    return fail(std::move(error)), false;
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -372,20 +375,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions({&runCategory, &getGraphDefImportCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Cleave reference interpreter: runs a graph\n");
-  if (threads < 0) {
-    llvm::errs() << "graph-run: --threads must be 0 (every core) or more, "
-                    "not "
-                 << threads << "\n";
+  if (!checkOptions(threads))
     return 1;
-  }
-  if (backend != Backend::CPU &&
-      (hostProgramMode.getNumOccurrences() || dumpHostProgram)) {
-    llvm::errs() << "graph-run: --"
-                 << (dumpHostProgram ? "dump-host-program" : "host-program")
-                 << " needs --backend=cpu (the interpreter backend runs every "
-                    "graph on its dataflow executor)\n";
-    return 1;
-  }
   cleave::cpu::setKernelThreads(threads);
   DialectRegistry registry;
   cleave::registerAllDialects(registry);
@@ -395,313 +386,39 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
-  if (!outputDir.empty())
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-      llvm::errs() << "graph-run: --output-dir: cannot create '" << outputDir
-                   << "': " << ec.message() << "\n";
-      return 1;
-    }
+  std::unique_ptr<runtime::Session> session = openSession(context, sourceMgr);
+  if (!session)
+    return 1;
+  std::optional<StepIO> io = readStepIO(*session);
+  if (!io)
+    return 1;
+  // The init op runs before the variables are restored, as a TensorFlow
+  // program runs it before Saver.restore overwrites what it initialised.
+  std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
+  if (!initTargets.empty())
+    if (auto done = session->run(io->feeds, {}, initTargets); !done)
+      return fail(done.takeError());
+  if (!restoreVariables(*session))
+    return 1;
 
-  if (!(channelTimeout > 0))
-    return llvm::errs() << "graph-run: --channel-timeout must be a positive "
-                           "number of seconds\n",
-           1;
-  OwningOpRef<ModuleOp> module =
-      loadGraphFile(inputFilename, &context, sourceMgr, "graph-run",
-                    getGraphDefImportOptionsFromCL());
-  if (!module)
-    return 1;
-  auto fail = [](const llvm::Twine &message) {
-    llvm::errs() << "graph-run: " << message << "\n";
-    return 1;
+  unsigned maxToKeep = keepCheckpoints >= 0 ? unsigned(keepCheckpoints)
+                                            : session->getDefaultMaxToKeep();
+  auto save = [&](const std::string &prefix) {
+    llvm::Error error = session->save(prefix, maxToKeep);
+    return error ? fail(std::move(error), "--save: "), false : true;
   };
-
-  // Several replicas run once their computation is formed into a
-  // graph.replicate, its host nodes beside the cluster: with the CPU
-  // backend, the device side of each replica is compiled.
-  bool replicated = hasSeveralReplicas(*module);
-  if (replicated) {
-    PassManager pm(&context);
-    pm.addPass(graph::createGraphClusterFormationPass());
-    pm.addPass(graph::createGraphExtractOutsideCompilationPass());
-    if (failed(pm.run(*module)))
-      return 1;
-  }
-
-  // With --signature, feeds and fetches are the SignatureDef's keys.
-  std::vector<std::string> fetchKeys(fetchOpts.begin(), fetchOpts.end());
-  std::vector<std::string> fetches = fetchKeys;
-  llvm::StringMap<std::string> signatureInputs;
-  if (!signatureKey.empty()) {
-    auto signature = runtime::getSignature(*module, signatureKey);
-    if (!signature)
-      return fail(llvm::toString(signature.takeError()));
-    for (auto &[key, tensor] : signature->inputs)
-      signatureInputs[key] = tensor;
-    llvm::StringMap<std::string> outputs;
-    for (auto &[key, tensor] : signature->outputs)
-      outputs[key] = tensor;
-    if (fetchKeys.empty())
-      for (auto &[key, tensor] : signature->outputs)
-        fetchKeys.push_back(key);
-    fetches.clear();
-    for (const std::string &key : fetchKeys) {
-      auto it = outputs.find(key);
-      if (it == outputs.end())
-        return fail("--fetch " + key + ": signature '" + signatureKey +
-                    "' has no output '" + key + "' (outputs: " +
-                    llvm::join(llvm::make_first_range(signature->outputs),
-                               ", ") +
-                    ")");
-      fetches.push_back(it->second);
-    }
-  }
-
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const std::string &feed : feedOpts) {
-    auto [nameText, value] = StringRef(feed).split('=');
-    if (nameText.empty() || value.empty())
-      return fail("--feed expects name=value, got '" + feed + "'");
-    std::string name = nameText.str();
-    if (!signatureKey.empty()) {
-      auto it = signatureInputs.find(name);
-      if (it == signatureInputs.end()) {
-        std::vector<StringRef> keys(signatureInputs.keys().begin(),
-                                    signatureInputs.keys().end());
-        llvm::sort(keys);
-        return fail("--feed " + name + ": signature '" + signatureKey +
-                    "' has no input '" + name + "' (inputs: " +
-                    llvm::join(keys, ", ") + ")");
-      }
-      name = it->second;
-    }
-    Tensor tensor;
-    std::string error;
-    if (value.consume_front("@")) {
-      auto bytes = llvm::MemoryBuffer::getFile(value);
-      if (!bytes)
-        return fail("--feed " + nameText + ": cannot open '" + value +
-                    "': " + bytes.getError().message());
-      if (!readNpy((*bytes)->getBuffer(), tensor, error))
-        return fail("--feed " + nameText + ": " + value + ": " + error);
-    } else {
-      std::vector<LiteralToken> tokens;
-      std::vector<int64_t> shape;
-      if (!parseLiteral(value, tokens, shape, error))
-        return fail("--feed " + nameText + ": " + error);
-      tensor = makeTensor(feedDtype(*module, name), shape, tokens, error);
-      if (!tensor.isValid())
-        return fail("--feed " + nameText + ": " + error);
-    }
-    feeds.emplace_back(name, tensor);
-  }
-
-  // Checkpoints: what the graph's saver saves, from where it restores.
-  bool isSavedModel = getImportedMessage(*module) == GraphMessage::SavedModel;
-  std::string exportDir = runtime::getExportDir(inputFilename);
-  std::string restoreFrom =
-      restorePath.empty()
-          ? runtime::getSavedModelVariables(*module, inputFilename)
-          : restorePath.getValue();
-  std::vector<runtime::CheckpointedVariable> checkpointed;
-  if (!restoreFrom.empty() || !savePrefix.empty()) {
-    auto vars = runtime::listCheckpointedVariables(*module);
-    if (!vars)
-      return fail(llvm::toString(vars.takeError()));
-    checkpointed = std::move(*vars);
-  }
-  if (saveEvery && savePrefix.empty())
-    return fail("--save-every needs --save=PREFIX");
-  unsigned maxToKeep = 5;
-  if (keepCheckpoints >= 0) {
-    maxToKeep = keepCheckpoints;
-  } else if (tensorflow::MetaGraphDef meta;
-             getMetaGraphInfo(*module, meta) && meta.has_saver_def()) {
-    maxToKeep = std::max(0, meta.saver_def().max_to_keep());
-  }
-
   std::vector<std::string> targets(targetOpts.begin(), targetOpts.end());
-  std::vector<std::string> feedNames;
-  for (const auto &feed : feeds)
-    feedNames.push_back(feed.first);
-
-  // Each kind of run (init, main op, step) gets its own graph, clustered
-  // for what it feeds, fetches and runs (as TensorFlow clusters the graph a
-  // session prunes for each call); variables carry over from one to the
-  // next.
-  runtime::CPUClusterRunner runner;
-  if (dumpLinalg)
-    runner.setDumpLinalg(&llvm::errs());
-  runner.setMaxIterations(maxIterations);
-  runner.setStrict(strictCompile);
-  runner.setSharesCores(replicated);
-  if (dumpClusters)
-    runner.setNotes(&llvm::errs());
-  runtime::LLVMHostProgramCompiler hostProgramCompiler(&context);
-  struct Run {
-    OwningOpRef<ModuleOp> module;
-    std::unique_ptr<Interpreter> interpreter;
-  };
-  auto prepare = [&](const std::vector<std::string> &runFeeds,
-                     const std::vector<std::string> &runFetches,
-                     const std::vector<std::string> &runTargets,
-                     const interp::State &previous) -> std::optional<Run> {
-    Run run;
-    run.module = module->clone();
-    if (backend == Backend::CPU) {
-      std::vector<jit::ClusteringDecision> decisions;
-      if (failed(jit::clusterForCompilation(
-              *run.module, {runFeeds, runFetches, runTargets}, decisions)))
-        return std::nullopt;
-      for (const jit::ClusteringDecision &d : decisions) {
-        if (dumpClusters)
-          llvm::errs() << "graph-run: " << d.node << ": "
-                       << (d.cluster.empty() ? "interpreted (" + d.reason + ")"
-                                             : "compiled in " + d.cluster)
-                       << "\n";
-        if (strictCompile && StringRef(d.reason).ends_with("no CPU lowering")) {
-          llvm::errs() << "graph-run: Node '" << d.node << "': "
-                       << StringRef(d.reason).drop_back(
-                              StringRef(" has no CPU lowering").size())
-                       << " has no CPU lowering\n";
-          return std::nullopt;
-        }
-      }
-    }
-    run.interpreter = std::make_unique<Interpreter>(*run.module);
-    run.interpreter->setMaxIterations(maxIterations);
-    run.interpreter->setChannelTimeout(channelTimeout);
-    if (backend == Backend::CPU) {
-      run.interpreter->setCompiledCallHandler(&runner);
-      run.interpreter->setHostPrograms(
-          hostProgramMode != HostProgramMode::Executor,
-          hostProgramMode == HostProgramMode::Compiled ? &hostProgramCompiler
-                                                       : nullptr);
-    }
-    run.interpreter->getState() = previous;
-    return run;
-  };
-
-  // Says how a kind of run runs: its host program, or why the dataflow
-  // executor runs it.
-  auto describeRun = [&](Interpreter &interpreter, StringRef kind) {
-    if (!dumpHostProgram)
-      return;
-    std::string reason;
-    const interp::HostProgram *program =
-        interpreter.getLastHostProgram(reason);
-    if (!program) {
-      llvm::errs() << "graph-run: the " << kind
-                   << " runs on the dataflow executor: " << reason << "\n";
-      return;
-    }
-    llvm::errs() << "graph-run: the " << kind << "'s host program";
-    if (!reason.empty())
-      llvm::errs() << " (stepped through: " << reason << ")";
-    llvm::errs() << ":\n" << program->describe();
-    if (hostProgramMode == HostProgramMode::Compiled && reason.empty())
-      llvm::errs() << "graph-run: compiled as:\n"
-                   << *runtime::buildHostProgramModule(*program, &context)
-                   << "\n";
-  };
-
-  interp::State carried;
-  // What the init run leaves in the infeed and outfeed queues, for the
-  // steps (device queues outlive a run, as variables do).
-  std::optional<Run> initRun;
-  if (!initOpts.empty()) {
-    std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
-    initRun = prepare(feedNames, {}, initTargets, carried);
-    if (!initRun || failed(initRun->interpreter->run(feeds, {}, initTargets)))
-      return 1;
-    describeRun(*initRun->interpreter, "init run");
-    carried = initRun->interpreter->getState();
-  }
-  if (!restoreFrom.empty()) {
-    auto prefix = runtime::resolveCheckpointPrefix(restoreFrom);
-    if (!prefix)
-      return fail("--restore: " + llvm::toString(prefix.takeError()));
-    if (llvm::Error error =
-            runtime::restoreVariables(checkpointed, *prefix, carried))
-      return fail("restoring '" + *prefix + "': " +
-                  llvm::toString(std::move(error)));
-  }
-  if (isSavedModel) {
-    auto init = runtime::getSavedModelInit(*module, exportDir);
-    if (!init)
-      return fail(llvm::toString(init.takeError()));
-    if (!init->mainOp.empty()) {
-      std::vector<std::string> assetNames;
-      for (const auto &feed : init->assetFeeds)
-        assetNames.push_back(feed.first);
-      std::optional<Run> mainRun =
-          prepare(assetNames, {}, {init->mainOp}, carried);
-      if (!mainRun || failed(mainRun->interpreter->run(init->assetFeeds, {},
-                                                        {init->mainOp})))
-        return 1;
-      carried = mainRun->interpreter->getState();
-    }
-  }
-
-  std::optional<Run> stepRun = prepare(feedNames, fetches, targets, carried);
-  if (!stepRun)
-    return 1;
-  Interpreter &interpreter = *stepRun->interpreter;
-  if (initRun)
-    interpreter.takeDeviceQueuesFrom(*initRun->interpreter);
-  auto save = [&](const std::string &prefix) -> bool {
-    if (llvm::Error error = runtime::saveVariables(
-            checkpointed, interpreter.getState(), prefix)) {
-      fail("--save: " + llvm::toString(std::move(error)));
-      return false;
-    }
-    StringRef dir = llvm::sys::path::parent_path(prefix);
-    double now = std::chrono::duration<double>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
-    if (llvm::Error error = checkpoint::recordCheckpoint(
-            dir.empty() ? "." : dir, prefix, maxToKeep, now)) {
-      fail("--save: " + llvm::toString(std::move(error)));
-      return false;
-    }
-    return true;
-  };
-  if (!savePrefix.empty()) {
-    StringRef dir = llvm::sys::path::parent_path(savePrefix);
-    if (!dir.empty())
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        return fail("--save: cannot create '" + dir + "': " + ec.message());
-  }
   std::vector<double> stepSeconds;
   for (unsigned step = 0; step < steps; ++step) {
     auto start = std::chrono::steady_clock::now();
-    FailureOr<std::vector<Tensor>> results =
-        interpreter.run(feeds, fetches, targets);
+    auto results = session->run(io->feeds, io->fetches, targets);
     stepSeconds.push_back(std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count());
-    if (failed(results))
+    if (!results)
+      return fail(results.takeError());
+    if (!reportFetches(step, *io, *results))
       return 1;
-    if (step == 0)
-      describeRun(interpreter, "step");
-    for (auto [name, tensor] : llvm::zip(fetchKeys, *results)) {
-      if (steps > 1)
-        llvm::outs() << "step " << step << ": ";
-      llvm::outs() << name << " = " << tensor.toString() << "\n";
-      if (!outputDir.empty() && step + 1 == steps) {
-        std::string fileName = name;
-        for (char &c : fileName)
-          if (c == '/' || c == ':')
-            c = '_';
-        llvm::SmallString<128> path(outputDir);
-        llvm::sys::path::append(path, fileName + ".npy");
-        std::error_code ec;
-        llvm::raw_fd_ostream out(path, ec);
-        if (ec)
-          return fail("cannot write '" + path + "': " + ec.message());
-        out << writeNpy(tensor);
-      }
-    }
     if (saveEvery && (step + 1) % saveEvery == 0 &&
         !save(savePrefix + "-" + std::to_string(step + 1)))
       return 1;
@@ -711,6 +428,6 @@ int main(int argc, char **argv) {
                       : savePrefix.getValue()))
     return 1;
   if (timing)
-    printTiming(stepSeconds, runner.getStatistics());
+    printTiming(stepSeconds, session->getCompileStatistics());
   return 0;
 }

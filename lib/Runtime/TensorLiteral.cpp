@@ -1,0 +1,159 @@
+//===- TensorLiteral.cpp - tensors written as nested lists -----------------===//
+
+#include "cleave/Runtime/TensorLiteral.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+using namespace cleave;
+using llvm::StringRef;
+
+namespace {
+/// One element of a literal: its text, unescaped when it was quoted.
+struct LiteralToken {
+  std::string text;
+  bool quoted = false;
+};
+} // namespace
+
+/// Parses a nested-list literal into its elements and a shape. An element
+/// is a bare word (a number, true, false; any word for a string tensor) or
+/// a double-quoted string with \\, \", \n and \t escapes.
+static bool parseLiteral(StringRef text, std::vector<LiteralToken> &tokens,
+                         std::vector<int64_t> &shape, std::string &error) {
+  text = text.trim();
+  std::vector<int64_t> counts; // separators seen at each depth
+  std::vector<bool> nonEmpty;  // whether the open list at a depth has items
+  int depth = 0, maxDepth = 0;
+  std::vector<int64_t> widths;
+  size_t i = 0;
+  auto fail = [&](std::string why) {
+    error = why;
+    return false;
+  };
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == '[') {
+      ++depth;
+      maxDepth = std::max(maxDepth, depth);
+      if (depth > 1)
+        nonEmpty[depth - 2] = true; // a nested list is an item
+      if (int(counts.size()) < depth) {
+        counts.resize(depth, 0);
+        nonEmpty.resize(depth, false);
+      }
+      counts[depth - 1] = 0;
+      nonEmpty[depth - 1] = false;
+      ++i;
+    } else if (c == ']') {
+      if (!depth)
+        return fail("unbalanced ']'");
+      int64_t n = nonEmpty[depth - 1] ? counts[depth - 1] + 1 : 0;
+      if (int(widths.size()) < depth)
+        widths.resize(depth, -1);
+      if (widths[depth - 1] == -1)
+        widths[depth - 1] = n;
+      else if (widths[depth - 1] != n)
+        return fail("ragged literal: rows of different lengths");
+      --depth;
+      ++i;
+    } else if (c == ',') {
+      if (depth)
+        ++counts[depth - 1];
+      ++i;
+    } else if (c == ' ') {
+      ++i;
+    } else {
+      LiteralToken token;
+      if (c == '"') {
+        token.quoted = true;
+        size_t j = i + 1;
+        for (; j < text.size() && text[j] != '"'; ++j) {
+          if (text[j] != '\\') {
+            token.text += text[j];
+            continue;
+          }
+          if (++j == text.size())
+            break;
+          switch (text[j]) {
+          case 'n': token.text += '\n'; break;
+          case 't': token.text += '\t'; break;
+          case '"': case '\\': token.text += text[j]; break;
+          default:
+            return fail(std::string("unknown escape '\\") + text[j] +
+                        "' in a string");
+          }
+        }
+        if (j >= text.size())
+          return fail("unterminated string " + text.substr(i).str());
+        i = j + 1;
+        if (i < text.size() && !StringRef(",] ").contains(text[i]))
+          return fail("expected ',' or ']' after the string \"" +
+                      token.text + "\"");
+      } else {
+        size_t end = text.find_first_of(",] ", i);
+        token.text = text.slice(i, end).str();
+        i = end == StringRef::npos ? text.size() : end;
+      }
+      tokens.push_back(std::move(token));
+      if (depth)
+        nonEmpty[depth - 1] = true;
+    }
+  }
+  if (depth)
+    return fail("unbalanced '['");
+  shape.assign(widths.begin(), widths.end());
+  if (maxDepth == 0 && tokens.size() != 1)
+    return fail("expected one value or a bracketed list");
+  return true;
+}
+
+/// A tensor of `dtype` and `shape` holding the literal's elements; an
+/// invalid tensor with `error` when they do not fit the dtype.
+static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
+                         const std::vector<LiteralToken> &tokens,
+                         std::string &error) {
+  Tensor t(dtype, shape);
+  if (dtype == kString) {
+    for (auto [i, token] : llvm::enumerate(tokens))
+      t.strings()[i] = token.text;
+    return t;
+  }
+  if (!dtypeSize(dtype)) {
+    error = "a literal cannot hold " + dtypeName(dtype) +
+            " values; feed a .npy file";
+    return Tensor();
+  }
+  for (auto [i, token] : llvm::enumerate(tokens)) {
+    double v;
+    if (token.quoted) {
+      error = "\"" + token.text + "\" is a string, but the tensor holds " +
+              dtypeName(dtype) + " values";
+      return Tensor();
+    }
+    if (token.text == "true")
+      v = 1;
+    else if (token.text == "false")
+      v = 0;
+    else if (StringRef(token.text).getAsDouble(v)) {
+      error = "'" + token.text + "' is not a number";
+      return Tensor();
+    }
+    // Every dtype with a size holds numbers (bool included).
+    t.setFromDouble(i, v);
+  }
+  return t;
+}
+
+llvm::Expected<Tensor> runtime::parseTensorLiteral(StringRef text,
+                                                   int32_t dtype) {
+  std::vector<LiteralToken> tokens;
+  std::vector<int64_t> shape;
+  std::string error;
+  if (!parseLiteral(text, tokens, shape, error))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  Tensor tensor = makeTensor(dtype, shape, tokens, error);
+  if (!tensor.isValid())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  return tensor;
+}
