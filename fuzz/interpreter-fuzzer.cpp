@@ -5,7 +5,8 @@
 // node (loops limited to 100 iterations, tensors to 2^20 elements by
 // refusing graphs whose constants or shapes ask for more). A graph tagged
 // for replication is formed and its outside compilation extracted first,
-// as graph-run does, and runs with a 0.1 s channel timeout. Errors are
+// as graph-run does, and runs with a 0.1 s channel timeout and no file
+// access (a mutated saver would write and delete files). Errors are
 // fine; crashes, hangs and sanitizer reports are findings.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   interp::Interpreter interpreter(*module);
   interpreter.setMaxIterations(100);
   interpreter.setChannelTimeout(0.1);
+  // Mutated savers must not write, rename or delete files.
+  interpreter.setFileAccess(false);
   (void)interpreter.run({}, {}, targets);
   return 0;
 }

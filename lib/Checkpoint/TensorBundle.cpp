@@ -491,6 +491,27 @@ TensorSliceSpec::sliceShape(llvm::ArrayRef<int64_t> fullShape) const {
   return shape;
 }
 
+llvm::Expected<std::pair<std::vector<int64_t>, TensorSliceSpec>>
+cleave::checkpoint::parseShapeAndSlice(StringRef text) {
+  llvm::SmallVector<StringRef> parts;
+  text.split(parts, ' ', -1, /*KeepEmpty=*/false);
+  if (parts.empty())
+    return llvm::createStringError("empty shape_and_slice");
+  std::vector<int64_t> shape;
+  for (StringRef dim : llvm::ArrayRef<StringRef>(parts).drop_back()) {
+    int64_t size;
+    if (dim.getAsInteger(10, size) || size < 0)
+      return llvm::createStringError("bad dimension '%s' in shape_and_slice "
+                                     "'%s'",
+                                     dim.str().c_str(), text.str().c_str());
+    shape.push_back(size);
+  }
+  auto slice = TensorSliceSpec::parse(parts.back());
+  if (!slice)
+    return slice.takeError();
+  return std::make_pair(std::move(shape), std::move(*slice));
+}
+
 std::string cleave::checkpoint::encodeTensorNameSlice(
     StringRef name, const TensorSliceSpec &slice) {
   std::string key;

@@ -243,17 +243,13 @@ LogicalResult concatV2(KernelContext &ctx) {
     outer *= outShape[d];
   for (int64_t d = axis + 1; d < rank; ++d)
     inner *= outShape[d];
-  size_t size = dtypeSize(first.dtype());
   int64_t offset = 0;
   for (size_t i = 0; i < n; ++i) {
     const Tensor &t = ctx.inputs[i];
     int64_t chunk = t.shape()[axis] * inner;
-    // An empty piece has no storage to copy from.
-    if (chunk == 0)
-      continue;
     for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(out.raw() + (o * outShape[axis] * inner + offset) * size,
-                  t.raw() + o * chunk * size, chunk * size);
+      copyElements(out, o * outShape[axis] * inner + offset, t, o * chunk,
+                   chunk);
     offset += chunk;
   }
   ctx.outputs[0] = out;
@@ -281,12 +277,10 @@ LogicalResult pack(KernelContext &ctx) {
   for (int64_t d = axis + 1; d < rank; ++d)
     inner *= outShape[d];
   Tensor out(first.dtype(), outShape);
-  size_t size = dtypeSize(first.dtype());
-  // Empty pieces have no buffer to copy from (memcpy of null is undefined).
-  for (size_t i = 0; inner * size > 0 && i < ctx.inputs.size(); ++i)
+  for (size_t i = 0; i < ctx.inputs.size(); ++i)
     for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(out.raw() + ((o * ctx.inputs.size() + i) * inner) * size,
-                  ctx.inputs[i].raw() + o * inner * size, inner * size);
+      copyElements(out, (o * ctx.inputs.size() + i) * inner, ctx.inputs[i],
+                   o * inner, inner);
   ctx.outputs[0] = out;
   return success();
 }
@@ -408,13 +402,12 @@ LogicalResult pad(KernelContext &ctx) {
   }
   Tensor out(in.dtype(), outShape);
   auto inStrides = stridesOf(in.shape()), outStrides = stridesOf(outShape);
-  size_t size = dtypeSize(in.dtype());
   for (int64_t i = 0; i < in.numElements(); ++i) {
     int64_t dst = 0;
     for (int64_t d = 0; d < in.rank(); ++d)
       dst += ((i / inStrides[d]) % in.shape()[d] + paddings[2 * d]) *
              outStrides[d];
-    std::memcpy(out.raw() + dst * size, in.raw() + i * size, size);
+    copyElements(out, dst, in, i, 1);
   }
   ctx.outputs[0] = out;
   return success();

@@ -126,15 +126,9 @@ LogicalResult gatherArray(KernelContext &ctx) {
   std::vector<int64_t> shape = {int64_t(indices.size())};
   shape.insert(shape.end(), elementShape.begin(), elementShape.end());
   Tensor out((*array)->dtype, shape);
-  size_t bytes = elements.empty() ? 0 : elements[0].byteSize();
   for (size_t i = 0; i < elements.size(); ++i) {
-    if (out.dtype() == kString) {
-      int64_t n = elements[i].numElements();
-      std::copy(elements[i].strings().begin(), elements[i].strings().end(),
-                out.strings().begin() + i * n);
-    } else {
-      std::memcpy(out.raw() + i * bytes, elements[i].raw(), bytes);
-    }
+    int64_t n = elements[i].numElements();
+    copyElements(out, i * n, elements[i], 0, n);
   }
   ctx.outputs[0] = out;
   return success();

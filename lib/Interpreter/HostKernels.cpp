@@ -206,6 +206,30 @@ LogicalResult stringFormat(KernelContext &ctx) {
   return success();
 }
 
+/// StringJoin: the inputs joined element by element with the separator;
+/// scalars repeat against the other inputs, which share one shape.
+LogicalResult stringJoin(KernelContext &ctx) {
+  std::string separator = ctx.getString("separator").value_or("");
+  const Tensor *shaped = nullptr;
+  for (const Tensor &in : ctx.inputs) {
+    if (in.rank() == 0)
+      continue;
+    if (shaped && shaped->shape() != in.shape())
+      return ctx.error() << "Input shapes do not match: "
+                         << shapeString(shaped->shape()) << " vs. "
+                         << shapeString(in.shape());
+    shaped = &in;
+  }
+  Tensor out(kString, shaped ? shaped->shape() : std::vector<int64_t>{});
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    std::string &joined = out.strings()[i];
+    for (auto [k, in] : llvm::enumerate(ctx.inputs))
+      joined += (k ? separator : "") + in.strings()[in.rank() ? i : 0];
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
 /// StringLength: bytes, or UTF-8 characters (bytes that do not continue
 /// a character).
 LogicalResult stringLength(KernelContext &ctx) {
@@ -324,6 +348,7 @@ KernelTable cleave::interp::getHostKernels() {
       {"Print", print},
       {"PrintV2", printV2},
       {"StringFormat", stringFormat},
+      {"StringJoin", stringJoin},
       {"AsString", asString},
       {"StringLength", stringLength},
       {"ScalarSummary", scalarSummary},

@@ -138,7 +138,7 @@ Kernel cleave::interp::lookupKernel(StringRef opType) {
          {getArrayKernels(), getMathKernels(), getNNKernels(),
           getStateKernels(), getRandomKernels(), getSliceKernels(),
           getHostKernels(), getFunctionalKernels(), getDataKernels(),
-          getReplicationKernels()})
+          getReplicationKernels(), getIOKernels()})
       for (const auto &[name, kernel] : family) {
         if (!ops::lookupOp(name) || !map->try_emplace(name, kernel).second)
           llvm::report_fatal_error(llvm::Twine("bad kernel table entry '") +

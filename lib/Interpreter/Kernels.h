@@ -12,6 +12,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Interpreter/Interpreter.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -66,6 +67,7 @@ KernelTable getHostKernels();
 KernelTable getFunctionalKernels();
 KernelTable getDataKernels();
 KernelTable getReplicationKernels();
+KernelTable getIOKernels();
 
 /// The kernel of `opType`, or null.
 Kernel lookupKernel(llvm::StringRef opType);
@@ -84,6 +86,23 @@ std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
 /// Whether `t` has a shape `type` admits: its rank, where ranked, and each
 /// static dimension.
 bool fitsShape(const Tensor &t, mlir::Type type);
+
+/// Copies `count` elements of `src` from `srcIndex` into `dst` at
+/// `dstIndex` (flat indices, same dtype): bytes for numbers, the strings of
+/// string and resource tensors. Nothing for `count` 0.
+inline void copyElements(Tensor &dst, int64_t dstIndex, const Tensor &src,
+                         int64_t srcIndex, int64_t count) {
+  if (count <= 0)
+    return;
+  if (src.dtype() == kString || src.dtype() == kResource) {
+    std::copy_n(src.strings().begin() + srcIndex, count,
+                dst.strings().begin() + dstIndex);
+    return;
+  }
+  size_t size = dtypeSize(src.dtype());
+  std::memcpy(dst.raw() + dstIndex * size, src.raw() + srcIndex * size,
+              count * size);
+}
 
 /// A new tensor of `outShape` whose element i is element `source(i)` of
 /// `in` (any dtype, strings included).

@@ -716,11 +716,10 @@ LogicalResult selectV2(KernelContext &ctx) {
   auto it = broadcastIndices(t.shape(), shape);
   auto ie = broadcastIndices(e.shape(), shape);
   Tensor out(t.dtype(), shape);
-  size_t size = dtypeSize(t.dtype());
   for (size_t i = 0; i < ic.size(); ++i) {
     const Tensor &src = c.data<bool>()[ic[i]] ? t : e;
     int64_t j = c.data<bool>()[ic[i]] ? it[i] : ie[i];
-    std::memcpy(out.raw() + i * size, src.raw() + j * size, size);
+    copyElements(out, i, src, j, 1);
   }
   ctx.outputs[0] = out;
   return success();

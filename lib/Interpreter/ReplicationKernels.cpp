@@ -83,16 +83,6 @@ void forEachTiledElement(const std::vector<int64_t> &whole,
   }
 }
 
-void copyElement(Tensor &dst, int64_t dstIndex, const Tensor &src,
-                 int64_t srcIndex) {
-  if (src.dtype() == kString) {
-    dst.strings()[dstIndex] = src.strings()[srcIndex];
-    return;
-  }
-  size_t size = dtypeSize(src.dtype());
-  std::memcpy(dst.raw() + dstIndex * size, src.raw() + srcIndex * size, size);
-}
-
 LogicalResult refusePartitionedResource(KernelContext &ctx) {
   return ctx.error() << ctx.node.getOpType()
                      << " of resource handles (a variable partitioned over "
@@ -134,7 +124,7 @@ LogicalResult partitionedInput(KernelContext &ctx) {
   Tensor out(first.dtype(), whole);
   forEachTiledElement(whole, grid, first.shape(),
                       [&](int64_t part, int64_t inPart, int64_t i) {
-                        copyElement(out, i, ctx.inputs[part], inPart);
+                        copyElements(out, i, ctx.inputs[part], inPart, 1);
                       });
   ctx.outputs[0] = out;
   return success();
@@ -166,7 +156,7 @@ LogicalResult partitionedOutput(KernelContext &ctx) {
     out = Tensor(whole.dtype(), partShape);
   forEachTiledElement(whole.shape(), grid, partShape,
                       [&](int64_t part, int64_t inPart, int64_t i) {
-                        copyElement(ctx.outputs[part], inPart, whole, i);
+                        copyElements(ctx.outputs[part], inPart, whole, i, 1);
                       });
   return success();
 }

@@ -178,7 +178,8 @@ ShapeFn cleave::ops::lookupShapeFn(llvm::StringRef opType) {
     for (const ShapeFnTable &family :
          {getArrayShapeFns(), getMathShapeFns(), getNNShapeFns(),
           getControlFlowShapeFns(), getStateShapeFns(), getFunctionalShapeFns(),
-          getRandomShapeFns(), getHostShapeFns(), getTPUShapeFns()})
+          getRandomShapeFns(), getHostShapeFns(), getTPUShapeFns(),
+          getIOShapeFns()})
       for (const auto &[name, fn] : family) {
         if (!lookupOp(name))
           llvm::report_fatal_error(

@@ -27,6 +27,7 @@ ShapeFnTable getFunctionalShapeFns();
 ShapeFnTable getRandomShapeFns();
 ShapeFnTable getHostShapeFns();
 ShapeFnTable getTPUShapeFns();
+ShapeFnTable getIOShapeFns();
 
 namespace shapes {
 /// Every output has the shape of input 0.

@@ -1,7 +1,7 @@
 //===- HostOps.cpp - logging, string and summary op signatures ------------===//
 //
 // Ops that run on the host: logging_ops.cc (Print, Assert, summaries) and the
-// string formatting ops of string_ops.cc.
+// string ops of string_ops.cc (formatting, StringJoin).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +41,10 @@ OpTable cleave::ops::detail::getHostOps() {
        {"output: string"},
        {"T: list(type) >= 0", "template: string = '%s'",
         "placeholder: string = '%s'", "summarize: int = 3"}},
+      {"StringJoin",
+       {"inputs: N * string"},
+       {"output: string"},
+       {"N: int >= 0", "separator: string = ''"}},
       {"AsString",
        {"input: T"},
        {"output: string"},
@@ -68,12 +72,36 @@ OpTable cleave::ops::detail::getHostOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
+/// StringJoin: scalars broadcast; the other inputs share one shape.
+static std::string stringJoinShape(InferenceContext &ctx) {
+  Shape out = Shape::scalar();
+  bool sawNonScalar = false;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    Shape in = ctx.getInputShape(i);
+    if (in.hasRank() && in.rank() == 0)
+      continue;
+    if (!sawNonScalar) {
+      out = in;
+      sawNonScalar = true;
+      continue;
+    }
+    std::string error;
+    std::optional<Shape> merged = mergeShapes(out, in, error);
+    if (!merged)
+      return error;
+    out = *merged;
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
 ShapeFnTable cleave::ops::detail::getHostShapeFns() {
   return {
       {"Print", shapes::unchanged},
       {"PrintV2", shapes::none},
       {"Assert", shapes::none},
       {"StringFormat", shapes::scalar},
+      {"StringJoin", stringJoinShape},
       {"StringLength", shapes::unchanged},
       {"AsString", shapes::unchanged},
       {"ScalarSummary", shapes::scalar},

@@ -572,7 +572,7 @@ static Registry buildRegistry() {
       {getArrayOps, true},  {getMathOps, true},        {getNNOps, true},
       {getStateOps, true},  {getControlFlowOps, true}, {getFunctionalOps, true},
       {getRandomOps, true}, {getTPUOps, true},         {getHostOps, false},
-      {getDataOps, false}};
+      {getDataOps, false},  {getIOOps, false}};
   std::vector<StringRef> exceptions = getDeviceSupportExceptions();
   Registry registry;
   for (const Family &family : kFamilies) {

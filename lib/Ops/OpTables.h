@@ -45,6 +45,7 @@ OpTable getRandomOps();      // random_ops, stateless_random_ops(_v2)
 OpTable getHostOps();        // logging_ops, string_ops, summary
 OpTable getTPUOps();         // tpu_replication_ops, tpu_infeed/outfeed
 OpTable getDataOps();        // data_flow, list, lookup, dataset, parsing
+OpTable getIOOps();          // io_ops: checkpoints
 
 /// Ops whose device support differs from their family's default
 /// (DeviceSupport.cpp): host-only ops of device families, and device ops of

@@ -168,29 +168,6 @@ runtime::resolveCheckpointPrefix(StringRef path) {
   return **latest;
 }
 
-/// The "<full shape> <slice>" spec: the full shape and the slice.
-static llvm::Expected<std::pair<std::vector<int64_t>,
-                                checkpoint::TensorSliceSpec>>
-parseShapeAndSlice(StringRef text) {
-  SmallVector<StringRef> parts;
-  text.split(parts, ' ', -1, /*KeepEmpty=*/false);
-  if (parts.empty())
-    return llvm::createStringError("empty shape_and_slice");
-  std::vector<int64_t> shape;
-  for (StringRef dim : ArrayRef<StringRef>(parts).drop_back()) {
-    int64_t size;
-    if (dim.getAsInteger(10, size) || size < 0)
-      return llvm::createStringError("bad dimension '%s' in shape_and_slice "
-                                     "'%s'",
-                                     dim.str().c_str(), text.str().c_str());
-    shape.push_back(size);
-  }
-  auto slice = checkpoint::TensorSliceSpec::parse(parts.back());
-  if (!slice)
-    return slice.takeError();
-  return std::make_pair(std::move(shape), std::move(*slice));
-}
-
 llvm::Error
 runtime::restoreVariables(ArrayRef<CheckpointedVariable> variables,
                           StringRef prefix, interp::State &state) {
@@ -213,7 +190,7 @@ runtime::restoreVariables(ArrayRef<CheckpointedVariable> variables,
     }
     Tensor value = cached->second;
     if (!var.shapeAndSlice.empty()) {
-      auto spec = parseShapeAndSlice(var.shapeAndSlice);
+      auto spec = checkpoint::parseShapeAndSlice(var.shapeAndSlice);
       if (!spec)
         return llvm::createStringError(
             "variable node '%s': %s", var.node.c_str(),
@@ -270,7 +247,7 @@ llvm::Error runtime::saveVariables(ArrayRef<CheckpointedVariable> variables,
         return error;
       continue;
     }
-    auto spec = parseShapeAndSlice(var.shapeAndSlice);
+    auto spec = checkpoint::parseShapeAndSlice(var.shapeAndSlice);
     if (!spec)
       return llvm::createStringError(
           "variable node '%s': %s", var.node.c_str(),

@@ -7,6 +7,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
 
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -73,6 +74,38 @@ TEST(InterpreterTest, FetchingAMissingNodeFails) {
   ASSERT_TRUE(module);
   Interpreter interpreter(*module);
   EXPECT_TRUE(failed(interpreter.run({}, {"nope"}, {})));
+}
+
+TEST(InterpreterTest, FileAccessCanBeTurnedOff) {
+  tensorflow::GraphDef graph;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    node { name: "prefix" op: "Const"
+           attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { } string_val: "never-written" } } } }
+    node { name: "names" op: "Const"
+           attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "p" } } } }
+    node { name: "slices" op: "Const"
+           attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "" } } } }
+    node { name: "save" op: "SaveV2" input: "prefix" input: "names"
+           input: "slices" input: "prefix"
+           attr { key: "dtypes" value { list { type: DT_STRING } } } }
+  )pb", &graph));
+  MLIRContext ctx;
+  std::string message;
+  ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = importGraphDef(graph, &ctx);
+  ASSERT_TRUE(module);
+  Interpreter interpreter(*module);
+  interpreter.setFileAccess(false);
+  EXPECT_TRUE(failed(interpreter.run({}, {}, {"save"})));
+  EXPECT_EQ(message, "Node 'save': SaveV2 touches the file system, which this "
+                     "run does not allow");
+  EXPECT_FALSE(llvm::sys::fs::exists("never-written.index"));
 }
 
 } // namespace

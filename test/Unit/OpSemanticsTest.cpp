@@ -607,6 +607,24 @@ std::vector<OpCase> arrayCases() {
                 {T(kFloat), intAttr("N", 2), intAttr("axis", -1)})
           .expect("rows", f32({2, 2}, {1, 2, 3, 4}))
           .expect("columns", f32({2, 2}, {1, 3, 2, 4})),
+      // Strings move through the data-movement kernels as numbers do.
+      OpCase("StringsThroughDataMovement")
+          .constant("a", str({2}, {"a", "b"}))
+          .constant("b", str({1}, {"c"}))
+          .constant("c", str({2}, {"c", "d"}))
+          .constant("axis", i32(0))
+          .constant("cond", boolean.vec({true, false}))
+          .constant("paddings", i32({1, 2}, {1, 0}))
+          .node("packed", "Pack", {"a", "c"},
+                {T(kString), intAttr("N", 2), intAttr("axis", 1)})
+          .node("joined", "ConcatV2", {"a", "b", "axis"},
+                {T(kString), intAttr("N", 2)})
+          .node("chosen", "SelectV2", {"cond", "a", "c"}, {T(kString)})
+          .node("padded", "Pad", {"a", "paddings"}, {T(kString)})
+          .expect("packed", str({2, 2}, {"a", "c", "b", "d"}))
+          .expect("joined", str({3}, {"a", "b", "c"}))
+          .expect("chosen", str({2}, {"a", "d"}))
+          .expect("padded", str({3}, {"", "a", "b"})),
       OpCase("Unpack")
           .constant("x", m23)
           .node("rows", "Unpack", {"x"}, {T(kFloat), intAttr("num", 2)})
@@ -1431,6 +1449,24 @@ std::vector<OpCase> hostCases() {
              {i32.vec({1, 2, 3, 4, 5})},
              {typesAttr("T", {kInt32}), intAttr("summarize", 2)},
              str("[1 2 ... 4 5]")),
+      // Scalars repeat against the vector; the separator goes between.
+      OpCase("StringJoin")
+          .constant("names", str({2}, {"w", "b"}))
+          .constant("prefix", str("dense"))
+          .node("joined", "StringJoin", {"prefix", "names"},
+                {intAttr("N", 2), strAttr("separator", "/")})
+          .node("none", "StringJoin", {}, {intAttr("N", 0)})
+          .expect("joined", str({2}, {"dense/w", "dense/b"}))
+          .expect("none", str("")),
+      // The names a sharded saver gives its parts.
+      OpCase("ShardedFilename")
+          .constant("base", str("/tmp/model"))
+          .constant("shard", i32(3))
+          .constant("shards", i32(12))
+          .node("name", "ShardedFilename", {"base", "shard", "shards"})
+          .node("spec", "ShardedFilespec", {"base", "shards"})
+          .expect("name", str("/tmp/model-00003-of-00012"))
+          .expect("spec", str("/tmp/model-?????-of-00012")),
       // printf conversions: %d, %.3f, %f, %g, %e, %04d.
       OpCase("AsString")
           .constant("ints", i32.vec({3, -7}))
@@ -1714,7 +1750,11 @@ const char *const kSupportedOps[] = {
     "StatelessIf", "While", "StatelessWhile", "PartitionedCall",
     "StatefulPartitionedCall",
     // Host.
-    "Print", "PrintV2", "StringFormat", "AsString", "ScalarSummary",
+    "Print", "PrintV2", "StringFormat", "StringJoin", "AsString",
+    "ScalarSummary",
+    // Checkpoint file names (SaveV2 and RestoreV2 write and read files:
+    // test/Interpreter/io-ops.pbtxt runs them).
+    "ShardedFilename", "ShardedFilespec",
     // TPU: shape functions only.
     "TPUReplicatedInput", "TPUReplicatedOutput", "TPUReplicateMetadata",
     "InfeedDequeueTuple", "OutfeedEnqueueTuple",

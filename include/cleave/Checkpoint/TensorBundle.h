@@ -67,6 +67,11 @@ struct TensorSliceSpec {
   }
 };
 
+/// A saver's shape_and_slice spec, "<full shape> <slice>" (e.g. "10 4
+/// 0,5:-"): the full tensor's shape and the slice stored.
+llvm::Expected<std::pair<std::vector<int64_t>, TensorSliceSpec>>
+parseShapeAndSlice(llvm::StringRef text);
+
 /// The part `slice` of `full` (an error when the slice leaves its shape).
 llvm::Expected<cleave::Tensor> extractSlice(const cleave::Tensor &full,
                                             const TensorSliceSpec &slice);

@@ -112,6 +112,12 @@ public:
   void setMaxIterations(int64_t limit) { maxIterations = limit; }
   int64_t getMaxIterations() const { return maxIterations; }
 
+  /// Whether kernels may touch the file system (the saver's SaveV2,
+  /// RestoreV2 and MergeV2Checkpoints); fuzzers running arbitrary graphs
+  /// turn it off, and those kernels then fail.
+  void setFileAccess(bool allowed) { fileAccess = allowed; }
+  bool hasFileAccess() const { return fileAccess; }
+
   /// A host transfer or collective that waits longer than this many
   /// seconds fails, naming its channel and replica: a deadlocked program
   /// must not hang the oracle.
@@ -152,6 +158,7 @@ private:
   unsigned callDepth = 0;
   CompiledCallHandler *compiledCalls = nullptr;
   double channelTimeout = 300;
+  bool fileAccess = true;
   std::unique_ptr<ExecutionLock> executionLock;
   std::unique_ptr<Rendezvous> rendezvous;
   llvm::DenseMap<mlir::Operation *, bool> functionsWaiting;
