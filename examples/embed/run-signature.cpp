@@ -36,15 +36,15 @@ int main(int argc, char **argv) {
   if (!signature)
     return report(signature.takeError());
   const std::string &input = signature->feeds.front();
-  auto value = runtime::parseTensorLiteral(argv[4],
-                                           (*session)->getFeedDType(input));
+  auto value =
+      runtime::parseTensorLiteral(argv[4], (*session)->getFeedDType(input));
   if (!value)
     return report(value.takeError());
   auto outputs = (*session)->run({{input, *value}}, signature->fetches, {});
   if (!outputs)
     return report(outputs.takeError());
   for (size_t i = 0; i < outputs->size(); ++i)
-    llvm::outs() << signature->fetchKeys[i] << " = "
-                 << (*outputs)[i].toString() << "\n";
+    llvm::outs() << signature->fetchKeys[i] << " = " << (*outputs)[i].toString()
+                 << "\n";
   return 0;
 }

@@ -49,8 +49,7 @@ std::string quoted(StringRef key) { return "'" + printableKey(key) + "'"; }
 /// True for dtypes whose tensors Cleave can hold and store.
 bool isSupportedDtype(int32_t dtype) {
   return dtype == cleave::kString ||
-         (dtype != cleave::kResource &&
-          cleave::dtypeSize(dtype) != 0);
+         (dtype != cleave::kResource && cleave::dtypeSize(dtype) != 0);
 }
 
 /// The element count of `shape`, or nullopt on a negative dimension or
@@ -948,9 +947,9 @@ BundleReader::Impl::readPartitioned(StringRef key, const BundleEntry &entry) {
         !sliceEntry.slices.empty())
       return entryError(key, "the entry of its slice '" + slice.toString() +
                                  "' is " + cleave::dtypeName(sliceEntry.dtype) +
-                                 " " + shapeText(sliceEntry.shape) +
-                                 ", not " + cleave::dtypeName(entry.dtype) +
-                                 " " + shapeText(shape));
+                                 " " + shapeText(sliceEntry.shape) + ", not " +
+                                 cleave::dtypeName(entry.dtype) + " " +
+                                 shapeText(shape));
     auto part = readEntry(key, sliceEntry);
     if (!part)
       return part.takeError();

@@ -197,8 +197,8 @@ LogicalResult shardedFilename(KernelContext &ctx) {
     return ctx.error() << "basename must be a scalar, got shape "
                        << shapeString(ctx.inputs[0].shape());
   std::optional<int32_t> shard = scalarInt(ctx, 1, "shard");
-  std::optional<int32_t> shards = shard ? scalarInt(ctx, 2, "num_shards")
-                                        : std::nullopt;
+  std::optional<int32_t> shards =
+      shard ? scalarInt(ctx, 2, "num_shards") : std::nullopt;
   if (!shards)
     return failure();
   std::string name;

@@ -8,15 +8,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "Execution.h"
-#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Interpreter/HostProgram.h"
 #include "Kernels.h"
 #include "Rendezvous.h"
 #include "ThreadCache.h"
 
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
-#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
+#include "cleave/Ops/OpRegistry.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"

@@ -13,8 +13,8 @@ using namespace cleave;
 using namespace cleave::interp;
 
 bool cleave::broadcastShape(const std::vector<int64_t> &a,
-                                    const std::vector<int64_t> &b,
-                                    std::vector<int64_t> &out) {
+                            const std::vector<int64_t> &b,
+                            std::vector<int64_t> &out) {
   size_t rank = std::max(a.size(), b.size());
   out.assign(rank, 1);
   for (size_t i = 0; i < rank; ++i) {

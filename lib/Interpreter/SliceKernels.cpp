@@ -29,7 +29,6 @@ void splitAlong(KernelContext &ctx, const Tensor &in, int64_t axis,
   }
 }
 
-
 LogicalResult split(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[1];
   int64_t axis = toInts(ctx.inputs[0]).at(0), n = ctx.outputs.size();

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Jit/AutoClustering.h"
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"

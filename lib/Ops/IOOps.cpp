@@ -47,8 +47,7 @@ std::string saveV2Shape(InferenceContext &ctx) {
   Shape prefix = ctx.getInputShape(0), names = ctx.getInputShape(1),
         slices = ctx.getInputShape(2);
   if (prefix.hasRank() && prefix.rank() != 0)
-    return "Shape must be rank 0 but is rank " +
-           std::to_string(prefix.rank());
+    return "Shape must be rank 0 but is rank " + std::to_string(prefix.rank());
   for (const Shape &vector : {names, slices})
     if (vector.hasRank() && vector.rank() != 1)
       return "Shape must be rank 1 but is rank " +

@@ -24,7 +24,6 @@ using namespace cleave::runtime;
 using conversion::ArgSpecialization;
 using conversion::LoweredFunction;
 using conversion::TensorSpec;
-using cleave::Tensor;
 
 struct CPUClusterRunner::Executable {
   LoweredFunction lowered;
@@ -129,9 +128,9 @@ public:
       const Tensor &t = (*received)[i];
       // The interpreter's messages for the same checks.
       if (t.dtype() != dtype)
-        return fail("tensor " + std::to_string(i) + " on channel '" +
-                    recvKey + "' is " + cleave::dtypeName(t.dtype()) +
-                    ", expected " + cleave::dtypeName(dtype));
+        return fail("tensor " + std::to_string(i) + " on channel '" + recvKey +
+                    "' is " + cleave::dtypeName(t.dtype()) + ", expected " +
+                    cleave::dtypeName(dtype));
       if (t.shape() != shape)
         return fail("tensor " + std::to_string(i) + " of the channel '" +
                     recvKey + "' has shape " + cleave::shapeString(t.shape()) +

@@ -23,7 +23,6 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::runtime;
-using cleave::Tensor;
 
 static bool isVariableOp(StringRef op) {
   return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";

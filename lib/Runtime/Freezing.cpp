@@ -35,7 +35,8 @@ static StringRef inputNode(StringRef input) {
   return input.split(':').first;
 }
 
-static void setTensorProto(const cleave::Tensor &value, tf::TensorProto &proto) {
+static void setTensorProto(const cleave::Tensor &value,
+                           tf::TensorProto &proto) {
   proto.set_dtype(static_cast<tf::DataType>(value.dtype()));
   proto.mutable_tensor_shape(); // present even for a scalar, as TF writes it
   for (int64_t dim : value.shape())
@@ -48,9 +49,10 @@ static void setTensorProto(const cleave::Tensor &value, tf::TensorProto &proto) 
   proto.set_tensor_content(std::string(value.raw(), value.byteSize()));
 }
 
-llvm::Error runtime::freezeGraphDef(tf::GraphDef &graph,
-                                    const llvm::StringMap<cleave::Tensor> &values,
-                                    llvm::ArrayRef<std::string> outputs) {
+llvm::Error
+runtime::freezeGraphDef(tf::GraphDef &graph,
+                        const llvm::StringMap<cleave::Tensor> &values,
+                        llvm::ArrayRef<std::string> outputs) {
   llvm::StringMap<int> byName;
   for (int i = 0; i < graph.node_size(); ++i)
     byName[graph.node(i).name()] = i;

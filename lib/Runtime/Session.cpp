@@ -135,9 +135,8 @@ Session::Impl::prepare(const std::vector<std::string> &feeds,
   run->module = module->clone();
   if (compiled) {
     std::vector<jit::ClusteringDecision> decisions;
-    if (failed(jit::clusterForCompilation(*run->module,
-                                          {feeds, fetches, targets},
-                                          decisions)))
+    if (failed(jit::clusterForCompilation(
+            *run->module, {feeds, fetches, targets}, decisions)))
       return reported();
     for (const jit::ClusteringDecision &d : decisions) {
       if (notes())
@@ -147,8 +146,8 @@ Session::Impl::prepare(const std::vector<std::string> &feeds,
                  << "\n";
       StringRef noLowering = " has no CPU lowering";
       if (options.strictCompile && StringRef(d.reason).ends_with(noLowering))
-        return error("Node '" + d.node + "': " +
-                     StringRef(d.reason).drop_back(noLowering.size()) +
+        return error("Node '" + d.node +
+                     "': " + StringRef(d.reason).drop_back(noLowering.size()) +
                      noLowering);
     }
   }
@@ -300,10 +299,8 @@ int32_t Session::getFeedDType(StringRef tensorName) const {
   for (auto graphOp : impl->module->getOps<graph::GraphOp>())
     graphOp.walk([&](graph::NodeOp node) {
       if (node.getName() == nodeName && port < node.getOutputs().size())
-        if (auto type =
-                dyn_cast<TensorType>(node.getOutputs()[port].getType()))
-          if (int32_t dt = graph::typeToDataType(type.getElementType());
-              dt > 0)
+        if (auto type = dyn_cast<TensorType>(node.getOutputs()[port].getType()))
+          if (int32_t dt = graph::typeToDataType(type.getElementType()); dt > 0)
             dtype = dt;
     });
   return dtype;
@@ -330,8 +327,7 @@ Session::bindSignature(StringRef key, llvm::ArrayRef<std::string> inputKeys,
     if (it == outputs.end())
       return llvm::make_error<SignatureKeyError>(
           false, output,
-          ("signature '" + key + "' has no output '" + output +
-           "' (outputs: " +
+          ("signature '" + key + "' has no output '" + output + "' (outputs: " +
            llvm::join(llvm::make_first_range(signature->outputs), ", ") + ")")
               .str());
     binding.fetches.push_back(it->second);
@@ -343,8 +339,8 @@ Session::bindSignature(StringRef key, llvm::ArrayRef<std::string> inputKeys,
       llvm::sort(keys);
       return llvm::make_error<SignatureKeyError>(
           true, input,
-          ("signature '" + key + "' has no input '" + input + "' (inputs: " +
-           llvm::join(keys, ", ") + ")")
+          ("signature '" + key + "' has no input '" + input +
+           "' (inputs: " + llvm::join(keys, ", ") + ")")
               .str());
     }
     binding.feeds.push_back(it->second);

@@ -27,7 +27,7 @@ static bool parseLiteral(StringRef text, std::vector<LiteralToken> &tokens,
   int depth = 0, maxDepth = 0;
   std::vector<int64_t> widths;
   size_t i = 0;
-  auto fail = [&](std::string why) {
+  auto fail = [&](const std::string &why) {
     error = why;
     return false;
   };

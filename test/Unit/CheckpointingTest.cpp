@@ -19,7 +19,6 @@
 #include "gtest/gtest.h"
 
 using namespace cleave;
-using cleave::Tensor;
 
 namespace {
 
@@ -90,10 +89,12 @@ TEST(Checkpointing, FailedRestoreChangesNothing) {
 
 TEST(Checkpointing, PartitionedVariableRoundTrip) {
   // Two parts of a [4,2] variable "w", as a partitioned Saver names them.
-  runtime::CheckpointedVariable part0 = variable("w/part_0", cleave::kFloat, {1, 2});
+  runtime::CheckpointedVariable part0 =
+      variable("w/part_0", cleave::kFloat, {1, 2});
   part0.key = "w";
   part0.shapeAndSlice = "4 2 0,1:-";
-  runtime::CheckpointedVariable part1 = variable("w/part_1", cleave::kFloat, {3, 2});
+  runtime::CheckpointedVariable part1 =
+      variable("w/part_1", cleave::kFloat, {3, 2});
   part1.key = "w";
   part1.shapeAndSlice = "4 2 1,3:-";
   interp::State state;

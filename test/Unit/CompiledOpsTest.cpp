@@ -23,13 +23,13 @@
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/InitAll.h"
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/StridedSlice.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Translate/GraphDef.h"
-#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/tf/graph.pb.h"
 
 #include "mlir/IR/Builders.h"

@@ -91,7 +91,8 @@ TEST(InterpreterTest, FileAccessCanBeTurnedOff) {
     node { name: "save" op: "SaveV2" input: "prefix" input: "names"
            input: "slices" input: "prefix"
            attr { key: "dtypes" value { list { type: DT_STRING } } } }
-  )pb", &graph));
+  )pb",
+                                                            &graph));
   MLIRContext ctx;
   std::string message;
   ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {

@@ -1,7 +1,7 @@
 //===- NodeDefUtilTest.cpp - attr defaults and validation -----------------===//
 
-#include "cleave/Translate/GraphDef.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -55,18 +55,24 @@ TEST(NodeDefUtilTest, DefaultsHaveTheImportedForm) {
 std::string defaultAsAttrValueText(const ops::AttrSpec &attr) {
   std::string type = attr.type, text = attr.defaultValue;
   auto listField = [](const std::string &kind) -> std::string {
-    if (kind == "int") return "i";
-    if (kind == "float") return "f";
-    if (kind == "bool") return "b";
-    if (kind == "type") return "type";
-    if (kind == "string") return "s";
-    if (kind == "shape") return "shape";
+    if (kind == "int")
+      return "i";
+    if (kind == "float")
+      return "f";
+    if (kind == "bool")
+      return "b";
+    if (kind == "type")
+      return "type";
+    if (kind == "string")
+      return "s";
+    if (kind == "shape")
+      return "shape";
     return "";
   };
   if (type.rfind("list(", 0) == 0) {
     std::string kind = type.substr(5, type.size() - 6);
     std::string inner = text.substr(1, text.size() - 2);
-    if (inner.find_first_not_of(" ") == std::string::npos)
+    if (inner.find_first_not_of(' ') == std::string::npos)
       return "list { }";
     return "list { " + listField(kind) + ": [" + inner + "] }";
   }
@@ -99,7 +105,8 @@ TEST(NodeDefUtilTest, EveryDefaultIsWhatTheImporterMakesOfItWrittenOut) {
                          "{ key: 'a' value { " +
                          defaultAsAttrValueText(attr) + " } } }";
       tensorflow::GraphDef graphDef;
-      ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &graphDef))
+      ASSERT_TRUE(
+          google::protobuf::TextFormat::ParseFromString(text, &graphDef))
           << text;
       OwningOpRef<ModuleOp> module = importGraphDef(graphDef, &ctx);
       ASSERT_TRUE(module) << text;

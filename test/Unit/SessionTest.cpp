@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/InitAll.h"
 #include "cleave/Runtime/Session.h"
+#include "cleave/InitAll.h"
 #include "cleave/Translate/GraphDef.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -72,7 +72,7 @@ struct TempDir {
   TempDir() {
     EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("cleave-session", path));
   }
-  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  ~TempDir() { (void)llvm::sys::fs::remove_directories(path); }
   std::string file(llvm::StringRef name) const {
     llvm::SmallString<128> p(path);
     llvm::sys::path::append(p, name);
@@ -106,10 +106,10 @@ protected:
   /// Runs and returns the only fetch as a float.
   float runScalar(Session &session, const runtime::NamedTensors &feeds,
                   const std::string &fetch,
-                  std::vector<std::string> targets = {}) {
+                  const std::vector<std::string> &targets = {}) {
     auto results = session.run(feeds, {fetch}, targets);
-    EXPECT_TRUE(bool(results)) << llvm::toString(results.takeError())
-                               << diagnostics;
+    EXPECT_TRUE(bool(results))
+        << llvm::toString(results.takeError()) << diagnostics;
     return results && results->size() == 1 ? results->front().data<float>()[0]
                                            : -1;
   }
@@ -228,8 +228,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SessionOptions::Backend::Interpreter,
                       SessionOptions::Backend::CPU),
     [](const ::testing::TestParamInfo<SessionOptions::Backend> &info) {
-      return info.param == SessionOptions::Backend::CPU ? "CPU"
-                                                        : "Interpreter";
+      return info.param == SessionOptions::Backend::CPU ? "CPU" : "Interpreter";
     });
 
 } // namespace

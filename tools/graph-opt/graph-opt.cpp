@@ -92,8 +92,7 @@ static LogicalResult printVariables(ModuleOp module, llvm::raw_ostream &os) {
       {"variable", "dtype", "shape", "saved as"}};
   for (const auto &var : vars) {
     std::string key = keys.lookup(var.node);
-    rows.push_back({var.node,
-                    var.dtype ? cleave::dtypeName(var.dtype) : "?",
+    rows.push_back({var.node, var.dtype ? cleave::dtypeName(var.dtype) : "?",
                     var.shape ? cleave::shapeString(*var.shape) : "?",
                     key.empty() ? "(not saved)" : key});
   }

@@ -32,8 +32,7 @@ public:
   /// rejects) is left to the interpreter, unless strict.
   mlir::FailureOr<std::optional<std::vector<cleave::Tensor>>>
   call(interp::Interpreter &interpreter, mlir::Operation *caller,
-       mlir::Operation *function,
-       llvm::ArrayRef<cleave::Tensor> args) override;
+       mlir::Operation *function, llvm::ArrayRef<cleave::Tensor> args) override;
 
   struct Statistics {
     unsigned compilations = 0;
@@ -70,10 +69,9 @@ private:
   struct FunctionCache;
   /// The compiled code for this call; null when it does not compile (and
   /// the runner is not strict).
-  mlir::FailureOr<Executable *> getExecutable(mlir::Operation *caller,
-                                              mlir::Operation *function,
-                                              llvm::ArrayRef<cleave::Tensor> args,
-                                              interp::State &state);
+  mlir::FailureOr<Executable *>
+  getExecutable(mlir::Operation *caller, mlir::Operation *function,
+                llvm::ArrayRef<cleave::Tensor> args, interp::State &state);
 
   /// By function (graph.func op): each run's graph has its own clusters.
   std::map<mlir::Operation *, std::unique_ptr<FunctionCache>> functions;

@@ -22,9 +22,6 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
-using cleave::kInt32;
-using cleave::kInt64;
-using cleave::Tensor;
 
 namespace {
 

@@ -418,8 +418,8 @@ LogicalResult whileOp(NodeLowering &ctx) {
     }
     if (succeeded(result)) {
       for (auto [i, value] : llvm::enumerate(*result)) {
-        Value tensor = value.dtype == cleave::kResource ? Value()
-                                                        : tensorOf(ctx, value);
+        Value tensor =
+            value.dtype == cleave::kResource ? Value() : tensorOf(ctx, value);
         if (!tensor || tensor.getType() != types[i]) {
           ctx.error() << "the loop body changes loop variable " << i
                       << " from " << types[i] << " to "

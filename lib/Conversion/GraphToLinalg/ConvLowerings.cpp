@@ -471,8 +471,8 @@ LogicalResult maxPoolGrad(NodeLowering &ctx) {
   Value input = ctx.tensor(0);
   std::vector<int64_t> outShape = g->outputShape();
   Value best = ctx.filled(outShape, dtype, lowest);
-  Value argBest = ctx.filled(outShape, cleave::kInt64,
-                             ctx.scalar(cleave::kInt64, -1));
+  Value argBest =
+      ctx.filled(outShape, cleave::kInt64, ctx.scalar(cleave::kInt64, -1));
   Value taps = ctx.empty({g->h.size, g->w.size}, dtype);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)},

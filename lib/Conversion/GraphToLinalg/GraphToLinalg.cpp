@@ -8,10 +8,10 @@
 
 #include "Lowering.h"
 
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/NodeInferenceContext.h"
 #include "cleave/Interpreter/Interpreter.h"
 #include "cleave/Ops/OpRegistry.h"
-#include "cleave/Dialect/Graph/Utils/NodeInferenceContext.h"
-#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +29,6 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
-using cleave::Tensor;
 
 //===----------------------------------------------------------------------===//
 // The lowering table
@@ -149,19 +148,19 @@ std::vector<StringRef> cleave::conversion::getCPULoweredOps() {
 //===----------------------------------------------------------------------===//
 
 bool cleave::conversion::isFloatDType(int32_t dtype) {
-  return dtype == cleave::kFloat || dtype == cleave::kDouble;
+  return dtype == kFloat || dtype == kDouble;
 }
 
 bool cleave::conversion::isUnsignedDType(int32_t dtype) {
-  return dtype == cleave::kUInt8 || dtype == cleave::kUInt16 ||
-         dtype == cleave::kUInt32 || dtype == cleave::kUInt64;
+  return dtype == kUInt8 || dtype == kUInt16 ||
+         dtype == kUInt32 || dtype == kUInt64;
 }
 
 bool cleave::conversion::isIntegerDType(int32_t dtype) {
   switch (dtype) {
-  case cleave::kInt8: case cleave::kInt16: case cleave::kInt32:
-  case cleave::kInt64: case cleave::kUInt8: case cleave::kUInt16:
-  case cleave::kUInt32: case cleave::kUInt64:
+  case kInt8: case kInt16: case kInt32:
+  case kInt64: case kUInt8: case kUInt16:
+  case kUInt32: case kUInt64:
     return true;
   default:
     return false;
@@ -172,13 +171,13 @@ Type cleave::conversion::getLoweredElementType(MLIRContext *context,
                                                int32_t dtype) {
   Builder b(context);
   switch (dtype) {
-  case cleave::kFloat: return b.getF32Type();
-  case cleave::kDouble: return b.getF64Type();
-  case cleave::kBool: return b.getI1Type();
-  case cleave::kInt8: case cleave::kUInt8: return b.getI8Type();
-  case cleave::kInt16: case cleave::kUInt16: return b.getI16Type();
-  case cleave::kInt32: case cleave::kUInt32: return b.getI32Type();
-  case cleave::kInt64: case cleave::kUInt64: return b.getI64Type();
+  case kFloat: return b.getF32Type();
+  case kDouble: return b.getF64Type();
+  case kBool: return b.getI1Type();
+  case kInt8: case kUInt8: return b.getI8Type();
+  case kInt16: case kUInt16: return b.getI16Type();
+  case kInt32: case kUInt32: return b.getI32Type();
+  case kInt64: case kUInt64: return b.getI64Type();
   default: return Type();
   }
 }
@@ -344,7 +343,7 @@ FailureOr<Value> FunctionLowering::materialize(LoweredValue &value,
     value.tensor = ctx.constantTensor(*value.constant);
     return value.tensor;
   }
-  if (!value.variable.empty() && value.dtype != cleave::kResource) {
+  if (!value.variable.empty() && value.dtype != kResource) {
     FailureOr<LoweredValue> current = entryValue(value.variable, user);
     if (failed(current))
       return failure();
@@ -574,8 +573,8 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
     }
     if (wanted.size() == ctx.getNumInputs())
       for (auto [i, type] : llvm::enumerate(wanted))
-        if (ctx.dtype(i) == cleave::kResource && type &&
-            type != cleave::kResource)
+        if (ctx.dtype(i) == kResource && type &&
+            type != kResource)
           return nodeError(node) << "input " << i << " is a resource handle, "
                                  << "but '" << op << "' takes a "
                                  << cleave::dtypeName(type) << " there",
@@ -585,7 +584,7 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
     bool refArg = spec && i < spec->inputs.size() && spec->inputs[i].isRef;
     LoweredValue &value = const_cast<LoweredValue &>(ctx.input(i));
-    if (!refArg && value.dtype != cleave::kResource && !value.tensor &&
+    if (!refArg && value.dtype != kResource && !value.tensor &&
         !value.constant && failed(materialize(value, node)))
       return failure();
   }
@@ -617,7 +616,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     LoweredValue value;
     value.dtype = spec.dtype;
     value.shape = spec.shape;
-    if (spec.dtype == cleave::kResource) {
+    if (spec.dtype == kResource) {
       value.variable = spec.variable;
     } else if (spec.constant) {
       value.constant = spec.constant;
@@ -700,7 +699,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
       return emitError(v.getLoc()) << "an output of the lowered function "
                                       "has no value",
              failure();
-    if (value->dtype == cleave::kResource)
+    if (value->dtype == kResource)
       return nodeError(producer) << "a resource handle cannot leave compiled "
                                     "code",
              failure();
@@ -732,7 +731,7 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     results.push_back(builder.create<tensor::FromElementsOp>(
         loc, RankedTensorType::get({}, builder.getI64Type()),
         ValueRange{status}));
-    result.resultSpecs.push_back({cleave::kInt64, {}});
+    result.resultSpecs.push_back({kInt64, {}});
   }
   builder.create<func::ReturnOp>(loc, results);
   func.setFunctionType(builder.getFunctionType(
@@ -811,7 +810,7 @@ public:
 
   unsigned getNumInputs() const override { return inputs.size(); }
   ops::Shape getInputShape(unsigned i) const override {
-    if (i >= inputs.size() || inputs[i]->dtype == cleave::kResource ||
+    if (i >= inputs.size() || inputs[i]->dtype == kResource ||
         (!inputs[i]->variable.empty() && !inputs[i]->tensor))
       return ops::Shape::unknown();
     return ops::Shape::of(inputs[i]->shape);
@@ -1016,7 +1015,7 @@ Value NodeLowering::filled(ArrayRef<int64_t> shape, int32_t dtype,
 Value NodeLowering::constantTensor(const Tensor &value) {
   RankedTensorType type = tensorType(value.shape(), value.dtype());
   DenseElementsAttr attr;
-  if (value.dtype() == cleave::kBool) {
+  if (value.dtype() == kBool) {
     SmallVector<bool> bits(value.data<bool>(),
                            value.data<bool>() + value.numElements());
     attr = DenseElementsAttr::get(type, bits);
@@ -1134,7 +1133,7 @@ Value NodeLowering::convertElement(OpBuilder &builder, Location loc,
   Type toType = elementType(to);
   if (from == to)
     return value;
-  if (to == cleave::kBool) {
+  if (to == kBool) {
     if (isFloatDType(from))
       return builder.create<arith::CmpFOp>(
           loc, arith::CmpFPredicate::UNE, value,
@@ -1146,7 +1145,7 @@ Value NodeLowering::convertElement(OpBuilder &builder, Location loc,
             loc, builder.getIntegerAttr(value.getType(), 0)));
   }
   bool fromFloat = isFloatDType(from), toFloat = isFloatDType(to);
-  bool fromUnsigned = isUnsignedDType(from) || from == cleave::kBool;
+  bool fromUnsigned = isUnsignedDType(from) || from == kBool;
   if (fromFloat && toFloat) {
     if (toType.getIntOrFloatBitWidth() > value.getType().getIntOrFloatBitWidth())
       return builder.create<arith::ExtFOp>(loc, toType, value);

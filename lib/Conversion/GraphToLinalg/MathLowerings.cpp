@@ -21,9 +21,6 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
-using cleave::kBool;
-using cleave::kInt32;
-using cleave::kInt64;
 
 namespace {
 

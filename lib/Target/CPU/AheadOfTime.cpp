@@ -12,8 +12,8 @@
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Target/CPU/CPUTarget.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Target/CPU/CPUTarget.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -28,24 +28,23 @@ using namespace cleave::cpu;
 using conversion::LoweredFunction;
 using conversion::TensorSpec;
 using conversion::ValueSource;
-using cleave::Tensor;
 
 namespace {
 
 /// The C++ element type of a dtype.
 const char *cType(int32_t dtype) {
   switch (dtype) {
-  case cleave::kFloat: return "float";
-  case cleave::kDouble: return "double";
-  case cleave::kInt8: return "int8_t";
-  case cleave::kUInt8: return "uint8_t";
-  case cleave::kInt16: return "int16_t";
-  case cleave::kUInt16: return "uint16_t";
-  case cleave::kInt32: return "int32_t";
-  case cleave::kUInt32: return "uint32_t";
-  case cleave::kInt64: return "int64_t";
-  case cleave::kUInt64: return "uint64_t";
-  case cleave::kBool: return "bool";
+  case kFloat: return "float";
+  case kDouble: return "double";
+  case kInt8: return "int8_t";
+  case kUInt8: return "uint8_t";
+  case kInt16: return "int16_t";
+  case kUInt16: return "uint16_t";
+  case kInt32: return "int32_t";
+  case kUInt32: return "uint32_t";
+  case kInt64: return "int64_t";
+  case kUInt64: return "uint64_t";
+  case kBool: return "bool";
   default: return "unsigned char";
   }
 }

@@ -249,8 +249,8 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
     if (!warning.empty())
       emitWarning(locs[i]) << "Node '" << node.name() << "': " << warning;
     SmallVector<graph::OutputArg> outArgs;
-    FailureOr<bool> isKnown = graph::resolveOutputArgs(
-        node.op(), attrs[i], module, outArgs, error);
+    FailureOr<bool> isKnown =
+        graph::resolveOutputArgs(node.op(), attrs[i], module, outArgs, error);
     if (failed(isKnown))
       return nodeError(locs[i], node.name())
              << error << " (op type: " << node.op() << ")";
@@ -283,9 +283,8 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
       if (known[producer]) {
         SmallVector<graph::OutputArg> outArgs;
         std::string error;
-        (void)graph::resolveOutputArgs(nodes[producer].op(),
-                                          attrs[producer], module, outArgs,
-                                          error);
+        (void)graph::resolveOutputArgs(nodes[producer].op(), attrs[producer],
+                                       module, outArgs, error);
         int64_t base = 0;
         bool found = false;
         for (const graph::OutputArg &arg : outArgs) {

@@ -11,8 +11,8 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/OutputArgs.h"
 #include "cleave/Translate/GraphDef.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "cleave/tf/graph.pb.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
 #include "google/protobuf/text_format.h"

@@ -8,7 +8,6 @@
 
 #include "Internal.h"
 
-
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;

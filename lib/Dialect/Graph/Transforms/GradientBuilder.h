@@ -13,8 +13,8 @@
 
 #include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
-#include "cleave/Ops/Gradients.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Ops/Gradients.h"
 
 #include "mlir/IR/Builders.h"
 

@@ -59,7 +59,8 @@ public:
 
   unsigned getNumInputs() const override { return inputs.size(); }
   Shape getInputShape(unsigned i) const override {
-    return i < inputs.size() ? toInferenceShape(inputs[i].getType()) : Shape::unknown();
+    return i < inputs.size() ? toInferenceShape(inputs[i].getType())
+                             : Shape::unknown();
   }
   std::optional<SmallVector<int64_t>>
   getConstantInput(unsigned i) const override {
@@ -240,8 +241,8 @@ static LogicalResult inferNode(NodeOp node,
       return node.emitError()
              << "Node '" << node.getName() << "': inferred shape "
              << ctx.getOutputs()[i].str() << " of output " << i
-             << " conflicts with the recorded shape " << toInferenceShape(type).str()
-             << ": " << conflict;
+             << " conflicts with the recorded shape "
+             << toInferenceShape(type).str() << ": " << conflict;
     Type refined = withShape(type, *merged);
     if (refined == type)
       continue;

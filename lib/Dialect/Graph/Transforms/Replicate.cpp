@@ -9,8 +9,8 @@
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/Replication.h"
-#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Ops/OpRegistry.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

@@ -79,7 +79,8 @@ static Attribute parseShapeDefault(StringRef text, MLIRContext *ctx) {
     else if (tokens[i] != "dim")
       return {};
   }
-  return unknownRank ? ShapeAttr::getUnknownRank(ctx) : ShapeAttr::get(ctx, dims);
+  return unknownRank ? ShapeAttr::getUnknownRank(ctx)
+                     : ShapeAttr::get(ctx, dims);
 }
 
 /// One value of an attr of scalar kind `type` ("int", "type", ...) as the

@@ -31,8 +31,7 @@ std::optional<bool> NodeInferenceContext::getBoolAttr(StringRef name) const {
   return node.getTFBool(name);
 }
 
-std::optional<double>
-NodeInferenceContext::getFloatAttr(StringRef name) const {
+std::optional<double> NodeInferenceContext::getFloatAttr(StringRef name) const {
   if (auto f = dyn_cast_or_null<FloatAttr>(node.getTFAttr(name)))
     return f.getValueAsDouble();
   return std::nullopt;

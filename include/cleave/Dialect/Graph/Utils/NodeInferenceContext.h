@@ -1,4 +1,4 @@
-//===- NodeInferenceContext.h - a graph.node for shape functions -*- C++ -*-===//
+//===- NodeInferenceContext.h - a node for shape functions -----*- C++ -*-===//
 //
 // The registry's shape functions see a node through ops::InferenceContext.
 // This base answers everything a node's attrs tell; what its inputs are
@@ -28,8 +28,7 @@ public:
   std::optional<int64_t> getIntAttr(llvm::StringRef name) const override;
   std::optional<bool> getBoolAttr(llvm::StringRef name) const override;
   std::optional<double> getFloatAttr(llvm::StringRef name) const override;
-  std::optional<std::string>
-  getStringAttr(llvm::StringRef name) const override;
+  std::optional<std::string> getStringAttr(llvm::StringRef name) const override;
   std::optional<llvm::SmallVector<int64_t>>
   getIntListAttr(llvm::StringRef name) const override;
   std::optional<ops::Shape> getShapeAttr(llvm::StringRef name) const override;

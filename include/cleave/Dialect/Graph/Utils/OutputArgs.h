@@ -28,10 +28,11 @@ struct OutputArg {
 /// or, for a call of a `graph.func` of `module`, from its signature. Fails with
 /// `error` set when the op is known but its attrs do not determine the
 /// outputs; returns false (and no error) when the op is unknown.
-mlir::FailureOr<bool>
-resolveOutputArgs(llvm::StringRef opType, mlir::DictionaryAttr attrs,
-                  mlir::ModuleOp module, llvm::SmallVectorImpl<OutputArg> &args,
-                  std::string &error);
+mlir::FailureOr<bool> resolveOutputArgs(llvm::StringRef opType,
+                                        mlir::DictionaryAttr attrs,
+                                        mlir::ModuleOp module,
+                                        llvm::SmallVectorImpl<OutputArg> &args,
+                                        std::string &error);
 
 } // namespace cleave::graph
 
