@@ -2,10 +2,12 @@
 
 #include "cleave/InitAll.h"
 
+#include "cleave/AutoClustering/Passes.h"
 #include "cleave/Conversion/Passes.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Target/CPU/CPUTarget.h"
+#include "cleave/Target/CPU/Passes.h"
 #include "cleave/Translate/Dot.h"
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -20,6 +22,8 @@ void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
 void cleave::registerAllPasses() {
   graph::registerGraphPasses();
   registerConversionPasses();
+  registerAutoClusteringPasses();
+  registerCPUPasses();
   cpu::registerCPUPipelines();
   // Upstream passes that are useful on graphs (canonicalize, cse, ...).
   mlir::registerTransformsPasses();

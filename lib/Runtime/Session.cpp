@@ -15,7 +15,7 @@
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Interpreter/HostProgram.h"
 #include "cleave/Interpreter/Interpreter.h"
-#include "cleave/Jit/AutoClustering.h"
+#include "cleave/AutoClustering/AutoClustering.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Runtime/HostProgramCompiler.h"

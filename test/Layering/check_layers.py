@@ -18,7 +18,7 @@ LAYERS = [
     ["CleaveGraphTransforms"],
     ["CleaveTranslateGraphDef", "CleaveTranslateDot"],
     ["CleaveGraphToLinalg"],
-    ["CleaveCPUTarget", "CleaveJit"],
+    ["CleaveCPUTarget", "CleaveAutoClustering"],
     ["CleaveAheadOfTime", "CleaveCheckpoint"],
     ["CleaveInterpreter"],
     ["CleaveRuntime"],

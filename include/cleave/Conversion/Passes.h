@@ -1,4 +1,4 @@
-//===- Passes.h - lowering and clustering passes ----------------*- C++ -*-===//
+//===- Passes.h - conversion passes -----------------------------*- C++ -*-===//
 
 #ifndef CLEAVE_CONVERSION_PASSES_H
 #define CLEAVE_CONVERSION_PASSES_H
@@ -6,7 +6,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

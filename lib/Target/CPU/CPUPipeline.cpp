@@ -11,7 +11,7 @@
 
 #include "cleave/Target/CPU/CPUTarget.h"
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/Passes.h"
@@ -61,7 +61,7 @@ void cleave::cpu::buildLinalgToLLVMPipeline(
   // Elementwise producers fuse into their consumers (bias add + activation,
   // the pieces of softmax, optimizer updates): one loop nest, no
   // intermediate tensors.
-  pm.addPass(cleave::createFuseElementwisePass());
+  pm.addNestedPass<func::FuncOp>(cleave::createFuseElementwisePass());
   // tensor.empty becomes an allocation One-Shot Bufferize can place.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   // Constants the canonicalizer merged are split again: One-Shot

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +19,7 @@
 
 namespace cleave {
 #define GEN_PASS_DEF_DEALLOCATEBUFFERSPASS
-#include "cleave/Conversion/Passes.h.inc"
+#include "cleave/Target/CPU/Passes.h.inc"
 } // namespace cleave
 
 using namespace mlir;

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
@@ -17,7 +17,7 @@
 
 namespace cleave {
 #define GEN_PASS_DEF_LIBRARYCALLSPASS
-#include "cleave/Conversion/Passes.h.inc"
+#include "cleave/Target/CPU/Passes.h.inc"
 } // namespace cleave
 
 using namespace mlir;

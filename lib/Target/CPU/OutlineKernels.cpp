@@ -1,6 +1,6 @@
 //===- OutlineKernels.cpp - one function per linalg op --------------------===//
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -9,7 +9,7 @@
 
 namespace cleave {
 #define GEN_PASS_DEF_OUTLINEKERNELSPASS
-#include "cleave/Conversion/Passes.h.inc"
+#include "cleave/Target/CPU/Passes.h.inc"
 } // namespace cleave
 
 using namespace mlir;

@@ -10,13 +10,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/Target/CPU/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
 
 namespace cleave {
 #define GEN_PASS_DEF_PARALLELIZEKERNELSPASS
-#include "cleave/Conversion/Passes.h.inc"
+#include "cleave/Target/CPU/Passes.h.inc"
 } // namespace cleave
 
 using namespace mlir;

@@ -8,13 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace cleave {
 #define GEN_PASS_DEF_RESULTSINPLACEPASS
-#include "cleave/Conversion/Passes.h.inc"
+#include "cleave/Target/CPU/Passes.h.inc"
 } // namespace cleave
 
 using namespace mlir;

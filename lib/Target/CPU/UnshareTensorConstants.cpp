@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/Target/CPU/Passes.h"
 
 namespace cleave {
 #define GEN_PASS_DEF_UNSHARETENSORCONSTANTSPASS
-#include "cleave/Conversion/Passes.h.inc"
+#include "cleave/Target/CPU/Passes.h.inc"
 } // namespace cleave
 
 using namespace mlir;

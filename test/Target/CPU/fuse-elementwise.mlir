@@ -1,6 +1,6 @@
 // Elementwise producers with one use fuse into the linalg.generic that
 // uses them; named ops and reshapes stay as they are.
-// RUN: graph-opt %s --fuse-elementwise --split-input-file | FileCheck %s
+// RUN: graph-opt %s --pass-pipeline="builtin.module(func.func(fuse-elementwise))" --split-input-file | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>

@@ -1,7 +1,7 @@
 //===- Graph.h - the graph dialect ------------------------------*- C++ -*-===//
 //
 // The `graph` dialect: a lossless IR of TensorFlow GraphDefs. See
-// dialects/Graph/IR/*.td for the definitions and docs/Dialect.md for a tour.
+// include/cleave/Dialect/Graph/IR/*.td for the definitions and docs/Dialect.md for a tour.
 //
 //===----------------------------------------------------------------------===//
 

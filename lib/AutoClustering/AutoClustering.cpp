@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Jit/AutoClustering.h"
+#include "cleave/AutoClustering/AutoClustering.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 
 #include "cleave/Conversion/GraphToLinalg.h"

@@ -1,12 +1,12 @@
 //===- AutoClusterPass.cpp - graph-auto-cluster for graph-opt -------------===//
 
-#include "cleave/Conversion/Passes.h"
+#include "cleave/AutoClustering/Passes.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Jit/AutoClustering.h"
+#include "cleave/AutoClustering/AutoClustering.h"
 
 namespace cleave {
 #define GEN_PASS_DEF_GRAPHAUTOCLUSTERPASS
-#include "cleave/Conversion/Passes.h.inc"
+#include "cleave/AutoClustering/Passes.h.inc"
 } // namespace cleave
 
 using namespace mlir;
