@@ -293,7 +293,10 @@ Session::run(const NamedTensors &feeds, llvm::ArrayRef<std::string> fetches,
 }
 
 int32_t Session::getFeedDType(StringRef tensorName) const {
-  auto [nodeName, port] = graph::splitTensorName(tensorName);
+  // (Named, not a structured binding: the lambda below captures them.)
+  std::pair<StringRef, unsigned> name = graph::splitTensorName(tensorName);
+  StringRef nodeName = name.first;
+  unsigned port = name.second;
   int32_t dtype = kFloat;
   // Feeds name nodes of the top-level graph, not of functions.
   for (auto graphOp : impl->module->getOps<graph::GraphOp>())
