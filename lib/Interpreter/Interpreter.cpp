@@ -41,28 +41,6 @@ using namespace cleave::interp;
 // KernelContext
 //===----------------------------------------------------------------------===//
 
-Attribute KernelContext::getAttr(StringRef name) {
-  return getNodeAttrOrDefault(node, name, bindings);
-}
-std::optional<int32_t> KernelContext::getType(StringRef name) {
-  return attrAsDataType(getAttr(name));
-}
-std::optional<int64_t> KernelContext::getInt(StringRef name) {
-  return attrAsInt(getAttr(name));
-}
-std::optional<bool> KernelContext::getBool(StringRef name) {
-  return attrAsBool(getAttr(name));
-}
-std::optional<double> KernelContext::getFloat(StringRef name) {
-  return attrAsFloat(getAttr(name));
-}
-std::optional<std::string> KernelContext::getString(StringRef name) {
-  return attrAsString(getAttr(name));
-}
-std::optional<std::vector<int64_t>> KernelContext::getIntList(StringRef name) {
-  return attrAsIntList(getAttr(name));
-}
-
 FailureOr<Tensor> KernelContext::getTensor(StringRef name) {
   auto attr = dyn_cast_or_null<TensorAttr>(getAttr(name));
   if (!attr)

@@ -10,6 +10,7 @@
 #define CLEAVE_LIB_INTERPRETER_KERNELS_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Interpreter/Interpreter.h"
 
 #include <algorithm>
@@ -19,11 +20,11 @@
 
 namespace cleave::interp {
 
-class KernelContext {
+class KernelContext : public NodeAttrReader {
 public:
   KernelContext(graph::NodeOp node, std::vector<Tensor> inputs,
                 Interpreter &interpreter, mlir::DictionaryAttr bindings)
-      : node(node), inputs(std::move(inputs)), interpreter(interpreter),
+      : NodeAttrReader(node, bindings), node(node), inputs(std::move(inputs)), interpreter(interpreter),
         state(interpreter.getState()), bindings(bindings),
         outputs(node.getOutputs().size()) {}
 
@@ -41,15 +42,7 @@ public:
     return node.emitError() << "Node '" << node.getName() << "': ";
   }
 
-  /// The node's attr `name` with placeholders bound, or null.
-  mlir::Attribute getAttr(llvm::StringRef name);
-  /// The DataType of a `type` attr.
-  std::optional<int32_t> getType(llvm::StringRef name);
-  std::optional<int64_t> getInt(llvm::StringRef name);
-  std::optional<bool> getBool(llvm::StringRef name);
-  std::optional<double> getFloat(llvm::StringRef name);
-  std::optional<std::string> getString(llvm::StringRef name);
-  std::optional<std::vector<int64_t>> getIntList(llvm::StringRef name);
+  // The node's attrs, with placeholders bound, come from NodeAttrReader.
   /// A `tensor` attr decoded to a host tensor.
   mlir::FailureOr<Tensor> getTensor(llvm::StringRef name);
 };

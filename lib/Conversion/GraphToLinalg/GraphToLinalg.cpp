@@ -791,7 +791,8 @@ cleave::conversion::requestForFunction(Operation *function,
 
 NodeLowering::NodeLowering(FunctionLowering &function, graph::NodeOp node,
                            OpBuilder &builder)
-    : node(node), b(builder), loc(node.getLoc()), function(function) {
+    : NodeAttrReader(node), node(node), b(builder), loc(node.getLoc()),
+      function(function) {
   for (Value v : node.getDataInputs())
     inputs.push_back(function.lookup(v));
 }
@@ -953,28 +954,6 @@ std::optional<TensorSpec> NodeLowering::variableSpec(StringRef name) {
   return function.variableSpec(name);
 }
 
-// Placeholder attrs are unbound here: cluster functions have none.
-Attribute NodeLowering::getAttr(StringRef name) {
-  return getNodeAttrOrDefault(node, name);
-}
-std::optional<int32_t> NodeLowering::getType(StringRef name) {
-  return attrAsDataType(getAttr(name));
-}
-std::optional<int64_t> NodeLowering::getInt(StringRef name) {
-  return attrAsInt(getAttr(name));
-}
-std::optional<bool> NodeLowering::getBool(StringRef name) {
-  return attrAsBool(getAttr(name));
-}
-std::optional<double> NodeLowering::getFloat(StringRef name) {
-  return attrAsFloat(getAttr(name));
-}
-std::optional<std::string> NodeLowering::getString(StringRef name) {
-  return attrAsString(getAttr(name));
-}
-std::optional<std::vector<int64_t>> NodeLowering::getIntList(StringRef name) {
-  return attrAsIntList(getAttr(name));
-}
 
 //===----------------------------------------------------------------------===//
 // Builders

@@ -13,6 +13,7 @@
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -34,7 +35,7 @@ struct LoweredValue {
 class FunctionLowering;
 
 /// What a lowering sees of its node.
-class NodeLowering {
+class NodeLowering : public NodeAttrReader {
 public:
   NodeLowering(FunctionLowering &function, graph::NodeOp node,
                mlir::OpBuilder &builder);
@@ -84,14 +85,8 @@ public:
   /// nullopt while it is uninitialized; reads nothing.
   std::optional<TensorSpec> variableSpec(llvm::StringRef name);
 
-  /// Attrs (defaults of the op's registration filled in).
-  mlir::Attribute getAttr(llvm::StringRef name);
-  std::optional<int32_t> getType(llvm::StringRef name);
-  std::optional<int64_t> getInt(llvm::StringRef name);
-  std::optional<bool> getBool(llvm::StringRef name);
-  std::optional<double> getFloat(llvm::StringRef name);
-  std::optional<std::string> getString(llvm::StringRef name);
-  std::optional<std::vector<int64_t>> getIntList(llvm::StringRef name);
+  // Attrs (defaults of the op's registration filled in; placeholders are
+  // unbound: cluster functions have none) come from NodeAttrReader.
 
   // Builders shared by the family files.
 

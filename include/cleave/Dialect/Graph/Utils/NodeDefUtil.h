@@ -38,6 +38,41 @@ std::optional<double> attrAsFloat(mlir::Attribute attr);
 std::optional<std::string> attrAsString(mlir::Attribute attr);
 std::optional<std::vector<int64_t>> attrAsIntList(mlir::Attribute attr);
 
+/// A node's attrs as kernels and lowerings read them: getNodeAttrOrDefault
+/// (placeholders bound through `bindings`) seen through the typed views.
+class NodeAttrReader {
+public:
+  NodeAttrReader(graph::NodeOp node, mlir::DictionaryAttr bindings = {})
+      : attrNode(node), attrBindings(bindings) {}
+
+  mlir::Attribute getAttr(llvm::StringRef name) {
+    return getNodeAttrOrDefault(attrNode, name, attrBindings);
+  }
+  /// The DataType of a `type` attr.
+  std::optional<int32_t> getType(llvm::StringRef name) {
+    return attrAsDataType(getAttr(name));
+  }
+  std::optional<int64_t> getInt(llvm::StringRef name) {
+    return attrAsInt(getAttr(name));
+  }
+  std::optional<bool> getBool(llvm::StringRef name) {
+    return attrAsBool(getAttr(name));
+  }
+  std::optional<double> getFloat(llvm::StringRef name) {
+    return attrAsFloat(getAttr(name));
+  }
+  std::optional<std::string> getString(llvm::StringRef name) {
+    return attrAsString(getAttr(name));
+  }
+  std::optional<std::vector<int64_t>> getIntList(llvm::StringRef name) {
+    return attrAsIntList(getAttr(name));
+  }
+
+private:
+  graph::NodeOp attrNode;
+  mlir::DictionaryAttr attrBindings;
+};
+
 /// The variable a VariableV2/VarHandleOp node stands for: its shared_name,
 /// or its node name when that is empty (the namespace the interpreter's
 /// State and compiled code share).
