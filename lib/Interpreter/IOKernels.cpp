@@ -219,7 +219,7 @@ LogicalResult shardedFilespec(KernelContext &ctx) {
     return failure();
   std::string name;
   llvm::raw_string_ostream(name)
-      << *basename << llvm::format("-?????-of-%05d", *shards);
+      << *basename << llvm::format("-\?\?\?\?\?-of-%05d", *shards);
   ctx.outputs[0] = stringScalar(name);
   return success();
 }

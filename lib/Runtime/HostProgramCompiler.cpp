@@ -105,8 +105,8 @@ cleave::runtime::buildHostProgramModule(const HostProgram &program,
     return func;
   };
 
-  for (auto [index, sequence] : llvm::enumerate(program.sequences)) {
-    ArrayRef<HostStep> steps = sequence.steps;
+  for (size_t index = 0; index < program.sequences.size(); ++index) {
+    ArrayRef<HostStep> steps = program.sequences[index].steps;
     // The calls of the entry points of steps [first, first + count).
     auto emitSteps = [&](const std::string &name, size_t first,
                          size_t count) {
