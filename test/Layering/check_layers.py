@@ -32,8 +32,6 @@ ORACLE = "CleaveInterpreter"
 PENDING = {
     ("CleaveGraphToLinalg", "CleaveInterpreter"):
         "the lowering folds constants with the interpreter's kernels",
-    ("CleaveAheadOfTime", "CleaveInterpreter"):
-        "graph-compile takes initial variable values as an interp::State",
     ("CleaveRuntime", "CleaveInterpreter"):
         "compiled clusters run as the interpreter's CompiledCallHandler",
 }

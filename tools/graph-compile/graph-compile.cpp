@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
     if (failed(interpreter.run({}, {}, initTargets)))
       return 1;
-    options.initialState = &interpreter.getState();
+    options.initialVariables = &interpreter.getState().variables;
   }
 
   std::error_code ec;

@@ -379,9 +379,9 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
         declared[getVariableName(node)] = {dtypeAttr(node), *shape};
   }
   request.variableType = [&](StringRef name) -> std::optional<TensorSpec> {
-    if (options.initialState) {
-      auto it = options.initialState->variables.find(name);
-      if (it != options.initialState->variables.end() && it->second.isValid())
+    if (options.initialVariables) {
+      auto it = options.initialVariables->find(name);
+      if (it != options.initialVariables->end() && it->second.isValid())
         return TensorSpec{it->second.dtype(), it->second.shape()};
     }
     auto it = declared.find(name);
@@ -428,9 +428,9 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
   for (auto [k, slot] : llvm::enumerate(lowered->variables)) {
     variables.push_back({slot.name, slot.dtype, slot.shape});
     const Tensor *initial = nullptr;
-    if (options.initialState) {
-      auto it = options.initialState->variables.find(slot.name);
-      if (it != options.initialState->variables.end() && it->second.isValid())
+    if (options.initialVariables) {
+      auto it = options.initialVariables->find(slot.name);
+      if (it != options.initialVariables->end() && it->second.isValid())
         initial = &it->second;
     }
     baked.push_back(initial && initial->byteSize() > 0);

@@ -12,7 +12,9 @@
 #ifndef CLEAVE_TARGET_CPU_AHEADOFTIME_H
 #define CLEAVE_TARGET_CPU_AHEADOFTIME_H
 
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Tensor/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -38,10 +40,11 @@ struct AheadOfTimeOptions {
   /// The C symbol of the compiled function; the buffers' initial variable
   /// values are `<function>_variable<k>`.
   std::string function;
-  /// The variables' values at the start, baked into the object (from the
-  /// interpreter running the graph's initializers); variables without one
+  /// The variables' values at the start by variable name (shared_name, or
+  /// the node's name), baked into the object; graph-compile takes them from
+  /// the interpreter running the graph's initializers. Variables without one
   /// start as zeros of the shape their VariableV2/VarHandleOp declares.
-  const interp::State *initialState = nullptr;
+  const llvm::StringMap<Tensor> *initialVariables = nullptr;
   /// What the header names as its source.
   std::string sourceName;
 };
