@@ -13,7 +13,7 @@
 #include "Rendezvous.h"
 #include "ThreadCache.h"
 
-#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Ops/OpRegistry.h"

@@ -11,7 +11,7 @@
 #ifndef CLEAVE_LIB_OPS_OPTABLES_H
 #define CLEAVE_LIB_OPS_OPTABLES_H
 
-#include "cleave/Ops/Gradients.h"
+#include "cleave/Ops/GradientRules.h"
 #include "cleave/Ops/OpRegistry.h"
 
 #include "llvm/ADT/StringRef.h"

@@ -6,7 +6,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Interpreter/Collectives.h"
 #include "cleave/Target/CPU/CPUTarget.h"
-#include "cleave/Target/CPU/Collectives.h"
+#include "cleave/Target/CPU/CompiledCollectives.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 
 #include "mlir/IR/Diagnostics.h"

@@ -15,7 +15,7 @@
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Interpreter/Interpreter.h"
-#include "cleave/Ops/Gradients.h"
+#include "cleave/Ops/GradientRules.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
 

@@ -3,7 +3,7 @@
 // Collectives and host transfers are not computations on the replica's own
 // values: the compiled code hands its buffers to the runtime that runs the
 // replicas (cleave_cpu_cross_replica_sum, cleave_cpu_host_transfer;
-// cleave/Target/CPU/Collectives.h), which meets the other replicas or the
+// cleave/Target/CPU/CompiledCollectives.h), which meets the other replicas or the
 // host side and writes what they answer into fresh buffers. So a replica's
 // device computation compiles whole, all-reduces and host computes
 // included, as XLA compiles them into the program. A failure there (a

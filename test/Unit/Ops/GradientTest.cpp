@@ -12,7 +12,7 @@
 #include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Interpreter/Interpreter.h"
-#include "cleave/Ops/Gradients.h"
+#include "cleave/Ops/GradientRules.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
 

@@ -44,7 +44,7 @@ void cleave_cpu_conv2d_f32(const float *in, int64_t n, int64_t inStrideN,
 /// DataType `dtype`) over the caller's group of `groups` (group_assignment:
 /// int32 replica ids of shape `groupsShape`, `groupsRank` dims; no
 /// elements: all replicas), as the Collectives installed on the calling
-/// thread compute it (cleave/Target/CPU/Collectives.h); `op` identifies the
+/// thread compute it (cleave/Target/CPU/CompiledCollectives.h); `op` identifies the
 /// node. Without any, out = in. Returns a CollectiveStatus.
 int64_t cleave_cpu_cross_replica_sum(int64_t op, const void *in, void *out,
                                      int64_t count, int64_t dtype,

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"

@@ -12,10 +12,10 @@
 
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
-#include "cleave/Ops/Gradients.h"
+#include "cleave/Ops/GradientRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

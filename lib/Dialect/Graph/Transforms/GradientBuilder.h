@@ -12,9 +12,9 @@
 #define CLEAVE_LIB_DIALECT_GRAPH_TRANSFORMS_GRADIENTBUILDER_H
 
 #include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
-#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
-#include "cleave/Ops/Gradients.h"
+#include "cleave/Ops/GradientRules.h"
 
 #include "mlir/IR/Builders.h"
 

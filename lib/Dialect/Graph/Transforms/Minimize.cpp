@@ -11,7 +11,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"

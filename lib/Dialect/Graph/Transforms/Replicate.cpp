@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Ops/OpRegistry.h"
 

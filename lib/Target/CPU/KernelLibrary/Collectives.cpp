@@ -1,6 +1,6 @@
 //===- Collectives.cpp - compiled code's cross-replica calls --------------===//
 
-#include "cleave/Target/CPU/Collectives.h"
+#include "cleave/Target/CPU/CompiledCollectives.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 
 #include <cstring>

@@ -1,4 +1,4 @@
-//===- Replication.h - names and rules of replicated computations -*- C++ -*-===//
+//===- ReplicatedComputation.h - replicated computations --------*- C++ -*-===//
 //
 // The attributes TensorFlow's tpu.replicate() writes, the name uniquing of
 // Graph.unique_name, and the feed/fetch rule of TPUReplicateContext.AddOp,
@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_DIALECT_GRAPH_TRANSFORMS_REPLICATION_H
-#define CLEAVE_DIALECT_GRAPH_TRANSFORMS_REPLICATION_H
+#ifndef CLEAVE_DIALECT_GRAPH_TRANSFORMS_REPLICATEDCOMPUTATION_H
+#define CLEAVE_DIALECT_GRAPH_TRANSFORMS_REPLICATEDCOMPUTATION_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "llvm/ADT/StringMap.h"
@@ -72,4 +72,4 @@ void forEachNodeOfComputation(mlir::Operation *region,
 
 } // namespace cleave::graph
 
-#endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_REPLICATION_H
+#endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_REPLICATEDCOMPUTATION_H

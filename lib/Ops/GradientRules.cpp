@@ -1,4 +1,4 @@
-//===- Gradients.cpp - the gradient rule table and shared helpers ---------===//
+//===- GradientRules.cpp - the gradient rule table and helpers ------------===//
 
 #include "OpTables.h"
 

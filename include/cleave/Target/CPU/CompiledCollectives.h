@@ -1,4 +1,4 @@
-//===- Collectives.h - what compiled collectives call -----------*- C++ -*-===//
+//===- CompiledCollectives.h - what compiled collectives call ---*- C++ -*-===//
 //
 // Compiled code sums across replicas and talks to the host by calling
 // cleave_cpu_cross_replica_sum and cleave_cpu_host_transfer
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_TARGET_CPU_COLLECTIVES_H
-#define CLEAVE_TARGET_CPU_COLLECTIVES_H
+#ifndef CLEAVE_TARGET_CPU_COMPILEDCOLLECTIVES_H
+#define CLEAVE_TARGET_CPU_COMPILEDCOLLECTIVES_H
 
 #include <cstdint>
 #include <vector>
@@ -66,4 +66,4 @@ private:
 
 } // namespace cleave::cpu
 
-#endif // CLEAVE_TARGET_CPU_COLLECTIVES_H
+#endif // CLEAVE_TARGET_CPU_COMPILEDCOLLECTIVES_H

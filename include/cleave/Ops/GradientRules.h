@@ -1,4 +1,4 @@
-//===- Gradients.h - TensorFlow gradient rules ------------------*- C++ -*-===//
+//===- GradientRules.h - TensorFlow gradient rules --------------*- C++ -*-===//
 //
 // Gradient rules in the style of TensorFlow's @ops.RegisterGradient: each
 // op's family file may register one; it reads the forward node (inputs,
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_OPS_GRADIENTS_H
-#define CLEAVE_OPS_GRADIENTS_H
+#ifndef CLEAVE_OPS_GRADIENTRULES_H
+#define CLEAVE_OPS_GRADIENTRULES_H
 
 #include "cleave/Ops/ShapeInference.h"
 
@@ -164,4 +164,4 @@ bool isDifferentiatedByPass(llvm::StringRef opType);
 
 } // namespace cleave::ops
 
-#endif // CLEAVE_OPS_GRADIENTS_H
+#endif // CLEAVE_OPS_GRADIENTRULES_H

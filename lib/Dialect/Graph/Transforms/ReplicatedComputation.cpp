@@ -1,6 +1,6 @@
-//===- Replication.cpp - names and rules of replicated computations -------===//
+//===- ReplicatedComputation.cpp - names and rules of replication ---------===//
 
-#include "cleave/Dialect/Graph/Transforms/Replication.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
