@@ -2,6 +2,8 @@
 
 #include "Kernels.h"
 
+#include "cleave/Ops/ElementwiseOps.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -269,42 +271,7 @@ template <Binary op> LogicalResult binary(KernelContext &ctx) {
   return binaryKernel(ctx, op);
 }
 
-enum class Unary {
-  Neg,
-  Square,
-  Sqrt,
-  Rsqrt,
-  Exp,
-  Log,
-  Log1p,
-  Abs,
-  Sign,
-  Sigmoid,
-  Tanh,
-  Reciprocal,
-  Floor,
-  Relu,
-  Relu6,
-  Elu,
-  Ceil,
-  Rint,
-  Round,
-  Expm1,
-  Erf,
-  Sin,
-  Cos,
-  Tan,
-  Asin,
-  Acos,
-  Atan,
-  Sinh,
-  Cosh,
-  Asinh,
-  Acosh,
-  Atanh,
-  Softplus,
-  Softsign
-};
+using Unary = ops::UnaryOp;
 
 template <typename T> T applyUnary(Unary op, T x) {
   switch (op) {
@@ -386,6 +353,10 @@ template <typename T> T applyUnary(Unary op, T x) {
     return x;
   case Unary::Softsign:
     return T(double(x) / (1 + std::abs(double(x))));
+  case Unary::LogicalNot:
+    return T(x == T(0));
+  case Unary::Identity:
+    return x;
   }
   return x;
 }
@@ -414,7 +385,7 @@ template <Unary op> LogicalResult unary(KernelContext &ctx) {
   return success();
 }
 
-enum class Classify { IsNan, IsInf, IsFinite };
+using Classify = ops::ClassifyOp;
 
 template <Classify kind> LogicalResult classify(KernelContext &ctx) {
   const Tensor &x = ctx.inputs[0];
@@ -504,7 +475,7 @@ LogicalResult cast(KernelContext &ctx) {
   return success();
 }
 
-enum class Reduce { Sum, Mean, Prod, Max, Min };
+using Reduce = ops::ReduceOp;
 
 template <Reduce op> LogicalResult reduce(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];

@@ -11,6 +11,7 @@
 
 #include "Lowering.h"
 
+#include "cleave/Ops/ElementwiseOps.h"
 #include "cleave/Ops/ShapeInference.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -152,12 +153,7 @@ LogicalResult unsupportedDType(NodeLowering &ctx, int32_t dtype) {
                      << " is not supported";
 }
 
-enum class Unary {
-  Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Abs, Sign, Sigmoid, Tanh,
-  Reciprocal, Floor, Relu, Relu6, Elu, LogicalNot, Identity, Ceil, Rint,
-  Round, Expm1, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
-  Acosh, Atanh, Softplus, Softsign
-};
+using Unary = ops::UnaryOp;
 
 bool needsFloat(Unary op) {
   switch (op) {
@@ -282,7 +278,7 @@ template <Unary op> LogicalResult unary(NodeLowering &ctx) {
   return success();
 }
 
-enum class Classify { IsNan, IsInf, IsFinite };
+using Classify = ops::ClassifyOp;
 
 /// IsNan, IsInf, IsFinite: a bool per element of a float tensor.
 template <Classify kind> LogicalResult classify(NodeLowering &ctx) {
@@ -583,7 +579,7 @@ LogicalResult select(NodeLowering &ctx) {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-enum class Reduce { Sum, Mean, Prod, Max, Min };
+using Reduce = ops::ReduceOp;
 
 /// The largest (or lowest) value of an element type, as a constant.
 Value extreme(OpBuilder &b, Location loc, Type type, int32_t dtype,
