@@ -1,5 +1,6 @@
 //===- AutoClusterPass.cpp - graph-auto-cluster for graph-opt -------------===//
 
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/AutoClustering/Passes.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/AutoClustering/AutoClustering.h"
@@ -19,6 +20,8 @@ struct GraphAutoClusterPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(validateNodeDefs(module)))
+      return signalPassFailure();
     llvm::StringMap<Location> locations;
     if (report)
       module.walk([&](graph::NodeOp node) {

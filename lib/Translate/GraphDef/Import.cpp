@@ -158,7 +158,8 @@ LogicalResult Importer::parseInput(StringRef text, const Body &body,
   if (parts.size() == 3) {
     ref.node = parts[0];
     ref.outArg = parts[1];
-    if (parts[2].getAsInteger(10, ref.port) || ref.port > (1 << 30))
+    if (parts[2].getAsInteger(10, ref.port) || ref.port < 0 ||
+        ref.port > (1 << 30))
       return failure();
     return success();
   }
@@ -172,7 +173,8 @@ LogicalResult Importer::parseInput(StringRef text, const Body &body,
   }
   ref.node = parts[0];
   ref.isArg = body.args.count(parts[0]) != 0;
-  if (parts.size() == 2 && parts[1].getAsInteger(10, ref.port))
+  if (parts.size() == 2 &&
+      (parts[1].getAsInteger(10, ref.port) || ref.port < 0))
     return failure();
   return success();
 }

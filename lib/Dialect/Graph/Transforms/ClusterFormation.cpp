@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 
@@ -449,6 +450,8 @@ void GraphClusterFormationPass::forwardSingleReplicaIO(ClusterOp cluster) {
 }
 
 void GraphClusterFormationPass::runOnOperation() {
+  if (failed(cleave::validateNodeDefs(getOperation())))
+    return signalPassFailure();
   for (auto graph : getOperation().getOps<GraphOp>()) {
     llvm::MapVector<StringRef, ClusterNodes> clusters;
     if (failed(collect(graph.getBody().front(), clusters)))

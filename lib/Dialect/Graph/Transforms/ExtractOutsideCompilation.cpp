@@ -1159,6 +1159,8 @@ class GraphExtractOutsideCompilationPass
 public:
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(validateNodeDefs(module)))
+      return signalPassFailure();
     for (Block *body : getGraphBodies(module)) {
       SmallVector<ClusterOp> clusters;
       body->walk([&](ClusterOp c) { clusters.push_back(c); });

@@ -619,6 +619,9 @@ LogicalResult GraphFunctionalizeCondsPass::functionalizeBlock(Block &block) {
 }
 
 void GraphFunctionalizeCondsPass::runOnOperation() {
+  // Switch and Merge are read by position: a malformed one is an error.
+  if (failed(validateNodeDefs(getOperation())))
+    return signalPassFailure();
   for (Block *block : getGraphBodies(getOperation()))
     if (failed(functionalizeBlock(*block)))
       return signalPassFailure();

@@ -101,6 +101,9 @@ GraphFunctionalizeLoopsPass::replaceLoop(const LoopFrame &loop,
 
 void GraphFunctionalizeLoopsPass::runOnOperation() {
   ModuleOp module = getOperation();
+  // Loop nodes are read by position: a malformed one is an error.
+  if (failed(validateNodeDefs(module)))
+    return signalPassFailure();
   // The graph's body and every function's, including the bodies made here
   // (the loops nested in a loop).
   SmallVector<Block *> work = getGraphBodies(module);

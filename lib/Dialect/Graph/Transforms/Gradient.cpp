@@ -668,6 +668,9 @@ cleave::graph::addGradients(GraphOp graph, ArrayRef<Value> ys,
 
 void GraphGradientPass::runOnOperation() {
   ModuleOp module = getOperation();
+  // Gradient rules read their op's inputs by position.
+  if (failed(validateNodeDefs(module)))
+    return signalPassFailure();
   auto graphs = module.getOps<GraphOp>();
   if (graphs.empty()) {
     module.emitError("graph-gradient: the module has no graph.graph");

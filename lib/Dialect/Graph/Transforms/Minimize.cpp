@@ -260,6 +260,8 @@ GraphMinimizePass::addVariable(StringRef name, NodeOp like, Type type,
 
 void GraphMinimizePass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (failed(validateNodeDefs(module)))
+    return signalPassFailure();
   auto graphs = module.getOps<GraphOp>();
   if (graphs.empty()) {
     module.emitError("graph-minimize: the module has no graph.graph");

@@ -303,6 +303,14 @@ LogicalResult cleave::validateNodeDef(NodeOp node) {
                 << " inputs specified; Op<name=" << spec->name << ">";
 }
 
+LogicalResult cleave::validateNodeDefs(Operation *root) {
+  WalkResult result = root->walk([](NodeOp node) {
+    return failed(validateNodeDef(node)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 FailureOr<NodeOp> cleave::createRegisteredNode(
     OpBuilder &builder, Location loc, StringRef opType, StringRef name,
     ValueRange inputs, ValueRange controls, ArrayRef<NamedAttribute> attrs,

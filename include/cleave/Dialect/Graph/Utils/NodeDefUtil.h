@@ -92,6 +92,12 @@ void addDefaultAttrs(graph::NodeOp node);
 /// Emits the error on the node; unregistered ops always pass.
 mlir::LogicalResult validateNodeDef(graph::NodeOp node);
 
+/// validateNodeDef for every node under `root` (graph bodies, function
+/// bodies, clusters): what a pass that reads inputs by position runs first,
+/// so that a malformed node (a Switch with one input) is an error naming it
+/// instead of a read past its operands. Fails at the first bad node.
+mlir::LogicalResult validateNodeDefs(mlir::Operation *root);
+
 /// Creates a node of registered op `opType` as TensorFlow's Python op
 /// wrappers do: the type and length attrs of its inputs (T, N, Tidx, ...)
 /// are inferred from `inputs` unless `attrs` gives them, every other attr
