@@ -31,6 +31,7 @@
 #include <new>
 #include <stdexcept>
 #include <thread>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace cleave;
@@ -170,6 +171,26 @@ ArrayRef<Value> UnitInputs::get(Operation *unit) {
   return it->second;
 }
 
+/// TensorFlow's error for a node whose op this build does not know (not
+/// registered, not a library function), on the node.
+static LogicalResult notRegisteredError(NodeOp node) {
+  char host[256] = "localhost";
+  (void)gethostname(host, sizeof(host) - 1);
+  return node.emitError() << "Node '" << node.getName()
+                          << "': Op type not registered '" << node.getOpType()
+                          << "' in binary running on " << host
+                          << ". Make sure the Op and Kernel are registered in "
+                             "the binary running in this process. (graph-ops "
+                             "lists the ops this build knows.)",
+         failure();
+}
+
+/// Whether `node`'s op is neither registered nor a library function.
+static bool isUnknownOp(NodeOp node) {
+  return !ops::lookupOp(node.getOpType()) &&
+         !SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr());
+}
+
 FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
     Interpreter &interpreter, NodeOp node, std::vector<Tensor> inputs,
     DictionaryAttr bindings) {
@@ -178,6 +199,8 @@ FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
   if (!kernel && SymbolTable::lookupNearestSymbolFrom(
                      node, StringAttr::get(node.getContext(), op)))
     kernel = callFunctionNode;
+  if (!kernel && isUnknownOp(node))
+    return notRegisteredError(node);
   if (!kernel)
     return node.emitError() << "Node '" << node.getName()
                             << "': no reference kernel for op '" << op << "'",
@@ -986,11 +1009,17 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
                             << "': no node named '" << nodeName << "'",
              failure();
     const Named &named = it->second;
-    if (port >= named.outputs.size())
+    if (port >= named.outputs.size()) {
+      // An op this build does not know has only the outputs its consumers
+      // use: say that, not that it has none.
+      if (auto node = dyn_cast<NodeOp>(named.op); node && isUnknownOp(node))
+        return notRegisteredError(node);
       return emitError(loc) << "cannot fetch '" << name << "': node '"
                             << nodeName << "' has " << named.outputs.size()
-                            << " outputs",
+                            << (named.outputs.size() == 1 ? " output"
+                                                          : " outputs"),
              failure();
+    }
     if (auto node = dyn_cast<NodeOp>(named.op))
       if (auto error = getReplicationFetchError(node))
         return node.emitError() << *error, failure();
@@ -1193,6 +1222,8 @@ Interpreter::evaluate(Operation *op, std::vector<Tensor> inputs) {
   if (failed(validateNodeDef(node)))
     return failure();
   Kernel kernel = lookupKernel(node.getOpType());
+  if (!kernel && isUnknownOp(node))
+    return notRegisteredError(node);
   if (!kernel)
     return node.emitError() << "Node '" << node.getName()
                             << "': no reference kernel for op '"

@@ -94,7 +94,8 @@ TensorNameResolver::resolve(ArrayRef<std::string> texts,
       return graph.emitError()
              << pass << ": option '" << option << "' names '" << text
              << "', but node '" << node.getName() << "' has "
-             << node.getOutputs().size() << " outputs";
+             << node.getOutputs().size()
+             << (node.getOutputs().size() == 1 ? " output" : " outputs");
     values.push_back(node.getOutputs()[port]);
   }
   return values;
