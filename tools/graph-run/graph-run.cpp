@@ -234,41 +234,34 @@ struct StepIO {
 static std::optional<StepIO> readStepIO(const runtime::Session &session) {
   StepIO io;
   std::vector<std::string> feedKeys;
-  for (const std::string &feed : feedOpts)
-    feedKeys.push_back(StringRef(feed).split('=').first.str());
+  for (const std::string &feed : feedOpts) {
+    auto [key, value] = StringRef(feed).split('=');
+    if (key.empty() || value.empty())
+      return fail("--feed expects name=value, got '" + feed + "'"),
+             std::nullopt;
+    feedKeys.push_back(key.str());
+  }
   io.fetchKeys.assign(fetchOpts.begin(), fetchOpts.end());
   io.fetches = io.fetchKeys;
   std::vector<std::string> feedNames = feedKeys;
   if (!signatureKey.empty()) {
-    auto binding = session.bindSignature(signatureKey, {}, io.fetchKeys);
-    for (size_t i = 0; binding && i < feedKeys.size(); ++i) {
-      auto input = session.bindSignature(signatureKey, {feedKeys[i]},
-                                         binding->fetchKeys);
-      if (!input)
-        binding = input.takeError();
-      else
-        feedNames[i] = input->feeds.front();
-    }
+    auto binding = session.bindSignature(signatureKey, feedKeys, io.fetchKeys);
     if (!binding) {
-      llvm::Error error = binding.takeError();
-      if (error.isA<runtime::SignatureKeyError>()) {
-        llvm::handleAllErrors(std::move(error),
-                              [](const runtime::SignatureKeyError &e) {
-                                fail((e.isInput ? "--feed " : "--fetch ") +
-                                     e.key + ": " + e.message);
-                              });
-        return std::nullopt;
-      }
-      return fail(std::move(error)), std::nullopt;
+      llvm::handleAllErrors(
+          binding.takeError(),
+          [](const runtime::SignatureKeyError &e) {
+            fail((e.isInput ? "--feed " : "--fetch ") + e.key + ": " +
+                 e.message);
+          },
+          [](const llvm::ErrorInfoBase &e) { fail(e.message()); });
+      return std::nullopt;
     }
+    feedNames = binding->feeds;
     io.fetchKeys = binding->fetchKeys;
     io.fetches = binding->fetches;
   }
   for (auto [feed, name] : llvm::zip(feedOpts, feedNames)) {
     auto [key, value] = StringRef(feed).split('=');
-    if (key.empty() || value.empty())
-      return fail("--feed expects name=value, got '" + feed + "'"),
-             std::nullopt;
     llvm::Expected<Tensor> tensor = Tensor();
     if (value.consume_front("@")) {
       auto bytes = llvm::MemoryBuffer::getFile(value);
