@@ -5,6 +5,11 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
 using namespace cleave;
 using llvm::StringRef;
 
@@ -110,6 +115,74 @@ static bool parseLiteral(StringRef text, std::vector<LiteralToken> &tokens,
 
 /// A tensor of `dtype` and `shape` holding the literal's elements; an
 /// invalid tensor with `error` when they do not fit the dtype.
+/// Stores integer literal `text` as element `i` of integer tensor `t`;
+/// false with `error` when it is not a whole number or out of the dtype's
+/// range (a cast would wrap or truncate it silently). Whole numbers are
+/// read as integers, not through a double, so that int64's and uint64's
+/// large values keep every digit.
+static bool setInteger(Tensor &t, int64_t i, StringRef text,
+                       std::string &error) {
+  bool ok = true;
+  visitNumeric(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T>) {
+      int64_t asSigned;
+      uint64_t asUnsigned;
+      double asDouble;
+      bool negative = text.starts_with("-");
+      if (text == "true" || text == "false") {
+        t.data<T>()[i] = T(text == "true");
+      } else if (!text.getAsInteger(10, asSigned) &&
+                 (negative || asSigned >= 0)) {
+        if (asSigned < int64_t(std::numeric_limits<T>::min()) ||
+            (asSigned > 0 &&
+             uint64_t(asSigned) > uint64_t(std::numeric_limits<T>::max()))) {
+          error = "'" + text.str() + "' is out of the range of " +
+                  dtypeName(t.dtype());
+          ok = false;
+          return;
+        }
+        t.data<T>()[i] = T(asSigned);
+      } else if (!negative && !text.getAsInteger(10, asUnsigned)) {
+        if (asUnsigned > uint64_t(std::numeric_limits<T>::max())) {
+          error = "'" + text.str() + "' is out of the range of " +
+                  dtypeName(t.dtype());
+          ok = false;
+          return;
+        }
+        t.data<T>()[i] = T(asUnsigned);
+      } else if (!text.getAsDouble(asDouble) && std::isfinite(asDouble) &&
+                 asDouble == std::trunc(asDouble)) {
+        // "1e3": whole, but written as a float.
+        // max + 1 as a double is the first value past the range (for
+        // int64 and uint64, 2^63 and 2^64 exactly).
+        if (asDouble < double(std::numeric_limits<T>::min()) ||
+            asDouble >= double(std::numeric_limits<T>::max()) + 1.0) {
+          error = "'" + text.str() + "' is out of the range of " +
+                  dtypeName(t.dtype());
+          ok = false;
+          return;
+        }
+        t.data<T>()[i] = T(asDouble);
+      } else {
+        error = "'" + text.str() + "' is not an integer, but the tensor " +
+                "holds " + dtypeName(t.dtype()) + " values";
+        ok = false;
+      }
+    }
+  });
+  return ok;
+}
+
+/// Whether `dtype` holds integers (bool aside).
+static bool isIntegerDType(int32_t dtype) {
+  bool integer = false;
+  visitNumeric(dtype, [&](auto zero) {
+    integer = std::is_integral_v<decltype(zero)>;
+  });
+  return integer;
+}
+
 static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
                          const std::vector<LiteralToken> &tokens,
                          std::string &error) {
@@ -139,7 +212,12 @@ static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
       error = "'" + token.text + "' is not a number";
       return Tensor();
     }
-    // Every dtype with a size holds numbers (bool included).
+    if (isIntegerDType(dtype)) {
+      if (!setInteger(t, i, token.text, error))
+        return Tensor();
+      continue;
+    }
+    // Floats and bool hold any number.
     t.setFromDouble(i, v);
   }
   return t;

@@ -152,6 +152,8 @@ std::string Tensor::toString(int64_t maxElements) const {
       os << (data<bool>()[i] ? "true" : "false");
     else if (dtype_ == kFloat || dtype_ == kDouble)
       os << llvm::format("%g", getAsDouble(i));
+    else if (dtype_ == kUInt64) // past int64's range: not through getAsInt
+      os << data<uint64_t>()[i];
     else
       os << getAsInt(i);
   };
