@@ -239,6 +239,9 @@ static std::optional<StepIO> readStepIO(const runtime::Session &session) {
     if (key.empty() || value.empty())
       return fail("--feed expects name=value, got '" + feed + "'"),
              std::nullopt;
+    // A second value for the same name would silently win.
+    if (llvm::is_contained(feedKeys, key))
+      return fail("--feed " + key + " is given twice"), std::nullopt;
     feedKeys.push_back(key.str());
   }
   io.fetchKeys.assign(fetchOpts.begin(), fetchOpts.end());
