@@ -133,12 +133,6 @@ std::string summarize(const Tensor &t, int64_t summarize) {
   return text;
 }
 
-Tensor stringScalar(std::string value) {
-  Tensor t(kString, {});
-  t.strings()[0] = std::move(value);
-  return t;
-}
-
 /// Print (v1): logs message and the data tensors, forwards its input.
 LogicalResult print(KernelContext &ctx) {
   int64_t firstN = ctx.getInt("first_n").value_or(-1);

@@ -152,9 +152,10 @@ LogicalResult mergeV2Checkpoints(KernelContext &ctx) {
                           "tensor, got "
                        << shapeString(destination.shape()) << " instead.";
   std::string merged = destination.strings()[0];
+  bool allowMissing = ctx.getBool("allow_missing_files").value_or(false);
   std::vector<std::string> inputs;
   for (const std::string &prefix : prefixes.strings())
-    if (!ctx.getBool("allow_missing_files").value_or(false) ||
+    if (!allowMissing ||
         llvm::sys::fs::exists(checkpoint::indexFileName(prefix)))
       inputs.push_back(prefix);
   if (inputs.empty())
@@ -182,12 +183,6 @@ std::optional<int32_t> scalarInt(KernelContext &ctx, unsigned index,
   ctx.error() << name << " must be a scalar, got shape "
               << shapeString(t.shape());
   return std::nullopt;
-}
-
-Tensor stringScalar(std::string text) {
-  Tensor t(kString, {});
-  t.strings()[0] = std::move(text);
-  return t;
 }
 
 /// ShardedFilename: "<basename>-<shard>-of-<num_shards>", five digits each.

@@ -97,6 +97,13 @@ inline void copyElements(Tensor &dst, int64_t dstIndex, const Tensor &src,
               count * size);
 }
 
+/// A scalar string tensor.
+inline Tensor stringScalar(std::string value) {
+  Tensor t(kString, {});
+  t.strings()[0] = std::move(value);
+  return t;
+}
+
 /// A new tensor of `outShape` whose element i is element `source(i)` of
 /// `in` (any dtype, strings included).
 template <typename SourceFn>
@@ -104,14 +111,8 @@ Tensor gather(const Tensor &in, const std::vector<int64_t> &outShape,
               SourceFn source) {
   Tensor out(in.dtype(), outShape);
   int64_t n = out.numElements();
-  size_t size = dtypeSize(in.dtype());
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t src = source(i);
-    if (in.dtype() == kString || in.dtype() == kResource)
-      out.strings()[i] = in.strings()[src];
-    else
-      std::memcpy(out.raw() + i * size, in.raw() + src * size, size);
-  }
+  for (int64_t i = 0; i < n; ++i)
+    copyElements(out, i, in, source(i), 1);
   return out;
 }
 

@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <type_traits>
 
 using namespace cleave;
@@ -122,65 +121,43 @@ static bool parseLiteral(StringRef text, std::vector<LiteralToken> &tokens,
 /// large values keep every digit.
 static bool setInteger(Tensor &t, int64_t i, StringRef text,
                        std::string &error) {
-  bool ok = true;
+  enum { NotInteger, OutOfRange, Stored } outcome = NotInteger;
   visitNumeric(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_integral_v<T>) {
+      using Limits = std::numeric_limits<T>;
+      auto store = [&](auto value, bool inRange) {
+        outcome = inRange ? Stored : OutOfRange;
+        if (inRange)
+          t.data<T>()[i] = T(value);
+      };
       int64_t asSigned;
       uint64_t asUnsigned;
       double asDouble;
-      bool negative = text.starts_with("-");
-      if (text == "true" || text == "false") {
-        t.data<T>()[i] = T(text == "true");
-      } else if (!text.getAsInteger(10, asSigned) &&
-                 (negative || asSigned >= 0)) {
-        if (asSigned < int64_t(std::numeric_limits<T>::min()) ||
-            (asSigned > 0 &&
-             uint64_t(asSigned) > uint64_t(std::numeric_limits<T>::max()))) {
-          error = "'" + text.str() + "' is out of the range of " +
-                  dtypeName(t.dtype());
-          ok = false;
-          return;
-        }
-        t.data<T>()[i] = T(asSigned);
-      } else if (!negative && !text.getAsInteger(10, asUnsigned)) {
-        if (asUnsigned > uint64_t(std::numeric_limits<T>::max())) {
-          error = "'" + text.str() + "' is out of the range of " +
-                  dtypeName(t.dtype());
-          ok = false;
-          return;
-        }
-        t.data<T>()[i] = T(asUnsigned);
-      } else if (!text.getAsDouble(asDouble) && std::isfinite(asDouble) &&
-                 asDouble == std::trunc(asDouble)) {
-        // "1e3": whole, but written as a float.
-        // max + 1 as a double is the first value past the range (for
-        // int64 and uint64, 2^63 and 2^64 exactly).
-        if (asDouble < double(std::numeric_limits<T>::min()) ||
-            asDouble >= double(std::numeric_limits<T>::max()) + 1.0) {
-          error = "'" + text.str() + "' is out of the range of " +
-                  dtypeName(t.dtype());
-          ok = false;
-          return;
-        }
-        t.data<T>()[i] = T(asDouble);
-      } else {
-        error = "'" + text.str() + "' is not an integer, but the tensor " +
-                "holds " + dtypeName(t.dtype()) + " values";
-        ok = false;
-      }
+      if (text == "true" || text == "false")
+        store(text == "true", true);
+      else if (!text.getAsInteger(10, asSigned))
+        store(asSigned, asSigned >= int64_t(Limits::min()) &&
+                            (asSigned < 0 ||
+                             uint64_t(asSigned) <= uint64_t(Limits::max())));
+      else if (!text.getAsInteger(10, asUnsigned)) // past int64's range
+        store(asUnsigned, asUnsigned <= uint64_t(Limits::max()));
+      else if (!text.getAsDouble(asDouble) && std::isfinite(asDouble) &&
+               asDouble == std::trunc(asDouble))
+        // "1e3": whole, but written as a float. max + 1 as a double is the
+        // first value past the range (2^63 and 2^64 exactly for int64 and
+        // uint64).
+        store(asDouble, asDouble >= double(Limits::min()) &&
+                            asDouble < double(Limits::max()) + 1.0);
     }
   });
-  return ok;
-}
-
-/// Whether `dtype` holds integers (bool aside).
-static bool isIntegerDType(int32_t dtype) {
-  bool integer = false;
-  visitNumeric(dtype, [&](auto zero) {
-    integer = std::is_integral_v<decltype(zero)>;
-  });
-  return integer;
+  if (outcome == OutOfRange)
+    error = "'" + text.str() + "' is out of the range of " +
+            dtypeName(t.dtype());
+  else if (outcome == NotInteger)
+    error = "'" + text.str() + "' is not an integer, but the tensor holds " +
+            dtypeName(t.dtype()) + " values";
+  return outcome == Stored;
 }
 
 static Tensor makeTensor(int32_t dtype, const std::vector<int64_t> &shape,

@@ -24,6 +24,25 @@ size_t cleave::dtypeSize(int32_t dtype) {
   }
 }
 
+bool cleave::isFloatDType(int32_t dtype) {
+  return dtype == kFloat || dtype == kDouble;
+}
+
+bool cleave::isUnsignedDType(int32_t dtype) {
+  return dtype == kUInt8 || dtype == kUInt16 || dtype == kUInt32 ||
+         dtype == kUInt64;
+}
+
+bool cleave::isIntegerDType(int32_t dtype) {
+  switch (dtype) {
+  case kInt8: case kInt16: case kInt32: case kInt64:
+  case kUInt8: case kUInt16: case kUInt32: case kUInt64:
+    return true;
+  default:
+    return false;
+  }
+}
+
 std::string cleave::dtypeName(int32_t dtype) {
   switch (dtype) {
   case kFloat: return "float";

@@ -47,6 +47,13 @@ template <typename Fn> bool visitNumeric(int32_t dtype, Fn &&fn) {
   default: return false;
   }
 }
+/// float and double.
+bool isFloatDType(int32_t dtype);
+/// The unsigned integer dtypes.
+bool isUnsignedDType(int32_t dtype);
+/// The integer dtypes, signed and unsigned (not bool).
+bool isIntegerDType(int32_t dtype);
+
 /// TensorFlow's name ("float", "int32") for messages.
 std::string dtypeName(int32_t dtype);
 

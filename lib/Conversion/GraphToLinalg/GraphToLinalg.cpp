@@ -147,26 +147,6 @@ std::vector<StringRef> cleave::conversion::getCPULoweredOps() {
 // dtypes
 //===----------------------------------------------------------------------===//
 
-bool cleave::conversion::isFloatDType(int32_t dtype) {
-  return dtype == kFloat || dtype == kDouble;
-}
-
-bool cleave::conversion::isUnsignedDType(int32_t dtype) {
-  return dtype == kUInt8 || dtype == kUInt16 ||
-         dtype == kUInt32 || dtype == kUInt64;
-}
-
-bool cleave::conversion::isIntegerDType(int32_t dtype) {
-  switch (dtype) {
-  case kInt8: case kInt16: case kInt32:
-  case kInt64: case kUInt8: case kUInt16:
-  case kUInt32: case kUInt64:
-    return true;
-  default:
-    return false;
-  }
-}
-
 Type cleave::conversion::getLoweredElementType(MLIRContext *context,
                                                int32_t dtype) {
   Builder b(context);

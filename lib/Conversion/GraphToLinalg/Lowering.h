@@ -171,10 +171,8 @@ LoweringTable getControlFlowLowerings();
 LoweringTable getStateLowerings();
 LoweringTable getCollectiveLowerings();
 
-/// Helpers for element bodies.
-bool isFloatDType(int32_t dtype);
-bool isUnsignedDType(int32_t dtype);
-bool isIntegerDType(int32_t dtype); ///< Not bool.
+// Element bodies test dtypes with cleave::isFloatDType, isUnsignedDType
+// and isIntegerDType (cleave/Tensor/Tensor.h).
 
 } // namespace cleave::conversion
 
