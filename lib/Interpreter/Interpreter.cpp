@@ -110,28 +110,60 @@ bool cleave::interp::fitsShape(const Tensor &t, Type type) {
   return true;
 }
 
-Kernel cleave::interp::lookupKernel(StringRef opType) {
-  static const llvm::StringMap<Kernel> *table = [] {
-    auto *map = new llvm::StringMap<Kernel>();
-    for (const KernelTable &family :
-         {getArrayKernels(), getMathKernels(), getNNKernels(),
-          getStateKernels(), getRandomKernels(), getSliceKernels(),
-          getHostKernels(), getFunctionalKernels(), getDataKernels(),
-          getReplicationKernels(), getIOKernels()})
-      for (const auto &[name, kernel] : family) {
-        if (!ops::lookupOp(name) || !map->try_emplace(name, kernel).second)
+namespace {
+/// A kernel and the family of the file that defines it.
+struct KernelEntry {
+  Kernel kernel;
+  ops::OpFamily family;
+};
+} // namespace
+
+static const llvm::StringMap<KernelEntry> &getKernelTable() {
+  static const llvm::StringMap<KernelEntry> *table = [] {
+    using ops::OpFamily;
+    auto *map = new llvm::StringMap<KernelEntry>();
+    std::pair<OpFamily, KernelTable> families[] = {
+        {OpFamily::Array, getArrayKernels()},
+        {OpFamily::Math, getMathKernels()},
+        {OpFamily::NN, getNNKernels()},
+        {OpFamily::State, getStateKernels()},
+        {OpFamily::ControlFlow, getControlFlowKernels()},
+        {OpFamily::Functional, getFunctionalKernels()},
+        {OpFamily::Random, getRandomKernels()},
+        {OpFamily::TPU, getTPUKernels()},
+        {OpFamily::Host, getHostKernels()},
+        {OpFamily::Data, getDataKernels()},
+        {OpFamily::IO, getIOKernels()}};
+    for (const auto &[family, kernels] : families)
+      for (const auto &[name, kernel] : kernels) {
+        if (!ops::lookupOp(name) ||
+            !map->try_emplace(name, KernelEntry{kernel, family}).second)
           llvm::report_fatal_error(llvm::Twine("bad kernel table entry '") +
                                    name + "'");
       }
     return map;
   }();
-  return table->lookup(opType);
+  return *table;
+}
+
+Kernel cleave::interp::lookupKernel(StringRef opType) {
+  auto it = getKernelTable().find(opType);
+  return it == getKernelTable().end() ? nullptr : it->second.kernel;
+}
+
+std::optional<ops::OpFamily>
+cleave::interp::lookupKernelFamily(StringRef opType) {
+  if (opType == "Merge" || opType == "RefMerge" || opType == "Switch" ||
+      opType == "RefSwitch")
+    return ops::OpFamily::ControlFlow;
+  auto it = getKernelTable().find(opType);
+  if (it == getKernelTable().end())
+    return std::nullopt;
+  return it->second.family;
 }
 
 bool cleave::interp::hasKernel(StringRef opType) {
-  // Merge and Switch are the executor's own.
-  return lookupKernel(opType) || opType == "Merge" || opType == "RefMerge" ||
-         opType == "Switch" || opType == "RefSwitch";
+  return lookupKernelFamily(opType).has_value();
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Ops/ElementwiseOps.h"
 #include "cleave/Interpreter/Interpreter.h"
 
 #include <algorithm>
@@ -50,17 +51,23 @@ public:
 using Kernel = mlir::LogicalResult (*)(KernelContext &ctx);
 using KernelTable = std::vector<std::pair<llvm::StringRef, Kernel>>;
 
+/// One table per op family, in <Family>Kernels.cpp (ops::OpFamily).
 KernelTable getArrayKernels();
 KernelTable getMathKernels();
 KernelTable getNNKernels();
 KernelTable getStateKernels();
-KernelTable getRandomKernels();
-KernelTable getSliceKernels();
-KernelTable getHostKernels();
+KernelTable getControlFlowKernels();
 KernelTable getFunctionalKernels();
+KernelTable getRandomKernels();
+KernelTable getTPUKernels();
+KernelTable getHostKernels();
 KernelTable getDataKernels();
-KernelTable getReplicationKernels();
 KernelTable getIOKernels();
+
+/// The kernel of a one-input element-wise op (MathKernels.cpp, which
+/// instantiates it for the ops of other families that use it: the
+/// activations of NNKernels.cpp).
+template <ops::UnaryOp op> mlir::LogicalResult unaryKernel(KernelContext &ctx);
 
 /// The kernel of `opType`, or null.
 Kernel lookupKernel(llvm::StringRef opType);

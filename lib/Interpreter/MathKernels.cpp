@@ -368,7 +368,10 @@ constexpr bool isFloatOnly(Unary op) {
          op == Unary::Atan;
 }
 
-template <Unary op> LogicalResult unary(KernelContext &ctx) {
+} // namespace
+
+template <Unary op>
+LogicalResult cleave::interp::unaryKernel(KernelContext &ctx) {
   const Tensor &a = ctx.inputs[0];
   if (isFloatOnly(op) && a.dtype() != kFloat && a.dtype() != kDouble)
     return ctx.error() << "dtype " << dtypeName(a.dtype())
@@ -384,6 +387,19 @@ template <Unary op> LogicalResult unary(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
+
+// The activations' table is NNKernels.cpp's.
+template LogicalResult
+cleave::interp::unaryKernel<Unary::Relu>(KernelContext &);
+template LogicalResult
+cleave::interp::unaryKernel<Unary::Relu6>(KernelContext &);
+template LogicalResult cleave::interp::unaryKernel<Unary::Elu>(KernelContext &);
+template LogicalResult
+cleave::interp::unaryKernel<Unary::Softplus>(KernelContext &);
+template LogicalResult
+cleave::interp::unaryKernel<Unary::Softsign>(KernelContext &);
+
+namespace {
 
 using Classify = ops::ClassifyOp;
 
@@ -885,19 +901,19 @@ KernelTable cleave::interp::getMathKernels() {
       {"LogicalAnd", logical<true>},
       {"LogicalOr", logical<false>},
       {"LogicalNot", logicalNot},
-      {"Neg", unary<Unary::Neg>},
-      {"Square", unary<Unary::Square>},
-      {"Sqrt", unary<Unary::Sqrt>},
-      {"Rsqrt", unary<Unary::Rsqrt>},
-      {"Exp", unary<Unary::Exp>},
-      {"Log", unary<Unary::Log>},
-      {"Log1p", unary<Unary::Log1p>},
-      {"Abs", unary<Unary::Abs>},
-      {"Sign", unary<Unary::Sign>},
-      {"Sigmoid", unary<Unary::Sigmoid>},
-      {"Tanh", unary<Unary::Tanh>},
-      {"Reciprocal", unary<Unary::Reciprocal>},
-      {"Floor", unary<Unary::Floor>},
+      {"Neg", unaryKernel<Unary::Neg>},
+      {"Square", unaryKernel<Unary::Square>},
+      {"Sqrt", unaryKernel<Unary::Sqrt>},
+      {"Rsqrt", unaryKernel<Unary::Rsqrt>},
+      {"Exp", unaryKernel<Unary::Exp>},
+      {"Log", unaryKernel<Unary::Log>},
+      {"Log1p", unaryKernel<Unary::Log1p>},
+      {"Abs", unaryKernel<Unary::Abs>},
+      {"Sign", unaryKernel<Unary::Sign>},
+      {"Sigmoid", unaryKernel<Unary::Sigmoid>},
+      {"Tanh", unaryKernel<Unary::Tanh>},
+      {"Reciprocal", unaryKernel<Unary::Reciprocal>},
+      {"Floor", unaryKernel<Unary::Floor>},
       {"AddN", addN},
       {"Cast", cast},
       {"Sum", reduce<Reduce::Sum>},
@@ -919,28 +935,22 @@ KernelTable cleave::interp::getMathKernels() {
       {"SqrtGrad", outputGrad<OutputGrad::Sqrt>},
       {"ReciprocalGrad", outputGrad<OutputGrad::Reciprocal>},
       {"BatchMatMulV2", batchMatMul},
-      // Activations are element-wise too.
-      {"Relu", unary<Unary::Relu>},
-      {"Relu6", unary<Unary::Relu6>},
-      {"Elu", unary<Unary::Elu>},
-      {"Ceil", unary<Unary::Ceil>},
-      {"Rint", unary<Unary::Rint>},
-      {"Round", unary<Unary::Round>},
-      {"Expm1", unary<Unary::Expm1>},
-      {"Erf", unary<Unary::Erf>},
-      {"Sin", unary<Unary::Sin>},
-      {"Cos", unary<Unary::Cos>},
-      {"Tan", unary<Unary::Tan>},
-      {"Asin", unary<Unary::Asin>},
-      {"Acos", unary<Unary::Acos>},
-      {"Atan", unary<Unary::Atan>},
-      {"Sinh", unary<Unary::Sinh>},
-      {"Cosh", unary<Unary::Cosh>},
-      {"Asinh", unary<Unary::Asinh>},
-      {"Acosh", unary<Unary::Acosh>},
-      {"Atanh", unary<Unary::Atanh>},
-      {"Softplus", unary<Unary::Softplus>},
-      {"Softsign", unary<Unary::Softsign>},
+      {"Ceil", unaryKernel<Unary::Ceil>},
+      {"Rint", unaryKernel<Unary::Rint>},
+      {"Round", unaryKernel<Unary::Round>},
+      {"Expm1", unaryKernel<Unary::Expm1>},
+      {"Erf", unaryKernel<Unary::Erf>},
+      {"Sin", unaryKernel<Unary::Sin>},
+      {"Cos", unaryKernel<Unary::Cos>},
+      {"Tan", unaryKernel<Unary::Tan>},
+      {"Asin", unaryKernel<Unary::Asin>},
+      {"Acos", unaryKernel<Unary::Acos>},
+      {"Atan", unaryKernel<Unary::Atan>},
+      {"Sinh", unaryKernel<Unary::Sinh>},
+      {"Cosh", unaryKernel<Unary::Cosh>},
+      {"Asinh", unaryKernel<Unary::Asinh>},
+      {"Acosh", unaryKernel<Unary::Acosh>},
+      {"Atanh", unaryKernel<Unary::Atanh>},
       {"IsNan", classify<Classify::IsNan>},
       {"IsInf", classify<Classify::IsInf>},
       {"IsFinite", classify<Classify::IsFinite>},

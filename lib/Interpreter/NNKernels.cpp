@@ -597,6 +597,12 @@ template <bool isSoftplus> LogicalResult softGrad(KernelContext &ctx) {
 
 KernelTable cleave::interp::getNNKernels() {
   return {
+      // Element-wise, computed with the math ops (MathKernels.cpp).
+      {"Relu", unaryKernel<ops::UnaryOp::Relu>},
+      {"Relu6", unaryKernel<ops::UnaryOp::Relu6>},
+      {"Elu", unaryKernel<ops::UnaryOp::Elu>},
+      {"Softplus", unaryKernel<ops::UnaryOp::Softplus>},
+      {"Softsign", unaryKernel<ops::UnaryOp::Softsign>},
       {"BiasAdd", biasAdd},
       {"BiasAddGrad", biasAddGrad},
       {"Softmax", softmax<false>},

@@ -867,38 +867,6 @@ std::string identityNGrad(GradientContext &ctx) {
   return "";
 }
 
-/// UnsortedSegmentSum: each data row gets its segment's gradient, rows with
-/// a negative segment id (dropped by the sum) zeros (_GatherDropNegatives).
-std::string unsortedSegmentSumGrad(GradientContext &ctx) {
-  GradTensor grad = ctx.getOutputGrad(0), ids = ctx.getInput(1);
-  GradTensor clipped = ctx.op("Maximum", {ids, ctx.op("ZerosLike", {ids})});
-  GradTensor gathered =
-      ctx.op("GatherV2",
-             {grad, clipped, ctx.scalar(0, grads::kInt32, "GatherV2/axis")});
-  GradTensor positive =
-      ctx.op("GreaterEqual",
-             {ids, ctx.scalar(0, ctx.getDType(ids), "GreaterEqual/y")});
-  // The mask, with trailing 1s for the rows' dims.
-  GradTensor extraDims =
-      ctx.op("Sub", {ctx.op("Rank", {gathered}),
-                     ctx.op("Rank", {positive}, {}, "Rank_1")});
-  GradTensor ones =
-      ctx.op("Fill",
-             {ctx.op("Reshape", {extraDims, ctx.intVector({1}, "ones/shape")},
-                     {}, "ones/Reshape"),
-              ctx.scalar(1, grads::kInt32, "ones/Const")},
-             {}, "ones");
-  GradTensor maskShape = ctx.op("ConcatV2",
-                                {ctx.op("Shape", {positive}), ones,
-                                 ctx.scalar(0, grads::kInt32, "concat/axis")},
-                                {}, "concat");
-  GradTensor mask = ctx.op("Reshape", {positive, maskShape});
-  ctx.setInputGrad(0, ctx.op("SelectV2", {mask, gathered,
-                                          ctx.op("ZerosLike", {gathered}, {},
-                                                 "zeros_like_1")}));
-  return "";
-}
-
 /// Slice: the gradient is padded back to the input's shape.
 std::string sliceGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
@@ -1141,6 +1109,5 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Pack", packGrad},
       {"Unpack", unpackGrad},
       {"IdentityN", identityNGrad},
-      {"UnsortedSegmentSum", unsortedSegmentSumGrad},
   };
 }

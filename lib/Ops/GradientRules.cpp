@@ -118,14 +118,23 @@ struct GradRegistry {
 const GradRegistry &getRegistry() {
   static const GradRegistry *registry = [] {
     auto *r = new GradRegistry;
-    for (const GradFnTable &family :
-         {getMathGradFns(), getNNGradFns(), getArrayGradFns(),
-          getStateGradFns(), getControlFlowGradFns(), getHostGradFns(),
-          getTPUGradFns()})
-      for (const auto &[name, fn] : family)
-        if (!lookupOp(name) || !r->rules.try_emplace(name, fn).second)
+    // A rule lives in its op's family file, beside the signature.
+    std::pair<OpFamily, GradFnTable> families[] = {
+        {OpFamily::Math, getMathGradFns()},
+        {OpFamily::NN, getNNGradFns()},
+        {OpFamily::Array, getArrayGradFns()},
+        {OpFamily::State, getStateGradFns()},
+        {OpFamily::ControlFlow, getControlFlowGradFns()},
+        {OpFamily::Host, getHostGradFns()},
+        {OpFamily::TPU, getTPUGradFns()}};
+    for (const auto &[family, table] : families)
+      for (const auto &[name, fn] : table) {
+        const OpSpec *spec = lookupOp(name);
+        if (!spec || spec->family != family ||
+            !r->rules.try_emplace(name, fn).second)
           llvm::report_fatal_error(llvm::Twine("bad gradient table entry '") +
                                    name + "'");
+      }
     for (llvm::StringRef name : getNotDifferentiableOps())
       r->notDifferentiable.insert(name);
     return r;

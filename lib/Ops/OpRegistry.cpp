@@ -565,14 +565,22 @@ struct Registry {
 static Registry buildRegistry() {
   // Each family is device-compilable or host-only by default.
   struct Family {
+    OpFamily family;
     OpTable (*table)();
     bool onDevice;
   };
   static constexpr Family kFamilies[] = {
-      {getArrayOps, true},  {getMathOps, true},        {getNNOps, true},
-      {getStateOps, true},  {getControlFlowOps, true}, {getFunctionalOps, true},
-      {getRandomOps, true}, {getTPUOps, true},         {getHostOps, false},
-      {getDataOps, false},  {getIOOps, false}};
+      {OpFamily::Array, getArrayOps, true},
+      {OpFamily::Math, getMathOps, true},
+      {OpFamily::NN, getNNOps, true},
+      {OpFamily::State, getStateOps, true},
+      {OpFamily::ControlFlow, getControlFlowOps, true},
+      {OpFamily::Functional, getFunctionalOps, true},
+      {OpFamily::Random, getRandomOps, true},
+      {OpFamily::TPU, getTPUOps, true},
+      {OpFamily::Host, getHostOps, false},
+      {OpFamily::Data, getDataOps, false},
+      {OpFamily::IO, getIOOps, false}};
   std::vector<StringRef> exceptions = getDeviceSupportExceptions();
   Registry registry;
   for (const Family &family : kFamilies) {
@@ -581,6 +589,7 @@ static Registry buildRegistry() {
       if (!spec)
         llvm::report_fatal_error(llvm::Twine("cleave op table: ") +
                                  llvm::toString(spec.takeError()));
+      spec->family = family.family;
       spec->isDeviceCompilable =
           family.onDevice != llvm::is_contained(exceptions, spec->name);
       registry.ops.push_back(std::move(*spec));
@@ -608,6 +617,34 @@ static const Registry &getRegistry() {
   // Parsed on first use; C++11 makes the initialization thread-safe.
   static const Registry registry = buildRegistry();
   return registry;
+}
+
+StringRef cleave::ops::stringifyOpFamily(OpFamily family) {
+  switch (family) {
+  case OpFamily::Array:
+    return "Array";
+  case OpFamily::Math:
+    return "Math";
+  case OpFamily::NN:
+    return "NN";
+  case OpFamily::State:
+    return "State";
+  case OpFamily::ControlFlow:
+    return "ControlFlow";
+  case OpFamily::Functional:
+    return "Functional";
+  case OpFamily::Random:
+    return "Random";
+  case OpFamily::TPU:
+    return "TPU";
+  case OpFamily::Host:
+    return "Host";
+  case OpFamily::Data:
+    return "Data";
+  case OpFamily::IO:
+    return "IO";
+  }
+  llvm_unreachable("unknown op family");
 }
 
 const AttrSpec *OpSpec::findAttr(StringRef attrName) const {

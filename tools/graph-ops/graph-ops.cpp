@@ -4,7 +4,9 @@
 //   graph-ops --markdown   the table of docs/generated/Ops.md
 //   graph-ops Conv2D ...   only these ops (unknown names are an error)
 //
-// For each op: whether the device backend compiles it, whether it lowers
+// For each op: its family (the file stem of its pieces in every layer:
+// lib/Ops/<Family>Ops.cpp, <Family>Kernels.cpp, <Family>Lowerings.cpp),
+// whether the device backend compiles it, whether it lowers
 // to native code on the CPU target (graph-run --backend=cpu), whether it is
 // stateful, and whether it has a shape function, a reference kernel and a
 // gradient rule ("none" for ops TensorFlow declares not differentiable,
@@ -57,11 +59,11 @@ int main(int argc, char **argv) {
   auto yes = [](bool b) { return b ? "yes" : "-"; };
   size_t device = 0, cpu = 0, shapes = 0, kernels = 0, gradients = 0;
   if (markdown)
-    os << "| op | device | cpu | stateful | shape function | reference "
-          "kernel | gradient |\n"
-       << "|---|---|---|---|---|---|---|\n";
+    os << "| op | family | device | cpu | stateful | shape function | "
+          "reference kernel | gradient |\n"
+       << "|---|---|---|---|---|---|---|---|\n";
   else
-    os << "op\tdevice\tcpu\tstateful\tshape_fn\tkernel\tgradient\n";
+    os << "op\tfamily\tdevice\tcpu\tstateful\tshape_fn\tkernel\tgradient\n";
   for (const ops::OpSpec *op : selected) {
     bool hasShapeFn = ops::lookupShapeFn(op->name) != nullptr;
     bool hasKernel = interp::hasKernel(op->name);
@@ -78,6 +80,7 @@ int main(int argc, char **argv) {
                                                                    : "-";
     const char *sep = markdown ? " | " : "\t";
     os << (markdown ? "| `" : "") << op->name << (markdown ? "`" : "") << sep
+       << ops::stringifyOpFamily(op->family) << sep
        << yes(op->isDeviceCompilable) << sep << yes(lowersOnCPU) << sep
        << yes(op->isStateful) << sep
        << yes(hasShapeFn) << sep << yes(hasKernel) << sep << gradient

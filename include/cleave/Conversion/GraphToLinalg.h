@@ -19,6 +19,7 @@
 #ifndef CLEAVE_CONVERSION_GRAPHTOLINALG_H
 #define CLEAVE_CONVERSION_GRAPHTOLINALG_H
 
+#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Tensor/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -141,6 +142,9 @@ LoweringRequest requestForFunction(mlir::Operation *function,
 
 /// Whether op type `opType` lowers to the CPU target.
 bool hasCPULowering(llvm::StringRef opType);
+/// The family of the file that holds `opType`'s CPU lowering; none when it
+/// does not lower.
+std::optional<ops::OpFamily> lookupCPULoweringFamily(llvm::StringRef opType);
 /// Whether compiled code knows the shape of every value host transfer
 /// `node` receives (a static result type, XlaRecvFromHost's `shape`, or a
 /// `host_mlir_module` to infer them from for the shapes sent): the host

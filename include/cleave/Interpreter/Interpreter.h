@@ -9,6 +9,7 @@
 #ifndef CLEAVE_INTERPRETER_INTERPRETER_H
 #define CLEAVE_INTERPRETER_INTERPRETER_H
 
+#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Tensor/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -45,6 +46,9 @@ struct State {
 /// Whether the interpreter has a kernel for `opType` (calls by function
 /// name aside).
 bool hasKernel(llvm::StringRef opType);
+/// The family of the file that holds `opType`'s kernel (Merge and Switch,
+/// the executor's own, are ControlFlow); none when it has no kernel.
+std::optional<ops::OpFamily> lookupKernelFamily(llvm::StringRef opType);
 
 class ExecutionLock;
 struct HostProgram;

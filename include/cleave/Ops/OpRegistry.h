@@ -50,9 +50,33 @@ struct AttrSpec {
   std::optional<int64_t> minimum;
 };
 
+/// The family an op belongs to: the TensorFlow registration file it comes
+/// from, and the file of each layer that holds its pieces. An op's
+/// signature, shape function and gradient rule live in
+/// lib/Ops/<Family>Ops.cpp, its reference kernel in
+/// lib/Interpreter/<Family>Kernels.cpp and its CPU lowering in
+/// lib/Conversion/GraphToLinalg/<Family>Lowerings.cpp.
+enum class OpFamily {
+  Array,       ///< array_ops: shapes, slicing, gather, concat, casts
+  Math,        ///< math_ops: elementwise math, reductions, matmul
+  NN,          ///< nn_ops: activations, convolution, pooling, losses
+  State,       ///< state_ops, resource_variable_ops, training
+  ControlFlow, ///< control_flow_ops, no_op, sendrecv_ops
+  Functional,  ///< functional_ops, function_ops
+  Random,      ///< random_ops, stateless_random_ops
+  TPU,         ///< tpu_replication_ops, infeed/outfeed, collectives
+  Host,        ///< logging_ops, string_ops, summary_ops
+  Data,        ///< data_flow, list, lookup, dataset, parsing
+  IO,          ///< io_ops: checkpoints
+};
+
+/// "Array", "ControlFlow", ...: the family's file-name stem.
+llvm::StringRef stringifyOpFamily(OpFamily family);
+
 /// The signature of one op type.
 struct OpSpec {
   std::string name;
+  OpFamily family = OpFamily::Array;
   std::vector<ArgSpec> inputs;
   std::vector<ArgSpec> outputs;
   std::vector<AttrSpec> attrs;

@@ -59,8 +59,6 @@ LogicalResult forward(NodeLowering &ctx) {
   return success();
 }
 
-LogicalResult noOp(NodeLowering &) { return success(); }
-
 /// The input; the status becomes the reference kernel's error when an
 /// element is Inf (bit 1) or NaN (bit 2), OR-ed over the tensor.
 LogicalResult checkNumerics(NodeLowering &ctx) {
@@ -155,46 +153,12 @@ LogicalResult rank(NodeLowering &ctx) {
   return success();
 }
 
-/// Fails unless every one of `inputs` is a compile-time constant. Each one
-/// that is not is named, so that the caller can retry with all their values
-/// at once rather than learning of one per attempt.
-LogicalResult requireConstants(NodeLowering &ctx, ArrayRef<unsigned> inputs) {
-  bool known = true;
-  for (unsigned i : inputs)
-    known &= succeeded(ctx.constantInts(i));
-  return success(known);
-}
-
-/// Ops whose outputs must be known at compile time (they compute shapes):
-/// the driver folds them when their inputs are constants; otherwise this
-/// names the input that is not.
-LogicalResult compileTimeOnly(NodeLowering &ctx) {
-  std::vector<unsigned> all;
-  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
-    all.push_back(i);
-  if (failed(requireConstants(ctx, all)))
-    return failure();
-  return ctx.error() << "could not be evaluated at compile time";
-}
-
-/// The output shape the shape function inferred; it needs the inputs
-/// that give shapes to be constants.
-FailureOr<std::vector<int64_t>> inferredShape(NodeLowering &ctx,
-                                              ArrayRef<unsigned> shapeInputs,
-                                              unsigned output = 0) {
-  if (failed(requireConstants(ctx, shapeInputs)))
-    return failure();
-  if (std::optional<std::vector<int64_t>> shape = ctx.outputShape(output))
-    return *shape;
-  return ctx.error() << "the output shape could not be inferred", failure();
-}
-
 /// Reshape, ExpandDims, Squeeze: the same elements with another shape.
 template <unsigned shapeInput> LogicalResult reshapeLike(NodeLowering &ctx) {
   std::vector<unsigned> shapeInputs;
   if (shapeInput < ctx.getNumInputs())
     shapeInputs.push_back(shapeInput);
-  FailureOr<std::vector<int64_t>> to = inferredShape(ctx, shapeInputs);
+  FailureOr<std::vector<int64_t>> to = ctx.inferredOutputShape(shapeInputs);
   if (failed(to))
     return failure();
   int32_t dtype = ctx.dtype(0);
@@ -204,7 +168,7 @@ template <unsigned shapeInput> LogicalResult reshapeLike(NodeLowering &ctx) {
 }
 
 LogicalResult fill(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {0});
+  FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({0});
   if (failed(shape))
     return failure();
   if (!ctx.shape(1).empty())
@@ -315,7 +279,7 @@ Value concatenate(NodeLowering &ctx, ArrayRef<Value> pieces, int64_t axis,
 
 LogicalResult concat(NodeLowering &ctx) {
   unsigned n = ctx.getNumInputs() - 1;
-  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {n});
+  FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({n});
   if (failed(shape))
     return failure();
   int64_t axis = ctx.constantInts(n)->front();
@@ -330,7 +294,7 @@ LogicalResult concat(NodeLowering &ctx) {
 }
 
 LogicalResult pack(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {});
+  FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({});
   if (failed(shape))
     return failure();
   int64_t axis = ctx.getInt("axis").value_or(0);
@@ -396,7 +360,7 @@ template <bool isV> LogicalResult split(NodeLowering &ctx) {
   std::vector<unsigned> constants = {axisInput};
   if (isV)
     constants.push_back(1);
-  if (failed(requireConstants(ctx, constants)))
+  if (failed(ctx.requireConstants(constants)))
     return failure();
   const std::vector<int64_t> &in = ctx.shape(valueInput);
   int64_t axis = ctx.constantInts(axisInput)->front();
@@ -470,11 +434,11 @@ LogicalResult dynamicSlice(NodeLowering &ctx, ArrayRef<int64_t> sizes) {
 LogicalResult sliceOp(NodeLowering &ctx) {
   if (!ctx.input(1).constant) {
     // Only the size decides the output's shape; it must be known.
-    if (failed(requireConstants(ctx, {2})))
+    if (failed(ctx.requireConstants({2})))
       return failure();
     std::vector<int64_t> sizes = *ctx.constantInts(2);
     if (llvm::any_of(sizes, [](int64_t size) { return size < 0; }))
-      return requireConstants(ctx, {1});
+      return ctx.requireConstants({1});
     if (sizes.size() != ctx.shape(0).size())
       return ctx.error() << "Expected size to have " << ctx.shape(0).size()
                          << " elements, got " << sizes.size();
@@ -484,7 +448,7 @@ LogicalResult sliceOp(NodeLowering &ctx) {
                            << " in [0, " << ctx.shape(0)[d] << "]";
     return dynamicSlice(ctx, sizes);
   }
-  FailureOr<std::vector<int64_t>> shape = inferredShape(ctx, {1, 2});
+  FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({1, 2});
   if (failed(shape))
     return failure();
   std::vector<int64_t> begin = *ctx.constantInts(1);
@@ -503,7 +467,7 @@ LogicalResult sliceOp(NodeLowering &ctx) {
 FailureOr<ops::StridedSlicePlan> planStridedSlice(NodeLowering &ctx,
                                                   ArrayRef<int64_t> shape,
                                                   unsigned first) {
-  if (failed(requireConstants(ctx, {first, first + 1, first + 2})))
+  if (failed(ctx.requireConstants({first, first + 1, first + 2})))
     return failure();
   ops::StridedSliceMasks masks;
   masks.begin = ctx.getInt("begin_mask").value_or(0);
@@ -596,7 +560,7 @@ LogicalResult stridedSlice(NodeLowering &ctx) {
 /// StridedSliceGrad(shape, begin, end, strides, dy): dy inserted into
 /// zeros of `shape` where StridedSlice took its elements.
 LogicalResult stridedSliceGrad(NodeLowering &ctx) {
-  if (failed(requireConstants(ctx, {0})))
+  if (failed(ctx.requireConstants({0})))
     return failure();
   std::vector<int64_t> shape = *ctx.constantInts(0);
   int32_t dtype = ctx.dtype(4);
@@ -626,7 +590,7 @@ LogicalResult stridedSliceGrad(NodeLowering &ctx) {
 
 /// Tile and BroadcastTo: a generic whose input map indexes the source.
 template <bool isTile> LogicalResult replicateElements(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
   if (failed(out))
     return failure();
   const std::vector<int64_t> &in = ctx.shape(0);
@@ -667,7 +631,7 @@ template <bool isTile> LogicalResult replicateElements(NodeLowering &ctx) {
 
 /// Pad and PadV2: tensor.pad with the constant value.
 LogicalResult pad(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
   if (failed(out))
     return failure();
   std::vector<int64_t> paddings = *ctx.constantInts(1);
@@ -696,7 +660,7 @@ LogicalResult pad(NodeLowering &ctx) {
 /// params[outer, indices[i...], inner]. Indices out of range read the
 /// nearest element (as XLA clamps) instead of failing.
 LogicalResult gather(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {2});
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
   if (failed(out))
     return failure();
   if (ctx.getInt("batch_dims").value_or(0) != 0)
@@ -750,108 +714,9 @@ LogicalResult gather(NodeLowering &ctx) {
   return success();
 }
 
-/// UnsortedSegmentSum(data, segment_ids, num_segments) (GatherV2's
-/// gradient): out[ids[i...], inner] += data[i..., inner]. A loop over the
-/// rows of data seen as [rows, inner] adds each row into its segment's row
-/// of the result (in place once bufferized). A negative id drops its row,
-/// as TensorFlow does; an id past num_segments is TensorFlow's error,
-/// through the status, and drops its row too.
-LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {2});
-  if (failed(out))
-    return failure();
-  const std::vector<int64_t> &data = ctx.shape(0), &ids = ctx.shape(1);
-  int32_t dtype = ctx.dtype(0), idType = ctx.dtype(1);
-  if (ids.size() > data.size() ||
-      !std::equal(ids.begin(), ids.end(), data.begin()))
-    return ctx.error() << "data.shape = " << cleave::shapeString(data)
-                       << " does not start with segment_ids.shape = "
-                       << cleave::shapeString(ids);
-  if (dtype == cleave::kBool || !ctx.elementType(dtype).isIntOrFloat())
-    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
-                       << " is not supported";
-  int64_t segments = out->front(), rows = 1, inner = 1;
-  for (int64_t d : ids)
-    rows *= d;
-  for (size_t d = ids.size(); d < data.size(); ++d)
-    inner *= data[d];
-  OpBuilder &b = ctx.b;
-  Location loc = ctx.loc;
-  Value sums = ctx.filled({segments, inner}, dtype, ctx.scalar(dtype, 0));
-  Value flatData = ctx.reshape(ctx.tensor(0), data, {rows, inner}, dtype);
-  Value flatIds = ctx.reshape(ctx.tensor(1), ids, {rows}, idType);
-  int64_t code = ctx.addError("a segment id (computed at run time) is out of "
-                              "range [0, " + std::to_string(segments) + ")");
-  auto index = [&](int64_t v) -> Value {
-    return b.create<arith::ConstantIndexOp>(loc, v);
-  };
-  Value statusOk = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
-  Value errorCode =
-      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code));
-  auto loop = b.create<scf::ForOp>(loc, index(0), index(rows), index(1),
-                                   ValueRange{sums, ctx.getStatus()});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value row = loop.getInductionVar();
-    Value acc = loop.getRegionIterArgs()[0];
-    Value status = loop.getRegionIterArgs()[1];
-    Value id = b.create<arith::IndexCastOp>(
-        loc, b.getIndexType(),
-        b.create<tensor::ExtractOp>(loc, flatIds, ValueRange{row}));
-    Value negative =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, index(0));
-    Value past = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
-                                         index(segments));
-    Value firstError = b.create<arith::AndIOp>(
-        loc, past,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status,
-                                statusOk));
-    status = b.create<arith::SelectOp>(loc, firstError, errorCode, status);
-    Value inRange = b.create<arith::XOrIOp>(
-        loc, b.create<arith::OrIOp>(loc, negative, past),
-        b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
-    auto update = b.create<scf::IfOp>(loc, TypeRange{acc.getType()}, inRange,
-                                      /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard branchGuard(b);
-      b.setInsertionPointToStart(update.thenBlock());
-      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                         b.getIndexAttr(inner)};
-      SmallVector<OpFoldResult> ones(2, b.getIndexAttr(1));
-      auto rowType = ctx.tensorType({inner}, dtype);
-      auto extractRow = [&](Value from, Value at) -> Value {
-        return b.create<tensor::ExtractSliceOp>(
-            loc, rowType, from, SmallVector<OpFoldResult>{at, b.getIndexAttr(0)},
-            sizes, ones);
-      };
-      bool isFloat = isFloatDType(dtype);
-      Value added = ctx.map(
-          {extractRow(acc, id), extractRow(flatData, row)}, {inner}, dtype,
-          [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-            if (isFloat)
-              return nb.create<arith::AddFOp>(l, args[0], args[1]);
-            return nb.create<arith::AddIOp>(l, args[0], args[1]);
-          });
-      Value written = b.create<tensor::InsertSliceOp>(
-          loc, added, acc, SmallVector<OpFoldResult>{id, b.getIndexAttr(0)},
-          sizes, ones);
-      b.create<scf::YieldOp>(loc, written);
-      b.setInsertionPointToStart(update.elseBlock());
-      b.create<scf::YieldOp>(loc, acc);
-    }
-    b.create<scf::YieldOp>(loc, ValueRange{update.getResult(0), status});
-  }
-  ctx.setStatus(loop.getResult(1));
-  ctx.setOutput(0, ctx.reshape(loop.getResult(0), {segments, inner}, *out,
-                               dtype),
-                dtype);
-  return success();
-}
-
 /// OneHot: on where the index equals the position along `axis`.
 LogicalResult oneHot(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> out = inferredShape(ctx, {1});
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
   if (failed(out))
     return failure();
   if (!ctx.shape(2).empty() || !ctx.shape(3).empty())
@@ -903,13 +768,11 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"ReverseV2", reverseV2},
       {"PreventGradient", forward},
       {"PlaceholderWithDefault", forward},
-      {"NoOp", noOp},
       {"Shape", shape},
       {"ShapeN", shape},
       {"Size", size},
       {"Rank", rank},
-      {"BroadcastGradientArgs", compileTimeOnly},
-      {"Range", compileTimeOnly},
+      {"BroadcastGradientArgs", lowerCompileTimeOnly},
       {"Reshape", reshapeLike<1>},
       {"ExpandDims", reshapeLike<1>},
       {"Squeeze", reshapeLike<~0u>},
@@ -929,7 +792,6 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"BroadcastTo", replicateElements<false>},
       {"Pad", pad},
       {"GatherV2", gather},
-      {"UnsortedSegmentSum", unsortedSegmentSum},
       {"OneHot", oneHot},
   };
 }

@@ -34,15 +34,30 @@ using namespace cleave::conversion;
 // The lowering table
 //===----------------------------------------------------------------------===//
 
-static const llvm::StringMap<Lowering> &getLoweringTable() {
-  static const llvm::StringMap<Lowering> *table = [] {
-    auto *map = new llvm::StringMap<Lowering>();
-    for (const LoweringTable &family :
-         {getMathLowerings(), getArrayLowerings(), getNNLowerings(),
-          getConvLowerings(), getStateLowerings(), getControlFlowLowerings(),
-          getCollectiveLowerings()})
-      for (const auto &[name, lowering] : family)
-        if (!ops::lookupOp(name) || !map->try_emplace(name, lowering).second)
+namespace {
+/// A lowering and the family of the file that defines it.
+struct LoweringEntry {
+  Lowering lowering;
+  ops::OpFamily family;
+};
+} // namespace
+
+static const llvm::StringMap<LoweringEntry> &getLoweringTable() {
+  static const llvm::StringMap<LoweringEntry> *table = [] {
+    using ops::OpFamily;
+    auto *map = new llvm::StringMap<LoweringEntry>();
+    std::pair<OpFamily, LoweringTable> families[] = {
+        {OpFamily::Array, getArrayLowerings()},
+        {OpFamily::Math, getMathLowerings()},
+        {OpFamily::NN, getNNLowerings()},
+        {OpFamily::State, getStateLowerings()},
+        {OpFamily::ControlFlow, getControlFlowLowerings()},
+        {OpFamily::Functional, getFunctionalLowerings()},
+        {OpFamily::TPU, getTPULowerings()}};
+    for (const auto &[family, lowerings] : families)
+      for (const auto &[name, lowering] : lowerings)
+        if (!ops::lookupOp(name) ||
+            !map->try_emplace(name, LoweringEntry{lowering, family}).second)
           llvm::report_fatal_error(llvm::Twine("bad lowering table entry '") +
                                    name + "'");
     return map;
@@ -52,6 +67,14 @@ static const llvm::StringMap<Lowering> &getLoweringTable() {
 
 bool cleave::conversion::hasCPULowering(StringRef opType) {
   return getLoweringTable().count(opType);
+}
+
+std::optional<ops::OpFamily>
+cleave::conversion::lookupCPULoweringFamily(StringRef opType) {
+  auto it = getLoweringTable().find(opType);
+  if (it == getLoweringTable().end())
+    return std::nullopt;
+  return it->second.family;
 }
 
 bool cleave::conversion::knowsReceivedShapes(Operation *operation) {
@@ -568,7 +591,7 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
         !value.constant && failed(materialize(value, node)))
       return failure();
   }
-  if (failed(it->second(ctx)) || ctx.hasFailedInput())
+  if (failed(it->second.lowering(ctx)) || ctx.hasFailedInput())
     return failure();
   for (auto [i, out] : llvm::enumerate(node.getOutputs()))
     if (!values.count(out))
@@ -871,6 +894,32 @@ FailureOr<std::vector<int64_t>> NodeLowering::constantInts(unsigned i) {
                  << "` with op " << node.getOpType()
                  << " must be a compile-time constant",
          failure();
+}
+
+LogicalResult NodeLowering::requireConstants(ArrayRef<unsigned> inputs) {
+  bool known = true;
+  for (unsigned i : inputs)
+    known &= succeeded(constantInts(i));
+  return success(known);
+}
+
+FailureOr<std::vector<int64_t>>
+NodeLowering::inferredOutputShape(ArrayRef<unsigned> shapeInputs,
+                                  unsigned output) {
+  if (failed(requireConstants(shapeInputs)))
+    return failure();
+  if (std::optional<std::vector<int64_t>> shape = outputShape(output))
+    return *shape;
+  return error() << "the output shape could not be inferred", failure();
+}
+
+LogicalResult cleave::conversion::lowerCompileTimeOnly(NodeLowering &ctx) {
+  std::vector<unsigned> all;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    all.push_back(i);
+  if (failed(ctx.requireConstants(all)))
+    return failure();
+  return ctx.error() << "could not be evaluated at compile time";
 }
 
 void NodeLowering::setOutput(unsigned i, Value tensor, int32_t dtype) {

@@ -14,6 +14,7 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Ops/ElementwiseOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -70,6 +71,16 @@ public:
   /// Output i's shape as the op's shape function inferred it from the
   /// static input shapes and constant inputs; nullopt where it could not.
   std::optional<std::vector<int64_t>> outputShape(unsigned i) const;
+
+  /// Fails unless every one of `inputs` is a compile-time constant. Each
+  /// one that is not is named, so that the caller can retry with all their
+  /// values at once rather than learning of one per attempt.
+  mlir::LogicalResult requireConstants(llvm::ArrayRef<unsigned> inputs);
+  /// Output `output`'s inferred shape; it needs the inputs that give shapes
+  /// to be constants. An error when it could not be inferred.
+  mlir::FailureOr<std::vector<int64_t>>
+  inferredOutputShape(llvm::ArrayRef<unsigned> shapeInputs,
+                      unsigned output = 0);
 
   /// Sets output i.
   void setOutput(unsigned i, mlir::Value tensor, int32_t dtype);
@@ -163,13 +174,26 @@ private:
 using Lowering = mlir::LogicalResult (*)(NodeLowering &);
 using LoweringTable = std::vector<std::pair<llvm::StringRef, Lowering>>;
 
-LoweringTable getMathLowerings();
+/// One table per op family, in <Family>Lowerings.cpp (ops::OpFamily).
 LoweringTable getArrayLowerings();
+LoweringTable getMathLowerings();
 LoweringTable getNNLowerings();
-LoweringTable getConvLowerings();
-LoweringTable getControlFlowLowerings();
 LoweringTable getStateLowerings();
-LoweringTable getCollectiveLowerings();
+LoweringTable getControlFlowLowerings();
+LoweringTable getFunctionalLowerings();
+LoweringTable getTPULowerings();
+
+/// Element-wise lowerings (MathLowerings.cpp) that ops of other families
+/// share: the activations of NNLowerings.cpp and their gradients.
+mlir::LogicalResult lowerUnaryElementwise(NodeLowering &ctx, ops::UnaryOp op);
+/// (dy, x) -> dx of the activations; y = f(x) where the rule is written in
+/// terms of the output.
+enum class ActivationGrad { Relu, Relu6, Elu, Softplus, Softsign };
+mlir::LogicalResult lowerActivationGrad(NodeLowering &ctx, ActivationGrad op);
+/// Ops whose outputs must be known at compile time (Range,
+/// BroadcastGradientArgs compute shapes): the driver folds them when their
+/// inputs are constants; otherwise this names the input that is not.
+mlir::LogicalResult lowerCompileTimeOnly(NodeLowering &ctx);
 
 // Element bodies test dtypes with cleave::isFloatDType, isUnsignedDType
 // and isIntegerDType (cleave/Tensor/Tensor.h).

@@ -261,7 +261,7 @@ Value applyUnary(Arith &a, Unary op, Value x) {
   llvm_unreachable("unknown unary op");
 }
 
-template <Unary op> LogicalResult unary(NodeLowering &ctx) {
+LogicalResult unaryElementwise(NodeLowering &ctx, Unary op) {
   int32_t dtype = ctx.dtype(0);
   if ((needsFloat(op) && !isFloatDType(dtype)) ||
       (op == Unary::LogicalNot) != (dtype == kBool))
@@ -276,6 +276,10 @@ template <Unary op> LogicalResult unary(NodeLowering &ctx) {
                         }),
                 dtype);
   return success();
+}
+
+template <Unary op> LogicalResult unary(NodeLowering &ctx) {
+  return unaryElementwise(ctx, op);
 }
 
 using Classify = ops::ClassifyOp;
@@ -440,7 +444,7 @@ Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   llvm_unreachable("unknown binary op");
 }
 
-template <Binary op> LogicalResult binary(NodeLowering &ctx) {
+LogicalResult binaryElementwise(NodeLowering &ctx, Binary op) {
   int32_t dtype = ctx.dtype(0);
   if (dtype != ctx.dtype(1))
     return ctx.error() << "inputs have different dtypes, "
@@ -474,6 +478,10 @@ template <Binary op> LogicalResult binary(NodeLowering &ctx) {
                         }),
                 outType);
   return success();
+}
+
+template <Binary op> LogicalResult binary(NodeLowering &ctx) {
+  return binaryElementwise(ctx, op);
 }
 
 LogicalResult addN(NodeLowering &ctx) {
@@ -966,7 +974,128 @@ LogicalResult batchMatMul(NodeLowering &ctx) {
   return success();
 }
 
+/// UnsortedSegmentSum(data, segment_ids, num_segments) (GatherV2's
+/// gradient): out[ids[i...], inner] += data[i..., inner]. A loop over the
+/// rows of data seen as [rows, inner] adds each row into its segment's row
+/// of the result (in place once bufferized). A negative id drops its row,
+/// as TensorFlow does; an id past num_segments is TensorFlow's error,
+/// through the status, and drops its row too.
+LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
+  if (failed(out))
+    return failure();
+  const std::vector<int64_t> &data = ctx.shape(0), &ids = ctx.shape(1);
+  int32_t dtype = ctx.dtype(0), idType = ctx.dtype(1);
+  if (ids.size() > data.size() ||
+      !std::equal(ids.begin(), ids.end(), data.begin()))
+    return ctx.error() << "data.shape = " << cleave::shapeString(data)
+                       << " does not start with segment_ids.shape = "
+                       << cleave::shapeString(ids);
+  if (dtype == cleave::kBool || !ctx.elementType(dtype).isIntOrFloat())
+    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
+                       << " is not supported";
+  int64_t segments = out->front(), rows = 1, inner = 1;
+  for (int64_t d : ids)
+    rows *= d;
+  for (size_t d = ids.size(); d < data.size(); ++d)
+    inner *= data[d];
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value sums = ctx.filled({segments, inner}, dtype, ctx.scalar(dtype, 0));
+  Value flatData = ctx.reshape(ctx.tensor(0), data, {rows, inner}, dtype);
+  Value flatIds = ctx.reshape(ctx.tensor(1), ids, {rows}, idType);
+  int64_t code = ctx.addError("a segment id (computed at run time) is out of "
+                              "range [0, " + std::to_string(segments) + ")");
+  auto index = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  Value statusOk = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  Value errorCode =
+      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code));
+  auto loop = b.create<scf::ForOp>(loc, index(0), index(rows), index(1),
+                                   ValueRange{sums, ctx.getStatus()});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = loop.getInductionVar();
+    Value acc = loop.getRegionIterArgs()[0];
+    Value status = loop.getRegionIterArgs()[1];
+    Value id = b.create<arith::IndexCastOp>(
+        loc, b.getIndexType(),
+        b.create<tensor::ExtractOp>(loc, flatIds, ValueRange{row}));
+    Value negative =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, index(0));
+    Value past = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
+                                         index(segments));
+    Value firstError = b.create<arith::AndIOp>(
+        loc, past,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status,
+                                statusOk));
+    status = b.create<arith::SelectOp>(loc, firstError, errorCode, status);
+    Value inRange = b.create<arith::XOrIOp>(
+        loc, b.create<arith::OrIOp>(loc, negative, past),
+        b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
+    auto update = b.create<scf::IfOp>(loc, TypeRange{acc.getType()}, inRange,
+                                      /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard branchGuard(b);
+      b.setInsertionPointToStart(update.thenBlock());
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                         b.getIndexAttr(inner)};
+      SmallVector<OpFoldResult> ones(2, b.getIndexAttr(1));
+      auto rowType = ctx.tensorType({inner}, dtype);
+      auto extractRow = [&](Value from, Value at) -> Value {
+        return b.create<tensor::ExtractSliceOp>(
+            loc, rowType, from, SmallVector<OpFoldResult>{at, b.getIndexAttr(0)},
+            sizes, ones);
+      };
+      bool isFloat = isFloatDType(dtype);
+      Value added = ctx.map(
+          {extractRow(acc, id), extractRow(flatData, row)}, {inner}, dtype,
+          [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+            if (isFloat)
+              return nb.create<arith::AddFOp>(l, args[0], args[1]);
+            return nb.create<arith::AddIOp>(l, args[0], args[1]);
+          });
+      Value written = b.create<tensor::InsertSliceOp>(
+          loc, added, acc, SmallVector<OpFoldResult>{id, b.getIndexAttr(0)},
+          sizes, ones);
+      b.create<scf::YieldOp>(loc, written);
+      b.setInsertionPointToStart(update.elseBlock());
+      b.create<scf::YieldOp>(loc, acc);
+    }
+    b.create<scf::YieldOp>(loc, ValueRange{update.getResult(0), status});
+  }
+  ctx.setStatus(loop.getResult(1));
+  ctx.setOutput(0, ctx.reshape(loop.getResult(0), {segments, inner}, *out,
+                               dtype),
+                dtype);
+  return success();
+}
+
 } // namespace
+
+LogicalResult cleave::conversion::lowerUnaryElementwise(NodeLowering &ctx,
+                                                      ops::UnaryOp op) {
+  return unaryElementwise(ctx, op);
+}
+
+LogicalResult cleave::conversion::lowerActivationGrad(NodeLowering &ctx,
+                                                    ActivationGrad op) {
+  switch (op) {
+  case ActivationGrad::Relu:
+    return binaryElementwise(ctx, Binary::ReluGrad);
+  case ActivationGrad::Relu6:
+    return binaryElementwise(ctx, Binary::Relu6Grad);
+  case ActivationGrad::Elu:
+    return binaryElementwise(ctx, Binary::EluGrad);
+  case ActivationGrad::Softplus:
+    return binaryElementwise(ctx, Binary::SoftplusGrad);
+  case ActivationGrad::Softsign:
+    return binaryElementwise(ctx, Binary::SoftsignGrad);
+  }
+  llvm_unreachable("unknown activation gradient");
+}
 
 LoweringTable cleave::conversion::getMathLowerings() {
   return {
@@ -998,11 +1127,6 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"RsqrtGrad", binary<Binary::RsqrtGrad>},
       {"SqrtGrad", binary<Binary::SqrtGrad>},
       {"ReciprocalGrad", binary<Binary::ReciprocalGrad>},
-      {"ReluGrad", binary<Binary::ReluGrad>},
-      {"Relu6Grad", binary<Binary::Relu6Grad>},
-      {"EluGrad", binary<Binary::EluGrad>},
-      {"SoftplusGrad", binary<Binary::SoftplusGrad>},
-      {"SoftsignGrad", binary<Binary::SoftsignGrad>},
       {"Neg", unary<Unary::Neg>},
       {"Square", unary<Unary::Square>},
       {"Sqrt", unary<Unary::Sqrt>},
@@ -1016,9 +1140,6 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Tanh", unary<Unary::Tanh>},
       {"Reciprocal", unary<Unary::Reciprocal>},
       {"Floor", unary<Unary::Floor>},
-      {"Relu", unary<Unary::Relu>},
-      {"Relu6", unary<Unary::Relu6>},
-      {"Elu", unary<Unary::Elu>},
       {"Ceil", unary<Unary::Ceil>},
       {"Rint", unary<Unary::Rint>},
       {"Round", unary<Unary::Round>},
@@ -1035,8 +1156,6 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Asinh", unary<Unary::Asinh>},
       {"Acosh", unary<Unary::Acosh>},
       {"Atanh", unary<Unary::Atanh>},
-      {"Softplus", unary<Unary::Softplus>},
-      {"Softsign", unary<Unary::Softsign>},
       {"IsNan", classify<Classify::IsNan>},
       {"IsInf", classify<Classify::IsInf>},
       {"IsFinite", classify<Classify::IsFinite>},
@@ -1055,5 +1174,7 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Cumsum", scan<false>},
       {"Cumprod", scan<true>},
       {"BatchMatMulV2", batchMatMul},
+      {"UnsortedSegmentSum", unsortedSegmentSum},
+      {"Range", lowerCompileTimeOnly},
   };
 }

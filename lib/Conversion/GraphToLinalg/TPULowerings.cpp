@@ -1,4 +1,4 @@
-//===- CollectiveLowerings.cpp - collectives as runtime calls -------------===//
+//===- TPULowerings.cpp - collectives and host transfers as runtime calls -===//
 //
 // Collectives and host transfers are not computations on the replica's own
 // values: the compiled code hands its buffers to the runtime that runs the
@@ -268,7 +268,7 @@ LogicalResult hostTransfer(NodeLowering &ctx) {
 
 } // namespace
 
-LoweringTable cleave::conversion::getCollectiveLowerings() {
+LoweringTable cleave::conversion::getTPULowerings() {
   return {{"CrossReplicaSum", crossReplicaSum},
           {"_XlaHostComputeMlir", hostTransfer},
           {"XlaSendToHost", hostTransfer},

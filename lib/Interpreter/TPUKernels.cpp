@@ -1,4 +1,4 @@
-//===- ReplicationKernels.cpp - replication, host transfers, collectives --===//
+//===- TPUKernels.cpp - replication, host transfers, collectives ----------===//
 //
 // A flat graph tagged by graph-replicate (or TensorFlow) with
 // num_replicas = 1 runs as written: TPUReplicatedInput/Output pass their
@@ -436,7 +436,7 @@ void cleave::interp::cancelWaits(Interpreter &interpreter) {
   interpreter.getRendezvous().cancel();
 }
 
-KernelTable cleave::interp::getReplicationKernels() {
+KernelTable cleave::interp::getTPUKernels() {
   return {
       {"TPUReplicatedInput", replicatedInput},
       {"TPUReplicatedOutput", replicatedOutput},
