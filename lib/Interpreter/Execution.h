@@ -15,6 +15,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Interpreter/HostProgram.h"
 #include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Runtime/Rendezvous.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -29,6 +30,21 @@ namespace cleave::interp {
 inline bool isUnit(mlir::Operation *op) {
   return op && mlir::isa<graph::NodeOp, graph::ClusterOp, graph::ReplicateOp>(op);
 }
+
+/// The state of the replica the calling thread runs (null outside any
+/// replica): each replica of a step works on a copy of the run's state.
+State *getReplicaState();
+/// Sets the calling thread's replica (runtime::getCurrentReplica) and its
+/// state for the lifetime of the object.
+class ReplicaStateScope {
+public:
+  ReplicaStateScope(int64_t replica, State *state);
+  ~ReplicaStateScope();
+
+private:
+  runtime::ReplicaScope replica;
+  State *previous;
+};
 
 /// The values each unit reads: a node's inputs; for a cluster or
 /// replicate region, its operands, then the values its body captures, each
@@ -68,7 +84,8 @@ mlir::LogicalResult checkNodeCanRun(graph::NodeOp node,
 void mergeReplicaStates(State &shared, std::vector<State> &copies);
 
 /// Reports which replica of `replicate` failed first, when one did.
-void reportReplicaFailure(graph::ReplicateOp replicate, Rendezvous &rendezvous);
+void reportReplicaFailure(graph::ReplicateOp replicate,
+                          runtime::Rendezvous &rendezvous);
 
 /// The host program of a run of `body`: `units` (in block order) run,
 /// `fedValues` are fed (in the run's feed order), `fetchValues` fetched.

@@ -9,8 +9,9 @@
 #include "cleave/Interpreter/HostProgram.h"
 
 #include "Execution.h"
-#include "Rendezvous.h"
-#include "ThreadCache.h"
+
+#include "cleave/Runtime/Rendezvous.h"
+#include "cleave/Runtime/ThreadCache.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/STLExtras.h"
@@ -24,6 +25,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 using namespace cleave::interp;
+using namespace cleave::runtime;
 
 //===----------------------------------------------------------------------===//
 // Building
@@ -596,7 +598,7 @@ extern "C" int32_t cleave::interp::cleave_host_run_replicas(
     frames.push_back(enterScope(scope, outer, r));
   std::vector<char> ok(n, 0);
   auto runReplica = [&](int64_t r) {
-    ReplicaScope replicaScope(r, &copies[r]);
+    ReplicaStateScope replicaScope(r, &copies[r]);
     ok[r] = succeeded(runScope(run, step.target, *frames[r]));
   };
   rendezvous.addReplicasRunning(n);
@@ -644,7 +646,7 @@ extern "C" int32_t cleave::interp::cleave_host_start_lane(void *runPtr,
   State *state = getReplicaState();
   frame.lanes.push_back(
       ThreadCache::get().run([&run, &frame, lane, replica, state] {
-        ReplicaScope replicaScope(replica, state);
+        ReplicaStateScope replicaScope(replica, state);
         if (runSequence(run, lane, frame) != 0) {
           frame.laneFailed = true;
           // The device may wait for what this lane would have sent.

@@ -8,15 +8,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "Execution.h"
-#include "cleave/Interpreter/HostProgram.h"
 #include "Kernels.h"
-#include "Rendezvous.h"
-#include "ThreadCache.h"
 
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
+#include "cleave/Interpreter/HostProgram.h"
 #include "cleave/Ops/OpRegistry.h"
+#include "cleave/Runtime/Rendezvous.h"
+#include "cleave/Runtime/ThreadCache.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -37,6 +37,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 using namespace cleave::interp;
+using namespace cleave::runtime;
 
 //===----------------------------------------------------------------------===//
 // KernelContext
@@ -97,6 +98,17 @@ cleave::interp::stridesOf(const std::vector<int64_t> &shape) {
     strides[d] = strides[d + 1] * shape[d + 1];
   return strides;
 }
+
+static thread_local State *currentReplicaState = nullptr;
+
+State *cleave::interp::getReplicaState() { return currentReplicaState; }
+
+ReplicaStateScope::ReplicaStateScope(int64_t replica, State *state)
+    : replica(replica), previous(currentReplicaState) {
+  currentReplicaState = state;
+}
+
+ReplicaStateScope::~ReplicaStateScope() { currentReplicaState = previous; }
 
 bool cleave::interp::fitsShape(const Tensor &t, Type type) {
   auto ranked = dyn_cast<RankedTensorType>(type);
@@ -526,7 +538,7 @@ private:
       lock.acquire();
       FailureOr<SmallVector<Slot, 2>> outputs = failure();
       {
-        ReplicaScope scope(replica, replicaState);
+        ReplicaStateScope scope(replica, replicaState);
         outputs = job();
       }
       lock.release();
@@ -619,7 +631,7 @@ private:
       replicas.push_back(ThreadCache::get().run([&, r, fed]() {
         lock.acquire();
         {
-          ReplicaScope scope(r, &copies[r]);
+          ReplicaStateScope scope(r, &copies[r]);
           results[r] = runRegionBody(interp, body, fed,
                                      what + " replica " + std::to_string(r));
           // The others stop: no replica waits for one that failed.

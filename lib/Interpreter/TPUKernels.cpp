@@ -13,14 +13,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
-#include "Rendezvous.h"
 
-#include "cleave/Interpreter/Collectives.h"
 #include "cleave/Ops/Partitioning.h"
+#include "cleave/Runtime/Collectives.h"
+#include "cleave/Runtime/Rendezvous.h"
 
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
+using namespace cleave::runtime;
 
 namespace {
 LogicalResult refuseReplicas(KernelContext &ctx, int64_t n) {
@@ -343,98 +344,15 @@ LogicalResult outfeedDequeue(KernelContext &ctx) {
 LogicalResult crossReplicaSumKernel(KernelContext &ctx) {
   auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
   std::string error;
-  std::optional<Tensor> sum = cleave::interp::crossReplicaSum(
-      ctx.interpreter, ctx.node.getOperation(), replicate ? replicate.getN() : 1,
-      ctx.inputs[0], ctx.inputs[1], error);
+  std::optional<Tensor> sum = crossReplicaSum(
+      ctx.interpreter.getRendezvous(), ctx.node.getOperation(),
+      replicate ? replicate.getN() : 1, ctx.inputs[0], ctx.inputs[1], error);
   if (!sum)
     return error.empty() ? failure() : (ctx.error() << error, failure());
   ctx.outputs[0] = std::move(*sum);
   return success();
 }
 } // namespace
-
-/// The sum over the replicas of the caller's group (all replicas when
-/// group_assignment is empty), as XLA's cross-replica sum.
-std::optional<Tensor> cleave::interp::crossReplicaSum(
-    Interpreter &interpreter, const void *key, int64_t numReplicas,
-    const Tensor &input, const Tensor &groups, std::string &error) {
-  int64_t replica = getCurrentReplica();
-  if (replica < 0) // one replica: its own sum
-    return input;
-  // A replica that fails here stops the others' waits at once (compiled
-  // code does not stop at a failed call).
-  auto fail = [&](std::string message) -> std::optional<Tensor> {
-    error = std::move(message);
-    interpreter.getRendezvous().cancel();
-    return std::nullopt;
-  };
-  // Without a group assignment, all replicas form one group.
-  int64_t groupIndex = 0, member = replica, groupSize = numReplicas;
-  if (groups.numElements() != 0) {
-    if (groups.rank() != 2)
-      return fail("group_assignment must be a matrix, got shape " +
-                  shapeString(groups.shape()));
-    int64_t numGroups = groups.shape()[0], size = groups.shape()[1];
-    member = -1;
-    for (int64_t g = 0; g < numGroups; ++g)
-      for (int64_t i = 0; i < size; ++i) {
-        int64_t id = groups.getAsInt(g * size + i);
-        if (id < 0 || id >= numReplicas)
-          return fail("group_assignment names replica " + std::to_string(id) +
-                      ", but the computation has " +
-                      std::to_string(numReplicas) + " replicas");
-        if (id == replica) {
-          groupIndex = g;
-          member = i;
-        }
-      }
-    if (member < 0)
-      return fail("replica " + std::to_string(replica) +
-                  " is in no group of group_assignment");
-    groupSize = size;
-  }
-  // Inputs of unlike shapes sum to nothing (an invalid tensor): every
-  // member fails.
-  auto sum = [](std::vector<Tensor> &inputs) {
-    for (const Tensor &in : inputs)
-      if (in.shape() != inputs[0].shape() || in.dtype() != inputs[0].dtype())
-        return Tensor();
-    Tensor out(inputs[0].dtype(), inputs[0].shape());
-    visitNumeric(out.dtype(), [&](auto zero) {
-      using T = decltype(zero);
-      T *o = out.data<T>();
-      int64_t n = out.numElements();
-      std::fill(o, o + n, T{});
-      for (const Tensor &in : inputs)
-        for (int64_t i = 0; i < n; ++i)
-          o[i] += in.data<T>()[i];
-    });
-    return out;
-  };
-  std::optional<Tensor> result = interpreter.getRendezvous().combine(
-      key, groupIndex, member, groupSize, input, sum, error);
-  if (!result && !error.empty())
-    return fail(error);
-  if (result && !result->isValid())
-    return fail("the replicas' inputs differ in shape or dtype");
-  return result;
-}
-
-std::optional<std::vector<Tensor>> cleave::interp::sendAndReceiveOnDevice(
-    Interpreter &interpreter, llvm::StringRef sendKey,
-    std::vector<Tensor> values, llvm::StringRef recvKey, std::string &error) {
-  int64_t replica = deviceReplica();
-  Rendezvous &rendezvous = interpreter.getRendezvous();
-  if (!sendKey.empty())
-    rendezvous.send(sendKey, replica, std::move(values));
-  if (recvKey.empty())
-    return std::vector<Tensor>();
-  return rendezvous.recv(recvKey, replica, error);
-}
-
-void cleave::interp::cancelWaits(Interpreter &interpreter) {
-  interpreter.getRendezvous().cancel();
-}
 
 KernelTable cleave::interp::getTPUKernels() {
   return {

@@ -4,7 +4,8 @@
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Interpreter/Collectives.h"
+#include "cleave/Runtime/Collectives.h"
+#include "cleave/Runtime/Rendezvous.h"
 #include "cleave/Target/CPU/CPUTarget.h"
 #include "cleave/Target/CPU/CompiledCollectives.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
@@ -42,8 +43,8 @@ void callCompiled(cpu::JITModule::PackedFunction entry, void **args) {
 /// computation sum alike whether each is compiled or interpreted.
 class RendezvousCollectives : public cpu::Collectives {
 public:
-  RendezvousCollectives(interp::Interpreter &interpreter, int64_t numReplicas)
-      : interpreter(interpreter), numReplicas(numReplicas) {}
+  RendezvousCollectives(Rendezvous &rendezvous, int64_t numReplicas)
+      : rendezvous(rendezvous), numReplicas(numReplicas) {}
 
   cpu::CollectiveStatus crossReplicaSum(const void *op, const void *in,
                                         void *out, int64_t count,
@@ -57,8 +58,8 @@ public:
     Tensor groupTable =
         Tensor::uninitialized(cleave::kInt32, std::move(groupsShape));
     std::memcpy(groupTable.raw(), groups, groupTable.byteSize());
-    std::optional<Tensor> sum = interp::crossReplicaSum(
-        interpreter, op, numReplicas, input, groupTable, error);
+    std::optional<Tensor> sum = runtime::crossReplicaSum(
+        rendezvous, op, numReplicas, input, groupTable, error);
     if (!sum) {
       // The compiled code goes on to its end: later collectives of this
       // call return at once (crossReplicaSum cancelled the others' waits).
@@ -108,12 +109,11 @@ public:
     auto fail = [&](std::string message) {
       error = std::move(message);
       failed = true;
-      interp::cancelWaits(interpreter);
+      rendezvous.cancel();
       return cpu::kCollectiveFailed;
     };
-    std::optional<std::vector<Tensor>> received =
-        interp::sendAndReceiveOnDevice(interpreter, sendKey, std::move(sent),
-                                       recvKey, error);
+    std::optional<std::vector<Tensor>> received = sendAndReceiveOnDevice(
+        rendezvous, sendKey, std::move(sent), recvKey, error);
     if (!received) {
       failed = true;
       return error.empty() ? cpu::kCollectiveCancelled
@@ -147,7 +147,7 @@ public:
   bool failed = false;
 
 private:
-  interp::Interpreter &interpreter;
+  Rendezvous &rendezvous;
   int64_t numReplicas;
 };
 } // namespace
@@ -351,7 +351,7 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
   if (sharesCores)
     cpu::stopKernelThreadSpinning();
   auto replicate = caller->getParentOfType<graph::ReplicateOp>();
-  RendezvousCollectives collectives(interpreter,
+  RendezvousCollectives collectives(interpreter.getRendezvous(),
                                     replicate ? replicate.getN() : 1);
   interpreter.runUnlocked([&] {
     cpu::CollectivesScope scope(&collectives);

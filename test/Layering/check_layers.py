@@ -12,6 +12,7 @@ import sys
 LAYERS = [
     ["CleaveSupport"],
     ["CleaveTensor"],
+    ["CleaveRuntimeSupport"],
     ["CleaveProto", "CleaveOps", "CleaveCPUKernels"],
     ["CleaveGraphFormat", "CleaveGraphDialect"],
     ["CleaveGraphUtils"],

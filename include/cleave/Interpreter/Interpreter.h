@@ -23,6 +23,11 @@
 #include <utility>
 #include <vector>
 
+namespace cleave::runtime {
+class ExecutionLock;
+class Rendezvous;
+} // namespace cleave::runtime
+
 namespace cleave::interp {
 
 /// A TensorArray: its elements (invalid tensors where not yet written).
@@ -50,11 +55,9 @@ bool hasKernel(llvm::StringRef opType);
 /// the executor's own, are ControlFlow); none when it has no kernel.
 std::optional<ops::OpFamily> lookupKernelFamily(llvm::StringRef opType);
 
-class ExecutionLock;
 struct HostProgram;
 class HostProgramCompiler;
 class Interpreter;
-class Rendezvous;
 
 /// Runs calls of functions that auto-clustering encapsulated
 /// (`_XlaCompiledKernel = true` on the call node) with compiled code
@@ -130,8 +133,8 @@ public:
   /// Replicas, clusters and nodes that wait on the device run on threads
   /// of their own, one kernel at a time under this lock; they meet on the
   /// rendezvous's channels.
-  ExecutionLock &getExecutionLock() { return *executionLock; }
-  Rendezvous &getRendezvous() { return *rendezvous; }
+  runtime::ExecutionLock &getExecutionLock() { return *executionLock; }
+  runtime::Rendezvous &getRendezvous() { return *rendezvous; }
   /// Moves what `previous`'s infeed and outfeed queues hold behind what
   /// this interpreter's hold. Device queues outlive a run, as variables do:
   /// graph-run's init run may enqueue what its steps dequeue.
@@ -163,8 +166,8 @@ private:
   CompiledCallHandler *compiledCalls = nullptr;
   double channelTimeout = 300;
   bool fileAccess = true;
-  std::unique_ptr<ExecutionLock> executionLock;
-  std::unique_ptr<Rendezvous> rendezvous;
+  std::unique_ptr<runtime::ExecutionLock> executionLock;
+  std::unique_ptr<runtime::Rendezvous> rendezvous;
   llvm::DenseMap<mlir::Operation *, bool> functionsWaiting;
   bool hostProgramsEnabled = false;
   HostProgramCompiler *hostProgramCompiler = nullptr;

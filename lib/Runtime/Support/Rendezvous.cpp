@@ -1,6 +1,6 @@
 //===- Rendezvous.cpp - channels and collectives between replicas ---------===//
 
-#include "Rendezvous.h"
+#include "cleave/Runtime/Rendezvous.h"
 
 #include <chrono>
 #include <thread>
@@ -10,14 +10,14 @@
 #endif
 
 using namespace cleave;
-using namespace cleave::interp;
+using namespace cleave::runtime;
 
 //===----------------------------------------------------------------------===//
 // ExecutionLock
 //===----------------------------------------------------------------------===//
 
-bool cleave::interp::spinWhile(llvm::function_ref<bool()> busy,
-                               std::chrono::microseconds limit) {
+bool cleave::runtime::spinWhile(llvm::function_ref<bool()> busy,
+                                std::chrono::microseconds limit) {
   auto end = std::chrono::steady_clock::now() + limit;
   while (busy()) {
     for (int i = 0; i < 64; ++i) {
@@ -89,21 +89,14 @@ void ExecutionLock::reacquire(unsigned depthHeld) {
 //===----------------------------------------------------------------------===//
 
 static thread_local int64_t currentReplica = -1;
-static thread_local State *currentState = nullptr;
 
-int64_t cleave::interp::getCurrentReplica() { return currentReplica; }
-State *cleave::interp::getReplicaState() { return currentState; }
+int64_t cleave::runtime::getCurrentReplica() { return currentReplica; }
 
-ReplicaScope::ReplicaScope(int64_t replica, State *state)
-    : previous(currentReplica), previousState(currentState) {
+ReplicaScope::ReplicaScope(int64_t replica) : previous(currentReplica) {
   currentReplica = replica;
-  currentState = state;
 }
 
-ReplicaScope::~ReplicaScope() {
-  currentReplica = previous;
-  currentState = previousState;
-}
+ReplicaScope::~ReplicaScope() { currentReplica = previous; }
 
 //===----------------------------------------------------------------------===//
 // Rendezvous
@@ -117,8 +110,7 @@ void Rendezvous::notifyChanged() {
 bool Rendezvous::shouldSpin() const {
   static const unsigned cores =
       std::max(1u, std::thread::hardware_concurrency());
-  return spinWaits && replicasRunning > 1 &&
-         unsigned(replicasRunning) <= cores;
+  return spinWaits && replicasRunning > 1 && unsigned(replicasRunning) <= cores;
 }
 
 void Rendezvous::spinUntilChanged(uint64_t seen) {
@@ -166,13 +158,14 @@ static std::string describeTimeout(double seconds) {
   return std::string(text) + " s (see --channel-timeout)";
 }
 
-std::optional<std::vector<Tensor>>
-Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error,
-                 bool persistent) {
+std::optional<std::vector<Tensor>> Rendezvous::recv(llvm::StringRef key,
+                                                    int64_t replica,
+                                                    std::string &error,
+                                                    bool persistent) {
   auto id = std::make_pair(key.str(), replica);
   Channels &source = persistent ? queues : channels;
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(timeout);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   while (true) {
     uint64_t seen;
     {
@@ -191,23 +184,22 @@ Rendezvous::recv(llvm::StringRef key, int64_t replica, std::string &error,
     UnlockedScope unlocked(lock);
     spinUntilChanged(seen);
     std::unique_lock<std::mutex> guard(mutex);
-    bool woken = changed.wait_until(guard, deadline, [&] {
-      return cancelled || !source[id].empty();
-    });
+    bool woken = changed.wait_until(
+        guard, deadline, [&] { return cancelled || !source[id].empty(); });
     if (!woken) {
       error = "nothing arrived on channel '" + key.str() + "' for replica " +
-              std::to_string(replica) + " within " +
-              describeTimeout(timeout) +
+              std::to_string(replica) + " within " + describeTimeout(timeout) +
               ": the other side never sent it (a deadlock, or it failed)";
       return std::nullopt;
     }
   }
 }
 
-std::optional<Tensor> Rendezvous::combine(
-    const void *op, int64_t group, int64_t member, int64_t groupSize,
-    Tensor value, const std::function<Tensor(std::vector<Tensor> &)> &reduce,
-    std::string &error) {
+std::optional<Tensor>
+Rendezvous::combine(const void *op, int64_t group, int64_t member,
+                    int64_t groupSize, Tensor value,
+                    const std::function<Tensor(std::vector<Tensor> &)> &reduce,
+                    std::string &error) {
   std::unique_lock<std::mutex> guard(mutex);
   int64_t round = nextRound[{op, group, member}]++;
   auto roundKey = std::make_pair(op, group);

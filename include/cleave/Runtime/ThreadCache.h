@@ -1,6 +1,6 @@
 //===- ThreadCache.h - threads kept for the next run's tasks ----*- C++ -*-===//
 //
-// Private to CleaveInterpreter. A replicated step runs a thread per
+// CleaveRuntimeSupport. A replicated step runs a thread per
 // replica, per cluster and per host wait; starting them anew each step
 // (and each new thread's OpenMP setup) cost more than a small step's
 // compiled code. Tasks go to an idle kept thread, or to a new one when
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_LIB_INTERPRETER_THREADCACHE_H
-#define CLEAVE_LIB_INTERPRETER_THREADCACHE_H
+#ifndef CLEAVE_RUNTIME_THREADCACHE_H
+#define CLEAVE_RUNTIME_THREADCACHE_H
 
 #include <atomic>
 #include <condition_variable>
@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-namespace cleave::interp {
+namespace cleave::runtime {
 
 class ThreadCache {
 public:
@@ -52,6 +52,6 @@ private:
   std::vector<std::thread> threads;
 };
 
-} // namespace cleave::interp
+} // namespace cleave::runtime
 
-#endif // CLEAVE_LIB_INTERPRETER_THREADCACHE_H
+#endif // CLEAVE_RUNTIME_THREADCACHE_H

@@ -3,12 +3,12 @@
 // What CrossReplicaSum and the device side of host transfers do, shared by
 // the interpreter's kernels and by compiled code (CPUClusterRunner installs
 // them behind the compiled collectives), so that both meet on the same
-// rendezvous.
+// rendezvous. Part of CleaveRuntimeSupport.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_INTERPRETER_COLLECTIVES_H
-#define CLEAVE_INTERPRETER_COLLECTIVES_H
+#ifndef CLEAVE_RUNTIME_COLLECTIVES_H
+#define CLEAVE_RUNTIME_COLLECTIVES_H
 
 #include "cleave/Tensor/Tensor.h"
 
@@ -18,21 +18,19 @@
 #include <string>
 #include <vector>
 
-namespace cleave::interp {
+namespace cleave::runtime {
 
-class Interpreter;
+class Rendezvous;
 
 /// The sum of `input` over the replicas of the calling thread's group in
 /// `groups` (an [groups, size] matrix of replica ids; empty: all
-/// `numReplicas` replicas), met on `interpreter`'s rendezvous under `key`
+/// `numReplicas` replicas), met on `rendezvous` under `key`
 /// (the node, the same in every replica). Outside replicas, `input`. On
 /// failure nothing, and `error` says why (empty: another replica failed
 /// first and said so).
-std::optional<Tensor> crossReplicaSum(Interpreter &interpreter,
-                                      const void *key, int64_t numReplicas,
-                                      const Tensor &input,
-                                      const Tensor &groups,
-                                      std::string &error);
+std::optional<Tensor> crossReplicaSum(Rendezvous &rendezvous, const void *key,
+                                      int64_t numReplicas, const Tensor &input,
+                                      const Tensor &groups, std::string &error);
 
 /// The device side of a host transfer, in the calling thread's replica (0
 /// outside replicas): sends `values` on channel `sendKey` (nothing when it
@@ -40,15 +38,10 @@ std::optional<Tensor> crossReplicaSum(Interpreter &interpreter,
 /// empty). On failure nothing, and `error` says why (empty: another
 /// replica failed first and said so).
 std::optional<std::vector<Tensor>>
-sendAndReceiveOnDevice(Interpreter &interpreter, llvm::StringRef sendKey,
+sendAndReceiveOnDevice(Rendezvous &rendezvous, llvm::StringRef sendKey,
                        std::vector<Tensor> values, llvm::StringRef recvKey,
                        std::string &error);
 
-/// Stops every wait of the current run: what a replica's compiled code does
-/// when it fails (compiled code does not stop at a failed call, as the
-/// interpreter stops at a failed kernel).
-void cancelWaits(Interpreter &interpreter);
+} // namespace cleave::runtime
 
-} // namespace cleave::interp
-
-#endif // CLEAVE_INTERPRETER_COLLECTIVES_H
+#endif // CLEAVE_RUNTIME_COLLECTIVES_H

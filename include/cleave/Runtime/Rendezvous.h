@@ -1,19 +1,20 @@
 //===- Rendezvous.h - channels and collectives between replicas -*- C++ -*-===//
 //
-// Private to CleaveInterpreter. When a run has replicas or host nodes
-// beside a cluster, parts of the graph run on threads of their own: each
-// replica, each cluster (the device side) and each node that waits on the
-// host for the device. Kernels still run one at a time: a thread holds the
-// ExecutionLock while it computes and lets go of it only to wait, so the
-// interpreter's state needs no other locking. Channels carry the tensors of
-// host transfers, keyed by (key, replica); collectives meet all replicas of
-// a group. Every wait ends: by its message, by cancellation (another part
-// failed), or by the channel timeout.
+// CleaveRuntimeSupport, beneath the interpreter and compiled code, which
+// both send, receive and meet in collectives through it. When a run has
+// replicas or host nodes beside a cluster, parts of the graph run on
+// threads of their own: each replica, each cluster (the device side) and
+// each node that waits on the host for the device. Kernels still run one at a
+// time: a thread holds the ExecutionLock while it computes and lets go of it
+// only to wait, so the interpreter's state needs no other locking. Channels
+// carry the tensors of host transfers, keyed by (key, replica); collectives
+// meet all replicas of a group. Every wait ends: by its message, by
+// cancellation (another part failed), or by the channel timeout.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
-#define CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
+#ifndef CLEAVE_RUNTIME_RENDEZVOUS_H
+#define CLEAVE_RUNTIME_RENDEZVOUS_H
 
 #include "cleave/Tensor/Tensor.h"
 
@@ -32,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-namespace cleave::interp {
+namespace cleave::runtime {
 
 /// Spins (pausing) while `busy` holds, at most `limit`; returns whether it
 /// stopped holding. Worth it only while every thread has a core of its
@@ -80,22 +81,16 @@ private:
   unsigned depth;
 };
 
-struct State;
-
 /// The replica the calling thread runs (-1 outside any replica).
 int64_t getCurrentReplica();
-/// The state of that replica (null outside any replica).
-State *getReplicaState();
-/// Sets the calling thread's replica and its state for the lifetime of the
-/// object.
+/// Sets the calling thread's replica for the lifetime of the object.
 class ReplicaScope {
 public:
-  ReplicaScope(int64_t replica, State *state);
+  explicit ReplicaScope(int64_t replica);
   ~ReplicaScope();
 
 private:
   int64_t previous;
-  State *previousState;
 };
 
 class Rendezvous {
@@ -119,8 +114,8 @@ public:
   /// The next message of channel (key, replica); on timeout or
   /// cancellation, nullopt with `error` saying why (empty when cancelled:
   /// whoever cancelled reported the cause).
-  std::optional<std::vector<Tensor>> recv(llvm::StringRef key,
-                                          int64_t replica, std::string &error,
+  std::optional<std::vector<Tensor>> recv(llvm::StringRef key, int64_t replica,
+                                          std::string &error,
                                           bool persistent = false);
 
   /// All `groupSize` members of `group` of collective `op` contribute
@@ -193,6 +188,6 @@ private:
   std::map<std::tuple<const void *, int64_t, int64_t>, int64_t> nextRound;
 };
 
-} // namespace cleave::interp
+} // namespace cleave::runtime
 
-#endif // CLEAVE_LIB_INTERPRETER_RENDEZVOUS_H
+#endif // CLEAVE_RUNTIME_RENDEZVOUS_H

@@ -1,12 +1,12 @@
 //===- ThreadCache.cpp - threads kept for the next run's tasks ------------===//
 
-#include "ThreadCache.h"
+#include "cleave/Runtime/ThreadCache.h"
 
 #include <algorithm>
 #include <chrono>
 
 using namespace cleave;
-using namespace cleave::interp;
+using namespace cleave::runtime;
 
 ThreadCache &ThreadCache::get() {
   // Never destroyed: at exit a kept thread may still be in a task (exit
@@ -17,8 +17,7 @@ ThreadCache &ThreadCache::get() {
   return *cache;
 }
 
-std::future<void> ThreadCache::run(std::function<void()> task,
-                                   bool spinAfter) {
+std::future<void> ThreadCache::run(std::function<void()> task, bool spinAfter) {
   std::packaged_task<void()> packaged(std::move(task));
   std::future<void> done = packaged.get_future();
   std::lock_guard<std::mutex> guard(mutex);
