@@ -261,6 +261,9 @@ FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
   LogicalResult ran = failure();
   try {
     ran = kernel(ctx);
+  } catch (const TensorAllocationError &e) {
+    node.emitError() << "Node '" << node.getName() << "': " << e.message();
+    return failure();
   } catch (const std::bad_alloc &) {
     return outOfMemory();
   } catch (const std::length_error &) { // more elements than a vector holds

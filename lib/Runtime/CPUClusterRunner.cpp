@@ -33,10 +33,6 @@ struct CPUClusterRunner::Executable {
 };
 
 namespace {
-CLEAVE_CALLS_JIT_CODE
-void callCompiled(cpu::JITModule::PackedFunction entry, void **args) {
-  entry(args);
-}
 
 /// Compiled collectives of one call, met on the interpreter's rendezvous
 /// as the interpreter's kernels meet there: the replicas of a replicated
@@ -353,10 +349,23 @@ CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
   auto replicate = caller->getParentOfType<graph::ReplicateOp>();
   RendezvousCollectives collectives(interpreter.getRendezvous(),
                                     replicate ? replicate.getN() : 1);
+  size_t bytesNotAllocated = 0;
   interpreter.runUnlocked([&] {
     cpu::CollectivesScope scope(&collectives);
-    callCompiled((*executable)->entry, packed.data());
+    bytesNotAllocated =
+        cpu::callReportingOutOfMemory((*executable)->entry, packed.data());
   });
+  if (bytesNotAllocated) {
+    // The replicas waiting for this one's collectives would wait in vain.
+    interpreter.getRendezvous().cancel();
+    auto node = dyn_cast<graph::NodeOp>(caller);
+    InFlightDiagnostic diag = caller->emitError();
+    if (node)
+      diag << "Node '" << node.getName() << "': ";
+    return diag << "OOM when allocating a buffer of " << bytesNotAllocated
+                << " bytes in compiled code",
+           failure();
+  }
   if (lowered.statusResult) {
     int64_t status = computed[*lowered.statusResult].data<int64_t>()[0];
     if (collectives.failed && collectives.error.empty())

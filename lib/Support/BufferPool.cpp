@@ -43,6 +43,11 @@ public:
       pooledBytes -= size;
     } else {
       block = std::aligned_alloc(align, rounded);
+      if (!block) {
+        // The free blocks of other sizes may be what memory is short of.
+        trimLocked();
+        block = std::aligned_alloc(align, rounded);
+      }
       if (!block)
         return nullptr;
     }
@@ -70,6 +75,15 @@ public:
   }
 
 private:
+  /// Gives every free block back to the system (`mutex` held).
+  void trimLocked() {
+    for (auto &[size, blocks] : freeBlocks)
+      for (void *block : blocks)
+        std::free(block);
+    freeBlocks.clear();
+    pooledBytes = 0;
+  }
+
   std::mutex mutex;
   // The sizes of the pooled-size blocks handed out. (Kept here rather than
   // in a header before each block, so that blocks start where the system

@@ -84,22 +84,25 @@ Tensor::Tensor(Uninitialized, int32_t dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
   // A size that overflows is no size any allocator can give.
   int64_t n = 1, bytes = dtypeSize(dtype);
+  auto fail = [&](int64_t asked) {
+    throw TensorAllocationError(dtype, shape_, asked);
+  };
   for (int64_t d : shape_)
     if (d < 0 || llvm::MulOverflow(n, d, n))
-      throw std::bad_alloc();
+      fail(-1);
   if (llvm::MulOverflow(bytes, n, bytes))
-    throw std::bad_alloc();
+    fail(-1);
   // Strings, and resource handles (held as the resource's name).
   if (dtype == kString || dtype == kResource) {
     if (n > (int64_t(1) << 32))
-      throw std::bad_alloc();
+      fail(bytes);
     strings_ = std::make_shared<std::vector<std::string>>(n);
   }
   bytes_ = bytes;
   // From the pool: a step's tensors reuse the last step's blocks.
   char *block = static_cast<char *>(allocateBuffer(bytes_));
   if (!block)
-    throw std::bad_alloc();
+    fail(bytes);
   buffer_ = std::shared_ptr<char>(block, releaseBuffer);
 }
 
@@ -200,6 +203,16 @@ std::string Tensor::toString(int64_t maxElements) const {
   if (n == 0)
     os << "[]";
   return out;
+}
+
+std::string TensorAllocationError::message() const {
+  std::string text = "OOM when allocating tensor with shape" +
+                     shapeString(shape) + " and type " + dtypeName(dtype) +
+                     " on /job:localhost/replica:0/task:0/device:CPU:0 by "
+                     "allocator cpu (";
+  if (bytes < 0)
+    return text + "its size in bytes overflows 64 bits)";
+  return text + std::to_string(bytes) + " bytes)";
 }
 
 std::string cleave::shapeString(llvm::ArrayRef<int64_t> shape) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,28 @@ bool isIntegerDType(int32_t dtype);
 
 /// TensorFlow's name ("float", "int32") for messages.
 std::string dtypeName(int32_t dtype);
+
+/// What a tensor's constructor throws when its buffer cannot be had: the
+/// memory is short, or the size overflows. Kernels and compiled code let it
+/// pass; whoever runs them turns it into the node's error, TensorFlow's
+/// ResourceExhausted ("OOM when allocating tensor with shape[...]").
+class TensorAllocationError : public std::bad_alloc {
+public:
+  TensorAllocationError(int32_t dtype, std::vector<int64_t> shape,
+                        int64_t bytes)
+      : dtype(dtype), shape(std::move(shape)), bytes(bytes) {}
+  const char *what() const noexcept override {
+    return "cannot allocate a tensor";
+  }
+  /// TensorFlow's message, with the bytes asked for (or that their count
+  /// overflows).
+  std::string message() const;
+
+  int32_t dtype;
+  std::vector<int64_t> shape;
+  /// -1 when the size overflows int64.
+  int64_t bytes;
+};
 
 class Tensor {
 public:

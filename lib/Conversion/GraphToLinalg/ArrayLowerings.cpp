@@ -18,6 +18,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace cleave;
@@ -35,8 +38,17 @@ LogicalResult constant(NodeLowering &ctx) {
                        << (attr ? graph::getDataTypeName(attr.getDtype())
                                 : std::string("?"))
                        << " has no CPU lowering";
-  Tensor value(dtype, std::vector<int64_t>(attr.getShape().getDims().begin(),
-                                           attr.getShape().getDims().end()));
+  std::vector<int64_t> shape(attr.getShape().getDims().begin(),
+                             attr.getShape().getDims().end());
+  // A large splat (TensorFlow's compact form: one value for the whole
+  // shape) is filled at run time from its one value, never materialised
+  // here: a billion-element constant costs the compiler nothing.
+  int64_t count = 1;
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(count, d, count))
+      count = std::numeric_limits<int64_t>::max();
+  bool fillAtRunTime = dense.isSplat() && count > kMaxFoldedElements;
+  Tensor value(dtype, fillAtRunTime ? std::vector<int64_t>{} : shape);
   if (dtype == cleave::kBool) {
     auto bits = dense.getValues<bool>();
     for (int64_t i = 0; i < value.numElements(); ++i)
@@ -47,6 +59,12 @@ LogicalResult constant(NodeLowering &ctx) {
     for (int64_t i = 0; i < value.numElements(); ++i)
       std::memcpy(value.raw() + i * size,
                   raw.data() + (dense.isSplat() ? 0 : i * size), size);
+  }
+  if (fillAtRunTime) {
+    Value one = ctx.b.create<tensor::ExtractOp>(
+        ctx.loc, ctx.constantTensor(value), ValueRange{});
+    ctx.setOutput(0, ctx.filled(shape, dtype, one), dtype);
+    return success();
   }
   ctx.setConstantOutput(0, std::move(value));
   return success();

@@ -496,6 +496,18 @@ FunctionLowering::scheduleNodes(Block *body, ArrayRef<Value> inputs,
   return order;
 }
 
+/// Whether a static `shape` holds more than `limit` elements (an unknown
+/// dimension: not known to).
+static bool hasMoreElements(ArrayRef<int64_t> shape, int64_t limit) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return false;
+  int64_t count = 1;
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(count, d, count) || count > limit)
+      return true;
+  return false;
+}
+
 /// Whether a node may run at compile time with its reference kernel.
 static bool isFoldable(graph::NodeOp node) {
   const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
@@ -508,10 +520,6 @@ static bool isFoldable(graph::NodeOp node) {
          op != "NextIteration" && op != "LoopCond";
 }
 
-/// Outputs larger than this are computed at run time even when they are
-/// known at compile time: a constant that large only bloats the code.
-static constexpr int64_t kMaxFoldedElements = 1 << 12;
-
 LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   NodeLowering ctx(*this, node, builder);
   StringRef op = node.getOpType();
@@ -520,6 +528,11 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   bool allConstant = isFoldable(node);
   for (unsigned i = 0; allConstant && i < ctx.getNumInputs(); ++i)
     allConstant = ctx.input(i).constant.has_value();
+  // An output the shape function knows to be large is not worth computing
+  // here (a Fill of a billion elements would be made, then thrown away).
+  for (unsigned i = 0; allConstant && i < node.getOutputs().size(); ++i)
+    if (std::optional<std::vector<int64_t>> shape = ctx.outputShape(i))
+      allConstant = !hasMoreElements(*shape, kMaxFoldedElements);
   if (allConstant && op != "Const") {
     std::vector<Tensor> inputs;
     for (unsigned i = 0; i < ctx.getNumInputs(); ++i)

@@ -171,6 +171,11 @@ private:
   bool inputFailed = false;
 };
 
+/// Values with more elements than this are computed at run time even when
+/// they are known at compile time: a constant that large only bloats the
+/// code, and folding it would materialise it in the compiler.
+constexpr int64_t kMaxFoldedElements = 1 << 12;
+
 using Lowering = mlir::LogicalResult (*)(NodeLowering &);
 using LoweringTable = std::vector<std::pair<llvm::StringRef, Lowering>>;
 

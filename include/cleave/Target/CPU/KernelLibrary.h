@@ -102,6 +102,14 @@ void shareKernelThreads(unsigned parts);
 /// other threads compute meanwhile (replicas), spinning takes their cores.
 void stopKernelThreadSpinning();
 
+/// Calls compiled code `entry(args)` so that a buffer it cannot get ends
+/// the call instead of the process: its allocation jumps back here, the
+/// buffers the call still holds are released (compiled code holds nothing
+/// else), and the result is the size it asked for. 0 when the call ran to
+/// its end. Compiled code that cannot get a buffer outside such a call (an
+/// object file's caller, a kernel thread) reports it and aborts.
+size_t callReportingOutOfMemory(void (*entry)(void **), void **args);
+
 } // namespace cleave::cpu
 
 #endif // CLEAVE_TARGET_CPU_KERNELLIBRARY_H
