@@ -234,7 +234,7 @@ LogicalResult ProgramBuilder::buildScope(Block &body,
   // Lanes: the nodes that wait on the device and everything downstream.
   std::vector<bool> waiting(units.size()), inLane(units.size());
   for (auto [i, unit] : llvm::enumerate(units))
-    if (isa<NodeOp>(unit) && interpreter.waitsForDevice(unit))
+    if (isa<NodeOp>(unit) && interpreter.waitsOnChannel(unit))
       waiting[i] = true;
   SmallVector<unsigned> stack;
   for (unsigned i = 0; i < units.size(); ++i)

@@ -354,6 +354,39 @@ runBlock(Interpreter &interpreter, Block &body,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
          size_t firstTarget, DictionaryAttr bindings, Location loc);
 
+/// What `units` (and the bodies of their regions, and the functions they
+/// call, transitively) may send. A superset of what a run sends: a sender
+/// that does not run leaves its receivers to the timeout.
+runtime::SendCensus collectSenders(ModuleOp module,
+                                   SmallVector<Operation *> work) {
+  runtime::SendCensus census;
+  llvm::DenseSet<Operation *> visited;
+  auto addKey = [&](NodeOp node, StringRef attr) {
+    if (auto key = dyn_cast_or_null<StringAttr>(node.getTFAttr(attr)))
+      census.channels.insert(key.getValue());
+  };
+  while (!work.empty()) {
+    Operation *unit = work.pop_back_val();
+    unit->walk([&](NodeOp node) {
+      StringRef type = node.getOpType();
+      if (type == "_XlaHostComputeMlir")
+        addKey(node, "send_key");
+      else if (type == "XlaSendToHost" || type == "_XlaSendFromHost" ||
+               type == "_XlaSendFromHostV2")
+        addKey(node, "key");
+      else if (type == "InfeedEnqueueTuple" || type == "InfeedEnqueue")
+        census.queues.insert("infeed");
+      else if (type == "OutfeedEnqueueTuple" || type == "OutfeedEnqueue")
+        census.queues.insert("outfeed");
+      for (const auto &called : getCalledFunctions(node))
+        if (auto func = module.lookupSymbol<FuncOp>(called.second))
+          if (visited.insert(func).second)
+            work.push_back(func);
+    });
+  }
+  return census;
+}
+
 /// Runs a region's body (a cluster, or one replica of a replicate) to its
 /// yield, every op of it included, reading `fed` for the block's arguments
 /// and the values it captures.
@@ -722,7 +755,7 @@ private:
           slots.push_back({std::move(t), false});
         return slots;
       };
-      if (interp.waitsForDevice(node)) {
+      if (interp.waitsOnChannel(node)) {
         startAsync(node, frame, [compute, inputs]() mutable {
           return compute(std::move(inputs));
         });
@@ -1099,6 +1132,13 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   // One kernel at a time; replicas and host transfers wait on channels.
   executionLock->acquire();
   rendezvous->reset(channelTimeout);
+  {
+    UnitInputs unitInputs;
+    llvm::DenseSet<Operation *> units =
+        collectNeeded(body, roots, fed, unitInputs);
+    rendezvous->setSendCensus(collectSenders(
+        module, SmallVector<Operation *>(units.begin(), units.end())));
+  }
   rendezvous->setSpinWaits(program && program->program);
   // A failed replicated step leaves the variables of the last good one.
   std::optional<llvm::StringMap<Tensor>> saved;
@@ -1152,11 +1192,12 @@ State &Interpreter::getState() {
   return state;
 }
 
-bool Interpreter::waitsForDevice(Operation *op) {
+bool Interpreter::waitsOnChannel(Operation *op) {
   auto node = cast<NodeOp>(op);
   StringRef opType = node.getOpType();
   if (opType == "_XlaRecvAtHost" || opType == "_XlaRecvAtHostV2" ||
-      opType == "OutfeedDequeueTuple")
+      opType == "OutfeedDequeueTuple" || opType == "InfeedDequeueTuple" ||
+      opType == "InfeedDequeue" || opType == "XlaRecvFromHost")
     return true;
   // Host twins of control flow: calls of functions that hold receives.
   std::function<bool(StringRef)> holdsReceive = [&](StringRef name) {
@@ -1168,7 +1209,7 @@ bool Interpreter::waitsForDevice(Operation *op) {
       return it->second;
     bool waits = false;
     for (auto inner : func.getBody().front().getOps<NodeOp>())
-      if (waitsForDevice(inner)) {
+      if (waitsOnChannel(inner)) {
         waits = true;
         break;
       }

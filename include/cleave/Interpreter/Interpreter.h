@@ -139,9 +139,12 @@ public:
   /// this interpreter's hold. Device queues outlive a run, as variables do:
   /// graph-run's init run may enqueue what its steps dequeue.
   void takeDeviceQueuesFrom(Interpreter &previous);
-  /// Whether `node` waits for the device: a host receive, or a call of a
-  /// function holding one.
-  bool waitsForDevice(mlir::Operation *node);
+  /// Whether `node` waits on another part of the run: a receive from a
+  /// channel or queue (host receives and outfeed dequeues, and device-side
+  /// receives and infeed dequeues outside clusters), or a call of a
+  /// function holding one. Such nodes run on threads of their own, so that
+  /// the senders they wait for can run.
+  bool waitsOnChannel(mlir::Operation *node);
   /// Runs `work` without the execution lock, so that the kernels of other
   /// replicas run meanwhile: `work` must touch neither the interpreter nor
   /// its state (compiled device code on buffers of its own).

@@ -20,6 +20,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <atomic>
 #include <chrono>
@@ -93,14 +94,27 @@ private:
   int64_t previous;
 };
 
+/// What the parts of a run may send: the keys of host-transfer channels
+/// and the names of persistent queues ("infeed", "outfeed").
+struct SendCensus {
+  llvm::StringSet<> channels;
+  llvm::StringSet<> queues;
+};
+
 class Rendezvous {
 public:
   explicit Rendezvous(ExecutionLock &lock) : lock(lock) {}
 
   /// Starts a run: no messages, not cancelled, waits end after `timeout`
-  /// seconds.
+  /// seconds, nothing known of the senders.
   void reset(double timeoutSeconds);
   double getTimeout() const { return timeout; }
+
+  /// Tells what the run can send, when the runner knows all of it: a
+  /// receive on an empty channel or queue nothing of the run sends on then
+  /// fails at once, naming it, instead of waiting out the timeout (a
+  /// deadlock known beforehand). Without a census, receives wait.
+  void setSendCensus(SendCensus census);
 
   /// Queues `values` on channel (key, replica). Never waits. Channels of
   /// the `persistent` kind (infeed and outfeed queues) keep what is not
@@ -184,6 +198,7 @@ private:
   using Channels = std::map<std::pair<std::string, int64_t>,
                             std::deque<std::vector<Tensor>>>;
   Channels channels, queues;
+  std::optional<SendCensus> census;
   std::map<std::pair<const void *, int64_t>, std::map<int64_t, Round>> rounds;
   std::map<std::tuple<const void *, int64_t, int64_t>, int64_t> nextRound;
 };

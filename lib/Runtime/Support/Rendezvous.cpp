@@ -129,6 +129,12 @@ void Rendezvous::reset(double timeoutSeconds) {
   channels.clear();
   rounds.clear();
   nextRound.clear();
+  census.reset();
+}
+
+void Rendezvous::setSendCensus(SendCensus sent) {
+  std::lock_guard<std::mutex> guard(mutex);
+  census = std::move(sent);
 }
 
 void Rendezvous::send(llvm::StringRef key, int64_t replica,
@@ -177,6 +183,24 @@ std::optional<std::vector<Tensor>> Rendezvous::recv(llvm::StringRef key,
         std::vector<Tensor> values = std::move(queue.front());
         queue.pop_front();
         return values;
+      }
+      if (census &&
+          !(persistent ? census->queues : census->channels).contains(key)) {
+        error = persistent
+                    ? "the " + key.str() + " queue of replica " +
+                          std::to_string(replica) +
+                          " is empty, and no node of this run enqueues to "
+                          "it: the dequeue would wait forever"
+                    : "nothing can arrive on channel '" + key.str() +
+                          "' for replica " + std::to_string(replica) +
+                          ": no node of this run sends on it, so the "
+                          "receive would wait forever";
+        // The run fails here: the other parts stop waiting (and say
+        // nothing more), as after cancel().
+        canceller = getCurrentReplica();
+        cancelled = true;
+        notifyChanged();
+        return std::nullopt;
       }
       seen = changes.load(std::memory_order_relaxed);
     }
