@@ -42,10 +42,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!module)
     return 0;
   mlir::MLIRContext &context = fuzz::getContext();
-  mlir::PassManager prepare(&context);
+  // The pipeline text is added to a module-anchored manager: written as
+  // builtin.module(...) it would only run on modules nested in this one,
+  // that is on nothing (the passes never ran, until this was noticed).
+  mlir::PassManager prepare(&context, mlir::ModuleOp::getOperationName());
   if (failed(mlir::parsePassPipeline(
-          "builtin.module(graph-functionalize-conds,"
-          "graph-functionalize-loops,graph-infer-shapes)",
+          "graph-functionalize-conds,graph-functionalize-loops,"
+          "graph-infer-shapes",
           prepare)) ||
       failed(prepare.run(*module)))
     return 0;
@@ -64,9 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   if (ys.empty() || xs.empty())
     return 0;
-  mlir::PassManager differentiate(&context);
-  if (failed(mlir::parsePassPipeline("builtin.module(graph-gradient{ys=" + ys +
-                                         " xs=" + llvm::join(xs, ",") + "})",
+  mlir::PassManager differentiate(&context, mlir::ModuleOp::getOperationName());
+  if (failed(mlir::parsePassPipeline("graph-gradient{ys=" + ys +
+                                         " xs=" + llvm::join(xs, ",") + "}",
                                      differentiate)))
     return 0;
   if (failed(differentiate.run(*module)))

@@ -40,6 +40,12 @@ for target in "${targets[@]}"; do
     seeds=$(mktemp -d)
     case "$target" in
       graphdef-text) find "$shared" -name '*.pbtxt' -size -64k -exec cp -t "$seeds" {} + 2>/dev/null || true ;;
+      interpreter|passes)
+        # Every small text graph of the corpus and of the lit tests (the
+        # targets take text GraphDefs of 8 KiB at most).
+        for file in $(find "$shared" "$root/test" -name '*.pbtxt' -size -8k 2>/dev/null); do
+          cp "$file" "$seeds/$(echo "$file" | md5sum | cut -c1-12).pbtxt"
+        done ;;
       graphdef-binary) find "$shared" -name '*.pb' -size -64k ! -name 'saved_model.pb' -exec cp -t "$seeds" {} + 2>/dev/null || true ;;
       savedmodel) find "$shared/savedmodel" \( -name 'saved_model.pb' -o -name '*.meta' \) -exec sh -c 'cp "$1" "$2/$(echo "$1" | md5sum | cut -c1-12)"' _ {} "$seeds" \; 2>/dev/null || true ;;
       checkpoint)
@@ -52,9 +58,16 @@ for target in "${targets[@]}"; do
     esac
     extra=("$seeds")
   fi
+  # Text targets get the registry's tokens (graph-ops --fuzz-dictionary).
+  dict=()
+  case "$target" in
+    graphdef-text|interpreter|passes)
+      "$build/bin/graph-ops" --fuzz-dictionary > "$build/fuzz-graphdef.dict"
+      dict=(-dict="$build/fuzz-graphdef.dict") ;;
+  esac
   echo "== $target-fuzzer: $seconds s"
   log="$build/fuzz-$target.log"
-  if "$binary" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  if "$binary" "${dict[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
        -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$artifacts/$target-" "$work" "${extra[@]}" > "$log" 2>&1; then
     # "#<runs> DONE cov: <counters hit> ft: <features> corp: <inputs>/<bytes>"

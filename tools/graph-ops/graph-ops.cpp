@@ -3,6 +3,10 @@
 //   graph-ops              one line per registered op (tab-separated)
 //   graph-ops --markdown   the table of docs/generated/Ops.md
 //   graph-ops Conv2D ...   only these ops (unknown names are an error)
+//   graph-ops --fuzz-dictionary
+//                          a libFuzzer dictionary: every op name, attr name
+//                          and DataType name, as they are written in text
+//                          GraphDefs
 //
 // For each op: its family (the file stem of its pieces in every layer:
 // lib/Ops/<Family>Ops.cpp, <Family>Kernels.cpp, <Family>Lowerings.cpp),
@@ -20,10 +24,13 @@
 #include "cleave/Ops/GradientRules.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
+#include "cleave/Tensor/Tensor.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <set>
 
 using namespace cleave;
 namespace cl = llvm::cl;
@@ -31,6 +38,11 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("graph-ops options");
 static cl::opt<bool> markdown("markdown", cl::desc("Write a Markdown table"),
                               cl::cat(category));
+static cl::opt<bool>
+    fuzzDictionary("fuzz-dictionary",
+                   cl::desc("Write a libFuzzer dictionary of op names, attr "
+                            "names and dtypes"),
+                   cl::cat(category));
 static cl::list<std::string> names(cl::Positional, cl::desc("[op ...]"),
                                    cl::cat(category));
 
@@ -42,6 +54,28 @@ int main(int argc, char **argv) {
       "Lists the op registry: device support, CPU lowering, statefulness, "
       "shape "
       "functions, reference kernels and gradient rules\n");
+  if (fuzzDictionary) {
+    // One entry per token (libFuzzer's format: name="value").
+    std::set<std::string> attrs, tokens;
+    for (const ops::OpSpec *op : ops::getRegisteredOps()) {
+      tokens.insert("\"" + op->name + "\"");
+      for (const ops::AttrSpec &attr : op->attrs)
+        attrs.insert(attr.name);
+    }
+    for (const std::string &attr : attrs)
+      tokens.insert("key: \"" + attr + "\"");
+    for (int32_t dtype = 1; dtype < 30; ++dtype)
+      if (ops::parseDataTypeEnum(
+              "DT_" + llvm::StringRef(dtypeName(dtype)).upper()) == dtype)
+        tokens.insert("DT_" + llvm::StringRef(dtypeName(dtype)).upper());
+    size_t i = 0;
+    for (const std::string &token : tokens) {
+      llvm::outs() << "t" << i++ << "=\"";
+      llvm::outs().write_escaped(token);
+      llvm::outs() << "\"\n";
+    }
+    return 0;
+  }
   std::vector<const ops::OpSpec *> selected;
   if (names.empty()) {
     selected = ops::getRegisteredOps();

@@ -22,9 +22,12 @@ using namespace cleave::graph;
 namespace tf = tensorflow;
 
 namespace {
-/// Largest tensor (in bytes) the importer expands from a few typed values;
-/// guards against a tiny proto that declares an absurd shape.
-constexpr int64_t kMaxExpandedTensorBytes = int64_t(1) << 32;
+/// Largest tensor (in bytes) the importer expands from a few typed values
+/// (TensorFlow's compact form: the last value repeats). One value is a
+/// splat and never expanded; several that must fill more than this are an
+/// error, so that a tiny proto cannot make the importer build gigabytes
+/// (the passes fuzzer's 1-GB quint8 constant took 5 s).
+constexpr int64_t kMaxExpandedTensorBytes = int64_t(1) << 27;
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -310,6 +313,14 @@ struct DecodeFailure {
 
 /// Decodes the value of `t` into a dense attribute of `storage` elements, or
 /// returns null (with `why` set) when the proto does not describe one.
+/// Why `count` values (the last one repeating) are not expanded to `n`.
+static std::string tooManyToExpand(int64_t count, int64_t n) {
+  return "its " + std::to_string(count) + " values would be repeated to " +
+         std::to_string(n) + " elements, past the " +
+         std::to_string(kMaxExpandedTensorBytes) +
+         " bytes Cleave expands (one value is kept as a splat of any size)";
+}
+
 static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
                                       ShapeAttr shape, int64_t &encoding,
                                       DecodeFailure &why) {
@@ -386,9 +397,8 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
         values.clear();
       return DenseStringElementsAttr::get(type, values);
     }
-    if (n > kMaxExpandedTensorBytes) {
-      return fail(DecodeFailure::TooLarge, "its shape holds too many elements");
-    }
+    if (n > kMaxExpandedTensorBytes)
+      return fail(DecodeFailure::TooLarge, tooManyToExpand(count, n));
     for (int64_t i = 0; i < n; ++i)
       values.push_back(t.string_val(std::min(i, count - 1)));
     return DenseStringElementsAttr::get(type, values);
@@ -399,9 +409,8 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
         return DenseElementsAttr::get(type, ArrayRef<bool>());
       return DenseElementsAttr::get(type, count ? t.bool_val(0) : false);
     }
-    if (n > kMaxExpandedTensorBytes) {
-      return fail(DecodeFailure::TooLarge, "its shape holds too many elements");
-    }
+    if (n > kMaxExpandedTensorBytes)
+      return fail(DecodeFailure::TooLarge, tooManyToExpand(count, n));
     SmallVector<bool> values;
     for (int64_t i = 0; i < n; ++i)
       values.push_back(t.bool_val(std::min(i, count - 1)));
@@ -419,9 +428,8 @@ static ElementsAttr decodeTensorValue(const tf::TensorProto &t, Type storage,
   }
   int64_t total;
   if (llvm::MulOverflow(n, int64_t(bytes), total) ||
-      total > kMaxExpandedTensorBytes) {
-    return fail(DecodeFailure::TooLarge, "its shape holds too many elements");
-  }
+      total > kMaxExpandedTensorBytes)
+    return fail(DecodeFailure::TooLarge, tooManyToExpand(count, n));
   std::vector<char> buffer(total);
   for (int64_t i = 0; i < n; ++i)
     readTypedValue(t, field, std::min(i, count - 1), bytes,

@@ -35,6 +35,10 @@ using namespace cleave::graph;
 namespace tf = tensorflow;
 namespace pb = google::protobuf;
 
+/// The most outputs a node of an unregistered op may have (its consumers
+/// tell how many it has): real graphs name a handful.
+static constexpr int64_t kMaxUnknownOutputs = 1 << 16;
+
 //===----------------------------------------------------------------------===//
 // Importer
 //===----------------------------------------------------------------------===//
@@ -312,6 +316,15 @@ Importer::importNodes(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
         ref.port = slot->second;
       }
     }
+    // An op this build does not know gets as many outputs as its
+    // consumers name; a bound keeps a huge index from making that many.
+    if (!known[producer] && ref.port >= kMaxUnknownOutputs)
+      return nodeError(where, consumer < 0 ? StringRef(body.functionName)
+                                           : StringRef(nodes[consumer].name()))
+             << "input '" << ref.node << ":" << ref.port << "' names output "
+             << ref.port << " of a node whose op '" << nodes[producer].op()
+             << "' is not registered; such a node may have at most "
+             << kMaxUnknownOutputs << " outputs";
     if (ref.port >= 0)
       needed[producer] = std::max(needed[producer], ref.port + 1);
     return success();

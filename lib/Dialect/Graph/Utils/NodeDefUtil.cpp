@@ -13,8 +13,10 @@
 
 #include "cleave/Dialect/Graph/Utils/OutputArgs.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace cleave;
@@ -259,15 +261,18 @@ LogicalResult cleave::validateNodeDef(NodeOp node) {
     Attribute type;
     int32_t fixedType;
     bool isRef;
+    int64_t count; ///< how many inputs in a row (a number_attr's N)
   };
   SmallVector<ExpectedInput> expected;
+  int64_t total = 0;
   for (const ops::ArgSpec &arg : spec->inputs) {
     if (!arg.typeListAttr.empty()) {
       Attribute types = getNodeAttrOrDefault(node, arg.typeListAttr, {});
       if (!isa_and_nonnull<ArrayAttr>(types))
         return success(); // a placeholder list: its length is not known
       for (Attribute type : cast<ArrayAttr>(types))
-        expected.push_back({type, 0, arg.isRef});
+        expected.push_back({type, 0, arg.isRef, 1});
+      total += cast<ArrayAttr>(types).size();
       continue;
     }
     int64_t count = 1;
@@ -276,28 +281,37 @@ LogicalResult cleave::validateNodeDef(NodeOp node) {
           attrAsInt(getNodeAttrOrDefault(node, arg.numberAttr, {}));
       if (!n)
         return success(); // a placeholder count
-      count = *n;
+      count = std::max<int64_t>(*n, 0);
     }
     Attribute type = arg.fixedType
                          ? Attribute()
                          : getNodeAttrOrDefault(node, arg.typeAttr, {});
-    expected.append(count, {type, arg.fixedType, arg.isRef});
+    expected.push_back({type, arg.fixedType, arg.isRef, count});
+    // An N of 2^31 is a count to compare, not a list to build.
+    if (llvm::AddOverflow(total, count, total))
+      total = std::numeric_limits<int64_t>::max();
   }
   size_t given = node.getDataInputs().size();
-  if (given == expected.size())
+  if (int64_t(given) == total)
     return success();
+  // TensorFlow names every expected input; past a few dozen, the rest are
+  // counted.
+  constexpr size_t kMaxNamed = 32;
   SmallVector<std::string> names;
   for (const ExpectedInput &input : expected) {
     std::string suffix = input.isRef ? "_ref" : "";
+    std::string name = "?";
     if (input.fixedType)
-      names.push_back(typeName(ctx, input.fixedType) + suffix);
+      name = typeName(ctx, input.fixedType) + suffix;
     else if (auto placeholder = dyn_cast_or_null<PlaceholderAttr>(input.type))
-      names.push_back("$" + placeholder.getRef().str());
+      name = "$" + placeholder.getRef().str();
     else if (auto type = dyn_cast_or_null<TypeAttr>(input.type))
-      names.push_back(getDataTypeName(type.getValue()) + suffix);
-    else
-      names.push_back("?");
+      name = getDataTypeName(type.getValue()) + suffix;
+    for (int64_t k = 0; k < input.count && names.size() < kMaxNamed; ++k)
+      names.push_back(name);
   }
+  if (total > int64_t(names.size()))
+    names.push_back("... (" + std::to_string(total) + " in all)");
   return fail() << "NodeDef expected inputs '" << llvm::join(names, ", ")
                 << "' do not match " << given
                 << " inputs specified; Op<name=" << spec->name << ">";
