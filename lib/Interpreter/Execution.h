@@ -64,18 +64,24 @@ mlir::FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
                                                std::vector<Tensor> inputs,
                                                mlir::DictionaryAttr bindings);
 
+/// The nodes validateNodeDef passed, each with the DataType its data
+/// inputs must carry (getExpectedInputDTypes; 0: any).
+using ValidatedNodes =
+    llvm::DenseMap<mlir::Operation *, llvm::SmallVector<int32_t>>;
+
 /// validateNodeDef, once per node: `validated` holds the nodes that
 /// passed.
-mlir::LogicalResult validateOnce(graph::NodeOp node,
-                                 llvm::DenseSet<mlir::Operation *> &validated);
+mlir::LogicalResult validateOnce(graph::NodeOp node, ValidatedNodes &validated);
 
 /// Whether `node` may run on `inputs`, failing with a diagnostic when not:
-/// it passes validateOnce, and no data input is a ref variable nothing
-/// assigned yet (which only Assign and IsVariableInitialized may take;
-/// TensorFlow's message).
+/// it passes validateOnce, every input has the dtype its signature gives
+/// (kernels read their inputs as that type: a float where a resource or
+/// a string is expected must be an error, not a bad read), and no data
+/// input is a ref variable nothing assigned yet (which only Assign and
+/// IsVariableInitialized may take; TensorFlow's messages).
 mlir::LogicalResult checkNodeCanRun(graph::NodeOp node,
                                     llvm::ArrayRef<Tensor> inputs,
-                                    llvm::DenseSet<mlir::Operation *> &validated);
+                                    ValidatedNodes &validated);
 
 /// After every replica of a step finished: what the replicas wrote (each
 /// into its own copy of `shared`) is written back, the lowest replica's
@@ -102,8 +108,7 @@ buildHostProgram(Interpreter &interpreter, mlir::ModuleOp module,
 /// runs. The caller does not hold the execution lock.
 mlir::FailureOr<std::vector<Tensor>>
 runHostProgram(Interpreter &interpreter, const HostProgram &program,
-               CompiledHostProgram *compiled,
-               llvm::DenseSet<mlir::Operation *> &validated,
+               CompiledHostProgram *compiled, ValidatedNodes &validated,
                llvm::ArrayRef<Tensor> feeds);
 
 } // namespace cleave::interp

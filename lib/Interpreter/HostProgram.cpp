@@ -477,7 +477,7 @@ struct ProgramRun {
   const HostProgram &program;
   CompiledHostProgram *compiled;
   /// Nodes whose attrs were checked (under the execution lock).
-  llvm::DenseSet<Operation *> &validated;
+  ValidatedNodes &validated;
 };
 
 /// The slots of one instance of a scope (the graph, a cluster's body, one
@@ -679,7 +679,7 @@ const HostEntryPoint &cleave::interp::getHostEntryPoint(HostStep::Kind kind) {
 
 FailureOr<std::vector<Tensor>> cleave::interp::runHostProgram(
     Interpreter &interpreter, const HostProgram &program,
-    CompiledHostProgram *compiled, llvm::DenseSet<Operation *> &validated,
+    CompiledHostProgram *compiled, ValidatedNodes &validated,
     ArrayRef<Tensor> feeds) {
   ProgramRun run{interpreter, program, compiled, validated};
   Frame frame(program.scopes[0].numSlots);

@@ -274,20 +274,19 @@ FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
   return std::move(ctx.outputs);
 }
 
-LogicalResult
-cleave::interp::validateOnce(NodeOp node,
-                             llvm::DenseSet<Operation *> &validated) {
+LogicalResult cleave::interp::validateOnce(NodeOp node,
+                                           ValidatedNodes &validated) {
   if (validated.count(node))
     return success();
   if (failed(validateNodeDef(node)))
     return failure();
-  validated.insert(node);
+  validated.try_emplace(node, getExpectedInputDTypes(node));
   return success();
 }
 
-LogicalResult
-cleave::interp::checkNodeCanRun(NodeOp node, ArrayRef<Tensor> inputs,
-                                llvm::DenseSet<Operation *> &validated) {
+LogicalResult cleave::interp::checkNodeCanRun(NodeOp node,
+                                              ArrayRef<Tensor> inputs,
+                                              ValidatedNodes &validated) {
   if (failed(validateOnce(node, validated)))
     return failure();
   StringRef op = node.getOpType();
@@ -297,6 +296,18 @@ cleave::interp::checkNodeCanRun(NodeOp node, ArrayRef<Tensor> inputs,
       return node.emitError() << "Node '" << node.getName()
                               << "': Attempting to use uninitialized value "
                               << renderProducer(v);
+  const SmallVector<int32_t> &expected = validated.find(node)->second;
+  for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
+    if (i < expected.size() && expected[i] && inputs[i].isValid() &&
+        inputs[i].dtype() != expected[i])
+      return node.emitError()
+             << "Node '" << node.getName() << "': Input " << i << " of node "
+             << node.getName() << " was passed " << dtypeName(inputs[i].dtype())
+             << " from " << renderProducer(v)
+             << (isa<OpResult>(v) && v.getDefiningOp<NodeOp>()
+                     ? ":" + std::to_string(cast<OpResult>(v).getResultNumber())
+                     : std::string())
+             << " incompatible with expected " << dtypeName(expected[i]);
   return success();
 }
 
@@ -840,7 +851,7 @@ private:
   llvm::DenseMap<std::pair<Operation *, unsigned>, Pending> pending;
   std::vector<std::pair<Operation *, unsigned>> ready;
   llvm::DenseSet<Operation *> rootRuns;
-  llvm::DenseSet<Operation *> validated;
+  ValidatedNodes validated;
   // Units running on threads of their own.
   unsigned inFlight = 0;
   std::vector<std::future<void>> tasks;
@@ -914,7 +925,7 @@ struct Interpreter::HostPrograms {
     std::unique_ptr<CompiledHostProgram> compiled;
     /// Why the run needs the executor (when there is no program).
     std::string reason;
-    llvm::DenseSet<Operation *> validated;
+    ValidatedNodes validated;
   };
   std::map<std::string, Entry> entries;
   Entry *last = nullptr;

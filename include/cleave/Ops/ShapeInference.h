@@ -23,6 +23,8 @@ namespace cleave::ops {
 /// A possibly partial shape: unknown rank, or dims where -1 is unknown.
 struct Shape {
   static constexpr int64_t kUnknown = -1;
+  /// The most dimensions a tensor may have (TensorShape::MaxDimensions).
+  static constexpr int64_t kMaxRank = 254;
   bool unknownRank = true;
   llvm::SmallVector<int64_t, 4> dims;
 
@@ -34,8 +36,11 @@ struct Shape {
     s.dims.assign(dims.begin(), dims.end());
     return s;
   }
-  /// A known rank with every dim unknown.
+  /// Rank `rank`, every dimension unknown. A rank past TensorFlow's limit
+  /// (a shape vector a billion long) says nothing: an unknown rank.
   static Shape ofRank(int64_t rank) {
+    if (rank < 0 || rank > kMaxRank)
+      return unknown();
     return of(llvm::SmallVector<int64_t, 4>(rank, kUnknown));
   }
   bool hasRank() const { return !unknownRank; }

@@ -525,6 +525,10 @@ cleave::graph::getConstantInts(Value value) {
                    : DenseIntElementsAttr();
   if (!dense || dense.getElementType().isInteger(1))
     return std::nullopt;
+  // Shapes, axes and sizes are short; a (splat) constant of millions of
+  // elements is data, and listing it would cost what it describes.
+  if (dense.getNumElements() > kMaxConstantInts)
+    return std::nullopt;
   SmallVector<int64_t> values;
   for (const APInt &v : dense.getValues<APInt>())
     values.push_back(v.getSExtValue());

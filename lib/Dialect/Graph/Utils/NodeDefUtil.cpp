@@ -317,6 +317,52 @@ LogicalResult cleave::validateNodeDef(NodeOp node) {
                 << " inputs specified; Op<name=" << spec->name << ">";
 }
 
+SmallVector<int32_t> cleave::getExpectedInputDTypes(NodeOp node) {
+  size_t given = node.getDataInputs().size();
+  SmallVector<int32_t> dtypes;
+  const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
+  if (!spec) {
+    dtypes.assign(given, 0);
+    return dtypes;
+  }
+  // A ref input carries its variable's value: the base type (DT_FLOAT_REF
+  // is DT_FLOAT + 100).
+  auto base = [](int32_t dtype) { return dtype > 100 ? dtype - 100 : dtype; };
+  auto dtypeOf = [&](Attribute type) -> int32_t {
+    auto typeAttr = dyn_cast_or_null<TypeAttr>(type);
+    return typeAttr ? base(typeToDataType(typeAttr.getValue())) : 0;
+  };
+  for (const ops::ArgSpec &arg : spec->inputs) {
+    if (!arg.typeListAttr.empty()) {
+      auto types = dyn_cast_or_null<ArrayAttr>(
+          getNodeAttrOrDefault(node, arg.typeListAttr, {}));
+      if (!types)
+        return {};
+      for (Attribute type : types)
+        dtypes.push_back(dtypeOf(type));
+      continue;
+    }
+    int64_t count = 1;
+    if (!arg.numberAttr.empty()) {
+      std::optional<int64_t> n =
+          attrAsInt(getNodeAttrOrDefault(node, arg.numberAttr, {}));
+      // Validated: the count matches the inputs given.
+      if (!n || *n < 0 || *n > int64_t(given))
+        return {};
+      count = *n;
+    }
+    int32_t dtype = arg.fixedType
+                        ? base(arg.fixedType)
+                        : dtypeOf(getNodeAttrOrDefault(node, arg.typeAttr, {}));
+    dtypes.append(size_t(count), dtype);
+    if (dtypes.size() > given)
+      return {};
+  }
+  if (dtypes.size() != given)
+    return {};
+  return dtypes;
+}
+
 LogicalResult cleave::validateNodeDefs(Operation *root) {
   WalkResult result = root->walk([](NodeOp node) {
     return failed(validateNodeDef(node)) ? WalkResult::interrupt()

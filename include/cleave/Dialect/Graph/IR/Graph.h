@@ -121,8 +121,11 @@ void cloneNodesIntoFunction(mlir::OpBuilder &builder,
 /// The body of each top-level graph and of each function with a body.
 llvm::SmallVector<mlir::Block *> getGraphBodies(mlir::ModuleOp module);
 
+/// The most elements getConstantInts lists.
+constexpr int64_t kMaxConstantInts = 1 << 16;
+
 /// The elements of `value` when a Const node produces it as an integer
-/// (not bool) tensor.
+/// (not bool) tensor of at most kMaxConstantInts elements.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 
 /// What a value names in the flat graph that GraphDef export writes: output

@@ -92,6 +92,12 @@ void addDefaultAttrs(graph::NodeOp node);
 /// Emits the error on the node; unregistered ops always pass.
 mlir::LogicalResult validateNodeDef(graph::NodeOp node);
 
+/// The DataType each data input of `node` must carry, as its signature and
+/// attrs give them (0 where any is allowed: a placeholder attr, an
+/// unregistered op); empty when the count does not match. Call after
+/// validateNodeDef.
+llvm::SmallVector<int32_t> getExpectedInputDTypes(graph::NodeOp node);
+
 /// validateNodeDef for every node under `root` (graph bodies, function
 /// bodies, clusters): what a pass that reads inputs by position runs first,
 /// so that a malformed node (a Switch with one input) is an error naming it
