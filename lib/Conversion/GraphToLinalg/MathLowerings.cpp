@@ -638,15 +638,25 @@ template <Reduce op> LogicalResult reduce(NodeLowering &ctx) {
   for (int64_t d = 0; d < rank; ++d)
     if (!llvm::is_contained(*axes, d))
       outShape.push_back(shape[d]);
+  // Sums and products of float and half accumulate in double, as the
+  // reference kernels do: in float, a sum of a billion 2.25s stops growing
+  // at 2^26 (each addend is below half an ulp of the running sum), where
+  // TensorFlow's tree reduction gives 4.5e9.
+  bool widen = op != Reduce::Max && op != Reduce::Min &&
+               isFloatDType(dtype) && dtype != kDouble;
+  int32_t accDtype = widen ? kDouble : dtype;
+  Type accType = ctx.elementType(accDtype);
   // Max and Min start from the extreme the first element replaces.
   Value init = op == Reduce::Max   ? extreme(ctx.b, ctx.loc, type, dtype, false)
                : op == Reduce::Min ? extreme(ctx.b, ctx.loc, type, dtype, true)
-                                   : ctx.scalar(dtype, op == Reduce::Prod);
+                                   : ctx.scalar(accDtype, op == Reduce::Prod);
   Value result = ctx.reduce(
-      ctx.tensor(0), shape, dtype, *axes, init,
+      ctx.tensor(0), shape, accDtype, *axes, init,
       [&](OpBuilder &b, Location loc, ValueRange args) {
-        Arith a(b, loc, dtype, type);
+        Arith a(b, loc, accDtype, accType);
         Value x = args[0], acc = args[1];
+        if (widen)
+          x = b.create<arith::ExtFOp>(loc, accType, x);
         switch (op) {
         case Reduce::Sum:
         case Reduce::Mean:
@@ -660,18 +670,22 @@ template <Reduce op> LogicalResult reduce(NodeLowering &ctx) {
         }
         llvm_unreachable("unknown reduction");
       });
-  if (op == Reduce::Mean) {
-    int64_t count = 1;
-    for (int64_t d : *axes)
-      count *= shape[d];
-    if (count > 0)
-      result = ctx.map({result}, outShape, dtype,
-                       [&](OpBuilder &b, Location loc, ValueRange args) {
-                         Arith a(b, loc, dtype, type);
-                         return a.isFloat() ? a.fdiv(args[0], a.c(count))
-                                            : a.idiv(args[0], a.c(count), false);
-                       });
-  }
+  int64_t count = 1;
+  for (int64_t d : *axes)
+    count *= shape[d];
+  if (op == Reduce::Mean && count > 0)
+    result = ctx.map({result}, outShape, accDtype,
+                     [&](OpBuilder &b, Location loc, ValueRange args) {
+                       Arith a(b, loc, accDtype, accType);
+                       return a.isFloat() ? a.fdiv(args[0], a.c(count))
+                                          : a.idiv(args[0], a.c(count), false);
+                     });
+  if (widen)
+    result = ctx.map({result}, outShape, dtype,
+                     [&](OpBuilder &b, Location loc, ValueRange args) {
+                       return b.create<arith::TruncFOp>(loc, type, args[0])
+                           .getResult();
+                     });
   if (ctx.getBool("keep_dims").value_or(false)) {
     std::vector<int64_t> kept = shape;
     for (int64_t d : *axes)
