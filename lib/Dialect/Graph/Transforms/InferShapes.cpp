@@ -7,6 +7,7 @@
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/ShapeRefinement.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/NodeInferenceContext.h"
 
 #include "cleave/Ops/OpRegistry.h"
@@ -154,6 +155,11 @@ private:
 struct GraphInferShapesPass
     : public graph::impl::GraphInferShapesPassBase<GraphInferShapesPass> {
   void runOnOperation() override {
+    // Shape functions read inputs and attrs as the signature gives them: a
+    // ConcatV2 without inputs would count to 2^32 (validateNodeDef first,
+    // as every pass that reads inputs by position).
+    if (failed(validateNodeDefs(getOperation())))
+      return signalPassFailure();
     // Function bodies first, since calls take their result shapes; a
     // function may call another defined after it, so repeat until the
     // results stop changing (they only ever gain information).
@@ -192,7 +198,8 @@ cleave::graph::inferFunctionResultTypes(FuncOp func, TypeRange argTypes) {
       arg.setType(argTypes[next++]);
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });
-  if (failed(inferBody(copy.getBody().front())))
+  if (failed(validateNodeDefs(copy)) ||
+      failed(inferBody(copy.getBody().front())))
     return std::nullopt;
   SmallVector<Type> results;
   for (Value v : copy.getReturnOp().getOperands())
