@@ -581,8 +581,10 @@ GraphFunctionalizeCondsPass::replaceCond(Conditional cond,
     forced.erase(op);
     op->erase();
   }
+  // A Switch inside a branch (one conditional's Switch feeding another's
+  // branch) was erased with the members.
   for (Operation *op : switches)
-    if (op->use_empty())
+    if (!members.contains(op) && op->use_empty())
       op->erase();
   return success();
 }
