@@ -211,6 +211,10 @@ std::string biasAddGradShape(InferenceContext &ctx) {
     ctx.setOutput(0, Shape::ofRank(1));
     return "";
   }
+  // TensorFlow's WithRankAtLeast(input, 2).
+  if (in.rank() < 2)
+    return "Shape must be at least rank 2 but is rank " +
+           std::to_string(in.rank());
   ctx.setOutput(0, Shape::of({in.dims[format == "NCHW" ? 1 : in.rank() - 1]}));
   return "";
 }
