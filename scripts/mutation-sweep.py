@@ -126,8 +126,12 @@ def main():
     inputs = seeds()
     env = dict(os.environ)
     # libMLIR is not instrumented (see test/lit.cfg.py); leaks at exit of a
-    # failed tool are not what the sweep looks for.
-    env["ASAN_OPTIONS"] = "allow_user_poisoning=0:detect_leaks=0"
+    # failed tool are not what the sweep looks for. An allocation past 2 GB
+    # fails (as on a machine without the memory): the tool must say so, not
+    # spend minutes filling gigabytes a mutant asked for.
+    env["ASAN_OPTIONS"] = ("allow_user_poisoning=0:detect_leaks=0:"
+                           "allocator_may_return_null=1:"
+                           "max_allocation_size_mb=2048")
     work = tempfile.mkdtemp(prefix="sweep-")
     os.makedirs(args.out, exist_ok=True)
     deadline = time.time() + args.minutes * 60 if args.minutes else None

@@ -1318,7 +1318,10 @@ Interpreter::call(StringRef function, ArrayRef<Tensor> args,
 FailureOr<std::vector<Tensor>>
 Interpreter::evaluate(Operation *op, std::vector<Tensor> inputs) {
   auto node = cast<NodeOp>(op);
-  if (failed(validateNodeDef(node)))
+  // The checks of a run: attrs, and inputs of the dtypes the kernel reads
+  // (the lowering folds nodes whose constant inputs may be ill-typed).
+  ValidatedNodes validated;
+  if (failed(checkNodeCanRun(node, inputs, validated)))
     return failure();
   Kernel kernel = lookupKernel(node.getOpType());
   if (!kernel && isUnknownOp(node))
