@@ -416,13 +416,11 @@ LogicalResult GraphClusterFormationPass::replicate(ClusterOp cluster,
         return !replicate->isAncestor(use.getOwner());
       });
 
-  for (NodeOp node : inputNodes) {
-    for (OpOperand &use : node->getUses())
-      return leftoverUse(node, use);
-    node.erase();
-  }
-  for (NodeOp node : outputNodes) {
-    if (!node)
+  // One node may stand for several inputs or outputs (a mutated graph
+  // feeds two cluster outputs to one TPUReplicatedOutput): erase it once.
+  llvm::SmallPtrSet<Operation *, 8> erased;
+  for (NodeOp node : llvm::concat<NodeOp>(inputNodes, outputNodes)) {
+    if (!node || !erased.insert(node).second)
       continue;
     for (OpOperand &use : node->getUses())
       return leftoverUse(node, use);
