@@ -3,7 +3,11 @@
 # ../shared/corpus where it has inputs of that kind) for a while, and prints
 # each target's coverage. Needs a build with -DCLEAVE_ENABLE_FUZZERS=ON.
 #
-#   scripts/fuzz.sh [--time SECONDS] [--build DIR] [target...]
+#   scripts/fuzz.sh [--time SECONDS] [--build DIR] [--seed N] [target...]
+#
+# --seed fixes libFuzzer's random seed: the same mutations in the same order
+# (CI, so that a run that passes here passes there; a slower machine runs a
+# prefix of them). Without it each run draws its own.
 #
 # Defaults: 20 s a target (CI), every target, build-fuzz/. The corpus grows
 # in a temporary copy; the repository's seeds stay as they are. A crash,
@@ -13,11 +17,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-fuzz}
 seconds=20
+seed=()
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --time) seconds=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --seed) seed=(-seed="$2"); shift 2 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -67,7 +73,7 @@ for target in "${targets[@]}"; do
   esac
   echo "== $target-fuzzer: $seconds s"
   log="$build/fuzz-$target.log"
-  if "$binary" "${dict[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  if "$binary" "${dict[@]}" "${seed[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
        -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$artifacts/$target-" "$work" "${extra[@]}" > "$log" 2>&1; then
     # "#<runs> DONE cov: <counters hit> ft: <features> corp: <inputs>/<bytes>"
