@@ -1323,16 +1323,5 @@ Interpreter::evaluate(Operation *op, std::vector<Tensor> inputs) {
   ValidatedNodes validated;
   if (failed(checkNodeCanRun(node, inputs, validated)))
     return failure();
-  Kernel kernel = lookupKernel(node.getOpType());
-  if (!kernel && isUnknownOp(node))
-    return notRegisteredError(node);
-  if (!kernel)
-    return node.emitError() << "Node '" << node.getName()
-                            << "': no reference kernel for op '"
-                            << node.getOpType() << "'",
-           failure();
-  KernelContext ctx(node, std::move(inputs), *this, DictionaryAttr());
-  if (failed(kernel(ctx)))
-    return failure();
-  return std::move(ctx.outputs);
+  return runKernel(*this, node, std::move(inputs), DictionaryAttr());
 }

@@ -18,9 +18,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/Support/MathExtras.h"
-
-#include <limits>
 
 using namespace mlir;
 using namespace cleave;
@@ -43,11 +40,8 @@ LogicalResult constant(NodeLowering &ctx) {
   // A large splat (TensorFlow's compact form: one value for the whole
   // shape) is filled at run time from its one value, never materialised
   // here: a billion-element constant costs the compiler nothing.
-  int64_t count = 1;
-  for (int64_t d : shape)
-    if (llvm::MulOverflow(count, d, count))
-      count = std::numeric_limits<int64_t>::max();
-  bool fillAtRunTime = dense.isSplat() && count > kMaxFoldedElements;
+  bool fillAtRunTime =
+      dense.isSplat() && hasMoreElements(shape, kMaxFoldedElements);
   Tensor value(dtype, fillAtRunTime ? std::vector<int64_t>{} : shape);
   if (dtype == cleave::kBool) {
     auto bits = dense.getValues<bool>();

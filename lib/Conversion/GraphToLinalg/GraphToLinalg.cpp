@@ -496,9 +496,8 @@ FunctionLowering::scheduleNodes(Block *body, ArrayRef<Value> inputs,
   return order;
 }
 
-/// Whether a static `shape` holds more than `limit` elements (an unknown
-/// dimension: not known to).
-static bool hasMoreElements(ArrayRef<int64_t> shape, int64_t limit) {
+bool cleave::conversion::hasMoreElements(ArrayRef<int64_t> shape,
+                                         int64_t limit) {
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return false;
   int64_t count = 1;

@@ -176,6 +176,10 @@ private:
 /// code, and folding it would materialise it in the compiler.
 constexpr int64_t kMaxFoldedElements = 1 << 12;
 
+/// Whether a static `shape` holds more than `limit` elements (an unknown
+/// dimension: not known to; a count that overflows: more).
+bool hasMoreElements(llvm::ArrayRef<int64_t> shape, int64_t limit);
+
 using Lowering = mlir::LogicalResult (*)(NodeLowering &);
 using LoweringTable = std::vector<std::pair<llvm::StringRef, Lowering>>;
 
