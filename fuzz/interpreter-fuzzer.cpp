@@ -14,7 +14,7 @@
 #include "FuzzSupport.h"
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (auto node : graph.getBody().front().getOps<graph::NodeOp>())
       if (targets.size() < 64)
         targets.push_back(node.getName().str());
-  interp::Interpreter interpreter(*module);
+  interp::Executor interpreter(*module);
   interpreter.setMaxIterations(100);
   interpreter.setChannelTimeout(0.1);
   // Mutated savers must not write, rename or delete files.

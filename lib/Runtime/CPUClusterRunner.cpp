@@ -309,7 +309,7 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
 }
 
 FailureOr<std::optional<std::vector<Tensor>>>
-CPUClusterRunner::call(interp::Interpreter &interpreter, Operation *caller,
+CPUClusterRunner::call(interp::Executor &interpreter, Operation *caller,
                        Operation *function, llvm::ArrayRef<Tensor> args) {
   interp::State &state = interpreter.getState();
   FailureOr<Executable *> executable =

@@ -13,8 +13,8 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
-#include "cleave/Interpreter/HostProgram.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/HostProgram.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/AutoClustering/AutoClustering.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Runtime/Checkpointing.h"
@@ -91,7 +91,7 @@ namespace {
 /// One kind of run: its clustered graph and the interpreter running it.
 struct PreparedRun {
   OwningOpRef<ModuleOp> module;
-  std::unique_ptr<interp::Interpreter> interpreter;
+  std::unique_ptr<interp::Executor> interpreter;
   bool described = false;
 };
 } // namespace
@@ -151,7 +151,7 @@ Session::Impl::prepare(const std::vector<std::string> &feeds,
                      noLowering);
     }
   }
-  run->interpreter = std::make_unique<interp::Interpreter>(*run->module);
+  run->interpreter = std::make_unique<interp::Executor>(*run->module);
   run->interpreter->setMaxIterations(options.maxIterations);
   run->interpreter->setChannelTimeout(options.channelTimeoutSeconds);
   if (compiled) {

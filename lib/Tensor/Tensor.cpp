@@ -222,3 +222,10 @@ std::string cleave::shapeString(llvm::ArrayRef<int64_t> shape) {
          (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
   return s + "]";
 }
+
+std::vector<int64_t> cleave::toInts(const Tensor &t) {
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    values.push_back(t.getAsInt(i));
+  return values;
+}

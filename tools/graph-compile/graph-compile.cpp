@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/InitAll.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Target/CPU/AheadOfTime.h"
 #include "cleave/Translate/GraphDef.h"
@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  interp::Interpreter interpreter(*module);
+  interp::Executor interpreter(*module);
   if (!initOpts.empty()) {
     std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
     if (failed(interpreter.run({}, {}, initTargets)))

@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Conversion/GraphToLinalg.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Kernels/KernelHost.h"
 #include "cleave/Ops/GradientRules.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"

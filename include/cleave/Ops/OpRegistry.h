@@ -54,7 +54,7 @@ struct AttrSpec {
 /// from, and the file of each layer that holds its pieces. An op's
 /// signature, shape function and gradient rule live in
 /// lib/Ops/<Family>Ops.cpp, its reference kernel in
-/// lib/Interpreter/<Family>Kernels.cpp and its CPU lowering in
+/// lib/Kernels/<Family>Kernels.cpp and its CPU lowering in
 /// lib/Conversion/GraphToLinalg/<Family>Lowerings.cpp.
 enum class OpFamily {
   Array,       ///< array_ops: shapes, slicing, gather, concat, casts

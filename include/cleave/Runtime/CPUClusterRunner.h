@@ -13,7 +13,7 @@
 #ifndef CLEAVE_RUNTIME_CPUCLUSTERRUNNER_H
 #define CLEAVE_RUNTIME_CPUCLUSTERRUNNER_H
 
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/Target/CPU/CPUTarget.h"
 
 #include <map>
@@ -31,7 +31,7 @@ public:
   /// arguments (an op or dtype without a lowering, shapes the lowering
   /// rejects) is left to the interpreter, unless strict.
   mlir::FailureOr<std::optional<std::vector<cleave::Tensor>>>
-  call(interp::Interpreter &interpreter, mlir::Operation *caller,
+  call(interp::Executor &interpreter, mlir::Operation *caller,
        mlir::Operation *function, llvm::ArrayRef<cleave::Tensor> args) override;
 
   struct Statistics {

@@ -11,7 +11,7 @@
 #ifndef CLEAVE_RUNTIME_CHECKPOINTING_H
 #define CLEAVE_RUNTIME_CHECKPOINTING_H
 
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"

@@ -1,6 +1,6 @@
 //===- HostProgramCompiler.h - host programs as native code -----*- C++ -*-===//
 //
-// Compiles a run's host program (cleave/Interpreter/HostProgram.h) through
+// Compiles a run's host program (cleave/Executor/HostProgram.h) through
 // LLVM: each sequence becomes a native function that calls the runtime's
 // entry point of each step in order, straight-line, and returns the first
 // failing step's status. Nested scopes (a cluster's body, each replica)
@@ -12,7 +12,7 @@
 #ifndef CLEAVE_RUNTIME_HOSTPROGRAMCOMPILER_H
 #define CLEAVE_RUNTIME_HOSTPROGRAMCOMPILER_H
 
-#include "cleave/Interpreter/HostProgram.h"
+#include "cleave/Executor/HostProgram.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

@@ -10,7 +10,7 @@
 
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/NodeInferenceContext.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Kernels/ConstantEvaluator.h"
 #include "cleave/Ops/OpRegistry.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -232,13 +232,11 @@ public:
   FailureOr<LoweredValue> entryValue(StringRef variable, graph::NodeOp user);
   void writeVariable(StringRef variable, LoweredValue value);
 
-  interp::Interpreter &getFolder(Operation *anyNode) {
-    if (!folder) {
-      folder = std::make_unique<interp::Interpreter>(
-          anyNode->getParentOfType<ModuleOp>());
-      // A loop folded at compile time stops where the compiled one would.
-      folder->setMaxIterations(request.maxIterations);
-    }
+  interp::ConstantEvaluator &getFolder(Operation *anyNode) {
+    // A loop folded at compile time stops where the compiled one would.
+    if (!folder)
+      folder = std::make_unique<interp::ConstantEvaluator>(
+          anyNode->getParentOfType<ModuleOp>(), request.maxIterations);
     return *folder;
   }
 
@@ -267,7 +265,7 @@ private:
   OpBuilder builder;
   func::FuncOp func;
   Block *entry = nullptr;
-  std::unique_ptr<interp::Interpreter> folder;
+  std::unique_ptr<interp::ConstantEvaluator> folder;
   LoweredFunction result;
 
   struct VariableState {
@@ -507,24 +505,12 @@ bool cleave::conversion::hasMoreElements(ArrayRef<int64_t> shape,
   return false;
 }
 
-/// Whether a node may run at compile time with its reference kernel.
-static bool isFoldable(graph::NodeOp node) {
-  const ops::OpSpec *spec = ops::lookupOp(node.getOpType());
-  if (!spec || spec->mayHaveSideEffects() || !interp::hasKernel(spec->name))
-    return false;
-  // Control flow and placeholders are not values to fold.
-  StringRef op = node.getOpType();
-  return op != "Placeholder" && op != "PlaceholderWithDefault" &&
-         op != "Switch" && op != "Merge" && op != "Enter" && op != "Exit" &&
-         op != "NextIteration" && op != "LoopCond";
-}
-
 LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   NodeLowering ctx(*this, node, builder);
   StringRef op = node.getOpType();
 
   // Known inputs: try the reference kernel.
-  bool allConstant = isFoldable(node);
+  bool allConstant = getFolder(node).canEvaluate(node);
   for (unsigned i = 0; allConstant && i < ctx.getNumInputs(); ++i)
     allConstant = ctx.input(i).constant.has_value();
   // An output the shape function knows to be large is not worth computing

@@ -4,7 +4,7 @@
 // upstream ops at the builder's insertion point: it reads its inputs (static
 // tensors, with their values when known at compile time) and sets its
 // outputs. Each family file returns its lowerings in a table, as lib/Ops
-// and lib/Interpreter do for signatures and kernels.
+// and lib/Kernels do for signatures and kernels.
 //
 //===----------------------------------------------------------------------===//
 

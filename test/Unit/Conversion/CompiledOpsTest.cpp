@@ -1,7 +1,7 @@
 //===- CompiledOpsTest.cpp - compiled ops against the reference interpreter ===//
 //
 // Every op with a CPU lowering runs compiled (CPUClusterRunner) and
-// interpreted (Interpreter::call) on the same random inputs, and the two
+// interpreted (Executor::call) on the same random inputs, and the two
 // must agree: same dtypes and shapes, integers and bools exactly, floats to
 // float32 precision, and an error from the interpreter must be an error in
 // compiled code too. Cases come from the registry: a generic generator
@@ -25,7 +25,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/InitAll.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/StridedSlice.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
@@ -1199,14 +1199,14 @@ public:
       runtime::CPUClusterRunner runner;
       runner.setStrict(true);
       runner.setPipelineOptions(options);
-      Interpreter interpreter(*module);
+      Executor interpreter(*module);
       interpreter.getState() = state;
       auto compiledResults = runner.call(interpreter, *func, *func, args);
       if (succeeded(compiledResults) && *compiledResults)
         results = std::move(**compiledResults);
       state = interpreter.getState();
     } else {
-      Interpreter interpreter(*module);
+      Executor interpreter(*module);
       interpreter.getState() = state;
       results = interpreter.call(func->getSymName(), args, DictionaryAttr(),
                                  *func);

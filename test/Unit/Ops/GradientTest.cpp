@@ -11,7 +11,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/GradientColocation.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/Ops/GradientRules.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
@@ -1024,7 +1024,7 @@ TEST_P(GradientRules, MatchFiniteDifferences) {
   // The forward value, for y's shape and the finite differences.
   auto forward =
       [&](const std::vector<std::pair<std::string, Tensor>> &f) -> Tensor {
-    Interpreter interpreter(*module);
+    Executor interpreter(*module);
     auto out = interpreter.run(f, {c.y}, {});
     EXPECT_TRUE(succeeded(out)) << diagnostics;
     return succeeded(out) ? (*out)[0] : Tensor();
@@ -1055,7 +1055,7 @@ TEST_P(GradientRules, MatchFiniteDifferences) {
   pm.addPass(graph::createGraphGradientPass(options));
   ASSERT_TRUE(succeeded(pm.run(*module))) << diagnostics;
 
-  Interpreter interpreter(*module);
+  Executor interpreter(*module);
   auto grads = interpreter.run(feeds, results, {});
   ASSERT_TRUE(succeeded(grads)) << diagnostics;
 

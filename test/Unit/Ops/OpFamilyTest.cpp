@@ -1,7 +1,7 @@
 //===- OpFamilyTest.cpp - one family per op in every layer ----------------===//
 //
 // An op's signature (lib/Ops/<Family>Ops.cpp), reference kernel
-// (lib/Interpreter/<Family>Kernels.cpp) and CPU lowering
+// (lib/Kernels/<Family>Kernels.cpp) and CPU lowering
 // (lib/Conversion/GraphToLinalg/<Family>Lowerings.cpp) sit in files of
 // the same family, so that whoever looks for one piece of an op finds the
 // others by name. (Gradient rules are checked where their table is built.)
@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Conversion/GraphToLinalg.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Kernels/KernelHost.h"
 #include "cleave/Ops/GradientRules.h"
 #include "cleave/Ops/OpRegistry.h"
 

@@ -10,8 +10,8 @@
 
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/InitAll.h"
-#include "cleave/Interpreter/HostProgram.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/HostProgram.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/Runtime/HostProgramCompiler.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
@@ -120,8 +120,8 @@ protected:
 
   /// An interpreter that runs the module the way the test's parameter
   /// says.
-  std::unique_ptr<Interpreter> makeInterpreter() {
-    auto interpreter = std::make_unique<Interpreter>(*module);
+  std::unique_ptr<Executor> makeInterpreter() {
+    auto interpreter = std::make_unique<Executor>(*module);
     interpreter->setHostPrograms(GetParam() != Orchestration::Executor,
                                  GetParam() == Orchestration::Compiled
                                      ? &compiler
@@ -130,7 +130,7 @@ protected:
   }
 
   /// Fails unless the last run ran as this test's parameter says.
-  void expectOrchestration(Interpreter &interpreter) {
+  void expectOrchestration(Executor &interpreter) {
     std::string reason;
     const HostProgram *program = interpreter.getLastHostProgram(reason);
     EXPECT_EQ(program != nullptr, GetParam() != Orchestration::Executor);
@@ -150,8 +150,8 @@ protected:
 };
 
 TEST_P(ReplicasTest, EachReplicaRunsAndReadsItsOwnInput) {
-  std::unique_ptr<Interpreter> owner = makeInterpreter();
-  Interpreter &interpreter = *owner;
+  std::unique_ptr<Executor> owner = makeInterpreter();
+  Executor &interpreter = *owner;
   ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
   auto results = interpreter.run({{"x0", scalar(2)}, {"x1", scalar(3)}},
                                  {"out:0", "out:1"}, {});
@@ -168,8 +168,8 @@ TEST_P(ReplicasTest, AFailedStepLeavesTheVariablesOfTheLastGoodOne) {
     errors.push_back(d.str());
     return success();
   });
-  std::unique_ptr<Interpreter> owner = makeInterpreter();
-  Interpreter &interpreter = *owner;
+  std::unique_ptr<Executor> owner = makeInterpreter();
+  Executor &interpreter = *owner;
   ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
   ASSERT_TRUE(succeeded(interpreter.run(
       {{"x0", scalar(2)}, {"x1", scalar(3)}}, {"out:0"}, {})));
@@ -206,8 +206,8 @@ TEST_P(ReplicasTest, AKnownDeadlockFailsAtOnceNamingTheChannel) {
       node.setAttrsAttr(attrs.getDictionary(node.getContext()));
     }
   });
-  std::unique_ptr<Interpreter> owner = makeInterpreter();
-  Interpreter &interpreter = *owner;
+  std::unique_ptr<Executor> owner = makeInterpreter();
+  Executor &interpreter = *owner;
   // Nothing of the run sends on 'elsewhere': the receive fails before the
   // timeout could end it.
   interpreter.setChannelTimeout(60);
@@ -241,8 +241,8 @@ TEST_P(ReplicasTest, AKnownDeadlockFailsAtOnceNamingTheChannel) {
 /// wait on it (started before the cluster, joined after); one compiled
 /// function per sequence.
 TEST_P(ReplicasTest, TheStepsHostProgram) {
-  std::unique_ptr<Interpreter> owner = makeInterpreter();
-  Interpreter &interpreter = *owner;
+  std::unique_ptr<Executor> owner = makeInterpreter();
+  Executor &interpreter = *owner;
   ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
   ASSERT_TRUE(succeeded(interpreter.run(
       {{"x0", scalar(2)}, {"x1", scalar(3)}}, {"out:0", "out:1"}, {})));

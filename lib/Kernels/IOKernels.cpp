@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 #include "cleave/Checkpoint/TensorBundle.h"
 
@@ -25,7 +25,7 @@ namespace {
 
 /// Fails unless the run may touch the file system.
 LogicalResult checkFileAccess(KernelContext &ctx) {
-  if (ctx.interpreter.hasFileAccess())
+  if (ctx.host.hasFileAccess())
     return success();
   return ctx.error() << ctx.node.getOpType()
                      << " touches the file system, which this run does not "

@@ -1,12 +1,12 @@
 //===- ControlFlowKernels.cpp - control_flow_ops --------------------------===//
 //
-// The executor runs the v1 control flow itself (Interpreter.cpp): Switch
-// and Merge decide which values are dead, and it moves values into and out
-// of loop frames. The kernels here only pass the value on.
+// The executor runs the v1 control flow itself (lib/Executor/Executor.cpp):
+// Switch and Merge decide which values are dead, and it moves values into
+// and out of loop frames. The kernels here only pass the value on.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 using namespace mlir;
 using namespace cleave;

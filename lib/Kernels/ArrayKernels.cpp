@@ -1,6 +1,6 @@
 //===- ArrayKernels.cpp - constants, shapes, slicing and gathering --------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 #include "cleave/Ops/Reverse.h"
 #include "cleave/Ops/ShapeInference.h"

@@ -1,19 +1,19 @@
-//===- Interpreter.cpp - reference interpreter for graphs -----------------===//
+//===- Executor.cpp - runs graphs as TensorFlow's executor does -----------===//
 //
 // Dataflow execution: the nodes the fetches and targets need run in
 // dependency order; a Switch makes its untaken output dead, deadness flows
 // through data and control edges, and a Merge forwards its first live input,
-// as in TensorFlow's executor.
+// as in TensorFlow's executor. Each node runs its reference kernel
+// (cleave/Kernels/KernelHost.h) with the executor as its KernelHost.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Execution.h"
-#include "Kernels.h"
 
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
-#include "cleave/Interpreter/HostProgram.h"
+#include "cleave/Executor/HostProgram.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Runtime/Rendezvous.h"
 #include "cleave/Runtime/ThreadCache.h"
@@ -24,80 +24,16 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <new>
-#include <stdexcept>
 #include <thread>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 using namespace cleave::interp;
 using namespace cleave::runtime;
-
-//===----------------------------------------------------------------------===//
-// KernelContext
-//===----------------------------------------------------------------------===//
-
-FailureOr<Tensor> KernelContext::getTensor(StringRef name) {
-  auto attr = dyn_cast_or_null<TensorAttr>(getAttr(name));
-  if (!attr)
-    return error() << "missing tensor attr '" << name << "'", failure();
-  int32_t dt = typeToDataType(attr.getDtype());
-  // A `raw` form beside the decoded value only keeps the file's exact bytes.
-  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr.getValue());
-  if (!dense)
-    return error() << "tensor attr '" << name << "' of dtype "
-                   << getDataTypeName(attr.getDtype())
-                   << " cannot be decoded (its bytes do not match its shape, "
-                      "or the dtype is not computable)",
-           failure();
-  std::vector<int64_t> shape(attr.getShape().getDims().begin(),
-                             attr.getShape().getDims().end());
-  if (dt == kString) {
-    Tensor t(dt, shape);
-    auto values = cast<DenseStringElementsAttr>(dense).getRawStringData();
-    for (int64_t i = 0; i < t.numElements(); ++i)
-      t.strings()[i] = values[dense.isSplat() ? 0 : i].str();
-    return t;
-  }
-  if (!dtypeSize(dt))
-    return error() << "dtype " << getDataTypeName(attr.getDtype())
-                   << " is not supported by the interpreter",
-           failure();
-  Tensor t(dt, shape);
-  if (dt == kBool) {
-    auto values = dense.getValues<bool>();
-    for (int64_t i = 0; i < t.numElements(); ++i)
-      t.data<bool>()[i] = values[i];
-    return t;
-  }
-  ArrayRef<char> raw = dense.getRawData();
-  size_t size = dtypeSize(dt);
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    std::memcpy(t.raw() + i * size, raw.data() + (dense.isSplat() ? 0 : i * size),
-                size);
-  return t;
-}
-
-std::vector<int64_t> cleave::toInts(const Tensor &t) {
-  std::vector<int64_t> values;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    values.push_back(t.getAsInt(i));
-  return values;
-}
-
-std::vector<int64_t>
-cleave::interp::stridesOf(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
 
 static thread_local State *currentReplicaState = nullptr;
 
@@ -110,76 +46,8 @@ ReplicaStateScope::ReplicaStateScope(int64_t replica, State *state)
 
 ReplicaStateScope::~ReplicaStateScope() { currentReplicaState = previous; }
 
-bool cleave::interp::fitsShape(const Tensor &t, Type type) {
-  auto ranked = dyn_cast<RankedTensorType>(type);
-  if (!ranked)
-    return true;
-  if (ranked.getRank() != t.rank())
-    return false;
-  for (int64_t d = 0; d < ranked.getRank(); ++d)
-    if (!ranked.isDynamicDim(d) && ranked.getDimSize(d) != t.shape()[d])
-      return false;
-  return true;
-}
-
-namespace {
-/// A kernel and the family of the file that defines it.
-struct KernelEntry {
-  Kernel kernel;
-  ops::OpFamily family;
-};
-} // namespace
-
-static const llvm::StringMap<KernelEntry> &getKernelTable() {
-  static const llvm::StringMap<KernelEntry> *table = [] {
-    using ops::OpFamily;
-    auto *map = new llvm::StringMap<KernelEntry>();
-    std::pair<OpFamily, KernelTable> families[] = {
-        {OpFamily::Array, getArrayKernels()},
-        {OpFamily::Math, getMathKernels()},
-        {OpFamily::NN, getNNKernels()},
-        {OpFamily::State, getStateKernels()},
-        {OpFamily::ControlFlow, getControlFlowKernels()},
-        {OpFamily::Functional, getFunctionalKernels()},
-        {OpFamily::Random, getRandomKernels()},
-        {OpFamily::TPU, getTPUKernels()},
-        {OpFamily::Host, getHostKernels()},
-        {OpFamily::Data, getDataKernels()},
-        {OpFamily::IO, getIOKernels()}};
-    for (const auto &[family, kernels] : families)
-      for (const auto &[name, kernel] : kernels) {
-        if (!ops::lookupOp(name) ||
-            !map->try_emplace(name, KernelEntry{kernel, family}).second)
-          llvm::report_fatal_error(llvm::Twine("bad kernel table entry '") +
-                                   name + "'");
-      }
-    return map;
-  }();
-  return *table;
-}
-
-Kernel cleave::interp::lookupKernel(StringRef opType) {
-  auto it = getKernelTable().find(opType);
-  return it == getKernelTable().end() ? nullptr : it->second.kernel;
-}
-
-std::optional<ops::OpFamily>
-cleave::interp::lookupKernelFamily(StringRef opType) {
-  if (opType == "Merge" || opType == "RefMerge" || opType == "Switch" ||
-      opType == "RefSwitch")
-    return ops::OpFamily::ControlFlow;
-  auto it = getKernelTable().find(opType);
-  if (it == getKernelTable().end())
-    return std::nullopt;
-  return it->second.family;
-}
-
-bool cleave::interp::hasKernel(StringRef opType) {
-  return lookupKernelFamily(opType).has_value();
-}
-
 //===----------------------------------------------------------------------===//
-// Interpreter
+// Executor
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -188,13 +56,6 @@ struct Slot {
   Tensor value;
   bool dead = false;
 };
-
-std::string renderProducer(Value v) {
-  if (auto node = v.getDefiningOp<NodeOp>())
-    return node.getName().str();
-  return "<argument>";
-}
-
 } // namespace
 
 ArrayRef<Value> UnitInputs::get(Operation *unit) {
@@ -213,102 +74,6 @@ ArrayRef<Value> UnitInputs::get(Operation *unit) {
   });
   it->second.assign(read.begin(), read.end());
   return it->second;
-}
-
-/// TensorFlow's error for a node whose op this build does not know (not
-/// registered, not a library function), on the node.
-static LogicalResult notRegisteredError(NodeOp node) {
-  char host[256] = "localhost";
-  (void)gethostname(host, sizeof(host) - 1);
-  return node.emitError() << "Node '" << node.getName()
-                          << "': Op type not registered '" << node.getOpType()
-                          << "' in binary running on " << host
-                          << ". Make sure the Op and Kernel are registered in "
-                             "the binary running in this process. (graph-ops "
-                             "lists the ops this build knows.)",
-         failure();
-}
-
-/// Whether `node`'s op is neither registered nor a library function.
-static bool isUnknownOp(NodeOp node) {
-  return !ops::lookupOp(node.getOpType()) &&
-         !SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr());
-}
-
-FailureOr<std::vector<Tensor>> cleave::interp::runKernel(
-    Interpreter &interpreter, NodeOp node, std::vector<Tensor> inputs,
-    DictionaryAttr bindings) {
-  StringRef op = node.getOpType();
-  Kernel kernel = lookupKernel(op);
-  if (!kernel && SymbolTable::lookupNearestSymbolFrom(
-                     node, StringAttr::get(node.getContext(), op)))
-    kernel = callFunctionNode;
-  if (!kernel && isUnknownOp(node))
-    return notRegisteredError(node);
-  if (!kernel)
-    return node.emitError() << "Node '" << node.getName()
-                            << "': no reference kernel for op '" << op << "'",
-           failure();
-  KernelContext ctx(node, std::move(inputs), interpreter, bindings);
-  // A tensor too large for memory is the node's error, as TensorFlow's
-  // ResourceExhausted, not the end of the process.
-  auto outOfMemory = [&]() -> LogicalResult {
-    node.emitError() << "Node '" << node.getName()
-                     << "': OOM when allocating a tensor for op '" << op
-                     << "'";
-    return failure();
-  };
-  LogicalResult ran = failure();
-  try {
-    ran = kernel(ctx);
-  } catch (const TensorAllocationError &e) {
-    node.emitError() << "Node '" << node.getName() << "': " << e.message();
-    return failure();
-  } catch (const std::bad_alloc &) {
-    return outOfMemory();
-  } catch (const std::length_error &) { // more elements than a vector holds
-    return outOfMemory();
-  }
-  if (failed(ran))
-    return failure();
-  return std::move(ctx.outputs);
-}
-
-LogicalResult cleave::interp::validateOnce(NodeOp node,
-                                           ValidatedNodes &validated) {
-  if (validated.count(node))
-    return success();
-  if (failed(validateNodeDef(node)))
-    return failure();
-  validated.try_emplace(node, getExpectedInputDTypes(node));
-  return success();
-}
-
-LogicalResult cleave::interp::checkNodeCanRun(NodeOp node,
-                                              ArrayRef<Tensor> inputs,
-                                              ValidatedNodes &validated) {
-  if (failed(validateOnce(node, validated)))
-    return failure();
-  StringRef op = node.getOpType();
-  for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
-    if (!inputs[i].isValid() &&
-        !(i == 0 && (op == "Assign" || op == "IsVariableInitialized")))
-      return node.emitError() << "Node '" << node.getName()
-                              << "': Attempting to use uninitialized value "
-                              << renderProducer(v);
-  const SmallVector<int32_t> &expected = validated.find(node)->second;
-  for (auto [i, v] : llvm::enumerate(node.getDataInputs()))
-    if (i < expected.size() && expected[i] && inputs[i].isValid() &&
-        inputs[i].dtype() != expected[i])
-      return node.emitError()
-             << "Node '" << node.getName() << "': Input " << i << " of node "
-             << node.getName() << " was passed " << dtypeName(inputs[i].dtype())
-             << " from " << renderProducer(v)
-             << (isa<OpResult>(v) && v.getDefiningOp<NodeOp>()
-                     ? ":" + std::to_string(cast<OpResult>(v).getResultNumber())
-                     : std::string())
-             << " incompatible with expected " << dtypeName(expected[i]);
-  return success();
 }
 
 void cleave::interp::mergeReplicaStates(State &shared,
@@ -360,7 +125,7 @@ collectNeeded(Block &body, ArrayRef<Operation *> roots,
 }
 
 FailureOr<std::vector<Tensor>>
-runBlock(Interpreter &interpreter, Block &body,
+runBlock(Executor &interpreter, Block &body,
          const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
          size_t firstTarget, DictionaryAttr bindings, Location loc);
@@ -401,10 +166,9 @@ runtime::SendCensus collectSenders(ModuleOp module,
 /// Runs a region's body (a cluster, or one replica of a replicate) to its
 /// yield, every op of it included, reading `fed` for the block's arguments
 /// and the values it captures.
-FailureOr<std::vector<Tensor>> runRegionBody(Interpreter &interpreter,
-                                             Block &body,
-                                             const llvm::DenseMap<Value, Tensor> &fed,
-                                             StringRef what) {
+FailureOr<std::vector<Tensor>>
+runRegionBody(Executor &interpreter, Block &body,
+              const llvm::DenseMap<Value, Tensor> &fed, StringRef what) {
   SmallVector<Operation *> roots;
   for (Operation &op : body)
     if (isUnit(&op))
@@ -429,13 +193,13 @@ FailureOr<std::vector<Tensor>> runRegionBody(Interpreter &interpreter,
 /// receives, and calls of functions holding them) run on threads of their
 /// own, one kernel at a time under the interpreter's execution lock; their
 /// outputs are delivered when they finish.
-class Executor {
+class DataflowRun {
 public:
   static constexpr unsigned kRootFrame = 0;
 
-  Executor(Interpreter &interpreter, Block &body, DictionaryAttr bindings,
-           const llvm::DenseMap<Value, Tensor> &fed,
-           const llvm::DenseSet<Operation *> &needed, UnitInputs &unitInputs)
+  DataflowRun(Executor &interpreter, Block &body, DictionaryAttr bindings,
+              const llvm::DenseMap<Value, Tensor> &fed,
+              const llvm::DenseSet<Operation *> &needed, UnitInputs &unitInputs)
       : interpreter(interpreter), body(body), bindings(bindings), fed(fed),
         needed(needed), unitInputs(unitInputs),
         maxIterations(interpreter.getMaxIterations()) {
@@ -513,7 +277,6 @@ private:
     FailureOr<SmallVector<Slot, 2>> outputs;
   };
 
-
   /// The frame for `iteration` of loop `name` entered from `parent`.
   unsigned getFrame(unsigned parent, std::string name, int64_t iteration) {
     // `name` is a copy: callers pass names stored in `frames`, which grows.
@@ -580,19 +343,19 @@ private:
     int64_t replica = getCurrentReplica();
     State *replicaState = getReplicaState();
     ExecutionLock &lock = interpreter.getExecutionLock();
-    tasks.push_back(ThreadCache::get().run([this, unit, frame, replica,
-                                            replicaState, &lock, job]() {
-      lock.acquire();
-      FailureOr<SmallVector<Slot, 2>> outputs = failure();
-      {
-        ReplicaStateScope scope(replica, replicaState);
-        outputs = job();
-      }
-      lock.release();
-      std::lock_guard<std::mutex> guard(completionMutex);
-      completions.push_back({unit, frame, std::move(outputs)});
-      completed.notify_one();
-    }));
+    tasks.push_back(ThreadCache::get().run(
+        [this, unit, frame, replica, replicaState, &lock, job]() {
+          lock.acquire();
+          FailureOr<SmallVector<Slot, 2>> outputs = failure();
+          {
+            ReplicaStateScope scope(replica, replicaState);
+            outputs = job();
+          }
+          lock.release();
+          std::lock_guard<std::mutex> guard(completionMutex);
+          completions.push_back({unit, frame, std::move(outputs)});
+          completed.notify_one();
+        }));
   }
 
   Completion waitForCompletion() {
@@ -623,30 +386,32 @@ private:
         out.dead = true;
       return finish(op, frame, outputs, true);
     }
-    Interpreter &interp = interpreter;
+    Executor &interp = interpreter;
     if (auto cluster = dyn_cast<ClusterOp>(op)) {
-      startAsync(op, frame, [&interp, cluster, captured]() mutable
-                     -> FailureOr<SmallVector<Slot, 2>> {
-        Block &body = cluster.getBody().front();
-        captured[cluster.getMetadataControl()] = Tensor();
-        auto results = runRegionBody(
-            interp, body, captured,
-            ("cluster '" + cluster.getCluster() + "'").str());
-        if (failed(results))
-          return failure();
-        SmallVector<Slot, 2> outputs;
-        for (Tensor &t : *results)
-          outputs.push_back({std::move(t), false});
-        outputs.push_back({Tensor(), false}); // the control token
-        return outputs;
-      });
+      startAsync(op, frame,
+                 [&interp, cluster,
+                  captured]() mutable -> FailureOr<SmallVector<Slot, 2>> {
+                   Block &body = cluster.getBody().front();
+                   captured[cluster.getMetadataControl()] = Tensor();
+                   auto results = runRegionBody(
+                       interp, body, captured,
+                       ("cluster '" + cluster.getCluster() + "'").str());
+                   if (failed(results))
+                     return failure();
+                   SmallVector<Slot, 2> outputs;
+                   for (Tensor &t : *results)
+                     outputs.push_back({std::move(t), false});
+                   outputs.push_back({Tensor(), false}); // the control token
+                   return outputs;
+                 });
       return success();
     }
     auto replicate = cast<ReplicateOp>(op);
-    startAsync(op, frame, [&interp, replicate,
-                           captured]() -> FailureOr<SmallVector<Slot, 2>> {
-      return runReplicas(interp, replicate, captured);
-    });
+    startAsync(
+        op, frame,
+        [&interp, replicate, captured]() -> FailureOr<SmallVector<Slot, 2>> {
+          return runReplicas(interp, replicate, captured);
+        });
     return success();
   }
 
@@ -657,7 +422,7 @@ private:
   /// is written back, the lowest replica's value where several wrote one
   /// variable (mirrored variables get the same update everywhere).
   static FailureOr<SmallVector<Slot, 2>>
-  runReplicas(Interpreter &interp, ReplicateOp replicate,
+  runReplicas(Executor &interp, ReplicateOp replicate,
               const llvm::DenseMap<Value, Tensor> &captured) {
     int64_t n = replicate.getN();
     Block &body = replicate.getBody().front();
@@ -673,8 +438,8 @@ private:
     for (int64_t r = 0; r < n; ++r) {
       llvm::DenseMap<Value, Tensor> fed(captured);
       for (BlockArgument arg : body.getArguments())
-        fed[arg] = captured.lookup(
-            replicate.getReplicaInput(arg.getArgNumber(), r));
+        fed[arg] =
+            captured.lookup(replicate.getReplicaInput(arg.getArgNumber(), r));
       replicas.push_back(ThreadCache::get().run([&, r, fed]() {
         lock.acquire();
         {
@@ -754,10 +519,11 @@ private:
     } else {
       if (failed(checkNodeCanRun(node, inputs, validated)))
         return failure();
-      Interpreter &interp = interpreter;
+      Executor &interp = interpreter;
       DictionaryAttr attrs = bindings;
-      auto compute = [&interp, node, attrs](std::vector<Tensor> in)
-          -> FailureOr<SmallVector<Slot, 2>> {
+      auto compute =
+          [&interp, node,
+           attrs](std::vector<Tensor> in) -> FailureOr<SmallVector<Slot, 2>> {
         auto results = runKernel(interp, node, std::move(in), attrs);
         if (failed(results))
           return failure();
@@ -782,8 +548,8 @@ private:
 
   /// Delivers a unit's outputs (and its control token, dead when the unit
   /// was) where they go.
-  LogicalResult finish(Operation *unit, unsigned frame,
-                       ArrayRef<Slot> outputs, bool dead) {
+  LogicalResult finish(Operation *unit, unsigned frame, ArrayRef<Slot> outputs,
+                       bool dead) {
     auto node = dyn_cast<NodeOp>(unit);
     if (!node) {
       // A cluster or replicate: its results, the control token last.
@@ -795,7 +561,8 @@ private:
     // Where the outputs go.
     unsigned target = frame;
     if (op == "Enter" || op == "RefEnter") {
-      auto frameName = dyn_cast_or_null<StringAttr>(node.getTFAttr("frame_name"));
+      auto frameName =
+          dyn_cast_or_null<StringAttr>(node.getTFAttr("frame_name"));
       std::string name = frameName ? frameName.str() : "";
       auto constant = dyn_cast_or_null<BoolAttr>(node.getTFAttr("is_constant"));
       if (constant && constant.getValue()) {
@@ -814,7 +581,7 @@ private:
       target = getFrame(frame, name, 0);
     } else if (op == "NextIteration" || op == "RefNextIteration") {
       if (outputs[0].dead)
-        return success(); // the loop ends here
+        return success();      // the loop ends here
       Frame f = frames[frame]; // a copy: getFrame may grow `frames`
       if (f.iteration + 1 > maxIterations)
         return node.emitError()
@@ -834,7 +601,7 @@ private:
     return success();
   }
 
-  Interpreter &interpreter;
+  Executor &interpreter;
   Block &body;
   DictionaryAttr bindings;
   const llvm::DenseMap<Value, Tensor> &fed;
@@ -866,7 +633,7 @@ namespace {
 /// and returns `fetchValues`. The roots from `firstTarget` on are targets:
 /// each must run. `fetchNames` name the fetches in messages.
 FailureOr<std::vector<Tensor>>
-runBlock(Interpreter &interpreter, Block &body,
+runBlock(Executor &interpreter, Block &body,
          const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
          size_t firstTarget, DictionaryAttr bindings, Location loc) {
@@ -874,11 +641,11 @@ runBlock(Interpreter &interpreter, Block &body,
   llvm::DenseSet<Operation *> needed =
       collectNeeded(body, roots, fed, unitInputs);
 
-  Executor executor(interpreter, body, bindings, fed, needed, unitInputs);
+  DataflowRun executor(interpreter, body, bindings, fed, needed, unitInputs);
   for (Operation &op : body)
     if (isUnit(&op) && needed.count(&op) &&
         executor.countRequiredInputs(&op) == 0)
-      executor.schedule(&op, Executor::kRootFrame);
+      executor.schedule(&op, DataflowRun::kRootFrame);
   if (failed(executor.drain()))
     return failure();
   // An input that never arrives (a cycle that is not a loop, or a node in a
@@ -889,8 +656,8 @@ runBlock(Interpreter &interpreter, Block &body,
   for (Operation *target : roots.drop_front(firstTarget))
     if (!executor.ranInRoot(target)) {
       if (auto node = dyn_cast<NodeOp>(target))
-        return target->emitError() << "Node '" << node.getName()
-                                   << "' never ran: " << stalled,
+        return target->emitError()
+                   << "Node '" << node.getName() << "' never ran: " << stalled,
                failure();
       return target->emitError() << "never ran: " << stalled, failure();
     }
@@ -902,15 +669,15 @@ runBlock(Interpreter &interpreter, Block &body,
       results.push_back(it->second);
       continue;
     }
-    const Slot *slot = executor.lookup(v, Executor::kRootFrame);
+    const Slot *slot = executor.lookup(v, DataflowRun::kRootFrame);
     if (!slot)
-      return emitError(loc) << "'" << fetchNames[i]
-                            << "' was never computed: " << stalled,
+      return emitError(loc)
+                 << "'" << fetchNames[i] << "' was never computed: " << stalled,
              failure();
     if (slot->dead)
-      return emitError(loc) << "Retval[" << i << "] does not have value ('"
-                            << fetchNames[i]
-                            << "' is on an untaken Switch branch)",
+      return emitError(loc)
+                 << "Retval[" << i << "] does not have value ('"
+                 << fetchNames[i] << "' is on an untaken Switch branch)",
              failure();
     results.push_back(slot->value);
   }
@@ -919,7 +686,7 @@ runBlock(Interpreter &interpreter, Block &body,
 } // namespace
 
 /// The host programs of the kinds of runs made so far.
-struct Interpreter::HostPrograms {
+struct Executor::HostPrograms {
   struct Entry {
     std::optional<HostProgram> program;
     std::unique_ptr<CompiledHostProgram> compiled;
@@ -930,7 +697,7 @@ struct Interpreter::HostPrograms {
   std::map<std::string, Entry> entries;
   Entry *last = nullptr;
 
-  Entry &get(Interpreter &interpreter, ModuleOp module, Block &body,
+  Entry &get(Executor &interpreter, ModuleOp module, Block &body,
              const std::vector<std::pair<std::string, Tensor>> &feeds,
              ArrayRef<std::string> fetches, ArrayRef<std::string> targets,
              ArrayRef<Operation *> roots,
@@ -956,9 +723,8 @@ struct Interpreter::HostPrograms {
     for (Operation &op : body)
       if (isUnit(&op) && needed.count(&op))
         units.push_back(&op);
-    FailureOr<HostProgram> program =
-        buildHostProgram(interpreter, module, body, units, fedValues,
-                         fetchValues, entry.reason);
+    FailureOr<HostProgram> program = buildHostProgram(
+        interpreter, module, body, units, fedValues, fetchValues, entry.reason);
     if (failed(program))
       return entry;
     entry.program = std::move(*program);
@@ -975,28 +741,27 @@ struct Interpreter::HostPrograms {
   }
 };
 
-Interpreter::Interpreter(ModuleOp module)
+Executor::Executor(ModuleOp module)
     : module(module), executionLock(std::make_unique<ExecutionLock>()),
       rendezvous(std::make_unique<Rendezvous>(*executionLock)),
       hostPrograms(std::make_unique<HostPrograms>()) {}
 
-Interpreter::~Interpreter() = default;
+Executor::~Executor() = default;
 
-void Interpreter::setHostPrograms(bool enabled,
-                                  HostProgramCompiler *compiler) {
+void Executor::setHostPrograms(bool enabled, HostProgramCompiler *compiler) {
   hostProgramsEnabled = enabled;
   hostProgramCompiler = compiler;
 }
 
-const HostProgram *Interpreter::getLastHostProgram(std::string &reason) const {
+const HostProgram *Executor::getLastHostProgram(std::string &reason) const {
   HostPrograms::Entry *last = hostPrograms->last;
   reason = last ? last->reason : "host programs are off";
   return last && last->program ? &*last->program : nullptr;
 }
 
 FailureOr<std::vector<Tensor>>
-Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
-                 ArrayRef<std::string> fetches, ArrayRef<std::string> targets) {
+Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
+              ArrayRef<std::string> fetches, ArrayRef<std::string> targets) {
   Location loc = module.getLoc();
   GraphOp graph;
   for (auto g : module.getOps<GraphOp>())
@@ -1025,8 +790,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     if (replicate)
       cluster = replicate.getCluster();
     if (!cluster)
-      return op.emitError() << "the interpreter cannot run '" << op.getName()
-                            << "'",
+      return op.emitError()
+                 << "the interpreter cannot run '" << op.getName() << "'",
              failure();
     replicated = true;
     byName[cluster.getMetadataName()] = {&op, {}};
@@ -1057,8 +822,8 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return inner.emitError() << getNotFeedableMessage(name), failure();
     auto node = dyn_cast_or_null<NodeOp>(byName.lookup(nodeName).op);
     if (!node || port >= node.getOutputs().size())
-      return emitError(loc) << "cannot feed '" << name
-                            << "': no such tensor in the graph",
+      return emitError(loc)
+                 << "cannot feed '" << name << "': no such tensor in the graph",
              failure();
     if (auto error = getReplicationFeedError(node, port))
       return node.emitError() << *error, failure();
@@ -1072,10 +837,10 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     if (auto type = dyn_cast<TensorType>(declared)) {
       int32_t dt = typeToDataType(type.getElementType());
       if (dt > 0 && dt != tensor.dtype())
-        return node.emitError() << "Node '" << node.getName()
-                                << "': fed a " << dtypeName(tensor.dtype())
-                                << " tensor, but the node produces "
-                                << dtypeName(dt),
+        return node.emitError()
+                   << "Node '" << node.getName() << "': fed a "
+                   << dtypeName(tensor.dtype())
+                   << " tensor, but the node produces " << dtypeName(dt),
                failure();
       if (!fitsShape(tensor, type))
         return node.emitError()
@@ -1096,19 +861,20 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return failure();
     auto it = byName.find(nodeName);
     if (it == byName.end())
-      return emitError(loc) << "cannot fetch '" << name
-                            << "': no node named '" << nodeName << "'",
+      return emitError(loc) << "cannot fetch '" << name << "': no node named '"
+                            << nodeName << "'",
              failure();
     const Named &named = it->second;
     if (port >= named.outputs.size()) {
       // An op this build does not know has only the outputs its consumers
       // use: say that, not that it has none.
-      if (auto node = dyn_cast<NodeOp>(named.op); node && isUnknownOp(node))
-        return notRegisteredError(node);
-      return emitError(loc) << "cannot fetch '" << name << "': node '"
-                            << nodeName << "' has " << named.outputs.size()
-                            << (named.outputs.size() == 1 ? " output"
-                                                          : " outputs"),
+      if (auto node = dyn_cast<NodeOp>(named.op);
+          node && failed(checkOpIsKnown(node)))
+        return failure();
+      return emitError(loc)
+                 << "cannot fetch '" << name << "': node '" << nodeName
+                 << "' has " << named.outputs.size()
+                 << (named.outputs.size() == 1 ? " output" : " outputs"),
              failure();
     }
     if (auto node = dyn_cast<NodeOp>(named.op))
@@ -1184,26 +950,26 @@ Interpreter::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   return results;
 }
 
-void Interpreter::runUnlocked(llvm::function_ref<void()> work) {
+void Executor::runUnlocked(llvm::function_ref<void()> work) {
   UnlockedScope unlocked(*executionLock);
   work();
 }
 
-unsigned Interpreter::getReplicasRunning() {
+unsigned Executor::getReplicasRunning() {
   return rendezvous->getReplicasRunning();
 }
 
-void Interpreter::takeDeviceQueuesFrom(Interpreter &previous) {
+void Executor::takeDeviceQueuesFrom(Executor &previous) {
   rendezvous->takeQueuesFrom(*previous.rendezvous);
 }
 
-State &Interpreter::getState() {
+State &Executor::getState() {
   if (State *replica = getReplicaState())
     return *replica;
   return state;
 }
 
-bool Interpreter::waitsOnChannel(Operation *op) {
+bool Executor::waitsOnChannel(Operation *op) {
   auto node = cast<NodeOp>(op);
   StringRef opType = node.getOpType();
   if (opType == "_XlaRecvAtHost" || opType == "_XlaRecvAtHostV2" ||
@@ -1226,62 +992,21 @@ bool Interpreter::waitsOnChannel(Operation *op) {
       }
     return functionsWaiting[func] = waits;
   };
-  return llvm::any_of(getCalledFunctions(node), [&](auto called) {
-    return holdsReceive(called.second);
-  });
+  return llvm::any_of(getCalledFunctions(node),
+                      [&](auto called) { return holdsReceive(called.second); });
 }
 
-FailureOr<std::vector<Tensor>>
-Interpreter::call(StringRef function, ArrayRef<Tensor> args,
-                  DictionaryAttr bindings, Operation *caller) {
-  auto callerError = [&]() -> InFlightDiagnostic {
-    auto diag = caller->emitError();
-    if (auto node = dyn_cast<NodeOp>(caller))
-      diag << "Node '" << node.getName() << "': ";
-    return diag;
-  };
-  auto func = module.lookupSymbol<FuncOp>(function);
-  if (!func)
-    return callerError() << "function '" << function
-                         << "' is not in the graph's library",
-           failure();
-  if (func.getUncallable())
-    return callerError() << "function '" << function
-                         << "' has no name in the library and cannot be "
-                            "called",
-           failure();
-  // TensorFlow's executor would overflow its stack; the oracle says so.
-  constexpr unsigned kMaxCallDepth = 256;
-  if (callDepth >= kMaxCallDepth)
-    return callerError() << "calls nest deeper than " << kMaxCallDepth
-                         << " (unbounded recursion through '" << function
-                         << "'?)",
-           failure();
-
-  Block &body = func.getBody().front();
+FailureOr<std::vector<Tensor>> Executor::call(StringRef function,
+                                              ArrayRef<Tensor> args,
+                                              DictionaryAttr bindings,
+                                              Operation *caller) {
   llvm::DenseMap<Value, Tensor> fed;
-  size_t numData = 0;
-  for (BlockArgument arg : body.getArguments()) {
-    if (isa<ControlType>(arg.getType()))
-      continue;
-    if (numData < args.size()) {
-      auto type = dyn_cast<TensorType>(arg.getType());
-      int32_t dt = type ? typeToDataType(type.getElementType()) : -1;
-      if (dt > 0 && dt != args[numData].dtype() &&
-          !isa<ResourceType>(type.getElementType()))
-        return callerError()
-                   << "argument " << numData << " of '" << function
-                   << "' must be " << dtypeName(dt) << ", but was given "
-                   << dtypeName(args[numData].dtype()),
-               failure();
-      fed[arg] = args[numData];
-    }
-    ++numData;
-  }
-  if (numData != args.size())
-    return callerError() << "function '" << function << "' takes " << numData
-                         << " arguments, but was called with " << args.size(),
-           failure();
+  FailureOr<Block *> entered =
+      enterFunction(module, function, args, caller, callDepth, fed);
+  if (failed(entered))
+    return failure();
+  Block &body = **entered;
+  auto func = cast<FuncOp>(body.getParentOp());
 
   // What runs: the producers of the results and control outputs, and, as in
   // TensorFlow's function runtime, every stateful node.
@@ -1308,20 +1033,17 @@ Interpreter::call(StringRef function, ArrayRef<Tensor> args,
   // outside a run (it is recursive: calls from kernels already hold it).
   executionLock->acquire();
   ++callDepth;
-  auto outputs = runBlock(*this, body, fed, results, names, roots,
-                          roots.size(), bindings, caller->getLoc());
+  auto outputs = runBlock(*this, body, fed, results, names, roots, roots.size(),
+                          bindings, caller->getLoc());
   --callDepth;
   executionLock->release();
   return outputs;
 }
 
-FailureOr<std::vector<Tensor>>
-Interpreter::evaluate(Operation *op, std::vector<Tensor> inputs) {
-  auto node = cast<NodeOp>(op);
-  // The checks of a run: attrs, and inputs of the dtypes the kernel reads
-  // (the lowering folds nodes whose constant inputs may be ill-typed).
-  ValidatedNodes validated;
-  if (failed(checkNodeCanRun(node, inputs, validated)))
-    return failure();
-  return runKernel(*this, node, std::move(inputs), DictionaryAttr());
+FailureOr<std::optional<std::vector<Tensor>>>
+Executor::callCompiled(Operation *caller, Operation *function,
+                       ArrayRef<Tensor> args) {
+  if (!compiledCalls)
+    return std::optional<std::vector<Tensor>>();
+  return compiledCalls->call(*this, caller, function, args);
 }

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 #include "cleave/Ops/Partitioning.h"
 #include "cleave/Runtime/Collectives.h"
@@ -176,7 +176,7 @@ LogicalResult receive(KernelContext &ctx, StringRef key, int64_t replica,
                       ArrayRef<int32_t> dtypes, bool persistent = false) {
   std::string error;
   auto values =
-      ctx.interpreter.getRendezvous().recv(key, replica, error, persistent);
+      ctx.host.getRendezvous().recv(key, replica, error, persistent);
   if (!values) {
     if (error.empty())
       return failure(); // cancelled: the cause is reported where it happened
@@ -211,14 +211,14 @@ LogicalResult hostCompute(KernelContext &ctx) {
   std::string recvKey = ctx.getString("recv_key").value_or("");
   int64_t replica = deviceReplica();
   if (!sendKey.empty())
-    ctx.interpreter.getRendezvous().send(sendKey, replica, ctx.inputs);
+    ctx.host.getRendezvous().send(sendKey, replica, ctx.inputs);
   if (recvKey.empty())
     return success();
   return receive(ctx, recvKey, replica, typeListAttr(ctx, "Toutputs"));
 }
 
 LogicalResult sendToHost(KernelContext &ctx) {
-  ctx.interpreter.getRendezvous().send(*ctx.getString("key"), deviceReplica(),
+  ctx.host.getRendezvous().send(*ctx.getString("key"), deviceReplica(),
                                        ctx.inputs);
   return success();
 }
@@ -241,7 +241,7 @@ template <bool isV2> LogicalResult sendFromHost(KernelContext &ctx) {
   // The values, without the dynamic key (and ordinal).
   std::vector<Tensor> values(ctx.inputs.begin(),
                              ctx.inputs.end() - (isV2 ? 2 : 1));
-  ctx.interpreter.getRendezvous().send(*ctx.getString("key"), replica,
+  ctx.host.getRendezvous().send(*ctx.getString("key"), replica,
                                        std::move(values));
   return success();
 }
@@ -312,7 +312,7 @@ LogicalResult recvFromHost(KernelContext &ctx) {
 LogicalResult infeedEnqueue(KernelContext &ctx) {
   if (failed(checkShapes(ctx, "infeed")))
     return failure();
-  ctx.interpreter.getRendezvous().send(kInfeed, feedReplica(ctx), ctx.inputs,
+  ctx.host.getRendezvous().send(kInfeed, feedReplica(ctx), ctx.inputs,
                                        /*persistent=*/true);
   return success();
 }
@@ -329,7 +329,7 @@ LogicalResult infeedDequeue(KernelContext &ctx) {
 }
 
 LogicalResult outfeedEnqueue(KernelContext &ctx) {
-  ctx.interpreter.getRendezvous().send(kOutfeed, deviceReplica(), ctx.inputs,
+  ctx.host.getRendezvous().send(kOutfeed, deviceReplica(), ctx.inputs,
                                        /*persistent=*/true);
   return success();
 }
@@ -345,7 +345,7 @@ LogicalResult crossReplicaSumKernel(KernelContext &ctx) {
   auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
   std::string error;
   std::optional<Tensor> sum = crossReplicaSum(
-      ctx.interpreter.getRendezvous(), ctx.node.getOperation(),
+      ctx.host.getRendezvous(), ctx.node.getOperation(),
       replicate ? replicate.getN() : 1, ctx.inputs[0], ctx.inputs[1], error);
   if (!sum)
     return error.empty() ? failure() : (ctx.error() << error, failure());

@@ -1,20 +1,20 @@
 //===- Execution.h - what the executor and host programs share -*- C++ -*-===//
 //
-// Private to CleaveInterpreter. A run executes its units (nodes, and the
+// Private to CleaveExecutor. A run executes its units (nodes, and the
 // clusters and replicate regions graph-cluster-formation made) either on
-// the dataflow executor (Interpreter.cpp: deadness, v1 frames) or as a
+// the dataflow executor (Executor.cpp: deadness, v1 frames) or as a
 // host program (HostProgram.cpp: a fixed order, for graphs without v1
 // control flow). Both run a node's kernel, and a replicated computation's
 // replicas, the same way, through these.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_LIB_INTERPRETER_EXECUTION_H
-#define CLEAVE_LIB_INTERPRETER_EXECUTION_H
+#ifndef CLEAVE_LIB_EXECUTOR_EXECUTION_H
+#define CLEAVE_LIB_EXECUTOR_EXECUTION_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Interpreter/HostProgram.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
+#include "cleave/Executor/HostProgram.h"
 #include "cleave/Runtime/Rendezvous.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -28,7 +28,8 @@ namespace cleave::interp {
 /// The ops a run schedules: nodes, and the clusters and replicate regions
 /// that graph-cluster-formation made of them.
 inline bool isUnit(mlir::Operation *op) {
-  return op && mlir::isa<graph::NodeOp, graph::ClusterOp, graph::ReplicateOp>(op);
+  return op &&
+         mlir::isa<graph::NodeOp, graph::ClusterOp, graph::ReplicateOp>(op);
 }
 
 /// The state of the replica the calling thread runs (null outside any
@@ -57,32 +58,6 @@ private:
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> inputs;
 };
 
-/// Runs one kernel: the node's outputs, or failure with a diagnostic.
-/// The caller holds the execution lock.
-mlir::FailureOr<std::vector<Tensor>> runKernel(Interpreter &interpreter,
-                                               graph::NodeOp node,
-                                               std::vector<Tensor> inputs,
-                                               mlir::DictionaryAttr bindings);
-
-/// The nodes validateNodeDef passed, each with the DataType its data
-/// inputs must carry (getExpectedInputDTypes; 0: any).
-using ValidatedNodes =
-    llvm::DenseMap<mlir::Operation *, llvm::SmallVector<int32_t>>;
-
-/// validateNodeDef, once per node: `validated` holds the nodes that
-/// passed.
-mlir::LogicalResult validateOnce(graph::NodeOp node, ValidatedNodes &validated);
-
-/// Whether `node` may run on `inputs`, failing with a diagnostic when not:
-/// it passes validateOnce, every input has the dtype its signature gives
-/// (kernels read their inputs as that type: a float where a resource or
-/// a string is expected must be an error, not a bad read), and no data
-/// input is a ref variable nothing assigned yet (which only Assign and
-/// IsVariableInitialized may take; TensorFlow's messages).
-mlir::LogicalResult checkNodeCanRun(graph::NodeOp node,
-                                    llvm::ArrayRef<Tensor> inputs,
-                                    ValidatedNodes &validated);
-
 /// After every replica of a step finished: what the replicas wrote (each
 /// into its own copy of `shared`) is written back, the lowest replica's
 /// value where several wrote one variable (mirrored variables get the same
@@ -98,7 +73,7 @@ void reportReplicaFailure(graph::ReplicateOp replicate,
 /// Fails, saying why in `reason`, when the run needs the dataflow executor
 /// (v1 control flow, a cycle).
 mlir::FailureOr<HostProgram>
-buildHostProgram(Interpreter &interpreter, mlir::ModuleOp module,
+buildHostProgram(Executor &interpreter, mlir::ModuleOp module,
                  mlir::Block &body, llvm::ArrayRef<mlir::Operation *> units,
                  llvm::ArrayRef<mlir::Value> fedValues,
                  llvm::ArrayRef<mlir::Value> fetchValues, std::string &reason);
@@ -107,10 +82,10 @@ buildHostProgram(Interpreter &interpreter, mlir::ModuleOp module,
 /// fetches. `validated` holds the nodes whose attrs were checked, across
 /// runs. The caller does not hold the execution lock.
 mlir::FailureOr<std::vector<Tensor>>
-runHostProgram(Interpreter &interpreter, const HostProgram &program,
+runHostProgram(Executor &interpreter, const HostProgram &program,
                CompiledHostProgram *compiled, ValidatedNodes &validated,
                llvm::ArrayRef<Tensor> feeds);
 
 } // namespace cleave::interp
 
-#endif // CLEAVE_LIB_INTERPRETER_EXECUTION_H
+#endif // CLEAVE_LIB_EXECUTOR_EXECUTION_H

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 

@@ -1,18 +1,20 @@
-//===- Kernels.h - reference kernels of the interpreter ---------*- C++ -*-===//
+//===- KernelContext.h - what a reference kernel sees -----------*- C++ -*-===//
 //
-// Private to CleaveInterpreter. A kernel computes one node's outputs from
-// its input tensors and attrs; each family file registers its kernels in a
-// table, as lib/Ops does for signatures and shape functions.
+// Private to CleaveKernels. A kernel computes one node's outputs from its
+// input tensors and attrs, asking its KernelHost for the rest; each family
+// file registers its kernels in a table, as lib/Ops does for signatures and
+// shape functions.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_LIB_INTERPRETER_KERNELS_H
-#define CLEAVE_LIB_INTERPRETER_KERNELS_H
+#ifndef CLEAVE_LIB_KERNELS_KERNELCONTEXT_H
+#define CLEAVE_LIB_KERNELS_KERNELCONTEXT_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Kernels/KernelHost.h"
 #include "cleave/Ops/ElementwiseOps.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <algorithm>
 #include <cstring>
@@ -24,14 +26,14 @@ namespace cleave::interp {
 class KernelContext : public NodeAttrReader {
 public:
   KernelContext(graph::NodeOp node, std::vector<Tensor> inputs,
-                Interpreter &interpreter, mlir::DictionaryAttr bindings)
-      : NodeAttrReader(node, bindings), node(node), inputs(std::move(inputs)), interpreter(interpreter),
-        state(interpreter.getState()), bindings(bindings),
+                KernelHost &host, mlir::DictionaryAttr bindings)
+      : NodeAttrReader(node, bindings), node(node), inputs(std::move(inputs)),
+        host(host), state(host.getState()), bindings(bindings),
         outputs(node.getOutputs().size()) {}
 
   graph::NodeOp node;
   std::vector<Tensor> inputs;
-  Interpreter &interpreter;
+  KernelHost &host;
   State &state;
   /// The attrs of the function instantiation the node runs in (null at the
   /// top level): they give the values of #graph.placeholder attrs.
@@ -83,10 +85,6 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
 std::vector<int64_t> broadcastIndices(const std::vector<int64_t> &in,
                                       const std::vector<int64_t> &out);
 
-/// Whether `t` has a shape `type` admits: its rank, where ranked, and each
-/// static dimension.
-bool fitsShape(const Tensor &t, mlir::Type type);
-
 /// Copies `count` elements of `src` from `srcIndex` into `dst` at
 /// `dstIndex` (flat indices, same dtype): bytes for numbers, the strings of
 /// string and resource tensors. Nothing for `count` 0.
@@ -125,4 +123,4 @@ Tensor gather(const Tensor &in, const std::vector<int64_t> &outShape,
 
 } // namespace cleave::interp
 
-#endif // CLEAVE_LIB_INTERPRETER_KERNELS_H
+#endif // CLEAVE_LIB_KERNELS_KERNELCONTEXT_H

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 #include "llvm/ADT/Hashing.h"
 

@@ -1,6 +1,6 @@
 //===- MathKernels.cpp - element-wise, reduction and matrix kernels -------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 #include "cleave/Ops/ElementwiseOps.h"
 

@@ -1,16 +1,17 @@
-//===- Interpreter.h - reference interpreter for graphs ---------*- C++ -*-===//
+//===- Executor.h - runs graphs as TensorFlow's executor does ---*- C++ -*-===//
 //
 // Runs the top-level graph of a graph-dialect module on the CPU with
-// TensorFlow's semantics, simply and obviously rather than fast: it is the
-// oracle compiled code is checked against. Variables persist across runs.
+// TensorFlow's semantics, node by node with the reference kernels. Alone
+// it is the reference interpreter, the oracle compiled code is checked
+// against; the runtime (cleave/Runtime/Session.h) gives it compiled
+// clusters and host programs. Variables persist across runs.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CLEAVE_INTERPRETER_INTERPRETER_H
-#define CLEAVE_INTERPRETER_INTERPRETER_H
+#ifndef CLEAVE_EXECUTOR_EXECUTOR_H
+#define CLEAVE_EXECUTOR_EXECUTOR_H
 
-#include "cleave/Ops/OpRegistry.h"
-#include "cleave/Tensor/Tensor.h"
+#include "cleave/Kernels/KernelHost.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -30,34 +31,9 @@ class Rendezvous;
 
 namespace cleave::interp {
 
-/// A TensorArray: its elements (invalid tensors where not yet written).
-struct TensorArray {
-  int32_t dtype = 0;
-  bool dynamicSize = false;
-  std::vector<Tensor> elements;
-};
-
-/// Tensors a run reads and writes: variables by name (VariableV2 and
-/// VarHandleOp share the namespace of their `shared_name`, or node name).
-struct State {
-  llvm::StringMap<Tensor> variables;
-  /// How often each stateful node that needs to know has run: random ops
-  /// draw new numbers each run, reproducibly; Print honours first_n.
-  llvm::StringMap<uint64_t> nodeRuns;
-  /// TensorArrays by handle: each run of a TensorArrayV3 node makes one.
-  llvm::StringMap<TensorArray> tensorArrays;
-};
-
-/// Whether the interpreter has a kernel for `opType` (calls by function
-/// name aside).
-bool hasKernel(llvm::StringRef opType);
-/// The family of the file that holds `opType`'s kernel (Merge and Switch,
-/// the executor's own, are ControlFlow); none when it has no kernel.
-std::optional<ops::OpFamily> lookupKernelFamily(llvm::StringRef opType);
-
 struct HostProgram;
 class HostProgramCompiler;
-class Interpreter;
+class Executor;
 
 /// Runs calls of functions that auto-clustering encapsulated
 /// (`_XlaCompiledKernel = true` on the call node) with compiled code
@@ -73,22 +49,21 @@ public:
   /// (the function does not compile for these arguments). The native code
   /// itself may run through `interpreter.runUnlocked`.
   virtual mlir::FailureOr<std::optional<std::vector<Tensor>>>
-  call(Interpreter &interpreter, mlir::Operation *caller,
+  call(Executor &interpreter, mlir::Operation *caller,
        mlir::Operation *function, llvm::ArrayRef<Tensor> args) = 0;
 };
 
-class Interpreter {
+class Executor : public KernelHost {
 public:
-  explicit Interpreter(mlir::ModuleOp module);
-  ~Interpreter();
+  explicit Executor(mlir::ModuleOp module);
+  ~Executor() override;
 
   /// Runs the nodes that `fetches` ("node" or "node:port") and `targets`
   /// (node names, run for effect) need, with `feeds` replacing tensors.
   /// Errors are emitted as diagnostics on the nodes.
   mlir::FailureOr<std::vector<Tensor>>
   run(const std::vector<std::pair<std::string, Tensor>> &feeds,
-      llvm::ArrayRef<std::string> fetches,
-      llvm::ArrayRef<std::string> targets);
+      llvm::ArrayRef<std::string> fetches, llvm::ArrayRef<std::string> targets);
 
   /// Calls `function` of the module's library on `args` (its data
   /// arguments, in order), as a function call node would: the nodes its
@@ -98,32 +73,31 @@ public:
   mlir::FailureOr<std::vector<Tensor>> call(llvm::StringRef function,
                                             llvm::ArrayRef<Tensor> args,
                                             mlir::DictionaryAttr bindings,
-                                            mlir::Operation *caller);
+                                            mlir::Operation *caller) override;
 
-  /// Runs the reference kernel of one node (a graph.node) on `inputs`,
-  /// its data inputs, outside any run: what constant folding needs.
-  mlir::FailureOr<std::vector<Tensor>> evaluate(mlir::Operation *node,
-                                                std::vector<Tensor> inputs);
+  /// Through the CompiledCallHandler, when there is one.
+  mlir::FailureOr<std::optional<std::vector<Tensor>>>
+  callCompiled(mlir::Operation *caller, mlir::Operation *function,
+               llvm::ArrayRef<Tensor> args) override;
 
   /// The variables kernels read and write: the run's, or, inside a
   /// replica, that replica's copy (see runReplicas).
-  State &getState();
+  State &getState() override;
 
   void setCompiledCallHandler(CompiledCallHandler *handler) {
     compiledCalls = handler;
   }
-  CompiledCallHandler *getCompiledCallHandler() const { return compiledCalls; }
 
   /// A loop (v1 frames or While) that runs this many iterations is an error:
   /// a loop that never ends must not hang the oracle.
   void setMaxIterations(int64_t limit) { maxIterations = limit; }
-  int64_t getMaxIterations() const { return maxIterations; }
+  int64_t getMaxIterations() const override { return maxIterations; }
 
   /// Whether kernels may touch the file system (the saver's SaveV2,
   /// RestoreV2 and MergeV2Checkpoints); fuzzers running arbitrary graphs
   /// turn it off, and those kernels then fail.
   void setFileAccess(bool allowed) { fileAccess = allowed; }
-  bool hasFileAccess() const { return fileAccess; }
+  bool hasFileAccess() const override { return fileAccess; }
 
   /// A host transfer or collective that waits longer than this many
   /// seconds fails, naming its channel and replica: a deadlocked program
@@ -134,11 +108,11 @@ public:
   /// of their own, one kernel at a time under this lock; they meet on the
   /// rendezvous's channels.
   runtime::ExecutionLock &getExecutionLock() { return *executionLock; }
-  runtime::Rendezvous &getRendezvous() { return *rendezvous; }
+  runtime::Rendezvous &getRendezvous() override { return *rendezvous; }
   /// Moves what `previous`'s infeed and outfeed queues hold behind what
   /// this interpreter's hold. Device queues outlive a run, as variables do:
   /// graph-run's init run may enqueue what its steps dequeue.
-  void takeDeviceQueuesFrom(Interpreter &previous);
+  void takeDeviceQueuesFrom(Executor &previous);
   /// Whether `node` waits on another part of the run: a receive from a
   /// channel or queue (host receives and outfeed dequeues, and device-side
   /// receives and infeed dequeues outside clusters), or a call of a
@@ -180,4 +154,4 @@ private:
 
 } // namespace cleave::interp
 
-#endif // CLEAVE_INTERPRETER_INTERPRETER_H
+#endif // CLEAVE_EXECUTOR_EXECUTOR_H

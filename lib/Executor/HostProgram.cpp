@@ -2,11 +2,11 @@
 //
 // Building a run's host program (the order of its units, their slots, the
 // lanes of nodes that wait on the device) and the runtime entry points its
-// steps call. See cleave/Interpreter/HostProgram.h.
+// steps call. See cleave/Executor/HostProgram.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Interpreter/HostProgram.h"
+#include "cleave/Executor/HostProgram.h"
 
 #include "Execution.h"
 
@@ -35,11 +35,11 @@ namespace {
 /// Ops whose semantics need the dataflow executor: deadness (Switch,
 /// Merge) and v1 loop frames.
 bool needsExecutor(StringRef op) {
-  return llvm::is_contained(
-      {"Switch", "RefSwitch", "_SwitchN", "Merge", "RefMerge", "Enter",
-       "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration",
-       "LoopCond", "ControlTrigger"},
-      op);
+  return llvm::is_contained({"Switch", "RefSwitch", "_SwitchN", "Merge",
+                             "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
+                             "NextIteration", "RefNextIteration", "LoopCond",
+                             "ControlTrigger"},
+                            op);
 }
 
 /// Whether a device computation may wait for the host: a device-side
@@ -131,16 +131,15 @@ struct ScopeSlots {
 
 class ProgramBuilder {
 public:
-  ProgramBuilder(Interpreter &interpreter, ModuleOp module,
-                 HostProgram &program, ArrayRef<Value> fed,
-                 std::string &reason)
+  ProgramBuilder(Executor &interpreter, ModuleOp module, HostProgram &program,
+                 ArrayRef<Value> fed, std::string &reason)
       : interpreter(interpreter), waits(module), program(program),
         fed(fed.begin(), fed.end()), reason(reason) {}
 
   /// Builds the scope of `body` running `units` (in block order), its
   /// results `results`; `slots` is filled in.
   LogicalResult buildScope(Block &body, ArrayRef<Operation *> units,
-                                ArrayRef<Value> results, ScopeSlots &slots);
+                           ArrayRef<Value> results, ScopeSlots &slots);
 
 private:
   int32_t addSequence() {
@@ -150,7 +149,7 @@ private:
   /// The step that runs `unit` (its body's scope built first).
   FailureOr<HostStep> buildStep(Operation *unit, ScopeSlots &slots);
 
-  Interpreter &interpreter;
+  Executor &interpreter;
   HostWaits waits;
   UnitInputs unitInputs;
   HostProgram &program;
@@ -172,8 +171,7 @@ FailureOr<HostStep> ProgramBuilder::buildStep(Operation *unit,
     return step;
   }
   auto replicate = dyn_cast<ReplicateOp>(unit);
-  HostStep step{replicate ? HostStep::Kind::Replicate
-                          : HostStep::Kind::Cluster,
+  HostStep step{replicate ? HostStep::Kind::Replicate : HostStep::Kind::Cluster,
                 unit};
   Block &body = unit->getRegion(0).front();
   int32_t index = program.scopes.size();
@@ -200,11 +198,12 @@ FailureOr<HostStep> ProgramBuilder::buildStep(Operation *unit,
 }
 
 LogicalResult ProgramBuilder::buildScope(Block &body,
-                                              ArrayRef<Operation *> units,
-                                              ArrayRef<Value> results,
-                                              ScopeSlots &slots) {
+                                         ArrayRef<Operation *> units,
+                                         ArrayRef<Value> results,
+                                         ScopeSlots &slots) {
   for (Operation *unit : units)
-    if (auto node = dyn_cast<NodeOp>(unit); node && needsExecutor(node.getOpType())) {
+    if (auto node = dyn_cast<NodeOp>(unit);
+        node && needsExecutor(node.getOpType())) {
       reason = ("node '" + node.getName() + "' (" + node.getOpType() +
                 ") is v1 control flow, which needs the executor's deadness "
                 "and frames")
@@ -261,8 +260,8 @@ LogicalResult ProgramBuilder::buildScope(Block &body,
 
   // Orders `members` by their dependencies among themselves, taking
   // first the ready unit that `priority` ranks lowest.
-  auto order = [&](ArrayRef<unsigned> members, auto priority)
-      -> std::optional<SmallVector<unsigned>> {
+  auto order = [&](ArrayRef<unsigned> members,
+                   auto priority) -> std::optional<SmallVector<unsigned>> {
     llvm::DenseMap<unsigned, unsigned> missing;
     for (unsigned i : members)
       missing[i] = 0;
@@ -423,13 +422,12 @@ std::string HostProgram::describe() const {
         break;
       }
       case HostStep::Kind::Cluster:
-        os << "cluster "
-           << cast<ClusterOp>(step.unit).getCluster() << " scope "
+        os << "cluster " << cast<ClusterOp>(step.unit).getCluster() << " scope "
            << step.target << " ";
         break;
       case HostStep::Kind::Replicate:
-        os << "replicate x" << cast<ReplicateOp>(step.unit).getN()
-           << " scope " << step.target << " ";
+        os << "replicate x" << cast<ReplicateOp>(step.unit).getN() << " scope "
+           << step.target << " ";
         break;
       case HostStep::Kind::StartLane:
         os << "start lane sequence " << step.target << "\n";
@@ -447,12 +445,10 @@ std::string HostProgram::describe() const {
   return text;
 }
 
-FailureOr<HostProgram>
-cleave::interp::buildHostProgram(Interpreter &interpreter, ModuleOp module,
-                                 Block &body, ArrayRef<Operation *> units,
-                                 ArrayRef<Value> fedValues,
-                                 ArrayRef<Value> fetchValues,
-                                 std::string &reason) {
+FailureOr<HostProgram> cleave::interp::buildHostProgram(
+    Executor &interpreter, ModuleOp module, Block &body,
+    ArrayRef<Operation *> units, ArrayRef<Value> fedValues,
+    ArrayRef<Value> fetchValues, std::string &reason) {
   HostProgram program;
   program.scopes.emplace_back();
   ScopeSlots slots;
@@ -473,7 +469,7 @@ cleave::interp::buildHostProgram(Interpreter &interpreter, ModuleOp module,
 namespace {
 /// One run of a program.
 struct ProgramRun {
-  Interpreter &interpreter;
+  Executor &interpreter;
   const HostProgram &program;
   CompiledHostProgram *compiled;
   /// Nodes whose attrs were checked (under the execution lock).
@@ -500,8 +496,8 @@ int32_t runSequence(ProgramRun &run, int32_t sequence, Frame &frame) {
     return run.compiled->runSequence(sequence, &run, &frame);
   const HostSequence &steps = run.program.sequences[sequence];
   for (auto [i, step] : llvm::enumerate(steps.steps))
-    if (int32_t failed = getHostEntryPoint(step.kind)
-                             .function(&run, &frame, sequence, i))
+    if (int32_t failed =
+            getHostEntryPoint(step.kind).function(&run, &frame, sequence, i))
       return failed;
   return 0;
 }
@@ -546,8 +542,8 @@ extern "C" int32_t cleave::interp::cleave_host_run_node(void *runPtr,
   lock.acquire();
   FailureOr<std::vector<Tensor>> outputs = failure();
   if (succeeded(checkNodeCanRun(node, inputs, run.validated)))
-    outputs = runKernel(run.interpreter, node, std::move(inputs),
-                        DictionaryAttr());
+    outputs =
+        runKernel(run.interpreter, node, std::move(inputs), DictionaryAttr());
   lock.release();
   if (failed(outputs))
     return 1;
@@ -579,15 +575,17 @@ extern "C" int32_t cleave::interp::cleave_host_run_cluster(void *runPtr,
 /// its own copy of a mirrored variable; mergeReplicaStates writes back
 /// what they wrote. Replica 0 runs on the calling thread, the others on
 /// kept threads.
-extern "C" int32_t cleave::interp::cleave_host_run_replicas(
-    void *runPtr, void *framePtr, int32_t sequence, int32_t stepIndex) {
+extern "C" int32_t cleave::interp::cleave_host_run_replicas(void *runPtr,
+                                                            void *framePtr,
+                                                            int32_t sequence,
+                                                            int32_t stepIndex) {
   ProgramRun &run = runOf(runPtr);
   Frame &outer = frameOf(framePtr);
   const HostStep &step = stepOf(runPtr, sequence, stepIndex);
   auto replicate = cast<ReplicateOp>(step.unit);
   const HostScope &scope = run.program.scopes[step.target];
   int64_t n = replicate.getN();
-  Interpreter &interpreter = run.interpreter;
+  Executor &interpreter = run.interpreter;
   ExecutionLock &lock = interpreter.getExecutionLock();
   Rendezvous &rendezvous = interpreter.getRendezvous();
   lock.acquire();
@@ -656,7 +654,8 @@ extern "C" int32_t cleave::interp::cleave_host_start_lane(void *runPtr,
   return 0;
 }
 
-extern "C" int32_t cleave::interp::cleave_host_join_lanes(void *, void *framePtr,
+extern "C" int32_t cleave::interp::cleave_host_join_lanes(void *,
+                                                          void *framePtr,
                                                           int32_t, int32_t) {
   Frame &frame = frameOf(framePtr);
   for (std::future<void> &lane : frame.lanes)
@@ -678,7 +677,7 @@ const HostEntryPoint &cleave::interp::getHostEntryPoint(HostStep::Kind kind) {
 }
 
 FailureOr<std::vector<Tensor>> cleave::interp::runHostProgram(
-    Interpreter &interpreter, const HostProgram &program,
+    Executor &interpreter, const HostProgram &program,
     CompiledHostProgram *compiled, ValidatedNodes &validated,
     ArrayRef<Tensor> feeds) {
   ProgramRun run{interpreter, program, compiled, validated};

@@ -1,6 +1,6 @@
-//===- InterpreterTest.cpp - unit tests of the reference interpreter ------===//
+//===- ExecutorTest.cpp - the executor as the reference interpreter -------===//
 
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/Tensor/Npy.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
@@ -56,7 +56,7 @@ TEST(InterpreterTest, VariablesPersistAcrossRuns) {
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module = importGraphDef(graph, &ctx);
   ASSERT_TRUE(module);
-  Interpreter interpreter(*module);
+  Executor interpreter(*module);
   ASSERT_TRUE(succeeded(interpreter.run({}, {}, {"init"})));
   for (int step = 1; step <= 3; ++step) {
     auto results = interpreter.run({}, {"inc"}, {});
@@ -72,7 +72,7 @@ TEST(InterpreterTest, FetchingAMissingNodeFails) {
   ScopedDiagnosticHandler silence(&ctx, [](Diagnostic &) { return success(); });
   OwningOpRef<ModuleOp> module = importGraphDef(graph, &ctx);
   ASSERT_TRUE(module);
-  Interpreter interpreter(*module);
+  Executor interpreter(*module);
   EXPECT_TRUE(failed(interpreter.run({}, {"nope"}, {})));
 }
 
@@ -101,7 +101,7 @@ TEST(InterpreterTest, FileAccessCanBeTurnedOff) {
   });
   OwningOpRef<ModuleOp> module = importGraphDef(graph, &ctx);
   ASSERT_TRUE(module);
-  Interpreter interpreter(*module);
+  Executor interpreter(*module);
   interpreter.setFileAccess(false);
   EXPECT_TRUE(failed(interpreter.run({}, {}, {"save"})));
   EXPECT_EQ(message, "Node 'save': SaveV2 touches the file system, which this "

@@ -1,12 +1,12 @@
 //===- FunctionalKernels.cpp - calls and functional control flow ----------===//
 //
 // If, Case, While and the call ops run library functions through
-// Interpreter::call. A node whose op type names a function is a call too;
+// KernelHost::call. A node whose op type names a function is a call too;
 // its own attrs bind the function's attr placeholders.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "KernelContext.h"
 
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
 
@@ -40,8 +40,8 @@ FailureOr<FuncAttr> funcAttr(KernelContext &ctx, StringRef name) {
 
 FailureOr<std::vector<Tensor>> callAttr(KernelContext &ctx, FuncAttr f,
                                         ArrayRef<Tensor> args) {
-  return ctx.interpreter.call(f.getName().getValue(), args,
-                              bind(ctx, f.getAttrs()), ctx.node);
+  return ctx.host.call(f.getName().getValue(), args, bind(ctx, f.getAttrs()),
+                       ctx.node);
 }
 
 /// Sets the node's outputs to `results`, which must match them in number.
@@ -113,9 +113,9 @@ LogicalResult whileKernel(KernelContext &ctx) {
                          << predicate->size();
     if (!isTrue((*predicate)[0]))
       break;
-    if (iteration >= ctx.interpreter.getMaxIterations())
+    if (iteration >= ctx.host.getMaxIterations())
       return ctx.error() << "loop did not finish within "
-                         << ctx.interpreter.getMaxIterations()
+                         << ctx.host.getMaxIterations()
                          << " iterations (see --max-iterations)";
     auto next = callAttr(ctx, *body, state);
     if (failed(next))
@@ -172,8 +172,8 @@ LogicalResult symbolicGradient(KernelContext &ctx) {
       return failure();
     gradient = *generated;
   }
-  auto results = ctx.interpreter.call(gradient, ctx.inputs,
-                                      bind(ctx, f->getAttrs()), ctx.node);
+  auto results =
+      ctx.host.call(gradient, ctx.inputs, bind(ctx, f->getAttrs()), ctx.node);
   if (failed(results))
     return failure();
   return setOutputs(ctx, gradient, std::move(*results));
@@ -182,21 +182,20 @@ LogicalResult symbolicGradient(KernelContext &ctx) {
 
 LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
   StringRef function = ctx.node.getOpType();
-  CompiledCallHandler *compiled = ctx.interpreter.getCompiledCallHandler();
-  if (compiled && ctx.node.getTFBool("_XlaCompiledKernel").value_or(false)) {
+  if (ctx.node.getTFBool("_XlaCompiledKernel").value_or(false)) {
     auto func = SymbolTable::lookupNearestSymbolFrom(
         ctx.node, StringAttr::get(ctx.node.getContext(), function));
     if (!func)
       return ctx.error() << "function '" << function
                          << "' is not in the graph's library";
-    auto results = compiled->call(ctx.interpreter, ctx.node, func, ctx.inputs);
+    auto results = ctx.host.callCompiled(ctx.node, func, ctx.inputs);
     if (failed(results))
       return failure();
     if (*results)
       return setOutputs(ctx, function, std::move(**results));
   }
-  auto results = ctx.interpreter.call(function, ctx.inputs,
-                                      bind(ctx, ctx.node.getAttrs()), ctx.node);
+  auto results = ctx.host.call(function, ctx.inputs,
+                               bind(ctx, ctx.node.getAttrs()), ctx.node);
   if (failed(results))
     return failure();
   return setOutputs(ctx, function, std::move(*results));

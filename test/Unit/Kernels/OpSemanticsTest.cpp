@@ -11,7 +11,7 @@
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
-#include "cleave/Interpreter/Interpreter.h"
+#include "cleave/Executor/Executor.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
 #include "cleave/Translate/GraphDef.h"
@@ -1678,7 +1678,7 @@ TEST_P(OpSemanticsTest, MatchesTensorFlow) {
   for (const Expectation &e : c.expected)
     fetches.push_back(e.fetch);
 
-  Interpreter interpreter(*module);
+  Executor interpreter(*module);
   for (const std::string &target : c.setupTargets)
     ASSERT_TRUE(succeeded(interpreter.run(feeds, {}, {target})))
         << "running '" << target << "' failed:\n"
