@@ -28,7 +28,6 @@
 #include <vector>
 
 namespace {
-
 struct Shape {
   const char *name;
   int64_t n, h, w, c, kh, kw, f;
@@ -38,8 +37,9 @@ struct Shape {
     return 2.0 * n * oh() * ow() * f * kh * kw * c / 1e9;
   }
 };
+} // namespace
 
-double medianMs(int repeats, const std::function<void()> &run) {
+static double medianMs(int repeats, const std::function<void()> &run) {
   run(); // warm-up: JIT compilation, first touch of the buffers
   std::vector<double> ms;
   for (int i = 0; i < repeats; ++i) {
@@ -55,8 +55,8 @@ double medianMs(int repeats, const std::function<void()> &run) {
 
 /// im2col into one buffer per group of images, a single-threaded sgemm per
 /// group, the groups on OpenMP's threads.
-void im2colConvolution(const Shape &s, const float *in, const float *filter,
-                       float *out) {
+static void im2colConvolution(const Shape &s, const float *in,
+                              const float *filter, float *out) {
   int64_t oh = s.oh(), ow = s.ow(), depth = s.kh * s.kw * s.c;
   int threads = omp_get_max_threads();
   int64_t group = std::max<int64_t>(1, (s.n + threads - 1) / threads);
@@ -78,6 +78,7 @@ void im2colConvolution(const Shape &s, const float *in, const float *filter,
   }
 }
 
+namespace {
 /// oneDNN's forward convolution on the caller's plain layouts.
 struct PlainOneDnn {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
@@ -109,7 +110,6 @@ struct PlainOneDnn {
     stream.wait();
   }
 };
-
 } // namespace
 
 int main(int argc, char **argv) {

@@ -15,19 +15,20 @@ using namespace cleave;
 namespace pb = google::protobuf;
 
 namespace {
-
 using Nodes = pb::RepeatedPtrField<tensorflow::NodeDef>;
+} // namespace
 
-template <typename T> T pick(std::mt19937_64 &rng, const std::vector<T> &from) {
+template <typename T>
+static T pick(std::mt19937_64 &rng, const std::vector<T> &from) {
   return from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
 }
 
-size_t index(std::mt19937_64 &rng, size_t size) {
+static size_t index(std::mt19937_64 &rng, size_t size) {
   return std::uniform_int_distribution<size_t>(0, size - 1)(rng);
 }
 
 /// The node lists a mutation may edit: the graph's and each function's.
-std::vector<Nodes *> nodeLists(tensorflow::GraphDef &graph) {
+static std::vector<Nodes *> nodeLists(tensorflow::GraphDef &graph) {
   std::vector<Nodes *> lists;
   if (graph.node_size())
     lists.push_back(graph.mutable_node());
@@ -39,8 +40,9 @@ std::vector<Nodes *> nodeLists(tensorflow::GraphDef &graph) {
 }
 
 /// A node of some list, or null when there is none.
-tensorflow::NodeDef *pickNode(tensorflow::GraphDef &graph, std::mt19937_64 &rng,
-                              Nodes **list = nullptr) {
+static tensorflow::NodeDef *pickNode(tensorflow::GraphDef &graph,
+                                     std::mt19937_64 &rng,
+                                     Nodes **list = nullptr) {
   std::vector<Nodes *> lists = nodeLists(graph);
   if (lists.empty())
     return nullptr;
@@ -51,26 +53,26 @@ tensorflow::NodeDef *pickNode(tensorflow::GraphDef &graph, std::mt19937_64 &rng,
 }
 
 /// Ports that break code which trusts them.
-int64_t edgePort(std::mt19937_64 &rng) {
+static int64_t edgePort(std::mt19937_64 &rng) {
   return pick<int64_t>(rng, {0, 1, 2, 3, 7, -1, -5, 1000, 2147483647,
                              -2147483648LL, 4294967296LL});
 }
 
 /// Dimension sizes: unknown, empty, ordinary, past int32, past memory.
-int64_t edgeDim(std::mt19937_64 &rng) {
+static int64_t edgeDim(std::mt19937_64 &rng) {
   return pick<int64_t>(rng, {-1, -2, 0, 1, 2, 3, 1000000000, 2147483648LL,
                              (int64_t(1) << 40), (int64_t(1) << 62),
                              -9223372036854775807LL});
 }
 
 /// DataType values: common, exotic, reference, and none at all.
-int edgeDType(std::mt19937_64 &rng) {
+static int edgeDType(std::mt19937_64 &rng) {
   return pick<int>(
       rng, {1, 2, 3, 4, 5, 6, 7, 9, 10, 14, 19, 20, 21, 0, 101, 103, 1000, -3});
 }
 
 /// The shapes reachable in a node's attrs.
-std::vector<tensorflow::TensorShapeProto *>
+static std::vector<tensorflow::TensorShapeProto *>
 shapesOf(tensorflow::NodeDef &node) {
   std::vector<tensorflow::TensorShapeProto *> shapes;
   for (auto &[key, value] : *node.mutable_attr()) {
@@ -88,7 +90,7 @@ shapesOf(tensorflow::NodeDef &node) {
 
 /// "name", "name:3" or "name:out:3" with another port; a control input
 /// as it is.
-std::string withPort(const std::string &input, int64_t port) {
+static std::string withPort(const std::string &input, int64_t port) {
   if (input.empty() || input[0] == '^')
     return input;
   size_t colon = input.rfind(':');
@@ -97,7 +99,7 @@ std::string withPort(const std::string &input, int64_t port) {
   return input.substr(0, colon + 1) + std::to_string(port);
 }
 
-const char *changeOp(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *changeOp(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   static const std::vector<std::string> ops = [] {
     std::vector<std::string> names;
     for (const ops::OpSpec *spec : ops::getRegisteredOps())
@@ -111,7 +113,8 @@ const char *changeOp(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   return "change-op";
 }
 
-const char *deleteInput(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *deleteInput(tensorflow::GraphDef &graph,
+                               std::mt19937_64 &rng) {
   tensorflow::NodeDef *node = pickNode(graph, rng);
   if (!node || !node->input_size())
     return nullptr;
@@ -120,7 +123,8 @@ const char *deleteInput(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   return "delete-input";
 }
 
-const char *duplicateInput(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *duplicateInput(tensorflow::GraphDef &graph,
+                                  std::mt19937_64 &rng) {
   tensorflow::NodeDef *node = pickNode(graph, rng);
   if (!node || !node->input_size())
     return nullptr;
@@ -129,7 +133,8 @@ const char *duplicateInput(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   return "duplicate-input";
 }
 
-const char *changePort(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *changePort(tensorflow::GraphDef &graph,
+                              std::mt19937_64 &rng) {
   tensorflow::NodeDef *node = pickNode(graph, rng);
   if (!node || !node->input_size())
     return nullptr;
@@ -140,7 +145,8 @@ const char *changePort(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
 
 /// Points an input (data or control) at another node of the same list:
 /// cycles, self-loops and edges across frames come from here.
-const char *rewireInput(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *rewireInput(tensorflow::GraphDef &graph,
+                               std::mt19937_64 &rng) {
   Nodes *list = nullptr;
   tensorflow::NodeDef *node = pickNode(graph, rng, &list);
   if (!node)
@@ -155,7 +161,8 @@ const char *rewireInput(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   return "rewire-input";
 }
 
-const char *changeDType(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *changeDType(tensorflow::GraphDef &graph,
+                               std::mt19937_64 &rng) {
   tensorflow::NodeDef *node = pickNode(graph, rng);
   if (!node)
     return nullptr;
@@ -178,7 +185,8 @@ const char *changeDType(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   return "change-dtype";
 }
 
-const char *changeDim(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *changeDim(tensorflow::GraphDef &graph,
+                             std::mt19937_64 &rng) {
   tensorflow::NodeDef *node = pickNode(graph, rng);
   if (!node)
     return nullptr;
@@ -209,8 +217,8 @@ const char *changeDim(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
 /// Copies a top-level node into a function body (creating a function and
 /// a call of it when there is none): graph-level constructs meet the
 /// function machinery.
-const char *copyIntoFunction(tensorflow::GraphDef &graph,
-                             std::mt19937_64 &rng) {
+static const char *copyIntoFunction(tensorflow::GraphDef &graph,
+                                    std::mt19937_64 &rng) {
   if (!graph.node_size())
     return nullptr;
   auto *functions = graph.mutable_library()->mutable_function();
@@ -228,7 +236,8 @@ const char *copyIntoFunction(tensorflow::GraphDef &graph,
   return "copy-into-function";
 }
 
-const char *swapAttrs(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *swapAttrs(tensorflow::GraphDef &graph,
+                             std::mt19937_64 &rng) {
   tensorflow::NodeDef *a = pickNode(graph, rng), *b = pickNode(graph, rng);
   if (!a || !b || a == b)
     return nullptr;
@@ -236,7 +245,7 @@ const char *swapAttrs(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   return "swap-attrs";
 }
 
-const char *dropAttr(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *dropAttr(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   tensorflow::NodeDef *node = pickNode(graph, rng);
   if (!node || node->attr().empty())
     return nullptr;
@@ -248,8 +257,8 @@ const char *dropAttr(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
 
 /// An int, bool or float attr (axis, N, keep_dims, ...) set to an edge
 /// value.
-const char *changeScalarAttr(tensorflow::GraphDef &graph,
-                             std::mt19937_64 &rng) {
+static const char *changeScalarAttr(tensorflow::GraphDef &graph,
+                                    std::mt19937_64 &rng) {
   tensorflow::NodeDef *node = pickNode(graph, rng);
   if (!node)
     return nullptr;
@@ -271,7 +280,8 @@ const char *changeScalarAttr(tensorflow::GraphDef &graph,
   return "change-scalar-attr";
 }
 
-const char *duplicateNode(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *duplicateNode(tensorflow::GraphDef &graph,
+                                 std::mt19937_64 &rng) {
   Nodes *list = nullptr;
   tensorflow::NodeDef *node = pickNode(graph, rng, &list);
   if (!node)
@@ -284,15 +294,14 @@ const char *duplicateNode(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
   return "duplicate-node";
 }
 
-const char *deleteNode(tensorflow::GraphDef &graph, std::mt19937_64 &rng) {
+static const char *deleteNode(tensorflow::GraphDef &graph,
+                              std::mt19937_64 &rng) {
   Nodes *list = nullptr;
   if (!pickNode(graph, rng, &list))
     return nullptr;
   list->erase(list->begin() + index(rng, list->size()));
   return "delete-node";
 }
-
-} // namespace
 
 const char *cleave::fuzz::mutateGraphDef(tensorflow::GraphDef &graph,
                                          std::mt19937_64 &rng) {

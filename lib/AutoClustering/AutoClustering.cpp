@@ -37,10 +37,8 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 
-namespace {
-
 /// Whether values of `type` can live in compiled code.
-bool isCompilableType(Type type) {
+static bool isCompilableType(Type type) {
   if (isa<ControlType>(type))
     return true;
   auto tensor = dyn_cast<TensorType>(type);
@@ -56,24 +54,25 @@ bool isCompilableType(Type type) {
          conversion::getLoweredElementType(type.getContext(), dtype);
 }
 
-bool isRefValue(Value v) {
+static bool isRefValue(Value v) {
   auto tensor = dyn_cast<TensorType>(v.getType());
   return tensor && isa<RefType>(tensor.getElementType());
 }
 
-bool isResourceValue(Value v) {
+static bool isResourceValue(Value v) {
   auto tensor = dyn_cast<TensorType>(v.getType());
   return tensor && isa<ResourceType>(tensor.getElementType());
 }
 
 /// Ops that are not worth a cluster on their own.
-bool isTrivial(StringRef op) {
+static bool isTrivial(StringRef op) {
   return op == "Const" || op == "Identity" || op == "NoOp" ||
          op == "VariableV2" || op == "Variable" || op == "VarHandleOp" ||
          op == "Shape" || op == "Size" || op == "Rank" || op == "ShapeN" ||
          op == "Snapshot" || op == "StopGradient" || op == "IdentityN";
 }
 
+namespace {
 class Clusterer {
 public:
   /// Clusters the nodes of `body`: the top-level graph, pruned to what
@@ -270,6 +269,7 @@ LogicalResult Clusterer::findNeeded() {
   }
   return success();
 }
+} // namespace
 
 /// Whether every function `node` calls (If branches, While bodies, calls)
 /// compiles; `why` says what stops it.
@@ -287,6 +287,7 @@ static bool compilableCallees(NodeOp node, std::string &why) {
   return true;
 }
 
+namespace {
 void Clusterer::findCandidates() {
   // Nodes downstream of a Switch or an Enter may be dead or run once per
   // iteration; compiled code runs once per call.
@@ -607,7 +608,6 @@ Clusterer::run(std::vector<jit::ClusteringDecision> &decisions) {
       return failure();
   return success();
 }
-
 } // namespace
 
 LogicalResult

@@ -16,13 +16,12 @@
 using namespace cleave::checkpoint;
 using llvm::StringRef;
 
-namespace {
-
-llvm::Error makeError(const llvm::Twine &message) {
+static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  message.str());
 }
 
+namespace {
 /// Keeps the first text-format error with its (1-based) position.
 class FirstError : public google::protobuf::io::ErrorCollector {
 public:
@@ -34,15 +33,16 @@ public:
   }
   std::string text;
 };
+} // namespace
 
-std::string statePath(StringRef dir) {
+static std::string statePath(StringRef dir) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, kCheckpointStateFileName);
   return path.str().str();
 }
 
 /// True for "<base>.data-NNNNN-of-NNNNN".
-bool isDataFileOf(StringRef name, StringRef base) {
+static bool isDataFileOf(StringRef name, StringRef base) {
   if (!name.consume_front(base) || !name.consume_front(".data-"))
     return false;
   auto digits = [](StringRef s) {
@@ -51,8 +51,6 @@ bool isDataFileOf(StringRef name, StringRef base) {
   auto [shard, count] = name.split("-of-");
   return digits(shard) && digits(count);
 }
-
-} // namespace
 
 llvm::Expected<CheckpointState>
 cleave::checkpoint::parseCheckpointState(StringRef text, StringRef fileName) {

@@ -18,14 +18,12 @@
 
 using namespace cleave::checkpoint;
 
-namespace {
-
 /// Reflected Castagnoli polynomial.
-constexpr uint32_t kPolynomial = 0x82F63B78u;
+static constexpr uint32_t kPolynomial = 0x82F63B78u;
 
 using Tables = std::array<std::array<uint32_t, 256>, 8>;
 
-constexpr Tables buildTables() {
+static constexpr Tables buildTables() {
   Tables t{};
   for (uint32_t i = 0; i < 256; ++i) {
     uint32_t c = i;
@@ -40,9 +38,9 @@ constexpr Tables buildTables() {
   return t;
 }
 
-constexpr Tables kTables = buildTables();
+static constexpr Tables kTables = buildTables();
 
-uint64_t loadLittleEndian64(const unsigned char *p) {
+static uint64_t loadLittleEndian64(const unsigned char *p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i)
     v = (v << 8) | p[i];
@@ -50,7 +48,7 @@ uint64_t loadLittleEndian64(const unsigned char *p) {
 }
 
 #ifdef CLEAVE_CRC32C_HAVE_SSE42
-__attribute__((target("sse4.2"))) uint32_t
+__attribute__((target("sse4.2"))) static uint32_t
 extendHardware(uint32_t crc, const unsigned char *p, size_t n) {
   uint64_t c = ~crc;
   while (n > 0 && (reinterpret_cast<uintptr_t>(p) & 7) != 0) {
@@ -67,13 +65,11 @@ extendHardware(uint32_t crc, const unsigned char *p, size_t n) {
   return ~static_cast<uint32_t>(c);
 }
 
-bool cpuHasSse42() {
+static bool cpuHasSse42() {
   static const bool has = __builtin_cpu_supports("sse4.2");
   return has;
 }
 #endif
-
-} // namespace
 
 uint32_t cleave::checkpoint::extendCrc32cPortable(uint32_t crc,
                                                   const void *data,

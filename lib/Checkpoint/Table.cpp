@@ -21,26 +21,24 @@
 using namespace cleave::checkpoint;
 using llvm::StringRef;
 
-namespace {
+static constexpr size_t kBlockTrailerSize = 5;
+static constexpr size_t kMaxHandleSize = 20; // two varint64s
+static constexpr char kNoCompression = 0;
+static constexpr char kSnappyCompression = 1;
 
-constexpr size_t kBlockTrailerSize = 5;
-constexpr size_t kMaxHandleSize = 20; // two varint64s
-constexpr char kNoCompression = 0;
-constexpr char kSnappyCompression = 1;
-
-void appendFixed32(std::string &out, uint32_t v) {
+static void appendFixed32(std::string &out, uint32_t v) {
   for (int i = 0; i < 4; ++i)
     out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-uint32_t loadFixed32(const char *p) {
+static uint32_t loadFixed32(const char *p) {
   const auto *u = reinterpret_cast<const unsigned char *>(p);
   return uint32_t(u[0]) | uint32_t(u[1]) << 8 | uint32_t(u[2]) << 16 |
          uint32_t(u[3]) << 24;
 }
 
 /// A varint of at most 5 bytes that fits 32 bits (block entry fields).
-bool consumeVarint32(StringRef &in, uint32_t &value) {
+static bool consumeVarint32(StringRef &in, uint32_t &value) {
   StringRef saved = in;
   uint64_t v;
   if (!consumeVarint64(in, v) || saved.size() - in.size() > 5 ||
@@ -52,6 +50,7 @@ bool consumeVarint32(StringRef &in, uint32_t &value) {
   return true;
 }
 
+namespace {
 /// Position and size of a block in the file.
 struct BlockHandle {
   uint64_t offset = 0;
@@ -112,11 +111,12 @@ private:
   int counter = 0;
   std::string lastKey;
 };
+} // namespace
 
 /// A short key k with start <= k < limit (TensorFlow's
 /// FindShortestSeparator): unchanged when one is a prefix of the other or
 /// the first differing byte cannot be incremented below limit's.
-void shortenToSeparator(std::string &start, StringRef limit) {
+static void shortenToSeparator(std::string &start, StringRef limit) {
   size_t common = 0;
   size_t n = std::min(start.size(), limit.size());
   while (common < n && start[common] == limit[common])
@@ -132,7 +132,7 @@ void shortenToSeparator(std::string &start, StringRef limit) {
 
 /// A short key >= key (FindShortSuccessor): the first byte that is not
 /// 0xff, incremented, and nothing after it.
-void shortenToSuccessor(std::string &key) {
+static void shortenToSuccessor(std::string &key) {
   for (size_t i = 0; i < key.size(); ++i) {
     auto byte = static_cast<uint8_t>(key[i]);
     if (byte != 0xff) {
@@ -142,8 +142,6 @@ void shortenToSuccessor(std::string &key) {
     }
   }
 }
-
-} // namespace
 
 void cleave::checkpoint::appendVarint64(std::string &out, uint64_t value) {
   while (value >= 0x80) {

@@ -32,29 +32,30 @@ using namespace cleave::checkpoint;
 using cleave::Tensor;
 using llvm::StringRef;
 
-namespace {
-
 /// Version of the bundle format this code reads and writes
 /// (kTensorBundleVersion); bundles that demand a newer consumer are refused.
-constexpr int kBundleVersion = 1;
-constexpr int kBundleMinConsumer = 0;
+static constexpr int kBundleVersion = 1;
+static constexpr int kBundleMinConsumer = 0;
 
-llvm::Error makeError(const llvm::Twine &message) {
+static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  message.str());
 }
 
-std::string quoted(StringRef key) { return "'" + printableKey(key) + "'"; }
+static std::string quoted(StringRef key) {
+  return "'" + printableKey(key) + "'";
+}
 
 /// True for dtypes whose tensors Cleave can hold and store.
-bool isSupportedDtype(int32_t dtype) {
+static bool isSupportedDtype(int32_t dtype) {
   return dtype == cleave::kString ||
          (dtype != cleave::kResource && cleave::dtypeSize(dtype) != 0);
 }
 
 /// The element count of `shape`, or nullopt on a negative dimension or
 /// overflow.
-std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape) {
+static std::optional<int64_t>
+checkedNumElements(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0 || __builtin_mul_overflow(n, d, &n))
@@ -63,16 +64,16 @@ std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape) {
   return n;
 }
 
-std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+static std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   return cleave::shapeString(shape);
 }
 
-void appendFixed32(std::string &out, uint32_t v) {
+static void appendFixed32(std::string &out, uint32_t v) {
   for (int i = 0; i < 4; ++i)
     out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-uint32_t loadFixed32(const char *p, bool bigEndian) {
+static uint32_t loadFixed32(const char *p, bool bigEndian) {
   const auto *u = reinterpret_cast<const unsigned char *>(p);
   if (bigEndian)
     return uint32_t(u[3]) | uint32_t(u[2]) << 8 | uint32_t(u[1]) << 16 |
@@ -83,7 +84,8 @@ uint32_t loadFixed32(const char *p, bool bigEndian) {
 
 /// Extends `crc` with a string length the way TensorFlow checksums it: as
 /// the uint32 (or, past 4 GiB, uint64) in the writer's byte order.
-uint32_t extendWithLength(uint32_t crc, uint64_t length, bool bigEndian) {
+static uint32_t extendWithLength(uint32_t crc, uint64_t length,
+                                 bool bigEndian) {
   unsigned char bytes[8];
   size_t width = length <= UINT32_MAX ? 4 : 8;
   for (size_t i = 0; i < width; ++i) {
@@ -98,7 +100,7 @@ uint32_t extendWithLength(uint32_t crc, uint64_t length, bool bigEndian) {
 //===----------------------------------------------------------------------===//
 
 /// Unsigned: a length byte, then the big-endian bytes without leading zeros.
-void writeNumIncreasing(std::string &out, uint64_t value) {
+static void writeNumIncreasing(std::string &out, uint64_t value) {
   unsigned char bytes[8];
   int len = 0;
   for (; value > 0; value >>= 8)
@@ -108,7 +110,7 @@ void writeNumIncreasing(std::string &out, uint64_t value) {
     out.push_back(static_cast<char>(bytes[--len]));
 }
 
-bool readNumIncreasing(StringRef &in, uint64_t &value) {
+static bool readNumIncreasing(StringRef &in, uint64_t &value) {
   if (in.empty())
     return false;
   size_t len = static_cast<unsigned char>(in[0]);
@@ -122,7 +124,7 @@ bool readNumIncreasing(StringRef &in, uint64_t &value) {
 }
 
 /// A string: 0x00 written as 00 ff, 0xff as ff 00, then the separator 00 01.
-void writeOrderedString(std::string &out, StringRef s) {
+static void writeOrderedString(std::string &out, StringRef s) {
   for (char c : s) {
     out.push_back(c);
     if (c == '\0')
@@ -134,7 +136,7 @@ void writeOrderedString(std::string &out, StringRef s) {
   out.push_back('\1');
 }
 
-bool readOrderedString(StringRef &in, std::string &s) {
+static bool readOrderedString(StringRef &in, std::string &s) {
   s.clear();
   for (size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
@@ -161,15 +163,14 @@ bool readOrderedString(StringRef &in, std::string &s) {
 
 /// Header bits of the signed encoding of each length (1..10 bytes): the
 /// sign bit and length-1 more one bits, over the first two bytes.
-constexpr unsigned char kSignedHeader[11][2] = {
-    {0, 0},       {0x80, 0},    {0xc0, 0},    {0xe0, 0},
-    {0xf0, 0},    {0xf8, 0},    {0xfc, 0},    {0xfe, 0},
-    {0xff, 0},    {0xff, 0x80}, {0xff, 0xc0}};
+static constexpr unsigned char kSignedHeader[11][2] = {
+    {0, 0},    {0x80, 0}, {0xc0, 0}, {0xe0, 0},    {0xf0, 0},   {0xf8, 0},
+    {0xfc, 0}, {0xfe, 0}, {0xff, 0}, {0xff, 0x80}, {0xff, 0xc0}};
 
 /// Signed: the sign bit (1 for >= 0), as many copies of it as bytes follow
 /// the first, a delimiter bit, then the two's-complement value, big-endian;
 /// n bytes hold values in [-2^(7n-1), 2^(7n-1)).
-void writeSignedNumIncreasing(std::string &out, int64_t value) {
+static void writeSignedNumIncreasing(std::string &out, int64_t value) {
   uint64_t magnitude = value < 0 ? ~static_cast<uint64_t>(value)
                                  : static_cast<uint64_t>(value);
   int bits = 0;
@@ -189,7 +190,7 @@ void writeSignedNumIncreasing(std::string &out, int64_t value) {
   out.append(reinterpret_cast<const char *>(begin), len);
 }
 
-bool readSignedNumIncreasing(StringRef &in, int64_t &value) {
+static bool readSignedNumIncreasing(StringRef &in, int64_t &value) {
   if (in.empty())
     return false;
   unsigned char flip = (static_cast<unsigned char>(in[0]) & 0x80) ? 0 : 0xff;
@@ -230,7 +231,7 @@ bool readSignedNumIncreasing(StringRef &in, int64_t &value) {
 // Files written through a temporary name
 //===----------------------------------------------------------------------===//
 
-llvm::Error ioError(StringRef path, const llvm::Twine &what, int err) {
+static llvm::Error ioError(StringRef path, const llvm::Twine &what, int err) {
   return llvm::createStringError(
       std::error_code(err, std::generic_category()), "%s: %s: %s",
       path.str().c_str(), what.str().c_str(), std::strerror(err));
@@ -238,7 +239,7 @@ llvm::Error ioError(StringRef path, const llvm::Twine &what, int err) {
 
 /// fsyncs a directory so that a rename in it is durable (best effort: some
 /// file systems refuse fsync on directories).
-void syncDirectory(StringRef path) {
+static void syncDirectory(StringRef path) {
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
@@ -250,6 +251,7 @@ void syncDirectory(StringRef path) {
   ::close(fd);
 }
 
+namespace {
 /// A file written under a temporary name beside `finalPath` and renamed to
 /// it by commit(); removed if never committed.
 class AtomicFile {
@@ -338,14 +340,15 @@ private:
   std::string tempPath;
   std::string pending;
 };
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Entries
 //===----------------------------------------------------------------------===//
 
 /// Converts and checks an index entry (shape, sizes, slices).
-llvm::Error convertEntry(const tensorflow::BundleEntryProto &proto,
-                         BundleEntry &entry) {
+static llvm::Error convertEntry(const tensorflow::BundleEntryProto &proto,
+                                BundleEntry &entry) {
   entry.dtype = proto.dtype();
   if (proto.shape().unknown_rank())
     return makeError("its shape has unknown rank");
@@ -386,8 +389,8 @@ llvm::Error convertEntry(const tensorflow::BundleEntryProto &proto,
   return llvm::Error::success();
 }
 
-void toProto(const TensorSliceSpec &slice,
-             tensorflow::TensorSliceProto &proto) {
+static void toProto(const TensorSliceSpec &slice,
+                    tensorflow::TensorSliceProto &proto) {
   for (const auto &e : slice.extents) {
     auto *extent = proto.add_extent();
     if (!e.isFull()) {
@@ -397,24 +400,22 @@ void toProto(const TensorSliceSpec &slice,
   }
 }
 
-void setShape(llvm::ArrayRef<int64_t> shape,
-              tensorflow::TensorShapeProto &proto) {
+static void setShape(llvm::ArrayRef<int64_t> shape,
+                     tensorflow::TensorShapeProto &proto) {
   proto.Clear();
   for (int64_t d : shape)
     proto.add_dim()->set_size(d);
 }
 
-std::string headerBytes(int numShards,
-                        tensorflow::BundleHeaderProto::Endianness endianness,
-                        const tensorflow::VersionDef &version) {
+static std::string
+headerBytes(int numShards, tensorflow::BundleHeaderProto::Endianness endianness,
+            const tensorflow::VersionDef &version) {
   tensorflow::BundleHeaderProto header;
   header.set_num_shards(numShards);
   header.set_endianness(endianness);
   *header.mutable_version() = version;
   return header.SerializeAsString();
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Slices

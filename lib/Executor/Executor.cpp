@@ -102,10 +102,9 @@ void cleave::interp::reportReplicaFailure(ReplicateOp replicate,
                              "replicas were cancelled";
 }
 
-namespace {
 /// The units of `body` to run: everything the roots reach backwards,
 /// except through fed tensors.
-llvm::DenseSet<Operation *>
+static llvm::DenseSet<Operation *>
 collectNeeded(Block &body, ArrayRef<Operation *> roots,
               const llvm::DenseMap<Value, Tensor> &fed,
               UnitInputs &unitInputs) {
@@ -124,7 +123,7 @@ collectNeeded(Block &body, ArrayRef<Operation *> roots,
   return needed;
 }
 
-FailureOr<std::vector<Tensor>>
+static FailureOr<std::vector<Tensor>>
 runBlock(Executor &interpreter, Block &body,
          const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
@@ -133,8 +132,8 @@ runBlock(Executor &interpreter, Block &body,
 /// What `units` (and the bodies of their regions, and the functions they
 /// call, transitively) may send. A superset of what a run sends: a sender
 /// that does not run leaves its receivers to the timeout.
-runtime::SendCensus collectSenders(ModuleOp module,
-                                   SmallVector<Operation *> work) {
+static runtime::SendCensus collectSenders(ModuleOp module,
+                                          SmallVector<Operation *> work) {
   runtime::SendCensus census;
   llvm::DenseSet<Operation *> visited;
   auto addKey = [&](NodeOp node, StringRef attr) {
@@ -166,7 +165,7 @@ runtime::SendCensus collectSenders(ModuleOp module,
 /// Runs a region's body (a cluster, or one replica of a replicate) to its
 /// yield, every op of it included, reading `fed` for the block's arguments
 /// and the values it captures.
-FailureOr<std::vector<Tensor>>
+static FailureOr<std::vector<Tensor>>
 runRegionBody(Executor &interpreter, Block &body,
               const llvm::DenseMap<Value, Tensor> &fed, StringRef what) {
   SmallVector<Operation *> roots;
@@ -182,6 +181,7 @@ runRegionBody(Executor &interpreter, Block &body,
                   DictionaryAttr(), body.getParentOp()->getLoc());
 }
 
+namespace {
 /// Tagged-token dataflow, as TensorFlow's executor: every value lives in a
 /// frame (the root, or one iteration of a loop entered through Enter), and a
 /// node runs once per frame in which its inputs arrive. Enter moves a value
@@ -628,11 +628,10 @@ private:
 };
 } // namespace
 
-namespace {
 /// Runs the units of `body` that `roots` need (with `fed` values given)
 /// and returns `fetchValues`. The roots from `firstTarget` on are targets:
 /// each must run. `fetchNames` name the fetches in messages.
-FailureOr<std::vector<Tensor>>
+static FailureOr<std::vector<Tensor>>
 runBlock(Executor &interpreter, Block &body,
          const llvm::DenseMap<Value, Tensor> &fed, ArrayRef<Value> fetchValues,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
@@ -683,7 +682,6 @@ runBlock(Executor &interpreter, Block &body,
   }
   return results;
 }
-} // namespace
 
 /// The host programs of the kinds of runs made so far.
 struct Executor::HostPrograms {

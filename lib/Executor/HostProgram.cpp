@@ -31,10 +31,9 @@ using namespace cleave::runtime;
 // Building
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// Ops whose semantics need the dataflow executor: deadness (Switch,
 /// Merge) and v1 loop frames.
-bool needsExecutor(StringRef op) {
+static bool needsExecutor(StringRef op) {
   return llvm::is_contained({"Switch", "RefSwitch", "_SwitchN", "Merge",
                              "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
                              "NextIteration", "RefNextIteration", "LoopCond",
@@ -42,6 +41,7 @@ bool needsExecutor(StringRef op) {
                             op);
 }
 
+namespace {
 /// Whether a device computation may wait for the host: a device-side
 /// receive in `op`'s body or in a function it calls.
 class HostWaits {
@@ -484,14 +484,15 @@ struct Frame {
   std::vector<std::future<void>> lanes;
   std::atomic<bool> laneFailed{false};
 };
+} // namespace
 
-ProgramRun &runOf(void *run) { return *static_cast<ProgramRun *>(run); }
-Frame &frameOf(void *frame) { return *static_cast<Frame *>(frame); }
-const HostStep &stepOf(void *run, int32_t sequence, int32_t step) {
+static ProgramRun &runOf(void *run) { return *static_cast<ProgramRun *>(run); }
+static Frame &frameOf(void *frame) { return *static_cast<Frame *>(frame); }
+static const HostStep &stepOf(void *run, int32_t sequence, int32_t step) {
   return runOf(run).program.sequences[sequence].steps[step];
 }
 
-int32_t runSequence(ProgramRun &run, int32_t sequence, Frame &frame) {
+static int32_t runSequence(ProgramRun &run, int32_t sequence, Frame &frame) {
   if (run.compiled)
     return run.compiled->runSequence(sequence, &run, &frame);
   const HostSequence &steps = run.program.sequences[sequence];
@@ -504,7 +505,7 @@ int32_t runSequence(ProgramRun &run, int32_t sequence, Frame &frame) {
 
 /// Runs a scope's main sequence on `frame`. When it fails, whatever waits
 /// on a channel stops, and the lanes it started end before it returns.
-LogicalResult runScope(ProgramRun &run, int32_t scope, Frame &frame) {
+static LogicalResult runScope(ProgramRun &run, int32_t scope, Frame &frame) {
   if (runSequence(run, run.program.scopes[scope].main, frame) == 0)
     return success();
   run.interpreter.getRendezvous().cancel();
@@ -515,8 +516,8 @@ LogicalResult runScope(ProgramRun &run, int32_t scope, Frame &frame) {
 
 /// A body scope's frame, its imports read from `outer` (replica `replica`'s
 /// where they differ).
-std::unique_ptr<Frame> enterScope(const HostScope &scope, Frame &outer,
-                                  int64_t replica) {
+static std::unique_ptr<Frame> enterScope(const HostScope &scope, Frame &outer,
+                                         int64_t replica) {
   auto frame = std::make_unique<Frame>(scope.numSlots);
   for (const HostScope::Import &import : scope.imports)
     frame->slots[import.slot] =
@@ -524,7 +525,6 @@ std::unique_ptr<Frame> enterScope(const HostScope &scope, Frame &outer,
                                             : import.outer[0]];
   return frame;
 }
-} // namespace
 
 extern "C" int32_t cleave::interp::cleave_host_run_node(void *runPtr,
                                                         void *framePtr,

@@ -13,8 +13,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
 
-namespace {
-LogicalResult constKernel(KernelContext &ctx) {
+static LogicalResult constKernel(KernelContext &ctx) {
   FailureOr<Tensor> value = ctx.getTensor("value");
   if (failed(value))
     return failure();
@@ -22,14 +21,14 @@ LogicalResult constKernel(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult placeholder(KernelContext &ctx) {
+static LogicalResult placeholder(KernelContext &ctx) {
   return ctx.error() << "You must feed a value for placeholder tensor '"
                      << ctx.node.getName() << "' with dtype "
                      << dtypeName(ctx.getType("dtype").value_or(0));
 }
 
 /// Every output is the matching input (Identity, IdentityN, Snapshot, ...).
-LogicalResult forward(KernelContext &ctx) {
+static LogicalResult forward(KernelContext &ctx) {
   for (size_t i = 0; i < ctx.outputs.size() && i < ctx.inputs.size(); ++i)
     ctx.outputs[i] = ctx.inputs[i];
   return success();
@@ -37,7 +36,7 @@ LogicalResult forward(KernelContext &ctx) {
 
 /// The input, unless it holds an Inf or a NaN: then TensorFlow's error
 /// after the node's message.
-LogicalResult checkNumerics(KernelContext &ctx) {
+static LogicalResult checkNumerics(KernelContext &ctx) {
   const Tensor &x = ctx.inputs[0];
   bool inf = false, nan = false;
   for (int64_t i = 0; i < x.numElements(); ++i) {
@@ -56,7 +55,7 @@ LogicalResult checkNumerics(KernelContext &ctx) {
   return success();
 }
 
-Tensor vectorOf(int32_t dtype, const std::vector<int64_t> &values) {
+static Tensor vectorOf(int32_t dtype, const std::vector<int64_t> &values) {
   Tensor t(dtype, {int64_t(values.size())});
   for (size_t i = 0; i < values.size(); ++i) {
     if (dtype == kInt64)
@@ -67,7 +66,7 @@ Tensor vectorOf(int32_t dtype, const std::vector<int64_t> &values) {
   return t;
 }
 
-Tensor scalarOf(int32_t dtype, int64_t value) {
+static Tensor scalarOf(int32_t dtype, int64_t value) {
   Tensor t(dtype, {});
   if (dtype == kInt64)
     t.data<int64_t>()[0] = value;
@@ -76,32 +75,32 @@ Tensor scalarOf(int32_t dtype, int64_t value) {
   return t;
 }
 
-LogicalResult shapeKernel(KernelContext &ctx) {
+static LogicalResult shapeKernel(KernelContext &ctx) {
   ctx.outputs[0] =
       vectorOf(ctx.getType("out_type").value_or(kInt32), ctx.inputs[0].shape());
   return success();
 }
 
 /// ShapeN: the shape of each input.
-LogicalResult shapeNKernel(KernelContext &ctx) {
+static LogicalResult shapeNKernel(KernelContext &ctx) {
   for (size_t i = 0; i < ctx.inputs.size() && i < ctx.outputs.size(); ++i)
     ctx.outputs[i] = vectorOf(ctx.getType("out_type").value_or(kInt32),
                               ctx.inputs[i].shape());
   return success();
 }
 
-LogicalResult sizeKernel(KernelContext &ctx) {
+static LogicalResult sizeKernel(KernelContext &ctx) {
   ctx.outputs[0] = scalarOf(ctx.getType("out_type").value_or(kInt32),
                             ctx.inputs[0].numElements());
   return success();
 }
 
-LogicalResult rankKernel(KernelContext &ctx) {
+static LogicalResult rankKernel(KernelContext &ctx) {
   ctx.outputs[0] = scalarOf(kInt32, ctx.inputs[0].rank());
   return success();
 }
 
-LogicalResult reshape(KernelContext &ctx) {
+static LogicalResult reshape(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> shape = toInts(ctx.inputs[1]);
   int64_t known = 1, unknownAt = -1;
@@ -135,7 +134,7 @@ LogicalResult reshape(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult expandDims(KernelContext &ctx) {
+static LogicalResult expandDims(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   int64_t axis = toInts(ctx.inputs[1]).at(0), rank = in.rank();
   if (axis < -rank - 1 || axis > rank)
@@ -149,7 +148,7 @@ LogicalResult expandDims(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult squeeze(KernelContext &ctx) {
+static LogicalResult squeeze(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> dims =
       ctx.getIntList("squeeze_dims").value_or(std::vector<int64_t>());
@@ -169,7 +168,7 @@ LogicalResult squeeze(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult reverseV2(KernelContext &ctx) {
+static LogicalResult reverseV2(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0], &axis = ctx.inputs[1];
   if (axis.rank() != 1)
     return ctx.error() << "'dims' must be 1-dimension, not " << axis.rank();
@@ -191,7 +190,7 @@ LogicalResult reverseV2(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult transpose(KernelContext &ctx) {
+static LogicalResult transpose(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> perm = toInts(ctx.inputs[1]);
   if (int64_t(perm.size()) != in.rank())
@@ -215,7 +214,7 @@ LogicalResult transpose(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult concatV2(KernelContext &ctx) {
+static LogicalResult concatV2(KernelContext &ctx) {
   size_t n = ctx.inputs.size() - 1;
   const Tensor &first = ctx.inputs[0];
   int64_t rank = first.rank(), axis = toInts(ctx.inputs[n]).at(0);
@@ -256,7 +255,7 @@ LogicalResult concatV2(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult pack(KernelContext &ctx) {
+static LogicalResult pack(KernelContext &ctx) {
   const Tensor &first = ctx.inputs[0];
   int64_t rank = first.rank() + 1, axis = ctx.getInt("axis").value_or(0);
   if (axis < -rank || axis >= rank)
@@ -285,7 +284,7 @@ LogicalResult pack(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult fill(KernelContext &ctx) {
+static LogicalResult fill(KernelContext &ctx) {
   std::vector<int64_t> dims = toInts(ctx.inputs[0]);
   for (int64_t d : dims)
     if (d < 0)
@@ -299,7 +298,7 @@ LogicalResult fill(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult tile(KernelContext &ctx) {
+static LogicalResult tile(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> multiples = toInts(ctx.inputs[1]);
   if (int64_t(multiples.size()) != in.rank())
@@ -324,7 +323,7 @@ LogicalResult tile(KernelContext &ctx) {
 }
 
 /// GatherV2 along a constant axis (batch_dims 0).
-LogicalResult gatherV2(KernelContext &ctx) {
+static LogicalResult gatherV2(KernelContext &ctx) {
   const Tensor &params = ctx.inputs[0], &indices = ctx.inputs[1];
   int64_t axis = toInts(ctx.inputs[2]).at(0), rank = params.rank();
   if (ctx.getInt("batch_dims").value_or(0) != 0)
@@ -360,7 +359,7 @@ LogicalResult gatherV2(KernelContext &ctx) {
 }
 
 /// Slice: `size` elements from `begin` in each dimension (-1: to the end).
-LogicalResult slice(KernelContext &ctx) {
+static LogicalResult slice(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> begin = toInts(ctx.inputs[1]),
                        size = toInts(ctx.inputs[2]);
@@ -387,7 +386,7 @@ LogicalResult slice(KernelContext &ctx) {
 }
 
 /// Pad with zeros; paddings is an [rank, 2] tensor.
-LogicalResult pad(KernelContext &ctx) {
+static LogicalResult pad(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> paddings = toInts(ctx.inputs[1]);
   if (int64_t(paddings.size()) != 2 * in.rank())
@@ -415,7 +414,7 @@ LogicalResult pad(KernelContext &ctx) {
 
 /// OneHot: `depth` classes inserted at `axis`; indices outside [0, depth)
 /// give rows of off_value.
-LogicalResult oneHot(KernelContext &ctx) {
+static LogicalResult oneHot(KernelContext &ctx) {
   const Tensor &indices = ctx.inputs[0], &on = ctx.inputs[2],
                &off = ctx.inputs[3];
   int64_t depth = toInts(ctx.inputs[1]).at(0);
@@ -451,7 +450,7 @@ LogicalResult oneHot(KernelContext &ctx) {
 }
 
 /// Where: the coordinates of the true (non-zero) elements, row-major.
-LogicalResult where(KernelContext &ctx) {
+static LogicalResult where(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   if (in.dtype() == kString || !dtypeSize(in.dtype()))
     return ctx.error() << "unsupported dtype " << dtypeName(in.dtype());
@@ -470,7 +469,7 @@ LogicalResult where(KernelContext &ctx) {
 }
 
 /// BroadcastTo: NumPy broadcasting towards a fixed target shape.
-LogicalResult broadcastTo(KernelContext &ctx) {
+static LogicalResult broadcastTo(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> target = toInts(ctx.inputs[1]), joined;
   if (!broadcastShape(in.shape(), target, joined))
@@ -489,7 +488,7 @@ LogicalResult broadcastTo(KernelContext &ctx) {
 /// gradient must be summed over to get back to it (TensorFlow's BCast:
 /// none for equal shapes, otherwise every dimension that is 1, or missing,
 /// in that shape).
-LogicalResult broadcastGradientArgs(KernelContext &ctx) {
+static LogicalResult broadcastGradientArgs(KernelContext &ctx) {
   std::vector<int64_t> s0 = toInts(ctx.inputs[0]), s1 = toInts(ctx.inputs[1]);
   std::vector<int64_t> joined;
   if (!broadcastShape(s0, s1, joined))
@@ -513,7 +512,7 @@ LogicalResult broadcastGradientArgs(KernelContext &ctx) {
   return success();
 }
 
-template <int value> LogicalResult likeKernel(KernelContext &ctx) {
+template <int value> static LogicalResult likeKernel(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   Tensor out(in.dtype(), in.shape());
   for (int64_t i = 0; value && i < out.numElements(); ++i)
@@ -524,8 +523,8 @@ template <int value> LogicalResult likeKernel(KernelContext &ctx) {
 }
 
 /// Cuts `in` along `axis` into pieces of the given sizes.
-void splitAlong(KernelContext &ctx, const Tensor &in, int64_t axis,
-                const std::vector<int64_t> &sizes) {
+static void splitAlong(KernelContext &ctx, const Tensor &in, int64_t axis,
+                       const std::vector<int64_t> &sizes) {
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < in.rank(); ++d)
     inner *= in.shape()[d];
@@ -542,7 +541,7 @@ void splitAlong(KernelContext &ctx, const Tensor &in, int64_t axis,
   }
 }
 
-LogicalResult split(KernelContext &ctx) {
+static LogicalResult split(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[1];
   int64_t axis = toInts(ctx.inputs[0]).at(0), n = ctx.outputs.size();
   if (!ops::normalizeAxis(axis, in.rank()))
@@ -559,7 +558,7 @@ LogicalResult split(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult splitV(KernelContext &ctx) {
+static LogicalResult splitV(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   std::vector<int64_t> sizes = toInts(ctx.inputs[1]);
   int64_t axis = toInts(ctx.inputs[2]).at(0);
@@ -593,7 +592,7 @@ LogicalResult splitV(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult unpack(KernelContext &ctx) {
+static LogicalResult unpack(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   int64_t axis = ctx.getInt("axis").value_or(0);
   if (!ops::normalizeAxis(axis, in.rank()))
@@ -613,8 +612,8 @@ LogicalResult unpack(KernelContext &ctx) {
 }
 
 /// Plans the slice of StridedSlice (inputs 1-3) over `shape`.
-LogicalResult plan(KernelContext &ctx, const std::vector<int64_t> &shape,
-                   cleave::ops::StridedSlicePlan &result) {
+static LogicalResult plan(KernelContext &ctx, const std::vector<int64_t> &shape,
+                          cleave::ops::StridedSlicePlan &result) {
   cleave::ops::StridedSliceMasks masks;
   masks.begin = ctx.getInt("begin_mask").value_or(0);
   masks.end = ctx.getInt("end_mask").value_or(0);
@@ -630,8 +629,9 @@ LogicalResult plan(KernelContext &ctx, const std::vector<int64_t> &shape,
 }
 
 /// The flat input index of each element of the planned slice.
-std::vector<int64_t> sliceSources(const std::vector<int64_t> &shape,
-                                  const cleave::ops::StridedSlicePlan &plan) {
+static std::vector<int64_t>
+sliceSources(const std::vector<int64_t> &shape,
+             const cleave::ops::StridedSlicePlan &plan) {
   std::vector<int64_t> sizes(plan.sizes.begin(), plan.sizes.end());
   auto inStrides = stridesOf(shape), outStrides = stridesOf(sizes);
   int64_t n = 1;
@@ -648,7 +648,7 @@ std::vector<int64_t> sliceSources(const std::vector<int64_t> &shape,
   return sources;
 }
 
-LogicalResult stridedSlice(KernelContext &ctx) {
+static LogicalResult stridedSlice(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   cleave::ops::StridedSlicePlan p;
   if (failed(plan(ctx, in.shape(), p)))
@@ -661,7 +661,7 @@ LogicalResult stridedSlice(KernelContext &ctx) {
 }
 
 /// The gradient of StridedSlice: `dy` scattered into zeros of `shape`.
-LogicalResult stridedSliceGrad(KernelContext &ctx) {
+static LogicalResult stridedSliceGrad(KernelContext &ctx) {
   std::vector<int64_t> shape = toInts(ctx.inputs[0]);
   const Tensor &dy = ctx.inputs[4];
   cleave::ops::StridedSlicePlan p;
@@ -679,7 +679,6 @@ LogicalResult stridedSliceGrad(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
-} // namespace
 
 KernelTable cleave::interp::getArrayKernels() {
   return {

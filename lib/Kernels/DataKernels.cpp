@@ -14,10 +14,9 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
 
-namespace {
-Tensor flowScalar() { return Tensor(kFloat, {}); }
+static Tensor flowScalar() { return Tensor(kFloat, {}); }
 
-LogicalResult tensorArray(KernelContext &ctx) {
+static LogicalResult tensorArray(KernelContext &ctx) {
   int64_t size = toInts(ctx.inputs[0]).at(0);
   if (size < 0)
     return ctx.error() << "Size should be >= 0.";
@@ -34,7 +33,7 @@ LogicalResult tensorArray(KernelContext &ctx) {
   return success();
 }
 
-FailureOr<TensorArray *> lookupArray(KernelContext &ctx) {
+static FailureOr<TensorArray *> lookupArray(KernelContext &ctx) {
   const std::string &name = ctx.inputs[0].strings()[0];
   auto it = ctx.state.tensorArrays.find(name);
   if (it == ctx.state.tensorArrays.end())
@@ -44,8 +43,8 @@ FailureOr<TensorArray *> lookupArray(KernelContext &ctx) {
   return &it->second;
 }
 
-LogicalResult writeElement(KernelContext &ctx, TensorArray &array,
-                           int64_t index, const Tensor &value) {
+static LogicalResult writeElement(KernelContext &ctx, TensorArray &array,
+                                  int64_t index, const Tensor &value) {
   if (value.dtype() != array.dtype)
     return ctx.error() << "TensorArray dtype is " << dtypeName(array.dtype)
                        << " but Op is trying to write dtype "
@@ -67,8 +66,8 @@ LogicalResult writeElement(KernelContext &ctx, TensorArray &array,
   return success();
 }
 
-FailureOr<Tensor> readElement(KernelContext &ctx, TensorArray &array,
-                              int64_t index) {
+static FailureOr<Tensor> readElement(KernelContext &ctx, TensorArray &array,
+                                     int64_t index) {
   if (index < 0 || index >= int64_t(array.elements.size()))
     return ctx.error() << "Tried to read from index " << index
                        << " but array size is: " << array.elements.size(),
@@ -80,7 +79,7 @@ FailureOr<Tensor> readElement(KernelContext &ctx, TensorArray &array,
   return array.elements[index];
 }
 
-LogicalResult write(KernelContext &ctx) {
+static LogicalResult write(KernelContext &ctx) {
   FailureOr<TensorArray *> array = lookupArray(ctx);
   if (failed(array) ||
       failed(writeElement(ctx, **array, toInts(ctx.inputs[1]).at(0),
@@ -90,7 +89,7 @@ LogicalResult write(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult read(KernelContext &ctx) {
+static LogicalResult read(KernelContext &ctx) {
   FailureOr<TensorArray *> array = lookupArray(ctx);
   if (failed(array))
     return failure();
@@ -102,7 +101,7 @@ LogicalResult read(KernelContext &ctx) {
 }
 
 /// Gather: the elements at `indices`, stacked (they must share a shape).
-LogicalResult gatherArray(KernelContext &ctx) {
+static LogicalResult gatherArray(KernelContext &ctx) {
   FailureOr<TensorArray *> array = lookupArray(ctx);
   if (failed(array))
     return failure();
@@ -135,7 +134,7 @@ LogicalResult gatherArray(KernelContext &ctx) {
 }
 
 /// Scatter: row i of `value` to index indices[i].
-LogicalResult scatterArray(KernelContext &ctx) {
+static LogicalResult scatterArray(KernelContext &ctx) {
   FailureOr<TensorArray *> array = lookupArray(ctx);
   if (failed(array))
     return failure();
@@ -159,7 +158,7 @@ LogicalResult scatterArray(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult size(KernelContext &ctx) {
+static LogicalResult size(KernelContext &ctx) {
   FailureOr<TensorArray *> array = lookupArray(ctx);
   if (failed(array))
     return failure();
@@ -169,11 +168,10 @@ LogicalResult size(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult close(KernelContext &ctx) {
+static LogicalResult close(KernelContext &ctx) {
   ctx.state.tensorArrays.erase(ctx.inputs[0].strings()[0]);
   return success();
 }
-} // namespace
 
 KernelTable cleave::interp::getDataKernels() {
   return {

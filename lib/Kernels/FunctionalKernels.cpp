@@ -15,9 +15,8 @@ using namespace cleave;
 using namespace cleave::graph;
 using namespace cleave::interp;
 
-namespace {
 /// Call-site attrs with placeholders of an enclosing function bound.
-DictionaryAttr bind(KernelContext &ctx, DictionaryAttr callSite) {
+static DictionaryAttr bind(KernelContext &ctx, DictionaryAttr callSite) {
   if (!ctx.bindings || !callSite)
     return callSite;
   SmallVector<NamedAttribute> bound;
@@ -32,21 +31,21 @@ DictionaryAttr bind(KernelContext &ctx, DictionaryAttr callSite) {
 }
 
 /// The function a func-valued attr names.
-FailureOr<FuncAttr> funcAttr(KernelContext &ctx, StringRef name) {
+static FailureOr<FuncAttr> funcAttr(KernelContext &ctx, StringRef name) {
   if (auto f = dyn_cast_or_null<FuncAttr>(ctx.getAttr(name)))
     return f;
   return ctx.error() << "attr '" << name << "' must name a function", failure();
 }
 
-FailureOr<std::vector<Tensor>> callAttr(KernelContext &ctx, FuncAttr f,
-                                        ArrayRef<Tensor> args) {
+static FailureOr<std::vector<Tensor>> callAttr(KernelContext &ctx, FuncAttr f,
+                                               ArrayRef<Tensor> args) {
   return ctx.host.call(f.getName().getValue(), args, bind(ctx, f.getAttrs()),
                        ctx.node);
 }
 
 /// Sets the node's outputs to `results`, which must match them in number.
-LogicalResult setOutputs(KernelContext &ctx, StringRef function,
-                         std::vector<Tensor> results) {
+static LogicalResult setOutputs(KernelContext &ctx, StringRef function,
+                                std::vector<Tensor> results) {
   if (results.size() != ctx.outputs.size())
     return ctx.error() << "function '" << function << "' returned "
                        << results.size() << " values, but the node has "
@@ -57,7 +56,7 @@ LogicalResult setOutputs(KernelContext &ctx, StringRef function,
 
 /// A predicate as TensorFlow reads one: a scalar is true when non-zero (or,
 /// for strings, non-empty); any other tensor when it has elements.
-bool isTrue(const Tensor &t) {
+static bool isTrue(const Tensor &t) {
   if (t.rank() != 0)
     return t.numElements() > 0;
   if (t.dtype() == kString)
@@ -67,7 +66,7 @@ bool isTrue(const Tensor &t) {
   return dtypeSize(t.dtype()) && t.getAsDouble(0) != 0;
 }
 
-LogicalResult ifKernel(KernelContext &ctx) {
+static LogicalResult ifKernel(KernelContext &ctx) {
   FailureOr<FuncAttr> branch =
       funcAttr(ctx, isTrue(ctx.inputs[0]) ? "then_branch" : "else_branch");
   if (failed(branch))
@@ -80,7 +79,7 @@ LogicalResult ifKernel(KernelContext &ctx) {
 }
 
 /// Case: branch `branch_index`; an index out of range takes the last one.
-LogicalResult caseKernel(KernelContext &ctx) {
+static LogicalResult caseKernel(KernelContext &ctx) {
   auto branches = dyn_cast_or_null<ArrayAttr>(ctx.getAttr("branches"));
   if (!branches || branches.empty())
     return ctx.error() << "attr 'branches' must list at least one function";
@@ -97,7 +96,7 @@ LogicalResult caseKernel(KernelContext &ctx) {
   return setOutputs(ctx, branch.getName().getValue(), std::move(*results));
 }
 
-LogicalResult whileKernel(KernelContext &ctx) {
+static LogicalResult whileKernel(KernelContext &ctx) {
   FailureOr<FuncAttr> cond = funcAttr(ctx, "cond"),
                       body = funcAttr(ctx, "body");
   if (failed(cond) || failed(body))
@@ -129,7 +128,7 @@ LogicalResult whileKernel(KernelContext &ctx) {
   return setOutputs(ctx, body->getName().getValue(), std::move(state));
 }
 
-LogicalResult partitionedCall(KernelContext &ctx) {
+static LogicalResult partitionedCall(KernelContext &ctx) {
   FailureOr<FuncAttr> f = funcAttr(ctx, "f");
   if (failed(f))
     return failure();
@@ -141,7 +140,7 @@ LogicalResult partitionedCall(KernelContext &ctx) {
 /// SymbolicGradient: the gradient function the library registers for `f`
 /// (a GradientDef), called with f's inputs and the gradients of its
 /// outputs.
-LogicalResult symbolicGradient(KernelContext &ctx) {
+static LogicalResult symbolicGradient(KernelContext &ctx) {
   FailureOr<FuncAttr> f = funcAttr(ctx, "f");
   if (failed(f))
     return failure();
@@ -178,7 +177,6 @@ LogicalResult symbolicGradient(KernelContext &ctx) {
     return failure();
   return setOutputs(ctx, gradient, std::move(*results));
 }
-} // namespace
 
 LogicalResult cleave::interp::callFunctionNode(KernelContext &ctx) {
   StringRef function = ctx.node.getOpType();

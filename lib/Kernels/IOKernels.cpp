@@ -21,10 +21,8 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
 
-namespace {
-
 /// Fails unless the run may touch the file system.
-LogicalResult checkFileAccess(KernelContext &ctx) {
+static LogicalResult checkFileAccess(KernelContext &ctx) {
   if (ctx.host.hasFileAccess())
     return success();
   return ctx.error() << ctx.node.getOpType()
@@ -33,7 +31,7 @@ LogicalResult checkFileAccess(KernelContext &ctx) {
 }
 
 /// The one string of a prefix input.
-std::optional<std::string> scalarString(const Tensor &t) {
+static std::optional<std::string> scalarString(const Tensor &t) {
   if (t.dtype() != kString || t.numElements() != 1)
     return std::nullopt;
   return t.strings()[0];
@@ -42,7 +40,7 @@ std::optional<std::string> scalarString(const Tensor &t) {
 /// TensorFlow's ValidateInputs of SaveV2 and RestoreV2: one prefix, and
 /// vectors of names and slices of one length (and, for SaveV2, a tensor per
 /// name).
-LogicalResult validateSaveRestore(KernelContext &ctx, bool isSave) {
+static LogicalResult validateSaveRestore(KernelContext &ctx, bool isSave) {
   if (failed(checkFileAccess(ctx)))
     return failure();
   const Tensor &prefix = ctx.inputs[0], &names = ctx.inputs[1],
@@ -69,7 +67,7 @@ LogicalResult validateSaveRestore(KernelContext &ctx, bool isSave) {
   return success();
 }
 
-LogicalResult saveV2(KernelContext &ctx) {
+static LogicalResult saveV2(KernelContext &ctx) {
   if (failed(validateSaveRestore(ctx, /*isSave=*/true)))
     return failure();
   std::string prefix = ctx.inputs[0].strings()[0];
@@ -95,7 +93,7 @@ LogicalResult saveV2(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult restoreV2(KernelContext &ctx) {
+static LogicalResult restoreV2(KernelContext &ctx) {
   if (failed(validateSaveRestore(ctx, /*isSave=*/false)))
     return failure();
   std::string prefix = ctx.inputs[0].strings()[0];
@@ -139,7 +137,7 @@ LogicalResult restoreV2(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult mergeV2Checkpoints(KernelContext &ctx) {
+static LogicalResult mergeV2Checkpoints(KernelContext &ctx) {
   if (failed(checkFileAccess(ctx)))
     return failure();
   const Tensor &prefixes = ctx.inputs[0], &destination = ctx.inputs[1];
@@ -175,8 +173,8 @@ LogicalResult mergeV2Checkpoints(KernelContext &ctx) {
 }
 
 /// The int32 scalar input `index`, or an error naming it.
-std::optional<int32_t> scalarInt(KernelContext &ctx, unsigned index,
-                                 llvm::StringRef name) {
+static std::optional<int32_t> scalarInt(KernelContext &ctx, unsigned index,
+                                        llvm::StringRef name) {
   const Tensor &t = ctx.inputs[index];
   if (t.dtype() == kInt32 && t.numElements() == 1)
     return t.data<int32_t>()[0];
@@ -186,7 +184,7 @@ std::optional<int32_t> scalarInt(KernelContext &ctx, unsigned index,
 }
 
 /// ShardedFilename: "<basename>-<shard>-of-<num_shards>", five digits each.
-LogicalResult shardedFilename(KernelContext &ctx) {
+static LogicalResult shardedFilename(KernelContext &ctx) {
   std::optional<std::string> basename = scalarString(ctx.inputs[0]);
   if (!basename)
     return ctx.error() << "basename must be a scalar, got shape "
@@ -204,7 +202,7 @@ LogicalResult shardedFilename(KernelContext &ctx) {
 }
 
 /// ShardedFilespec: the glob of every shard, "<basename>-?????-of-<n>".
-LogicalResult shardedFilespec(KernelContext &ctx) {
+static LogicalResult shardedFilespec(KernelContext &ctx) {
   std::optional<std::string> basename = scalarString(ctx.inputs[0]);
   if (!basename)
     return ctx.error() << "basename must be a scalar, got shape "
@@ -218,8 +216,6 @@ LogicalResult shardedFilespec(KernelContext &ctx) {
   ctx.outputs[0] = stringScalar(name);
   return success();
 }
-
-} // namespace
 
 KernelTable cleave::interp::getIOKernels() {
   return {

@@ -52,13 +52,14 @@ cleave::interp::broadcastIndices(const std::vector<int64_t> &in,
   return indices;
 }
 
-namespace {
 /// visitNumeric as a LogicalResult, for kernels that report unsupported
 /// dtypes.
-template <typename Fn> LogicalResult dispatchNumeric(int32_t dt, Fn &&fn) {
+template <typename Fn>
+static LogicalResult dispatchNumeric(int32_t dt, Fn &&fn) {
   return success(visitNumeric(dt, std::forward<Fn>(fn)));
 }
 
+namespace {
 enum class Binary {
   Add,
   Sub,
@@ -80,15 +81,17 @@ enum class Binary {
   Equal,
   NotEqual
 };
+} // namespace
 
-bool isComparison(Binary op) { return op >= Binary::Less; }
+static bool isComparison(Binary op) { return op >= Binary::Less; }
 
 /// x + y, x - y and x * y as TensorFlow's integer kernels compute them in
 /// practice: wrapping around (two's complement). Signed overflow is
 /// undefined in C++, so integers go through their unsigned type.
-template <typename T> constexpr bool kWraps =
+template <typename T>
+static constexpr bool kWraps =
     std::is_integral_v<T> && !std::is_same_v<T, bool>;
-template <typename T> T wrappingAdd(T x, T y) {
+template <typename T> static T wrappingAdd(T x, T y) {
   if constexpr (kWraps<T>) {
     using U = std::make_unsigned_t<T>;
     return T(U(U(x) + U(y)));
@@ -96,7 +99,7 @@ template <typename T> T wrappingAdd(T x, T y) {
     return x + y;
   }
 }
-template <typename T> T wrappingSub(T x, T y) {
+template <typename T> static T wrappingSub(T x, T y) {
   if constexpr (kWraps<T>) {
     using U = std::make_unsigned_t<T>;
     return T(U(U(x) - U(y)));
@@ -104,7 +107,7 @@ template <typename T> T wrappingSub(T x, T y) {
     return x - y;
   }
 }
-template <typename T> T wrappingMul(T x, T y) {
+template <typename T> static T wrappingMul(T x, T y) {
   if constexpr (kWraps<T>) {
     // uint16_t operands promote to int, whose product can overflow: the
     // product is taken in at least unsigned int.
@@ -115,7 +118,7 @@ template <typename T> T wrappingMul(T x, T y) {
   }
 }
 
-template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
+template <typename T> static bool apply(Binary op, T x, T y, T &r, bool &b) {
   switch (op) {
   case Binary::Add:
     r = wrappingAdd(x, y);
@@ -218,7 +221,7 @@ template <typename T> bool apply(Binary op, T x, T y, T &r, bool &b) {
   return false;
 }
 
-LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
+static LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   if (a.dtype() != b.dtype())
     return ctx.error() << "inputs have different dtypes, "
@@ -267,13 +270,15 @@ LogicalResult binaryKernel(KernelContext &ctx, Binary op) {
   return success();
 }
 
-template <Binary op> LogicalResult binary(KernelContext &ctx) {
+template <Binary op> static LogicalResult binary(KernelContext &ctx) {
   return binaryKernel(ctx, op);
 }
 
+namespace {
 using Unary = ops::UnaryOp;
+} // namespace
 
-template <typename T> T applyUnary(Unary op, T x) {
+template <typename T> static T applyUnary(Unary op, T x) {
   switch (op) {
   case Unary::Neg:
     return -x;
@@ -363,12 +368,10 @@ template <typename T> T applyUnary(Unary op, T x) {
 
 /// Ops TensorFlow computes in floating point only: its op definitions of
 /// Tan, Asin, Acos and Atan allow integers, but no CPU kernel takes them.
-constexpr bool isFloatOnly(Unary op) {
+static constexpr bool isFloatOnly(Unary op) {
   return op == Unary::Tan || op == Unary::Asin || op == Unary::Acos ||
          op == Unary::Atan;
 }
-
-} // namespace
 
 template <Unary op>
 LogicalResult cleave::interp::unaryKernel(KernelContext &ctx) {
@@ -400,10 +403,10 @@ template LogicalResult
 cleave::interp::unaryKernel<Unary::Softsign>(KernelContext &);
 
 namespace {
-
 using Classify = ops::ClassifyOp;
+} // namespace
 
-template <Classify kind> LogicalResult classify(KernelContext &ctx) {
+template <Classify kind> static LogicalResult classify(KernelContext &ctx) {
   const Tensor &x = ctx.inputs[0];
   Tensor out(kBool, x.shape());
   for (int64_t i = 0; i < out.numElements(); ++i) {
@@ -416,7 +419,7 @@ template <Classify kind> LogicalResult classify(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult logicalNot(KernelContext &ctx) {
+static LogicalResult logicalNot(KernelContext &ctx) {
   Tensor out(kBool, ctx.inputs[0].shape());
   for (int64_t i = 0; i < out.numElements(); ++i)
     out.data<bool>()[i] = !ctx.inputs[0].data<bool>()[i];
@@ -424,7 +427,7 @@ LogicalResult logicalNot(KernelContext &ctx) {
   return success();
 }
 
-template <bool isAnd> LogicalResult logical(KernelContext &ctx) {
+template <bool isAnd> static LogicalResult logical(KernelContext &ctx) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   std::vector<int64_t> shape;
   if (!broadcastShape(a.shape(), b.shape(), shape))
@@ -441,7 +444,7 @@ template <bool isAnd> LogicalResult logical(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult addN(KernelContext &ctx) {
+static LogicalResult addN(KernelContext &ctx) {
   Tensor out(ctx.inputs[0].dtype(), ctx.inputs[0].shape());
   for (const Tensor &t : ctx.inputs)
     if (t.shape() != out.shape())
@@ -461,7 +464,7 @@ LogicalResult addN(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult cast(KernelContext &ctx) {
+static LogicalResult cast(KernelContext &ctx) {
   auto dst = ctx.getType("DstT");
   if (!dst || !dtypeSize(*dst))
     return ctx.error() << "unsupported DstT";
@@ -491,9 +494,11 @@ LogicalResult cast(KernelContext &ctx) {
   return success();
 }
 
+namespace {
 using Reduce = ops::ReduceOp;
+} // namespace
 
-template <Reduce op> LogicalResult reduce(KernelContext &ctx) {
+template <Reduce op> static LogicalResult reduce(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   int64_t rank = in.rank();
   std::vector<bool> reduced(rank, false);
@@ -571,7 +576,7 @@ template <Reduce op> LogicalResult reduce(KernelContext &ctx) {
 
 /// Cumsum and Cumprod along `axis`; `exclusive` leaves each element out
 /// of its own result, `reverse` scans from the end.
-template <bool isProduct> LogicalResult scan(KernelContext &ctx) {
+template <bool isProduct> static LogicalResult scan(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   if (ctx.inputs[1].rank() != 0)
     return ctx.error() << "ScanOp: axis must be a scalar, not "
@@ -617,7 +622,7 @@ template <bool isProduct> LogicalResult scan(KernelContext &ctx) {
   return success();
 }
 
-template <bool isMax> LogicalResult argReduce(KernelContext &ctx) {
+template <bool isMax> static LogicalResult argReduce(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   int64_t rank = in.rank(), axis = toInts(ctx.inputs[1]).at(0);
   if (axis < -rank || axis >= rank)
@@ -658,7 +663,7 @@ template <bool isMax> LogicalResult argReduce(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult matMul(KernelContext &ctx) {
+static LogicalResult matMul(KernelContext &ctx) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   if (a.rank() != 2 || b.rank() != 2)
     return ctx.error() << "In[0] and In[1] must be matrices";
@@ -690,7 +695,7 @@ LogicalResult matMul(KernelContext &ctx) {
   return success();
 }
 /// SelectV2: broadcast of condition, then and else.
-LogicalResult selectV2(KernelContext &ctx) {
+static LogicalResult selectV2(KernelContext &ctx) {
   const Tensor &c = ctx.inputs[0], &t = ctx.inputs[1], &e = ctx.inputs[2];
   std::vector<int64_t> te, shape;
   if (!broadcastShape(t.shape(), e.shape(), te) ||
@@ -715,7 +720,7 @@ LogicalResult selectV2(KernelContext &ctx) {
 
 /// Select: as SelectV2, except that a vector condition picks whole rows of
 /// higher-rank operands.
-LogicalResult select(KernelContext &ctx) {
+static LogicalResult select(KernelContext &ctx) {
   Tensor &c = ctx.inputs[0];
   if (c.rank() == 1 && ctx.inputs[1].rank() > 1) {
     std::vector<int64_t> shape(ctx.inputs[1].rank(), 1);
@@ -725,7 +730,7 @@ LogicalResult select(KernelContext &ctx) {
   return selectV2(ctx);
 }
 
-LogicalResult range(KernelContext &ctx) {
+static LogicalResult range(KernelContext &ctx) {
   double start = ctx.inputs[0].getAsDouble(0),
          limit = ctx.inputs[1].getAsDouble(0),
          delta = ctx.inputs[2].getAsDouble(0);
@@ -751,11 +756,13 @@ LogicalResult range(KernelContext &ctx) {
   return success();
 }
 
+namespace {
 /// The gradient helpers that take the forward output y and dy:
 /// SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad and ReciprocalGrad.
 enum class OutputGrad { Sigmoid, Tanh, Rsqrt, Sqrt, Reciprocal };
+} // namespace
 
-template <OutputGrad kind> LogicalResult outputGrad(KernelContext &ctx) {
+template <OutputGrad kind> static LogicalResult outputGrad(KernelContext &ctx) {
   const Tensor &y = ctx.inputs[0], &dy = ctx.inputs[1];
   if (y.shape() != dy.shape())
     return ctx.error() << "y and dy must have the same shape: "
@@ -789,7 +796,7 @@ template <OutputGrad kind> LogicalResult outputGrad(KernelContext &ctx) {
 
 /// BatchMatMulV2: matrix products over broadcast batch dimensions, with
 /// adjoints (transposes, for real dtypes).
-LogicalResult batchMatMul(KernelContext &ctx) {
+static LogicalResult batchMatMul(KernelContext &ctx) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   if (a.rank() < 2 || b.rank() < 2)
     return ctx.error() << "In[0] and In[1] must have rank >= 2, but are "
@@ -836,11 +843,9 @@ LogicalResult batchMatMul(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
-} // namespace
 
-namespace {
 /// UnsortedSegmentSum: output[segment_ids[i], ...] += data[i, ...].
-LogicalResult unsortedSegmentSum(KernelContext &ctx) {
+static LogicalResult unsortedSegmentSum(KernelContext &ctx) {
   const Tensor &data = ctx.inputs[0], &ids = ctx.inputs[1];
   std::vector<int64_t> segment = toInts(ids);
   std::vector<int64_t> numSegments = toInts(ctx.inputs[2]);
@@ -874,7 +879,6 @@ LogicalResult unsortedSegmentSum(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
-} // namespace
 
 KernelTable cleave::interp::getMathKernels() {
   return {

@@ -12,12 +12,11 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
 
-namespace {
-bool isFloating(const Tensor &t) {
+static bool isFloating(const Tensor &t) {
   return t.dtype() == kFloat || t.dtype() == kDouble;
 }
 
-LogicalResult biasAdd(KernelContext &ctx) {
+static LogicalResult biasAdd(KernelContext &ctx) {
   const Tensor &value = ctx.inputs[0], &bias = ctx.inputs[1];
   if (!isFloating(value) || value.dtype() != bias.dtype())
     return ctx.error() << "BiasAdd supports float and double";
@@ -41,7 +40,7 @@ LogicalResult biasAdd(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult biasAddGrad(KernelContext &ctx) {
+static LogicalResult biasAddGrad(KernelContext &ctx) {
   const Tensor &grad = ctx.inputs[0];
   bool nchw = ctx.getString("data_format").value_or("NHWC") == "NCHW";
   int64_t channel = nchw ? 1 : grad.rank() - 1;
@@ -59,7 +58,7 @@ LogicalResult biasAddGrad(KernelContext &ctx) {
 }
 
 /// Softmax or log-softmax over the last dimension.
-template <bool isLog> LogicalResult softmax(KernelContext &ctx) {
+template <bool isLog> static LogicalResult softmax(KernelContext &ctx) {
   const Tensor &logits = ctx.inputs[0];
   if (!isFloating(logits) || logits.rank() < 1)
     return ctx.error() << "logits must be a floating tensor of rank >= 1";
@@ -82,7 +81,7 @@ template <bool isLog> LogicalResult softmax(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult sparseSoftmaxCrossEntropy(KernelContext &ctx) {
+static LogicalResult sparseSoftmaxCrossEntropy(KernelContext &ctx) {
   const Tensor &logits = ctx.inputs[0], &labels = ctx.inputs[1];
   if (logits.rank() != 2 || labels.rank() != 1 ||
       labels.shape()[0] != logits.shape()[0])
@@ -115,7 +114,7 @@ LogicalResult sparseSoftmaxCrossEntropy(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult reluGrad(KernelContext &ctx) {
+static LogicalResult reluGrad(KernelContext &ctx) {
   const Tensor &grads = ctx.inputs[0], &features = ctx.inputs[1];
   if (grads.shape() != features.shape())
     return ctx.error() << "gradients and features must have the same shape";
@@ -126,14 +125,16 @@ LogicalResult reluGrad(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
+namespace {
 /// Window geometry of Conv2D and pooling in NHWC: output size and the
 /// padding before the first element, as TensorFlow's GetWindowedOutputSize.
 struct Window {
   int64_t out, padBefore;
 };
+} // namespace
 
-Window window(int64_t in, int64_t size, int64_t stride, int64_t dilation,
-              bool same) {
+static Window window(int64_t in, int64_t size, int64_t stride, int64_t dilation,
+                     bool same) {
   int64_t effective = (size - 1) * dilation + 1;
   if (!same)
     return {in < effective ? 0 : (in - effective + stride) / stride, 0};
@@ -143,8 +144,8 @@ Window window(int64_t in, int64_t size, int64_t stride, int64_t dilation,
 }
 
 /// Reads the NHWC window attrs; fails with a message on bad values.
-LogicalResult windowAttrs(KernelContext &ctx, std::vector<int64_t> &strides,
-                          bool &same) {
+static LogicalResult windowAttrs(KernelContext &ctx,
+                                 std::vector<int64_t> &strides, bool &same) {
   if (ctx.getString("data_format").value_or("NHWC") != "NHWC")
     return ctx.error() << "only NHWC is supported by the interpreter";
   strides = ctx.getIntList("strides").value_or(std::vector<int64_t>());
@@ -159,6 +160,7 @@ LogicalResult windowAttrs(KernelContext &ctx, std::vector<int64_t> &strides,
   return success();
 }
 
+namespace {
 /// The geometry of an NHWC convolution or pooling window.
 struct Conv {
   int64_t n, h, w, c; // input
@@ -210,12 +212,13 @@ struct Conv {
           }
   }
 };
+} // namespace
 
 /// Reads a convolution's attrs for an input of `inShape` and a filter of
 /// `filterShape` ([kh, kw, c, oc]).
-FailureOr<Conv> convGeometry(KernelContext &ctx,
-                             const std::vector<int64_t> &inShape,
-                             const std::vector<int64_t> &filterShape) {
+static FailureOr<Conv> convGeometry(KernelContext &ctx,
+                                    const std::vector<int64_t> &inShape,
+                                    const std::vector<int64_t> &filterShape) {
   Conv g;
   bool same;
   if (failed(windowAttrs(ctx, g.strides, same)))
@@ -240,8 +243,8 @@ FailureOr<Conv> convGeometry(KernelContext &ctx,
 }
 
 /// Reads a pooling op's attrs for an input of `inShape`.
-FailureOr<Conv> poolGeometry(KernelContext &ctx,
-                             const std::vector<int64_t> &inShape) {
+static FailureOr<Conv> poolGeometry(KernelContext &ctx,
+                                    const std::vector<int64_t> &inShape) {
   Conv g;
   bool same;
   if (failed(windowAttrs(ctx, g.strides, same)))
@@ -261,6 +264,7 @@ FailureOr<Conv> poolGeometry(KernelContext &ctx,
   return g;
 }
 
+namespace {
 /// Sums in double and stores into a tensor of `dtype` and `shape`.
 struct Accumulator {
   std::vector<double> sums;
@@ -277,8 +281,9 @@ struct Accumulator {
     return out;
   }
 };
+} // namespace
 
-LogicalResult conv2D(KernelContext &ctx) {
+static LogicalResult conv2D(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0], &filter = ctx.inputs[1];
   if (!isFloating(in))
     return ctx.error() << "Conv2D supports float and double";
@@ -294,8 +299,8 @@ LogicalResult conv2D(KernelContext &ctx) {
 }
 
 /// Checks that `grad` has the shape the forward op would have produced.
-LogicalResult checkGradShape(KernelContext &ctx, const Tensor &grad,
-                             const std::vector<int64_t> &expected) {
+static LogicalResult checkGradShape(KernelContext &ctx, const Tensor &grad,
+                                    const std::vector<int64_t> &expected) {
   if (grad.shape() != expected)
     return ctx.error() << "out_backprop has shape " << shapeString(grad.shape())
                        << ", but the forward output has shape "
@@ -303,7 +308,7 @@ LogicalResult checkGradShape(KernelContext &ctx, const Tensor &grad,
   return success();
 }
 
-LogicalResult conv2DBackpropInput(KernelContext &ctx) {
+static LogicalResult conv2DBackpropInput(KernelContext &ctx) {
   std::vector<int64_t> inShape = toInts(ctx.inputs[0]);
   const Tensor &filter = ctx.inputs[1], &dy = ctx.inputs[2];
   FailureOr<Conv> g = convGeometry(ctx, inShape, filter.shape());
@@ -317,7 +322,7 @@ LogicalResult conv2DBackpropInput(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult conv2DBackpropFilter(KernelContext &ctx) {
+static LogicalResult conv2DBackpropFilter(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0], &dy = ctx.inputs[2];
   std::vector<int64_t> filterShape = toInts(ctx.inputs[1]);
   FailureOr<Conv> g = convGeometry(ctx, in.shape(), filterShape);
@@ -333,7 +338,7 @@ LogicalResult conv2DBackpropFilter(KernelContext &ctx) {
 
 /// MaxPool and AvgPool. Padding never takes part: max ignores it, the
 /// average divides by the number of real elements, as in TensorFlow.
-template <bool isMax> LogicalResult pool(KernelContext &ctx) {
+template <bool isMax> static LogicalResult pool(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   if (!isFloating(in))
     return ctx.error() << "pooling supports float and double";
@@ -352,7 +357,7 @@ template <bool isMax> LogicalResult pool(KernelContext &ctx) {
 }
 
 /// MaxPoolGrad: each window's gradient goes to its first maximum.
-LogicalResult maxPoolGrad(KernelContext &ctx) {
+static LogicalResult maxPoolGrad(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0], &grad = ctx.inputs[2];
   FailureOr<Conv> g = poolGeometry(ctx, in.shape());
   if (failed(g))
@@ -378,7 +383,7 @@ LogicalResult maxPoolGrad(KernelContext &ctx) {
 }
 
 /// AvgPoolGrad: each window's gradient is shared by its real elements.
-LogicalResult avgPoolGrad(KernelContext &ctx) {
+static LogicalResult avgPoolGrad(KernelContext &ctx) {
   std::vector<int64_t> inShape = toInts(ctx.inputs[0]);
   const Tensor &grad = ctx.inputs[1];
   FailureOr<Conv> g = poolGeometry(ctx, inShape);
@@ -395,7 +400,7 @@ LogicalResult avgPoolGrad(KernelContext &ctx) {
 
 /// SoftmaxCrossEntropyWithLogits: labels are a distribution per row
 /// (broadcast to the logits' shape).
-LogicalResult softmaxCrossEntropy(KernelContext &ctx) {
+static LogicalResult softmaxCrossEntropy(KernelContext &ctx) {
   const Tensor &logits = ctx.inputs[0], &labels = ctx.inputs[1];
   std::vector<int64_t> shape;
   if (!broadcastShape(logits.shape(), labels.shape(), shape) ||
@@ -437,7 +442,7 @@ LogicalResult softmaxCrossEntropy(KernelContext &ctx) {
 /// normalizes with the batch statistics and reports the unbiased variance
 /// (blended into the running one by exponential_avg_factor); inference
 /// uses the given mean and variance.
-LogicalResult fusedBatchNorm(KernelContext &ctx) {
+static LogicalResult fusedBatchNorm(KernelContext &ctx) {
   const Tensor &x = ctx.inputs[0], &scale = ctx.inputs[1],
                &offset = ctx.inputs[2], &mean = ctx.inputs[3],
                &variance = ctx.inputs[4];
@@ -511,7 +516,7 @@ LogicalResult fusedBatchNorm(KernelContext &ctx) {
 /// FusedBatchNormGradV3: the backward pass of FusedBatchNormV3, given the
 /// mean and (biased) variance it saved (training) or was given
 /// (inference).
-LogicalResult fusedBatchNormGrad(KernelContext &ctx) {
+static LogicalResult fusedBatchNormGrad(KernelContext &ctx) {
   const Tensor &dy = ctx.inputs[0], &x = ctx.inputs[1], &scale = ctx.inputs[2],
                &mean = ctx.inputs[3], &variance = ctx.inputs[4];
   std::string format = ctx.getString("data_format").value_or("NHWC");
@@ -565,7 +570,7 @@ LogicalResult fusedBatchNormGrad(KernelContext &ctx) {
 }
 
 /// Relu6Grad and EluGrad: dy where the activation is not saturated.
-template <bool isElu> LogicalResult saturatedGrad(KernelContext &ctx) {
+template <bool isElu> static LogicalResult saturatedGrad(KernelContext &ctx) {
   const Tensor &grads = ctx.inputs[0], &second = ctx.inputs[1];
   if (grads.shape() != second.shape())
     return ctx.error() << "gradients and features must have the same shape";
@@ -580,7 +585,7 @@ template <bool isElu> LogicalResult saturatedGrad(KernelContext &ctx) {
   return success();
 }
 /// SoftplusGrad: dy * sigmoid(x); SoftsignGrad: dy / (1 + |x|)^2.
-template <bool isSoftplus> LogicalResult softGrad(KernelContext &ctx) {
+template <bool isSoftplus> static LogicalResult softGrad(KernelContext &ctx) {
   const Tensor &grads = ctx.inputs[0], &features = ctx.inputs[1];
   if (grads.shape() != features.shape())
     return ctx.error() << "gradients and features must have the same shape";
@@ -593,7 +598,6 @@ template <bool isSoftplus> LogicalResult softGrad(KernelContext &ctx) {
   ctx.outputs[0] = out;
   return success();
 }
-} // namespace
 
 KernelTable cleave::interp::getNNKernels() {
   return {

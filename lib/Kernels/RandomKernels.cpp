@@ -20,10 +20,11 @@ using namespace cleave::interp;
 
 namespace {
 enum class Distribution { Uniform, Normal, TruncatedNormal };
+} // namespace
 
 /// Fills a tensor of the shape in input 0 with numbers drawn from `seed`.
 template <Distribution kind>
-LogicalResult fill(KernelContext &ctx, uint64_t seed) {
+static LogicalResult fill(KernelContext &ctx, uint64_t seed) {
   std::vector<int64_t> shape = toInts(ctx.inputs[0]);
   for (int64_t d : shape)
     if (d < 0)
@@ -58,7 +59,7 @@ LogicalResult fill(KernelContext &ctx, uint64_t seed) {
 }
 
 /// Stateful ops: new numbers on every run of the node.
-template <Distribution kind> LogicalResult random(KernelContext &ctx) {
+template <Distribution kind> static LogicalResult random(KernelContext &ctx) {
   uint64_t &draws = ctx.state.nodeRuns[ctx.node.getName()];
   return fill<kind>(ctx, llvm::hash_combine(ctx.getInt("seed").value_or(0),
                                             ctx.getInt("seed2").value_or(0),
@@ -68,7 +69,7 @@ template <Distribution kind> LogicalResult random(KernelContext &ctx) {
 /// Stateless ops: a pure function of their seed inputs (the seed pair of
 /// the V1 ops, key and counter of the V2 ops).
 template <Distribution kind, unsigned firstSeed, unsigned lastSeed>
-LogicalResult stateless(KernelContext &ctx) {
+static LogicalResult stateless(KernelContext &ctx) {
   uint64_t seed = 0;
   for (unsigned i = firstSeed; i <= lastSeed; ++i)
     for (int64_t v : toInts(ctx.inputs[i]))
@@ -77,7 +78,7 @@ LogicalResult stateless(KernelContext &ctx) {
 }
 
 /// StatelessRandomGetKeyCounter(Alg): a key and counter from a seed pair.
-LogicalResult getKeyCounter(KernelContext &ctx) {
+static LogicalResult getKeyCounter(KernelContext &ctx) {
   std::vector<int64_t> seed = toInts(ctx.inputs[0]);
   if (seed.size() != 2)
     return ctx.error() << "seed must have shape [2], not "
@@ -94,7 +95,6 @@ LogicalResult getKeyCounter(KernelContext &ctx) {
   }
   return success();
 }
-} // namespace
 
 KernelTable cleave::interp::getRandomKernels() {
   return {

@@ -16,10 +16,9 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
 
-namespace {
 /// The variable a Ref input refers to (the VariableV2 node feeding it,
 /// through Identity-like nodes).
-FailureOr<std::string> refTarget(KernelContext &ctx, unsigned input) {
+static FailureOr<std::string> refTarget(KernelContext &ctx, unsigned input) {
   Value v = ctx.node.getDataInputs()[input];
   while (auto producer = v.getDefiningOp<graph::NodeOp>()) {
     StringRef op = producer.getOpType();
@@ -36,21 +35,23 @@ FailureOr<std::string> refTarget(KernelContext &ctx, unsigned input) {
 
 /// A ref variable's output: its value, or an invalid tensor while it is
 /// uninitialized (only Assign may consume that; the executor checks).
-LogicalResult variable(KernelContext &ctx) {
+static LogicalResult variable(KernelContext &ctx) {
   std::string name = getVariableName(ctx.node);
   auto it = ctx.state.variables.find(name);
   ctx.outputs[0] = it == ctx.state.variables.end() ? Tensor() : it->second;
   return success();
 }
 
+namespace {
 /// Assign, AssignAdd, AssignSub and ApplyGradientDescent on a ref variable.
 enum class Update { Assign, Add, Sub, GradientDescent };
+} // namespace
 
 /// The variable's next value: old + value, old - value, or
 /// old - alpha * value (alpha is input 1 of the Apply ops). Integers stay
 /// exact; an unsupported dtype gives an invalid tensor.
-Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
-                   const std::vector<Tensor> &inputs) {
+static Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
+                          const std::vector<Tensor> &inputs) {
   Tensor next(old.dtype(), old.shape());
   double alpha =
       kind == Update::GradientDescent ? inputs[1].getAsDouble(0) : 1.0;
@@ -79,7 +80,7 @@ Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
   return next;
 }
 
-template <Update kind> LogicalResult updateRef(KernelContext &ctx) {
+template <Update kind> static LogicalResult updateRef(KernelContext &ctx) {
   FailureOr<std::string> name = refTarget(ctx, 0);
   if (failed(name))
     return failure();
@@ -106,14 +107,14 @@ template <Update kind> LogicalResult updateRef(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult varHandle(KernelContext &ctx) {
+static LogicalResult varHandle(KernelContext &ctx) {
   Tensor handle(kResource, {});
   handle.strings()[0] = getVariableName(ctx.node);
   ctx.outputs[0] = handle;
   return success();
 }
 
-LogicalResult readVariable(KernelContext &ctx) {
+static LogicalResult readVariable(KernelContext &ctx) {
   const std::string &name = ctx.inputs[0].strings()[0];
   auto it = ctx.state.variables.find(name);
   if (it == ctx.state.variables.end())
@@ -124,7 +125,7 @@ LogicalResult readVariable(KernelContext &ctx) {
   return success();
 }
 
-template <Update kind> LogicalResult updateResource(KernelContext &ctx) {
+template <Update kind> static LogicalResult updateResource(KernelContext &ctx) {
   const std::string &name = ctx.inputs[0].strings()[0];
   Tensor &slot = ctx.state.variables[name];
   const Tensor &value = ctx.inputs[kind == Update::GradientDescent ? 2 : 1];
@@ -144,19 +145,22 @@ template <Update kind> LogicalResult updateResource(KernelContext &ctx) {
 }
 /// The name of the variable that input `i` refers to: a resource handle's
 /// value, or the VariableV2 behind a Ref input.
-FailureOr<std::string> variableInput(KernelContext &ctx, unsigned i) {
+static FailureOr<std::string> variableInput(KernelContext &ctx, unsigned i) {
   if (ctx.inputs[i].dtype() == kResource)
     return ctx.inputs[i].strings()[0];
   return refTarget(ctx, i);
 }
 
+namespace {
 /// Momentum and Adam, as training_ops.cc computes them: `slots` are the
 /// variable and its accumulators (var, accum) or (var, m, v), the other
 /// inputs scalars and the gradient. Updated in double, stored in the
 /// variable's dtype.
 enum class Optimizer { Momentum, Adam };
+} // namespace
 
-template <Optimizer kind> LogicalResult applyOptimizer(KernelContext &ctx) {
+template <Optimizer kind>
+static LogicalResult applyOptimizer(KernelContext &ctx) {
   unsigned numSlots = kind == Optimizer::Momentum ? 2 : 3;
   std::vector<Tensor *> slots;
   for (unsigned i = 0; i < numSlots; ++i) {
@@ -208,7 +212,6 @@ template <Optimizer kind> LogicalResult applyOptimizer(KernelContext &ctx) {
     ctx.outputs[0] = next[0];
   return success();
 }
-} // namespace
 
 KernelTable cleave::interp::getStateKernels() {
   return {

@@ -23,28 +23,27 @@ using namespace cleave;
 using namespace cleave::interp;
 using namespace cleave::runtime;
 
-namespace {
-LogicalResult refuseReplicas(KernelContext &ctx, int64_t n) {
+static LogicalResult refuseReplicas(KernelContext &ctx, int64_t n) {
   return ctx.error() << "this " << ctx.node.getOpType() << " has " << n
                      << " replicas, which run once graph-cluster-formation "
                         "formed the replicated computation (graph-run does)";
 }
 
-LogicalResult replicatedInput(KernelContext &ctx) {
+static LogicalResult replicatedInput(KernelContext &ctx) {
   if (ctx.inputs.size() != 1)
     return refuseReplicas(ctx, ctx.inputs.size());
   ctx.outputs[0] = ctx.inputs[0];
   return success();
 }
 
-LogicalResult replicatedOutput(KernelContext &ctx) {
+static LogicalResult replicatedOutput(KernelContext &ctx) {
   if (ctx.outputs.size() != 1)
     return refuseReplicas(ctx, ctx.outputs.size());
   ctx.outputs[0] = ctx.inputs[0];
   return success();
 }
 
-LogicalResult replicateMetadata(KernelContext &ctx) {
+static LogicalResult replicateMetadata(KernelContext &ctx) {
   int64_t n = ctx.getInt("num_replicas").value_or(1);
   if (n != 1)
     return refuseReplicas(ctx, n);
@@ -53,8 +52,8 @@ LogicalResult replicateMetadata(KernelContext &ctx) {
 
 /// The partition grid of a TPUPartitioned{Input,Output}[V2] node, as its
 /// shape function reads it.
-std::vector<int64_t> partitionGrid(KernelContext &ctx, int64_t rank,
-                                   int64_t numCores) {
+static std::vector<int64_t> partitionGrid(KernelContext &ctx, int64_t rank,
+                                          int64_t numCores) {
   std::optional<std::vector<int64_t>> dims = ctx.getIntList("partition_dims");
   llvm::SmallVector<int64_t> grid = cleave::ops::getPartitionGrid(
       dims ? std::optional<llvm::ArrayRef<int64_t>>(*dims) : std::nullopt,
@@ -65,9 +64,10 @@ std::vector<int64_t> partitionGrid(KernelContext &ctx, int64_t rank,
 /// Calls `copy(part, partIndex, wholeIndex)` for each element of a value of
 /// shape `whole` tiled row-major into `grid` parts of shape `partShape`.
 template <typename CopyFn>
-void forEachTiledElement(const std::vector<int64_t> &whole,
-                         const std::vector<int64_t> &grid,
-                         const std::vector<int64_t> &partShape, CopyFn copy) {
+static void forEachTiledElement(const std::vector<int64_t> &whole,
+                                const std::vector<int64_t> &grid,
+                                const std::vector<int64_t> &partShape,
+                                CopyFn copy) {
   int64_t rank = whole.size(), count = 1;
   for (int64_t d : whole)
     count *= d;
@@ -84,7 +84,7 @@ void forEachTiledElement(const std::vector<int64_t> &whole,
   }
 }
 
-LogicalResult refusePartitionedResource(KernelContext &ctx) {
+static LogicalResult refusePartitionedResource(KernelContext &ctx) {
   return ctx.error() << ctx.node.getOpType()
                      << " of resource handles (a variable partitioned over "
                         "the cores of a replica) is not supported; "
@@ -93,7 +93,7 @@ LogicalResult refusePartitionedResource(KernelContext &ctx) {
 
 /// TPUPartitionedInput[V2]: the value whose parts the cores hold. Cleave
 /// runs a replica's computation whole, so it assembles the parts.
-LogicalResult partitionedInput(KernelContext &ctx) {
+static LogicalResult partitionedInput(KernelContext &ctx) {
   const Tensor &first = ctx.inputs[0];
   if (first.dtype() == kResource)
     return refusePartitionedResource(ctx);
@@ -132,7 +132,7 @@ LogicalResult partitionedInput(KernelContext &ctx) {
 }
 
 /// TPUPartitionedOutput[V2]: the parts of a value, one a core.
-LogicalResult partitionedOutput(KernelContext &ctx) {
+static LogicalResult partitionedOutput(KernelContext &ctx) {
   const Tensor &whole = ctx.inputs[0];
   if (whole.dtype() == kResource)
     return refusePartitionedResource(ctx);
@@ -164,16 +164,19 @@ LogicalResult partitionedOutput(KernelContext &ctx) {
 
 /// A serialized CompilationResultProto; compilation always succeeds here,
 /// and the proto of an OK status is empty.
-LogicalResult compilationResult(KernelContext &ctx) {
+static LogicalResult compilationResult(KernelContext &ctx) {
   ctx.outputs[0] = Tensor(kString, {});
   return success();
 }
 /// The replica a device-side transfer runs in (0 without replication).
-int64_t deviceReplica() { return std::max<int64_t>(getCurrentReplica(), 0); }
+static int64_t deviceReplica() {
+  return std::max<int64_t>(getCurrentReplica(), 0);
+}
 
 /// Receives `count` tensors of `dtypes` on (key, replica) into the outputs.
-LogicalResult receive(KernelContext &ctx, StringRef key, int64_t replica,
-                      ArrayRef<int32_t> dtypes, bool persistent = false) {
+static LogicalResult receive(KernelContext &ctx, StringRef key, int64_t replica,
+                             ArrayRef<int32_t> dtypes,
+                             bool persistent = false) {
   std::string error;
   auto values =
       ctx.host.getRendezvous().recv(key, replica, error, persistent);
@@ -196,7 +199,7 @@ LogicalResult receive(KernelContext &ctx, StringRef key, int64_t replica,
   return success();
 }
 
-std::vector<int32_t> typeListAttr(KernelContext &ctx, StringRef name) {
+static std::vector<int32_t> typeListAttr(KernelContext &ctx, StringRef name) {
   std::vector<int32_t> dtypes;
   if (auto list = dyn_cast_or_null<ArrayAttr>(ctx.getAttr(name)))
     for (Attribute a : list)
@@ -206,7 +209,7 @@ std::vector<int32_t> typeListAttr(KernelContext &ctx, StringRef name) {
 }
 
 /// Device side: sends the inputs to the host, then waits for its answer.
-LogicalResult hostCompute(KernelContext &ctx) {
+static LogicalResult hostCompute(KernelContext &ctx) {
   std::string sendKey = ctx.getString("send_key").value_or("");
   std::string recvKey = ctx.getString("recv_key").value_or("");
   int64_t replica = deviceReplica();
@@ -217,7 +220,7 @@ LogicalResult hostCompute(KernelContext &ctx) {
   return receive(ctx, recvKey, replica, typeListAttr(ctx, "Toutputs"));
 }
 
-LogicalResult sendToHost(KernelContext &ctx) {
+static LogicalResult sendToHost(KernelContext &ctx) {
   ctx.host.getRendezvous().send(*ctx.getString("key"), deviceReplica(),
                                        ctx.inputs);
   return success();
@@ -225,18 +228,18 @@ LogicalResult sendToHost(KernelContext &ctx) {
 
 /// Host side: the replica is the device ordinal, an attr (V1) or the
 /// input after the dynamic key (V2).
-template <bool isV2> int64_t hostReplica(KernelContext &ctx) {
+template <bool isV2> static int64_t hostReplica(KernelContext &ctx) {
   if (isV2)
     return ctx.inputs.back().getAsInt(0);
   return ctx.getInt("device_ordinal").value_or(0);
 }
 
-template <bool isV2> LogicalResult recvAtHost(KernelContext &ctx) {
+template <bool isV2> static LogicalResult recvAtHost(KernelContext &ctx) {
   return receive(ctx, *ctx.getString("key"), hostReplica<isV2>(ctx),
                  typeListAttr(ctx, "Toutputs"));
 }
 
-template <bool isV2> LogicalResult sendFromHost(KernelContext &ctx) {
+template <bool isV2> static LogicalResult sendFromHost(KernelContext &ctx) {
   int64_t replica = hostReplica<isV2>(ctx);
   // The values, without the dynamic key (and ordinal).
   std::vector<Tensor> values(ctx.inputs.begin(),
@@ -248,7 +251,7 @@ template <bool isV2> LogicalResult sendFromHost(KernelContext &ctx) {
 
 /// The compiled program's key: what the host transfers of one program
 /// share. One program runs here, so any three strings do.
-LogicalResult programKey(KernelContext &ctx) {
+static LogicalResult programKey(KernelContext &ctx) {
   Tensor key(kString, {3});
   key.strings() = {"cleave", "interpreter", ""};
   ctx.outputs[0] = key;
@@ -258,7 +261,7 @@ LogicalResult programKey(KernelContext &ctx) {
 /// The replica, whatever the placeholder's logical_core: a replica's cores
 /// run as one computation here, so their host transfers share its
 /// channels.
-LogicalResult deviceOrdinal(KernelContext &ctx) {
+static LogicalResult deviceOrdinal(KernelContext &ctx) {
   Tensor ordinal(kInt64, {});
   ordinal.data<int64_t>()[0] = deviceReplica();
   ctx.outputs[0] = ordinal;
@@ -268,15 +271,15 @@ LogicalResult deviceOrdinal(KernelContext &ctx) {
 /// Infeed and outfeed: one queue each per replica, kept across runs. The
 /// host side names the replica by `device_ordinal` (-1: the one it runs
 /// in).
-constexpr llvm::StringLiteral kInfeed = "infeed", kOutfeed = "outfeed";
+static constexpr llvm::StringLiteral kInfeed = "infeed", kOutfeed = "outfeed";
 
-int64_t feedReplica(KernelContext &ctx) {
+static int64_t feedReplica(KernelContext &ctx) {
   int64_t ordinal = ctx.getInt("device_ordinal").value_or(-1);
   return ordinal >= 0 ? ordinal : deviceReplica();
 }
 
 /// The dtypes (and shapes, where the op declares them) the queue holds.
-LogicalResult checkShapes(KernelContext &ctx, StringRef queue) {
+static LogicalResult checkShapes(KernelContext &ctx, StringRef queue) {
   auto shapes = dyn_cast_or_null<ArrayAttr>(ctx.getAttr("shapes"));
   if (!shapes)
     if (auto one = ctx.getAttr("shape"))
@@ -302,14 +305,14 @@ LogicalResult checkShapes(KernelContext &ctx, StringRef queue) {
 
 /// Its `shape` is what the device allocates (compiled code, XLA): a value
 /// of another shape is an error here too.
-LogicalResult recvFromHost(KernelContext &ctx) {
+static LogicalResult recvFromHost(KernelContext &ctx) {
   std::string key = *ctx.getString("key");
   if (failed(receive(ctx, key, deviceReplica(), {*ctx.getType("Toutput")})))
     return failure();
   return checkShapes(ctx, "channel '" + key + "'");
 }
 
-LogicalResult infeedEnqueue(KernelContext &ctx) {
+static LogicalResult infeedEnqueue(KernelContext &ctx) {
   if (failed(checkShapes(ctx, "infeed")))
     return failure();
   ctx.host.getRendezvous().send(kInfeed, feedReplica(ctx), ctx.inputs,
@@ -317,7 +320,7 @@ LogicalResult infeedEnqueue(KernelContext &ctx) {
   return success();
 }
 
-LogicalResult infeedDequeue(KernelContext &ctx) {
+static LogicalResult infeedDequeue(KernelContext &ctx) {
   std::vector<int32_t> dtypes = typeListAttr(ctx, "dtypes");
   if (dtypes.empty())
     if (auto dtype = ctx.getType("dtype"))
@@ -328,20 +331,20 @@ LogicalResult infeedDequeue(KernelContext &ctx) {
   return checkShapes(ctx, "infeed");
 }
 
-LogicalResult outfeedEnqueue(KernelContext &ctx) {
+static LogicalResult outfeedEnqueue(KernelContext &ctx) {
   ctx.host.getRendezvous().send(kOutfeed, deviceReplica(), ctx.inputs,
                                        /*persistent=*/true);
   return success();
 }
 
-LogicalResult outfeedDequeue(KernelContext &ctx) {
+static LogicalResult outfeedDequeue(KernelContext &ctx) {
   if (failed(receive(ctx, kOutfeed, feedReplica(ctx),
                      typeListAttr(ctx, "dtypes"), /*persistent=*/true)))
     return failure();
   return checkShapes(ctx, "outfeed");
 }
 
-LogicalResult crossReplicaSumKernel(KernelContext &ctx) {
+static LogicalResult crossReplicaSumKernel(KernelContext &ctx) {
   auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
   std::string error;
   std::optional<Tensor> sum = crossReplicaSum(
@@ -352,7 +355,6 @@ LogicalResult crossReplicaSumKernel(KernelContext &ctx) {
   ctx.outputs[0] = std::move(*sum);
   return success();
 }
-} // namespace
 
 KernelTable cleave::interp::getTPUKernels() {
   return {

@@ -195,28 +195,27 @@ OpTable cleave::ops::detail::getArrayOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
-std::string constShape(InferenceContext &ctx) {
+static std::string constShape(InferenceContext &ctx) {
   if (auto shape = ctx.getTensorAttrShape("value"))
     ctx.setOutput(0, *shape);
   return "";
 }
 
-std::string identityNShape(InferenceContext &ctx) {
+static std::string identityNShape(InferenceContext &ctx) {
   for (unsigned i = 0; i < ctx.getNumOutputs() && i < ctx.getNumInputs(); ++i)
     ctx.setOutput(i, ctx.getInputShape(i));
   return "";
 }
 
 /// Shape: a vector of the input's rank.
-std::string shapeShape(InferenceContext &ctx) {
+static std::string shapeShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   ctx.setOutput(0, Shape::of({in.hasRank() ? in.rank() : Shape::kUnknown}));
   return "";
 }
 
 /// Reshape: the constant target shape, with one -1 inferred from the input.
-std::string reshapeShape(InferenceContext &ctx) {
+static std::string reshapeShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto target = ctx.getConstantInput(1);
   if (!target) {
@@ -265,7 +264,7 @@ std::string reshapeShape(InferenceContext &ctx) {
   return "";
 }
 
-std::string expandDimsShape(InferenceContext &ctx) {
+static std::string expandDimsShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto axis = ctx.getConstantInput(1);
   if (!in.hasRank() || !axis || axis->size() != 1) {
@@ -285,7 +284,7 @@ std::string expandDimsShape(InferenceContext &ctx) {
   return "";
 }
 
-std::string squeezeShape(InferenceContext &ctx) {
+static std::string squeezeShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   if (!in.hasRank()) {
     ctx.setOutput(0, Shape::unknown());
@@ -312,7 +311,7 @@ std::string squeezeShape(InferenceContext &ctx) {
   return "";
 }
 
-std::string transposeShape(InferenceContext &ctx) {
+static std::string transposeShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto perm = ctx.getConstantInput(1);
   if (!perm) {
@@ -335,7 +334,7 @@ std::string transposeShape(InferenceContext &ctx) {
 }
 
 /// ConcatV2: inputs 0..N-1 joined along the constant axis (input N).
-std::string concatV2Shape(InferenceContext &ctx) {
+static std::string concatV2Shape(InferenceContext &ctx) {
   unsigned n = ctx.getNumInputs() - 1;
   auto axis = ctx.getConstantInput(n);
   Shape out = Shape::unknown();
@@ -384,7 +383,7 @@ std::string concatV2Shape(InferenceContext &ctx) {
 }
 
 /// Pack: N inputs of one shape stacked along `axis`.
-std::string packShape(InferenceContext &ctx) {
+static std::string packShape(InferenceContext &ctx) {
   Shape elem = Shape::unknown();
   std::string error;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
@@ -409,7 +408,7 @@ std::string packShape(InferenceContext &ctx) {
 }
 
 /// Fill: the constant dims.
-std::string fillShape(InferenceContext &ctx) {
+static std::string fillShape(InferenceContext &ctx) {
   if (auto dims = ctx.getConstantInput(0)) {
     for (int64_t d : *dims)
       if (d < 0)
@@ -426,7 +425,7 @@ std::string fillShape(InferenceContext &ctx) {
 }
 
 /// GatherV2: params[:axis] + indices + params[axis+1:], for a constant axis.
-std::string gatherV2Shape(InferenceContext &ctx) {
+static std::string gatherV2Shape(InferenceContext &ctx) {
   Shape params = ctx.getInputShape(0), indices = ctx.getInputShape(1);
   auto axis = ctx.getConstantInput(2);
   if (!params.hasRank() || !indices.hasRank() || !axis || axis->size() != 1 ||
@@ -449,7 +448,7 @@ std::string gatherV2Shape(InferenceContext &ctx) {
 }
 
 /// Slice with constant begin and size (-1: to the end).
-std::string sliceShape(InferenceContext &ctx) {
+static std::string sliceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto begin = ctx.getConstantInput(1), size = ctx.getConstantInput(2);
   if (!size) {
@@ -472,7 +471,7 @@ std::string sliceShape(InferenceContext &ctx) {
 }
 
 /// Pad with constant paddings ([rank, 2]).
-std::string padShape(InferenceContext &ctx) {
+static std::string padShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto paddings = ctx.getConstantInput(1);
   if (!in.hasRank() || !paddings) {
@@ -491,7 +490,7 @@ std::string padShape(InferenceContext &ctx) {
   return "";
 }
 
-std::string ensureShapeShape(InferenceContext &ctx) {
+static std::string ensureShapeShape(InferenceContext &ctx) {
   std::string error;
   Shape declared = ctx.getShapeAttr("shape").value_or(Shape::unknown());
   auto out = mergeShapes(ctx.getInputShape(0), declared, error);
@@ -501,14 +500,14 @@ std::string ensureShapeShape(InferenceContext &ctx) {
   return "";
 }
 
-std::string axisError(int64_t axis, int64_t rank) {
+static std::string axisError(int64_t axis, int64_t rank) {
   return "-input rank(-" + std::to_string(rank) +
          ") <= split_dim < input rank (" + std::to_string(rank) +
          "), but got " + std::to_string(axis);
 }
 
 /// Split: num_split equal pieces along the constant split_dim (input 0).
-std::string splitShape(InferenceContext &ctx) {
+static std::string splitShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(1);
   auto axis = ctx.getConstantInput(0);
   int64_t n = ctx.getNumOutputs();
@@ -533,7 +532,7 @@ std::string splitShape(InferenceContext &ctx) {
 }
 
 /// SplitV: pieces of the constant size_splits (one may be -1).
-std::string splitVShape(InferenceContext &ctx) {
+static std::string splitVShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto sizes = ctx.getConstantInput(1);
   auto axis = ctx.getConstantInput(2);
@@ -578,7 +577,7 @@ std::string splitVShape(InferenceContext &ctx) {
 }
 
 /// Unpack: `num` outputs with dimension `axis` removed.
-std::string unpackShape(InferenceContext &ctx) {
+static std::string unpackShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   Shape out = Shape::unknown();
   if (in.hasRank()) {
@@ -599,7 +598,7 @@ std::string unpackShape(InferenceContext &ctx) {
 }
 
 /// StridedSlice with constant begin, end and strides.
-std::string stridedSliceShape(InferenceContext &ctx) {
+static std::string stridedSliceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto begin = ctx.getConstantInput(1), end = ctx.getConstantInput(2),
        strides = ctx.getConstantInput(3);
@@ -623,7 +622,7 @@ std::string stridedSliceShape(InferenceContext &ctx) {
 }
 
 /// OneHot: the indices' shape with `depth` inserted at `axis`.
-std::string oneHotShape(InferenceContext &ctx) {
+static std::string oneHotShape(InferenceContext &ctx) {
   Shape indices = ctx.getInputShape(0);
   if (!indices.hasRank()) {
     ctx.setOutput(0, Shape::unknown());
@@ -644,7 +643,7 @@ std::string oneHotShape(InferenceContext &ctx) {
 }
 
 /// Where: [number of true elements, rank].
-std::string whereShape(InferenceContext &ctx) {
+static std::string whereShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   ctx.setOutput(0, Shape::of({Shape::kUnknown,
                               in.hasRank() ? in.rank() : Shape::kUnknown}));
@@ -652,7 +651,7 @@ std::string whereShape(InferenceContext &ctx) {
 }
 
 /// BroadcastTo: the constant target, which the input must broadcast to.
-std::string broadcastToShape(InferenceContext &ctx) {
+static std::string broadcastToShape(InferenceContext &ctx) {
   std::string error = shapes::fromShapeInput(ctx, 1);
   if (!error.empty())
     return error;
@@ -674,14 +673,14 @@ std::string broadcastToShape(InferenceContext &ctx) {
 }
 
 /// BroadcastGradientArgs: two vectors of unknown length.
-std::string broadcastGradientArgsShape(InferenceContext &ctx) {
+static std::string broadcastGradientArgsShape(InferenceContext &ctx) {
   ctx.setOutput(0, Shape::ofRank(1));
   ctx.setOutput(1, Shape::ofRank(1));
   return "";
 }
 
 /// Tile: each dim times the constant multiple.
-std::string tileShape(InferenceContext &ctx) {
+static std::string tileShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto multiples = ctx.getConstantInput(1);
   if (!in.hasRank()) {
@@ -705,10 +704,9 @@ std::string tileShape(InferenceContext &ctx) {
 }
 
 /// StridedSliceGrad: the constant `shape` input.
-std::string stridedSliceGradShape(InferenceContext &ctx) {
+static std::string stridedSliceGradShape(InferenceContext &ctx) {
   return shapes::fromShapeInput(ctx, 0);
 }
-} // namespace
 
 detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
   return {
@@ -755,20 +753,19 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
 // Gradients (array_grad.py), in TensorFlow's node order and names
 //===----------------------------------------------------------------------===//
 
-namespace {
-std::string passThroughGrad(GradientContext &ctx) {
+static std::string passThroughGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.getOutputGrad(0));
   return "";
 }
 
 /// Reshape, ExpandDims, Squeeze: the gradient takes the input's shape back.
-std::string reshapeGrad(GradientContext &ctx) {
+static std::string reshapeGrad(GradientContext &ctx) {
   GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
   ctx.setInputGrad(0, ctx.op("Reshape", {ctx.getOutputGrad(0), shape}));
   return "";
 }
 
-std::string transposeGrad(GradientContext &ctx) {
+static std::string transposeGrad(GradientContext &ctx) {
   auto perm = ctx.getConstantInts(ctx.getInput(1));
   if (!perm)
     return "gradient of Transpose needs a constant permutation";
@@ -784,7 +781,7 @@ std::string transposeGrad(GradientContext &ctx) {
 }
 
 /// The gradient of the value: the sum over the broadcast axes, reshaped.
-std::string broadcastToGrad(GradientContext &ctx) {
+static std::string broadcastToGrad(GradientContext &ctx) {
   GradTensor valueShape = ctx.op("Shape", {ctx.getInput(0)});
   auto r = ctx.addNode("BroadcastGradientArgs", {ctx.getInput(1), valueShape});
   if (r.size() != 2)
@@ -796,7 +793,7 @@ std::string broadcastToGrad(GradientContext &ctx) {
 }
 
 /// Fill(dims, value): the value's gradient sums the whole output's.
-std::string fillGrad(GradientContext &ctx) {
+static std::string fillGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor rank = ctx.op("Rank", {grad});
   GradTensor axes = ctx.op("Range",
@@ -808,7 +805,7 @@ std::string fillGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string stridedSliceGrad(GradientContext &ctx) {
+static std::string stridedSliceGrad(GradientContext &ctx) {
   std::vector<GradAttr> attrs;
   for (const char *mask : {"begin_mask", "end_mask", "ellipsis_mask",
                            "new_axis_mask", "shrink_axis_mask"})
@@ -823,7 +820,7 @@ std::string stridedSliceGrad(GradientContext &ctx) {
 
 /// StridedSliceGrad(shape, begin, end, strides, dy) scatters dy: its
 /// gradient is the same strided slice of the incoming one.
-std::string stridedSliceGradGrad(GradientContext &ctx) {
+static std::string stridedSliceGradGrad(GradientContext &ctx) {
   std::vector<GradAttr> attrs;
   for (const char *mask : {"begin_mask", "end_mask", "ellipsis_mask",
                            "new_axis_mask", "shrink_axis_mask"})
@@ -836,7 +833,7 @@ std::string stridedSliceGradGrad(GradientContext &ctx) {
 }
 
 /// Pack: each input's gradient is its slice of the packed gradient.
-std::string packGrad(GradientContext &ctx) {
+static std::string packGrad(GradientContext &ctx) {
   int64_t n = ctx.getIntAttr("N").value_or(ctx.getNumInputs());
   auto slices = ctx.addNode(
       "Unpack", {ctx.getOutputGrad(0)},
@@ -849,7 +846,7 @@ std::string packGrad(GradientContext &ctx) {
 
 /// Unpack: the outputs' gradients packed back (zeros for those none
 /// reached).
-std::string unpackGrad(GradientContext &ctx) {
+static std::string unpackGrad(GradientContext &ctx) {
   llvm::SmallVector<GradTensor> grads;
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
     grads.push_back(ctx.getOutputGrad(i));
@@ -861,14 +858,14 @@ std::string unpackGrad(GradientContext &ctx) {
 }
 
 /// IdentityN: each output's gradient goes to its input.
-std::string identityNGrad(GradientContext &ctx) {
+static std::string identityNGrad(GradientContext &ctx) {
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
     ctx.setInputGrad(i, ctx.getOutputGrad(i));
   return "";
 }
 
 /// Slice: the gradient is padded back to the input's shape.
-std::string sliceGrad(GradientContext &ctx) {
+static std::string sliceGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), begin = ctx.getInput(1);
   GradTensor column = ctx.intVector({-1, 1}, "stack");
@@ -887,7 +884,7 @@ std::string sliceGrad(GradientContext &ctx) {
 }
 
 /// Pad: the gradient is the slice of the padded region that was the input.
-std::string padGrad(GradientContext &ctx) {
+static std::string padGrad(GradientContext &ctx) {
   GradTensor x = ctx.getInput(0), paddings = ctx.getInput(1);
   GradTensor before = ctx.op(
       "Slice", {paddings, ctx.intVector({0, 0}), ctx.intVector({-1, 1})});
@@ -900,7 +897,7 @@ std::string padGrad(GradientContext &ctx) {
 
 /// ConcatV2 along a constant axis of inputs of static size along it: the
 /// gradient splits at the same sizes.
-std::string concatGrad(GradientContext &ctx) {
+static std::string concatGrad(GradientContext &ctx) {
   unsigned n = ctx.getNumInputs() - 1;
   auto axisValue = ctx.getConstantInts(ctx.getInput(n));
   if (!axisValue || axisValue->size() != 1)
@@ -928,7 +925,7 @@ std::string concatGrad(GradientContext &ctx) {
 
 /// Tile: the gradient, viewed as [m0, d0, m1, d1, ...], summed over the
 /// multiples.
-std::string tileGrad(GradientContext &ctx) {
+static std::string tileGrad(GradientContext &ctx) {
   GradTensor multiples = ctx.getInput(1);
   GradTensor inputShape = ctx.op("Shape", {ctx.getInput(0)});
   GradTensor pairs = ctx.op("Pack", {multiples, inputShape},
@@ -955,7 +952,7 @@ std::string tileGrad(GradientContext &ctx) {
 /// is moved to put that axis first, summed into rows by index
 /// (UnsortedSegmentSum), and moved back; a dense gradient, as
 /// TensorFlow's _GatherV2Grad.
-std::string gatherV2AxisGrad(GradientContext &ctx, int64_t axis) {
+static std::string gatherV2AxisGrad(GradientContext &ctx, int64_t axis) {
   GradTensor params = ctx.getInput(0), indices = ctx.getInput(1);
   Shape shape = ctx.getShape(params);
   if (!shape.hasRank())
@@ -1016,7 +1013,7 @@ std::string gatherV2AxisGrad(GradientContext &ctx, int64_t axis) {
   return "";
 }
 
-std::string gatherV2Grad(GradientContext &ctx) {
+static std::string gatherV2Grad(GradientContext &ctx) {
   GradTensor params = ctx.getInput(0), indices = ctx.getInput(1);
   auto axis = ctx.getConstantInts(ctx.getInput(2));
   if (!axis || axis->size() != 1 ||
@@ -1051,7 +1048,7 @@ std::string gatherV2Grad(GradientContext &ctx) {
 
 /// Split(axis, value) and SplitV(value, sizes, axis): the gradients of the
 /// pieces, concatenated.
-std::string splitGrad(GradientContext &ctx) {
+static std::string splitGrad(GradientContext &ctx) {
   bool isV = ctx.getOpType() == "SplitV";
   std::vector<GradTensor> inputs;
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
@@ -1061,12 +1058,12 @@ std::string splitGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string preventGradient(GradientContext &ctx) {
+static std::string preventGradient(GradientContext &ctx) {
   std::string message = ctx.getStringAttr("message").value_or("");
   return "Gradient explicitly disabled. Reason: " + message;
 }
 /// The gradient reversed along the same axes.
-std::string reverseV2Grad(GradientContext &ctx) {
+static std::string reverseV2Grad(GradientContext &ctx) {
   ctx.setInputGrad(
       0, ctx.op("ReverseV2", {ctx.getOutputGrad(0), ctx.getInput(1)}));
   return "";
@@ -1074,7 +1071,7 @@ std::string reverseV2Grad(GradientContext &ctx) {
 
 /// The gradient is checked as well, with TensorFlow's words before the
 /// forward check's message.
-std::string checkNumericsGrad(GradientContext &ctx) {
+static std::string checkNumericsGrad(GradientContext &ctx) {
   std::string message =
       "Not a number (NaN) or infinity (Inf) values detected in gradient. " +
       ctx.getStringAttr("message").value_or("");
@@ -1082,7 +1079,6 @@ std::string checkNumericsGrad(GradientContext &ctx) {
                              {GradAttr::string("message", message)}));
   return "";
 }
-} // namespace
 
 detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
   return {

@@ -11,9 +11,8 @@
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
-namespace {
 // _Send/_Recv and their host-memory variants share one set of attrs.
-OpTableEntry send(const char *name) {
+static OpTableEntry send(const char *name) {
   return {name,
           {"tensor: T"},
           {},
@@ -23,7 +22,7 @@ OpTableEntry send(const char *name) {
           /*isStateful=*/true};
 }
 
-OpTableEntry recv(const char *name) {
+static OpTableEntry recv(const char *name) {
   return {name,
           {},
           {"tensor: tensor_type"},
@@ -32,7 +31,6 @@ OpTableEntry recv(const char *name) {
            "client_terminated: bool = false"},
           /*isStateful=*/true};
 }
-} // namespace
 
 OpTable cleave::ops::detail::getControlFlowOps() {
   return {
@@ -70,10 +68,9 @@ OpTable cleave::ops::detail::getControlFlowOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// Merge: the shape its inputs agree on (unknown dims where they differ),
 /// and a scalar value_index.
-std::string mergeShape(InferenceContext &ctx) {
+static std::string mergeShape(InferenceContext &ctx) {
   Shape out = ctx.getNumInputs() ? ctx.getInputShape(0) : Shape::unknown();
   for (unsigned i = 1; i < ctx.getNumInputs(); ++i)
     out = relaxShapes(out, ctx.getInputShape(i));
@@ -81,7 +78,6 @@ std::string mergeShape(InferenceContext &ctx) {
   ctx.setOutput(1, Shape::scalar());
   return "";
 }
-} // namespace
 
 detail::ShapeFnTable cleave::ops::detail::getControlFlowShapeFns() {
   return {
@@ -101,10 +97,9 @@ detail::ShapeFnTable cleave::ops::detail::getControlFlowShapeFns() {
 // Gradients (control_flow_grad.py), for conditionals; loops have none yet
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// Switch(data, pred): the branch that ran carries the gradient; a Merge of
 /// both outputs' gradients forwards it (the other one is dead).
-std::string switchGrad(GradientContext &ctx) {
+static std::string switchGrad(GradientContext &ctx) {
   auto merged = ctx.addNode(
       "Merge", {ctx.getOutputGrad(0), ctx.getOutputGrad(1)}, {}, "cond_grad");
   if (!merged.empty())
@@ -114,7 +109,7 @@ std::string switchGrad(GradientContext &ctx) {
 
 /// Merge: input i's gradient is the output's, routed through a Switch on
 /// value_index == i (TensorFlow's rule outside a cond context).
-std::string mergeGrad(GradientContext &ctx) {
+static std::string mergeGrad(GradientContext &ctx) {
   GradTensor valueIndex = ctx.getOutput(1);
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
     GradTensor taken =
@@ -125,7 +120,6 @@ std::string mergeGrad(GradientContext &ctx) {
   }
   return "";
 }
-} // namespace
 
 detail::GradFnTable cleave::ops::detail::getControlFlowGradFns() {
   return {

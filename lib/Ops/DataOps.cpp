@@ -11,13 +11,11 @@
 
 using namespace cleave::ops::detail;
 
-namespace {
-constexpr const char *kUnknownShape = "element_shape: shape = "
-                                      "{ unknown_rank: true }";
-constexpr const char *kOutputTypes = "output_types: list(type) >= 1";
-constexpr const char *kOutputShapes = "output_shapes: list(shape) >= 1";
-constexpr const char *kMetadata = "metadata: string = ''";
-} // namespace
+static constexpr const char *kUnknownShape = "element_shape: shape = "
+                                             "{ unknown_rank: true }";
+static constexpr const char *kOutputTypes = "output_types: list(type) >= 1";
+static constexpr const char *kOutputShapes = "output_shapes: list(shape) >= 1";
+static constexpr const char *kMetadata = "metadata: string = ''";
 
 OpTable cleave::ops::detail::getDataOps() {
   return {

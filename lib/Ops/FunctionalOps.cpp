@@ -12,8 +12,7 @@
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
-namespace {
-OpTableEntry ifOp(const char *name, bool isStateful) {
+static OpTableEntry ifOp(const char *name, bool isStateful) {
   return {name,
           {"cond: Tcond", "input: Tin"},
           {"output: Tout"},
@@ -23,7 +22,7 @@ OpTableEntry ifOp(const char *name, bool isStateful) {
           isStateful};
 }
 
-OpTableEntry whileOp(const char *name, bool isStateful) {
+static OpTableEntry whileOp(const char *name, bool isStateful) {
   return {name,
           {"input: T"},
           {"output: T"},
@@ -32,7 +31,7 @@ OpTableEntry whileOp(const char *name, bool isStateful) {
           isStateful};
 }
 
-OpTableEntry caseOp(const char *name, bool isStateful) {
+static OpTableEntry caseOp(const char *name, bool isStateful) {
   return {name,
           {"branch_index: int32", "input: Tin"},
           {"output: Tout"},
@@ -41,7 +40,7 @@ OpTableEntry caseOp(const char *name, bool isStateful) {
           isStateful};
 }
 
-OpTableEntry partitionedCall(const char *name, bool isStateful) {
+static OpTableEntry partitionedCall(const char *name, bool isStateful) {
   return {name,
           {"args: Tin"},
           {"output: Tout"},
@@ -50,7 +49,6 @@ OpTableEntry partitionedCall(const char *name, bool isStateful) {
            "executor_type: string = ''"},
           isStateful};
 }
-} // namespace
 
 OpTable cleave::ops::detail::getFunctionalOps() {
   return {
@@ -94,9 +92,8 @@ OpTable cleave::ops::detail::getFunctionalOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// The shapes every one of `functions` agrees on, dim by dim.
-std::optional<llvm::SmallVector<Shape>>
+static std::optional<llvm::SmallVector<Shape>>
 joinResults(InferenceContext &ctx, llvm::ArrayRef<llvm::StringRef> funcAttrs) {
   std::optional<llvm::SmallVector<Shape>> joined;
   for (llvm::StringRef attr : funcAttrs) {
@@ -113,13 +110,13 @@ joinResults(InferenceContext &ctx, llvm::ArrayRef<llvm::StringRef> funcAttrs) {
   return joined;
 }
 
-void setOutputs(InferenceContext &ctx, llvm::ArrayRef<Shape> shapes) {
+static void setOutputs(InferenceContext &ctx, llvm::ArrayRef<Shape> shapes) {
   for (unsigned i = 0; i < ctx.getNumOutputs() && i < shapes.size(); ++i)
     ctx.setOutput(i, shapes[i]);
 }
 
 /// If: output_shapes, or what both branches return.
-std::string ifShape(InferenceContext &ctx) {
+static std::string ifShape(InferenceContext &ctx) {
   auto declared = ctx.getShapeListAttr("output_shapes");
   if (declared && !declared->empty())
     return shapes::fromShapeListAttr(ctx, "output_shapes");
@@ -130,7 +127,7 @@ std::string ifShape(InferenceContext &ctx) {
 
 /// While: output_shapes, or else the loop variables' shapes: TensorFlow
 /// requires the body to keep them unless output_shapes relaxes them.
-std::string whileShape(InferenceContext &ctx) {
+static std::string whileShape(InferenceContext &ctx) {
   auto declared = ctx.getShapeListAttr("output_shapes");
   if (declared && !declared->empty())
     return shapes::fromShapeListAttr(ctx, "output_shapes");
@@ -140,16 +137,15 @@ std::string whileShape(InferenceContext &ctx) {
 }
 
 /// Calls: what the function returns.
-std::string callShape(InferenceContext &ctx) {
+static std::string callShape(InferenceContext &ctx) {
   if (auto results = ctx.getFunctionResultShapes("f", /*firstArg=*/0))
     setOutputs(ctx, *results);
   return "";
 }
 
-std::string caseShape(InferenceContext &ctx) {
+static std::string caseShape(InferenceContext &ctx) {
   return shapes::fromShapeListAttr(ctx, "output_shapes");
 }
-} // namespace
 
 ShapeFnTable cleave::ops::detail::getFunctionalShapeFns() {
   return {

@@ -114,8 +114,9 @@ struct GradRegistry {
   llvm::StringMap<GradFn> rules;
   llvm::StringSet<> notDifferentiable;
 };
+} // namespace
 
-const GradRegistry &getRegistry() {
+static const GradRegistry &getRegistry() {
   static const GradRegistry *registry = [] {
     auto *r = new GradRegistry;
     // A rule lives in its op's family file, beside the signature.
@@ -141,7 +142,6 @@ const GradRegistry &getRegistry() {
   }();
   return *registry;
 }
-} // namespace
 
 GradFn cleave::ops::lookupGradFn(llvm::StringRef opType) {
   return getRegistry().rules.lookup(opType);

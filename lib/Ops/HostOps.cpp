@@ -114,13 +114,11 @@ ShapeFnTable cleave::ops::detail::getHostShapeFns() {
 // Gradients (logging_ops.py)
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// Print passes its input through; the data it prints gets no gradient.
-std::string printGrad(GradientContext &ctx) {
+static std::string printGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.getOutputGrad(0));
   return "";
 }
-} // namespace
 
 detail::GradFnTable cleave::ops::detail::getHostGradFns() {
   return {{"Print", printGrad}};

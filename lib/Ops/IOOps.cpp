@@ -41,9 +41,8 @@ OpTable cleave::ops::detail::getIOOps() {
   };
 }
 
-namespace {
 /// SaveV2: a scalar prefix and vectors of names and slices of one length.
-std::string saveV2Shape(InferenceContext &ctx) {
+static std::string saveV2Shape(InferenceContext &ctx) {
   Shape prefix = ctx.getInputShape(0), names = ctx.getInputShape(1),
         slices = ctx.getInputShape(2);
   if (prefix.hasRank() && prefix.rank() != 0)
@@ -56,7 +55,7 @@ std::string saveV2Shape(InferenceContext &ctx) {
 }
 
 /// MergeV2Checkpoints: a vector of prefixes and a scalar destination.
-std::string mergeV2Shape(InferenceContext &ctx) {
+static std::string mergeV2Shape(InferenceContext &ctx) {
   Shape prefixes = ctx.getInputShape(0), destination = ctx.getInputShape(1);
   if (prefixes.hasRank() && prefixes.rank() != 1)
     return "Shape must be rank 1 but is rank " +
@@ -66,7 +65,6 @@ std::string mergeV2Shape(InferenceContext &ctx) {
            std::to_string(destination.rank());
   return "";
 }
-} // namespace
 
 ShapeFnTable cleave::ops::detail::getIOShapeFns() {
   return {

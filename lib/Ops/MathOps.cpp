@@ -14,42 +14,42 @@
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
-namespace {
 // The type lists behind math_ops.cc's UNARY/BINARY macros.
-constexpr const char *kUnaryT =
+static constexpr const char *kUnaryT =
     "T: {bfloat16, half, float, double, int8, int16, int32, int64, "
     "complex64, complex128}";
-constexpr const char *kUnaryRealT = "T: {bfloat16, half, float, double}";
-constexpr const char *kUnaryComplexT =
+static constexpr const char *kUnaryRealT = "T: {bfloat16, half, float, double}";
+static constexpr const char *kUnaryComplexT =
     "T: {bfloat16, half, float, double, complex64, complex128}";
-constexpr const char *kBinaryMoreT =
+static constexpr const char *kBinaryMoreT =
     "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, "
     "uint32, uint64, int64, complex64, complex128}";
-constexpr const char *kMinMaxT =
+static constexpr const char *kMinMaxT =
     "T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, "
     "uint32, int64, uint64}";
-constexpr const char *kReductionIndicesT = "Tidx: {int32, int64} = DT_INT32";
+static constexpr const char *kReductionIndicesT =
+    "Tidx: {int32, int64} = DT_INT32";
 
-OpTableEntry unary(const char *name, const char *typeAttr) {
+static OpTableEntry unary(const char *name, const char *typeAttr) {
   return {name, {"x: T"}, {"y: T"}, {typeAttr}};
 }
 
-OpTableEntry binary(const char *name, const char *typeAttr) {
+static OpTableEntry binary(const char *name, const char *typeAttr) {
   return {name, {"x: T", "y: T"}, {"z: T"}, {typeAttr}};
 }
 
-OpTableEntry comparison(const char *name) {
+static OpTableEntry comparison(const char *name) {
   return {name, {"x: T", "y: T"}, {"z: bool"}, {"T: realnumbertype"}};
 }
 
-OpTableEntry equality(const char *name) {
+static OpTableEntry equality(const char *name) {
   return {name,
           {"x: T", "y: T"},
           {"z: bool"},
           {"T: type", "incompatible_shape_error: bool = true"}};
 }
 
-OpTableEntry reduction(const char *name, const char *typeAttr) {
+static OpTableEntry reduction(const char *name, const char *typeAttr) {
   return {name,
           {"input: T", "reduction_indices: Tidx"},
           {"output: T"},
@@ -57,10 +57,9 @@ OpTableEntry reduction(const char *name, const char *typeAttr) {
 }
 
 // SigmoidGrad and friends: gradient of y = f(x) given y and dy.
-OpTableEntry unaryGrad(const char *name) {
+static OpTableEntry unaryGrad(const char *name) {
   return {name, {"y: T", "dy: T"}, {"z: T"}, {kUnaryComplexT}};
 }
-} // namespace
 
 OpTable cleave::ops::detail::getMathOps() {
   return {
@@ -236,9 +235,8 @@ OpTable cleave::ops::detail::getMathOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// AddN: every input has the output's shape.
-std::string addNShape(InferenceContext &ctx) {
+static std::string addNShape(InferenceContext &ctx) {
   Shape out = Shape::unknown();
   std::string error;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
@@ -252,7 +250,7 @@ std::string addNShape(InferenceContext &ctx) {
 }
 
 /// MatMul: [m, k] x [k, n] -> [m, n], with transposes.
-std::string matMulShape(InferenceContext &ctx) {
+static std::string matMulShape(InferenceContext &ctx) {
   Shape a = ctx.getInputShape(0), b = ctx.getInputShape(1);
   if (a.hasRank() && a.rank() != 2)
     return "Shape must be rank 2 but is rank " + std::to_string(a.rank());
@@ -273,7 +271,7 @@ std::string matMulShape(InferenceContext &ctx) {
 }
 
 /// BatchMatMulV2: broadcast batch dims, then [m, k] x [k, n] with adjoints.
-std::string batchMatMulShape(InferenceContext &ctx) {
+static std::string batchMatMulShape(InferenceContext &ctx) {
   Shape a = ctx.getInputShape(0), b = ctx.getInputShape(1);
   for (const Shape &s : {a, b})
     if (s.hasRank() && s.rank() < 2)
@@ -304,7 +302,7 @@ std::string batchMatMulShape(InferenceContext &ctx) {
 }
 
 /// ArgMax/ArgMin: the input without the reduced axis.
-std::string argReduceShape(InferenceContext &ctx) {
+static std::string argReduceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   auto axis = ctx.getConstantInput(1);
   if (!in.hasRank() || !axis || axis->size() != 1) {
@@ -326,7 +324,7 @@ std::string argReduceShape(InferenceContext &ctx) {
 }
 
 /// SelectV2: broadcast of condition, then and else.
-std::string selectV2Shape(InferenceContext &ctx) {
+static std::string selectV2Shape(InferenceContext &ctx) {
   std::string error;
   auto te = broadcastShapes(ctx.getInputShape(1), ctx.getInputShape(2), error);
   if (!te)
@@ -340,7 +338,7 @@ std::string selectV2Shape(InferenceContext &ctx) {
 
 /// Select: then and else have one shape; the condition matches it or is
 /// a vector over its first dimension.
-std::string selectShape(InferenceContext &ctx) {
+static std::string selectShape(InferenceContext &ctx) {
   std::string error;
   auto out = mergeShapes(ctx.getInputShape(1), ctx.getInputShape(2), error);
   if (!out)
@@ -350,7 +348,7 @@ std::string selectShape(InferenceContext &ctx) {
 }
 
 /// Range: a vector whose length follows from constant bounds.
-std::string rangeShape(InferenceContext &ctx) {
+static std::string rangeShape(InferenceContext &ctx) {
   auto start = ctx.getConstantScalar(0), limit = ctx.getConstantScalar(1),
        delta = ctx.getConstantScalar(2);
   if (start && limit && delta) {
@@ -375,7 +373,6 @@ std::string rangeShape(InferenceContext &ctx) {
   ctx.setOutput(0, Shape::ofRank(1));
   return "";
 }
-} // namespace
 
 /// [num_segments] + data.shape[rank(segment_ids):].
 std::string unsortedSegmentSumShape(InferenceContext &ctx) {
@@ -485,13 +482,14 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
 namespace {
 using grads::broadcastArgs;
 using grads::sumToShape;
+} // namespace
 
-std::string identityGrad(GradientContext &ctx) {
+static std::string identityGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.getOutputGrad(0));
   return "";
 }
 
-std::string addGrad(GradientContext &ctx) {
+static std::string addGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   auto b = broadcastArgs(ctx);
   ctx.setInputGrad(0, sumToShape(ctx, grad, b.rx, b.sx));
@@ -499,7 +497,7 @@ std::string addGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string subGrad(GradientContext &ctx) {
+static std::string subGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   auto b = broadcastArgs(ctx);
   ctx.setInputGrad(0, sumToShape(ctx, grad, b.rx, b.sx));
@@ -509,7 +507,7 @@ std::string subGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string mulGrad(GradientContext &ctx) {
+static std::string mulGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
@@ -518,7 +516,7 @@ std::string mulGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string realDivGrad(GradientContext &ctx) {
+static std::string realDivGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
@@ -532,7 +530,7 @@ std::string realDivGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string divNoNanGrad(GradientContext &ctx) {
+static std::string divNoNanGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
@@ -549,10 +547,10 @@ std::string divNoNanGrad(GradientContext &ctx) {
 }
 
 /// FloorDiv is piecewise constant: TensorFlow's rule returns no gradients.
-std::string floorDivGrad(GradientContext &) { return ""; }
+static std::string floorDivGrad(GradientContext &) { return ""; }
 
 /// x mod y = x - floor(x / y) * y.
-std::string floorModGrad(GradientContext &ctx) {
+static std::string floorModGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
@@ -564,12 +562,12 @@ std::string floorModGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string negGrad(GradientContext &ctx) {
+static std::string negGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.op("Neg", {ctx.getOutputGrad(0)}));
   return "";
 }
 
-std::string squareGrad(GradientContext &ctx) {
+static std::string squareGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0);
   ctx.setControlDependencies({grad});
@@ -581,21 +579,22 @@ std::string squareGrad(GradientContext &ctx) {
 }
 
 /// d/dx f(x) = <GradOp>(y, dy), with y = f(x): Sqrt, Rsqrt, Tanh, Sigmoid.
-template <const char *GradOp> std::string outputGrad(GradientContext &ctx) {
+template <const char *GradOp>
+static std::string outputGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.op(GradOp, {ctx.getOutput(0), ctx.getOutputGrad(0)}));
   return "";
 }
-constexpr char kSqrtGrad[] = "SqrtGrad";
-constexpr char kRsqrtGrad[] = "RsqrtGrad";
-constexpr char kTanhGrad[] = "TanhGrad";
-constexpr char kSigmoidGrad[] = "SigmoidGrad";
-constexpr char kReciprocalGrad[] = "ReciprocalGrad";
+static constexpr char kSqrtGrad[] = "SqrtGrad";
+static constexpr char kRsqrtGrad[] = "RsqrtGrad";
+static constexpr char kTanhGrad[] = "TanhGrad";
+static constexpr char kSigmoidGrad[] = "SigmoidGrad";
+static constexpr char kReciprocalGrad[] = "ReciprocalGrad";
 
 // Second-order gradients: the rules of the <f>Grad(y, dy) helpers, whose
 // gradients are taken under control_dependencies([grad]).
 
 /// TanhGrad(y, dy) = dy * (1 - y^2).
-std::string tanhGradGrad(GradientContext &ctx) {
+static std::string tanhGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
   ctx.setControlDependencies({grad});
@@ -611,7 +610,7 @@ std::string tanhGradGrad(GradientContext &ctx) {
 }
 
 /// SigmoidGrad(y, dy) = dy * y * (1 - y).
-std::string sigmoidGradGrad(GradientContext &ctx) {
+static std::string sigmoidGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
   ctx.setControlDependencies({grad});
@@ -628,7 +627,7 @@ std::string sigmoidGradGrad(GradientContext &ctx) {
 }
 
 /// SqrtGrad(y, dy) = dy * 0.5 / y.
-std::string sqrtGradGrad(GradientContext &ctx) {
+static std::string sqrtGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor a = ctx.getInput(0), z = ctx.getOutput(0);
   ctx.setControlDependencies({grad});
@@ -643,7 +642,7 @@ std::string sqrtGradGrad(GradientContext &ctx) {
 }
 
 /// RsqrtGrad(y, dy) = dy * -0.5 * y^3.
-std::string rsqrtGradGrad(GradientContext &ctx) {
+static std::string rsqrtGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
   ctx.setControlDependencies({grad});
@@ -660,7 +659,7 @@ std::string rsqrtGradGrad(GradientContext &ctx) {
 }
 
 /// ReciprocalGrad(y, dy) = -dy * y^2.
-std::string reciprocalGradGrad(GradientContext &ctx) {
+static std::string reciprocalGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
   ctx.setControlDependencies({grad});
@@ -675,13 +674,13 @@ std::string reciprocalGradGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string expGrad(GradientContext &ctx) {
+static std::string expGrad(GradientContext &ctx) {
   ctx.setInputGrad(
       0, ctx.op("Mul", {ctx.getOutputGrad(0), ctx.getOutput(0)}, {}, "mul"));
   return "";
 }
 
-std::string logGrad(GradientContext &ctx) {
+static std::string logGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setControlDependencies({grad});
   GradTensor inverse = ctx.op("Reciprocal", {ctx.getInput(0)});
@@ -690,7 +689,7 @@ std::string logGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string log1pGrad(GradientContext &ctx) {
+static std::string log1pGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0);
   ctx.setControlDependencies({grad});
@@ -702,12 +701,12 @@ std::string log1pGrad(GradientContext &ctx) {
   return "";
 }
 
-constexpr char kCos[] = "Cos", kSinh[] = "Sinh", kCosh[] = "Cosh",
-               kExp[] = "Exp";
+static constexpr char kCos[] = "Cos", kSinh[] = "Sinh", kCosh[] = "Cosh",
+                      kExp[] = "Exp";
 
 /// grad * f(x), f computed once grad is there: Sin (cos), Sinh (cosh),
 /// Cosh (sinh), Expm1 (exp).
-template <const char *Op> std::string timesGrad(GradientContext &ctx) {
+template <const char *Op> static std::string timesGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setControlDependencies({grad});
   GradTensor derivative = ctx.op(Op, {ctx.getInput(0)});
@@ -716,7 +715,7 @@ template <const char *Op> std::string timesGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string cosGrad(GradientContext &ctx) {
+static std::string cosGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setControlDependencies({grad});
   GradTensor negated = ctx.op("Neg", {grad});
@@ -726,7 +725,7 @@ std::string cosGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string tanGrad(GradientContext &ctx) {
+static std::string tanGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setControlDependencies({grad});
   GradTensor secant = ctx.op("Reciprocal", {ctx.op("Cos", {ctx.getInput(0)})});
@@ -736,10 +735,13 @@ std::string tanGrad(GradientContext &ctx) {
   return "";
 }
 
+namespace {
 /// Asin, Acos (negated): grad / sqrt(1 - x^2). Atan: grad / (1 + x^2).
 /// Atanh: grad / (1 - x^2).
 enum class InverseTrig { Asin, Acos, Atan, Atanh };
-template <InverseTrig Kind> std::string inverseTrigGrad(GradientContext &ctx) {
+} // namespace
+template <InverseTrig Kind>
+static std::string inverseTrigGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setControlDependencies({grad});
   GradTensor x2 = ctx.op("Square", {ctx.getInput(0)});
@@ -763,7 +765,7 @@ template <InverseTrig Kind> std::string inverseTrigGrad(GradientContext &ctx) {
 
 /// Asinh: grad / cosh(y); Acosh: grad / sinh(y), y the output.
 template <const char *Op>
-std::string inverseHyperbolicGrad(GradientContext &ctx) {
+static std::string inverseHyperbolicGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setControlDependencies({grad});
   GradTensor den = ctx.op(Op, {ctx.getOutput(0)});
@@ -773,7 +775,7 @@ std::string inverseHyperbolicGrad(GradientContext &ctx) {
 }
 
 /// grad * 2/sqrt(pi) * exp(-x^2).
-std::string erfGrad(GradientContext &ctx) {
+static std::string erfGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor twoOverRootPi =
       ctx.scalar(2 / std::sqrt(M_PI), ctx.getDType(grad), "Const");
@@ -786,7 +788,7 @@ std::string erfGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string absGrad(GradientContext &ctx) {
+static std::string absGrad(GradientContext &ctx) {
   GradTensor sign = ctx.op("Sign", {ctx.getInput(0)});
   ctx.setInputGrad(0, ctx.op("Mul", {ctx.getOutputGrad(0), sign}, {}, "mul"));
   return "";
@@ -795,7 +797,7 @@ std::string absGrad(GradientContext &ctx) {
 /// Maximum and Minimum: the gradient goes to the operand the selector
 /// picked (ties to x), each reduced to its operand's shape.
 template <const char *Selector>
-std::string maximumMinimumGrad(GradientContext &ctx) {
+static std::string maximumMinimumGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   GradTensor sx = ctx.op("Shape", {x});
@@ -811,10 +813,10 @@ std::string maximumMinimumGrad(GradientContext &ctx) {
   ctx.setInputGrad(1, sumToShape(ctx, yGrad, r[1], sy));
   return "";
 }
-constexpr char kGreaterEqual[] = "GreaterEqual";
-constexpr char kLessEqual[] = "LessEqual";
+static constexpr char kGreaterEqual[] = "GreaterEqual";
+static constexpr char kLessEqual[] = "LessEqual";
 
-std::string matMulGrad(GradientContext &ctx) {
+static std::string matMulGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor a = ctx.getInput(0), b = ctx.getInput(1);
   bool ta = ctx.getBoolAttr("transpose_a").value_or(false);
@@ -846,7 +848,7 @@ std::string matMulGrad(GradientContext &ctx) {
 /// The shape of a reduction's output with its reduced dims kept as 1:
 /// Shape(x) * keep + reduced when the rank and axes are known, else the
 /// shape of a keep_dims reduction of x. Sets `inputShape` to Shape(x).
-std::optional<GradTensor>
+static std::optional<GradTensor>
 keptShape(GradientContext &ctx, GradTensor &inputShape, std::string &error) {
   GradTensor x = ctx.getInput(0), axesInput = ctx.getInput(1);
   Shape shape = ctx.getShape(x);
@@ -878,9 +880,9 @@ keptShape(GradientContext &ctx, GradTensor &inputShape, std::string &error) {
 
 /// The gradient of a reduction's output, broadcast back to the input:
 /// BroadcastTo(Reshape(grad, kept), Shape(x)).
-std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
-                                               GradTensor &inputShape,
-                                               std::string &error) {
+static std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
+                                                      GradTensor &inputShape,
+                                                      std::string &error) {
   std::optional<GradTensor> kept = keptShape(ctx, inputShape, error);
   if (!kept)
     return std::nullopt;
@@ -890,7 +892,7 @@ std::optional<GradTensor> broadcastReducedGrad(GradientContext &ctx,
 
 /// Max and Min: the gradient is shared by the elements equal to the
 /// extremum.
-std::string minOrMaxGrad(GradientContext &ctx) {
+static std::string minOrMaxGrad(GradientContext &ctx) {
   std::string error;
   GradTensor inputShape;
   std::optional<GradTensor> kept = keptShape(ctx, inputShape, error);
@@ -918,7 +920,7 @@ std::string minOrMaxGrad(GradientContext &ctx) {
 /// TensorFlow's path for a reduction over all dims of a known rank:
 /// Tile(Reshape(grad, [1, ..., 1]), shape of x), the shape a constant when
 /// static. Null when it does not apply.
-GradTensor reduceAllGrad(GradientContext &ctx) {
+static GradTensor reduceAllGrad(GradientContext &ctx) {
   GradTensor x = ctx.getInput(0);
   Shape shape = ctx.getShape(x);
   auto axes = ctx.getConstantInts(ctx.getInput(1));
@@ -937,7 +939,7 @@ GradTensor reduceAllGrad(GradientContext &ctx) {
   return ctx.op("Tile", {grad, inputShape});
 }
 
-std::string sumGrad(GradientContext &ctx) {
+static std::string sumGrad(GradientContext &ctx) {
   if (GradTensor grad = reduceAllGrad(ctx)) {
     ctx.setInputGrad(0, grad);
     return "";
@@ -949,7 +951,7 @@ std::string sumGrad(GradientContext &ctx) {
   return error;
 }
 
-std::string meanGrad(GradientContext &ctx) {
+static std::string meanGrad(GradientContext &ctx) {
   GradTensor sum = reduceAllGrad(ctx);
   if (!sum) {
     std::string error;
@@ -1000,7 +1002,7 @@ std::string meanGrad(GradientContext &ctx) {
 /// are fine): the reduced dims are moved first and flattened to a
 /// [reduced, other] matrix scanned along its rows (TensorFlow's _ProdGrad,
 /// with the permutations constant).
-std::string prodGrad(GradientContext &ctx) {
+static std::string prodGrad(GradientContext &ctx) {
   GradTensor x = ctx.getInput(0);
   Shape shape = ctx.getShape(x);
   auto axes = ctx.getConstantInts(ctx.getInput(1));
@@ -1070,7 +1072,7 @@ std::string prodGrad(GradientContext &ctx) {
 }
 
 /// The attrs of a scan, `reverse` flipped or not.
-std::vector<GradAttr> scanAttrs(GradientContext &ctx, bool flip) {
+static std::vector<GradAttr> scanAttrs(GradientContext &ctx, bool flip) {
   return {GradAttr::boolean("exclusive",
                             ctx.getBoolAttr("exclusive").value_or(false)),
           GradAttr::boolean(
@@ -1079,13 +1081,13 @@ std::vector<GradAttr> scanAttrs(GradientContext &ctx, bool flip) {
 
 /// Cumsum: the gradient is the sum of the gradients of the outputs each
 /// element reached: the scan the other way.
-std::string cumsumGrad(GradientContext &ctx) {
+static std::string cumsumGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.op("Cumsum", {ctx.getOutputGrad(0), ctx.getInput(1)},
                              scanAttrs(ctx, true)));
   return "";
 }
 
-std::string cumprodGrad(GradientContext &ctx) {
+static std::string cumprodGrad(GradientContext &ctx) {
   GradTensor x = ctx.getInput(0), axis = ctx.getInput(1);
   GradTensor prod = ctx.op("Cumprod", {x, axis}, scanAttrs(ctx, false));
   GradTensor out = ctx.op(
@@ -1095,7 +1097,7 @@ std::string cumprodGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string castGrad(GradientContext &ctx) {
+static std::string castGrad(GradientContext &ctx) {
   // Only between floating types; integer inputs get no gradient.
   int32_t src = ctx.getDType(ctx.getInput(0));
   int32_t dst = ctx.getDType(ctx.getOutput(0));
@@ -1110,7 +1112,7 @@ std::string castGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string batchMatMulGrad(GradientContext &ctx) {
+static std::string batchMatMulGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   bool adjX = ctx.getBoolAttr("adj_x").value_or(false);
@@ -1165,7 +1167,7 @@ std::string batchMatMulGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string squaredDifferenceGrad(GradientContext &ctx) {
+static std::string squaredDifferenceGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
@@ -1182,7 +1184,7 @@ std::string squaredDifferenceGrad(GradientContext &ctx) {
 
 /// atan2(y, x): (grad * x, grad * -y) / (x^2 + y^2), each summed to its
 /// input's shape.
-std::string atan2Grad(GradientContext &ctx) {
+static std::string atan2Grad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor y = ctx.getInput(0), x = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
@@ -1199,7 +1201,7 @@ std::string atan2Grad(GradientContext &ctx) {
   return "";
 }
 
-std::string powGrad(GradientContext &ctx) {
+static std::string powGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1), z = ctx.getOutput(0);
   int32_t dtype = ctx.getDType(x);
@@ -1223,7 +1225,7 @@ std::string powGrad(GradientContext &ctx) {
 }
 
 /// Select(c, x, y): the gradient goes to the side the condition picked.
-std::string selectGrad(GradientContext &ctx) {
+static std::string selectGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor c = ctx.getInput(0);
   GradTensor zeros = ctx.op("ZerosLike", {ctx.getInput(1)}, {}, "zeros_like");
@@ -1234,7 +1236,7 @@ std::string selectGrad(GradientContext &ctx) {
 
 /// SelectV2(c, x, y) broadcasts: each side's gradient is reduced to its
 /// shape.
-std::string selectV2Grad(GradientContext &ctx) {
+static std::string selectV2Grad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor c = ctx.getInput(0);
   GradTensor zeros = ctx.scalar(0, ctx.getDType(grad), "zeros");
@@ -1253,7 +1255,7 @@ std::string selectV2Grad(GradientContext &ctx) {
   return "";
 }
 
-std::string addNGrad(GradientContext &ctx) {
+static std::string addNGrad(GradientContext &ctx) {
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     ctx.setInputGrad(i, ctx.getOutputGrad(0));
   return "";
@@ -1261,7 +1263,7 @@ std::string addNGrad(GradientContext &ctx) {
 
 /// UnsortedSegmentSum: each data row gets its segment's gradient, rows with
 /// a negative segment id (dropped by the sum) zeros (_GatherDropNegatives).
-std::string unsortedSegmentSumGrad(GradientContext &ctx) {
+static std::string unsortedSegmentSumGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0), ids = ctx.getInput(1);
   GradTensor clipped = ctx.op("Maximum", {ids, ctx.op("ZerosLike", {ids})});
   GradTensor gathered =
@@ -1290,7 +1292,6 @@ std::string unsortedSegmentSumGrad(GradientContext &ctx) {
                                                  "zeros_like_1")}));
   return "";
 }
-} // namespace
 
 detail::GradFnTable cleave::ops::detail::getMathGradFns() {
   return {

@@ -11,27 +11,27 @@
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
-namespace {
 // The strings of TensorFlow's GetPaddingAttrString() and friends
 // (tensorflow/core/util/padding.h, tensor_format.h).
-constexpr const char *kPadding = "padding: {'SAME', 'VALID'}";
-constexpr const char *kPaddingWithExplicit =
+static constexpr const char *kPadding = "padding: {'SAME', 'VALID'}";
+static constexpr const char *kPaddingWithExplicit =
     "padding: {'SAME', 'VALID', 'EXPLICIT'}";
-constexpr const char *kExplicitPaddings = "explicit_paddings: list(int) = []";
-constexpr const char *kDataFormat = "data_format: {'NHWC', 'NCHW'} = 'NHWC'";
-constexpr const char *kDataFormat2D3D =
+static constexpr const char *kExplicitPaddings =
+    "explicit_paddings: list(int) = []";
+static constexpr const char *kDataFormat =
+    "data_format: {'NHWC', 'NCHW'} = 'NHWC'";
+static constexpr const char *kDataFormat2D3D =
     "data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'";
-constexpr const char *kFloatT = "T: {half, bfloat16, float, double}";
+static constexpr const char *kFloatT = "T: {half, bfloat16, float, double}";
 
-OpTableEntry activation(const char *name, const char *typeAttr) {
+static OpTableEntry activation(const char *name, const char *typeAttr) {
   return {name, {"features: T"}, {"activations: T"}, {typeAttr}};
 }
 
-OpTableEntry activationGrad(const char *name, const char *second,
-                            const char *typeAttr) {
+static OpTableEntry activationGrad(const char *name, const char *second,
+                                   const char *typeAttr) {
   return {name, {"gradients: T", second}, {"backprops: T"}, {typeAttr}};
 }
-} // namespace
 
 OpTable cleave::ops::detail::getNNOps() {
   return {
@@ -161,9 +161,8 @@ OpTable cleave::ops::detail::getNNOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// TensorFlow's WithRank: an unknown rank becomes `rank` unknown dims.
-std::string withRank(Shape &shape, int64_t rank) {
+static std::string withRank(Shape &shape, int64_t rank) {
   if (!shape.hasRank()) {
     shape = Shape::ofRank(rank);
     return "";
@@ -175,7 +174,7 @@ std::string withRank(Shape &shape, int64_t rank) {
 }
 
 /// TensorFlow's Merge of two dimensions into `into`.
-std::string mergeDim(int64_t &into, int64_t other) {
+static std::string mergeDim(int64_t &into, int64_t other) {
   if (into >= 0 && other >= 0 && into != other)
     return "Dimensions must be equal, but are " + std::to_string(into) +
            " and " + std::to_string(other);
@@ -185,7 +184,7 @@ std::string mergeDim(int64_t &into, int64_t other) {
 }
 
 /// BiasAdd: the value's shape; the bias must match its channel dimension.
-std::string biasAddShape(InferenceContext &ctx) {
+static std::string biasAddShape(InferenceContext &ctx) {
   Shape value = ctx.getInputShape(0), bias = ctx.getInputShape(1);
   if (bias.hasRank() && bias.rank() != 1)
     return "Shape must be rank 1 but is rank " + std::to_string(bias.rank());
@@ -204,7 +203,7 @@ std::string biasAddShape(InferenceContext &ctx) {
 }
 
 /// BiasAddGrad: a vector over the channel dimension.
-std::string biasAddGradShape(InferenceContext &ctx) {
+static std::string biasAddGradShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
   std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
   if (!in.hasRank()) {
@@ -221,7 +220,7 @@ std::string biasAddGradShape(InferenceContext &ctx) {
 
 /// SparseSoftmaxCrossEntropyWithLogits: loss [batch] and backprop
 /// [batch, classes] from the logits.
-std::string sparseCrossEntropyShape(InferenceContext &ctx) {
+static std::string sparseCrossEntropyShape(InferenceContext &ctx) {
   Shape logits = ctx.getInputShape(0);
   if (logits.hasRank() && logits.rank() != 2)
     return "Shape must be rank 2 but is rank " + std::to_string(logits.rank());
@@ -234,7 +233,7 @@ std::string sparseCrossEntropyShape(InferenceContext &ctx) {
 
 /// SoftmaxCrossEntropyWithLogits: logits and labels broadcast to one
 /// [batch, classes] shape.
-std::string crossEntropyShape(InferenceContext &ctx) {
+static std::string crossEntropyShape(InferenceContext &ctx) {
   std::string error;
   auto joined =
       broadcastShapes(ctx.getInputShape(0), ctx.getInputShape(1), error);
@@ -250,8 +249,8 @@ std::string crossEntropyShape(InferenceContext &ctx) {
 
 /// Conv2D / MaxPool / AvgPool: NHWC or NCHW windows with SAME or VALID
 /// padding (TensorFlow's GetWindowedOutputSize).
-int64_t windowedSize(int64_t in, int64_t window, int64_t stride,
-                     int64_t dilation, const std::string &padding) {
+static int64_t windowedSize(int64_t in, int64_t window, int64_t stride,
+                            int64_t dilation, const std::string &padding) {
   if (in < 0 || window < 0)
     return Shape::kUnknown;
   int64_t effective = (window - 1) * dilation + 1;
@@ -260,8 +259,8 @@ int64_t windowedSize(int64_t in, int64_t window, int64_t stride,
   return (in + stride - 1) / stride;
 }
 
-std::string windowed(InferenceContext &ctx, const Shape &in, int64_t kh,
-                     int64_t kw, int64_t outChannels) {
+static std::string windowed(InferenceContext &ctx, const Shape &in, int64_t kh,
+                            int64_t kw, int64_t outChannels) {
   auto strides = ctx.getIntListAttr("strides");
   std::string padding = ctx.getStringAttr("padding").value_or("");
   std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
@@ -292,7 +291,7 @@ std::string windowed(InferenceContext &ctx, const Shape &in, int64_t kh,
   return "";
 }
 
-std::string conv2DShape(InferenceContext &ctx) {
+static std::string conv2DShape(InferenceContext &ctx) {
   Shape filter = ctx.getInputShape(1);
   if (filter.hasRank() && filter.rank() != 4)
     return "Shape must be rank 4 but is rank " + std::to_string(filter.rank());
@@ -302,7 +301,7 @@ std::string conv2DShape(InferenceContext &ctx) {
                   filter.dims[3]);
 }
 
-std::string poolShape(InferenceContext &ctx) {
+static std::string poolShape(InferenceContext &ctx) {
   auto ksize = ctx.getIntListAttr("ksize");
   if (!ksize || ksize->size() != 4)
     return "Sliding window ksize field must specify 4 dimensions";
@@ -312,13 +311,15 @@ std::string poolShape(InferenceContext &ctx) {
                   (*ksize)[nchw ? 3 : 2], /*keep channels*/ -2);
 }
 
+namespace {
 /// The rank and channel dimension of a FusedBatchNorm* op's data, from its
 /// data_format (rank 5 for the 3-D formats).
 struct BatchNormLayout {
   int64_t rank = 4, channel = 3;
 };
+} // namespace
 
-BatchNormLayout batchNormLayout(InferenceContext &ctx) {
+static BatchNormLayout batchNormLayout(InferenceContext &ctx) {
   std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
   BatchNormLayout layout;
   layout.rank = format == "NDHWC" || format == "NCDHW" ? 5 : 4;
@@ -329,8 +330,8 @@ BatchNormLayout batchNormLayout(InferenceContext &ctx) {
 
 /// Merges the channel count with the length of each vector input in
 /// [first, end).
-std::string mergeChannelVectors(InferenceContext &ctx, unsigned first,
-                                unsigned end, int64_t &channels) {
+static std::string mergeChannelVectors(InferenceContext &ctx, unsigned first,
+                                       unsigned end, int64_t &channels) {
   for (unsigned i = first; i < end; ++i) {
     Shape vector = ctx.getInputShape(i);
     std::string error = withRank(vector, 1);
@@ -347,7 +348,7 @@ std::string mergeChannelVectors(InferenceContext &ctx, unsigned first,
 /// they are read (inference, or a running average), vectors of the
 /// channel count; y like x, the statistics channel vectors,
 /// reserve_space_3 unknown.
-std::string fusedBatchNormShape(InferenceContext &ctx) {
+static std::string fusedBatchNormShape(InferenceContext &ctx) {
   BatchNormLayout layout = batchNormLayout(ctx);
   Shape x = ctx.getInputShape(0);
   if (std::string error = withRank(x, layout.rank); !error.empty())
@@ -374,7 +375,7 @@ std::string fusedBatchNormShape(InferenceContext &ctx) {
 /// count, which scale and the two saved statistics share; x_backprop like
 /// y_backprop, the scale and offset gradients channel vectors, the
 /// reserve spaces empty.
-std::string fusedBatchNormGradShape(InferenceContext &ctx) {
+static std::string fusedBatchNormGradShape(InferenceContext &ctx) {
   BatchNormLayout layout = batchNormLayout(ctx);
   Shape dy = ctx.getInputShape(0), x = ctx.getInputShape(1);
   for (Shape *shape : {&dy, &x})
@@ -395,7 +396,6 @@ std::string fusedBatchNormGradShape(InferenceContext &ctx) {
   ctx.setOutput(4, Shape::of({0}));
   return "";
 }
-} // namespace
 
 detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
   ShapeFnTable table = {
@@ -425,34 +425,34 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
 // Gradients (nn_grad.py), in TensorFlow's node order and names
 //===----------------------------------------------------------------------===//
 
-namespace {
-std::string reluGrad(GradientContext &ctx) {
+static std::string reluGrad(GradientContext &ctx) {
   ctx.setInputGrad(
       0, ctx.op("ReluGrad", {ctx.getOutputGrad(0), ctx.getOutput(0)}));
   return "";
 }
 
-std::string eluGrad(GradientContext &ctx) {
+static std::string eluGrad(GradientContext &ctx) {
   ctx.setInputGrad(0,
                    ctx.op("EluGrad", {ctx.getOutputGrad(0), ctx.getOutput(0)}));
   return "";
 }
 
 /// Softplus and Softsign: their gradient ops of (grad, features).
-template <const char *GradOp> std::string featuresGrad(GradientContext &ctx) {
+template <const char *GradOp>
+static std::string featuresGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.op(GradOp, {ctx.getOutputGrad(0), ctx.getInput(0)}));
   return "";
 }
-constexpr char kSoftplusGrad[] = "SoftplusGrad",
-               kSoftsignGrad[] = "SoftsignGrad";
+static constexpr char kSoftplusGrad[] = "SoftplusGrad",
+                      kSoftsignGrad[] = "SoftsignGrad";
 
-std::string relu6Grad(GradientContext &ctx) {
+static std::string relu6Grad(GradientContext &ctx) {
   ctx.setInputGrad(
       0, ctx.op("Relu6Grad", {ctx.getOutputGrad(0), ctx.getInput(0)}));
   return "";
 }
 
-std::string biasAddGrad(GradientContext &ctx) {
+static std::string biasAddGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   ctx.setInputGrad(0, grad);
   ctx.setInputGrad(
@@ -464,12 +464,12 @@ std::string biasAddGrad(GradientContext &ctx) {
 }
 
 /// reduce_sum(t, -1, keepdims=True) as Python writes it.
-GradTensor sumLastAxis(GradientContext &ctx, GradTensor t) {
+static GradTensor sumLastAxis(GradientContext &ctx, GradTensor t) {
   GradTensor axis = ctx.scalar(-1, grads::kInt32, "Sum/reduction_indices");
   return ctx.op("Sum", {t, axis}, {GradAttr::boolean("keep_dims", true)});
 }
 
-std::string softmaxGrad(GradientContext &ctx) {
+static std::string softmaxGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor softmax = ctx.getOutput(0);
   GradTensor sum = sumLastAxis(ctx, ctx.op("Mul", {grad, softmax}, {}, "mul"));
@@ -478,7 +478,7 @@ std::string softmaxGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string logSoftmaxGrad(GradientContext &ctx) {
+static std::string logSoftmaxGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor softmax = ctx.op("Exp", {ctx.getOutput(0)});
   GradTensor scaled =
@@ -488,8 +488,8 @@ std::string logSoftmaxGrad(GradientContext &ctx) {
 }
 
 /// expand_dims(vec, -1) * mat.
-GradTensor broadcastMul(GradientContext &ctx, GradTensor vec, GradTensor mat,
-                        llvm::StringRef suffix) {
+static GradTensor broadcastMul(GradientContext &ctx, GradTensor vec,
+                               GradTensor mat, llvm::StringRef suffix) {
   GradTensor dim =
       ctx.scalar(-1, grads::kInt32, ("ExpandDims" + suffix + "/dim").str());
   GradTensor column =
@@ -497,7 +497,7 @@ GradTensor broadcastMul(GradientContext &ctx, GradTensor vec, GradTensor mat,
   return ctx.op("Mul", {column, mat}, {}, ("mul" + suffix).str());
 }
 
-std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
+static std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
   bool sparse = ctx.getOpType() == "SparseSoftmaxCrossEntropyWithLogits";
   // The sparse op's fused backprop has no gradient of its own.
   const char *noSecondOrder =
@@ -550,9 +550,9 @@ std::string softmaxCrossEntropyGrad(GradientContext &ctx) {
 }
 
 /// The attrs a convolution or pooling gradient copies from its forward op.
-std::vector<GradAttr> copyAttrs(GradientContext &ctx,
-                                std::initializer_list<const char *> lists,
-                                std::initializer_list<const char *> strings) {
+static std::vector<GradAttr>
+copyAttrs(GradientContext &ctx, std::initializer_list<const char *> lists,
+          std::initializer_list<const char *> strings) {
   std::vector<GradAttr> attrs;
   for (const char *name : lists)
     if (auto values = ctx.getIntListAttr(name))
@@ -565,7 +565,7 @@ std::vector<GradAttr> copyAttrs(GradientContext &ctx,
 }
 
 /// The attrs of a convolution, for the convolutions of its gradient.
-std::vector<GradAttr> convAttrs(GradientContext &ctx) {
+static std::vector<GradAttr> convAttrs(GradientContext &ctx) {
   std::vector<GradAttr> attrs =
       copyAttrs(ctx, {"dilations", "strides", "explicit_paddings"},
                 {"padding", "data_format"});
@@ -574,7 +574,7 @@ std::vector<GradAttr> convAttrs(GradientContext &ctx) {
   return attrs;
 }
 
-std::string conv2DGrad(GradientContext &ctx) {
+static std::string conv2DGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor input = ctx.getInput(0), filter = ctx.getInput(1);
   auto shapes = ctx.addNode("ShapeN", {input, filter});
@@ -588,7 +588,7 @@ std::string conv2DGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string maxPoolGrad(GradientContext &ctx) {
+static std::string maxPoolGrad(GradientContext &ctx) {
   ctx.setInputGrad(
       0, ctx.op("MaxPoolGrad",
                 {ctx.getInput(0), ctx.getOutput(0), ctx.getOutputGrad(0)},
@@ -597,7 +597,7 @@ std::string maxPoolGrad(GradientContext &ctx) {
   return "";
 }
 
-std::string avgPoolGrad(GradientContext &ctx) {
+static std::string avgPoolGrad(GradientContext &ctx) {
   GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
   ctx.setInputGrad(0, ctx.op("AvgPoolGrad", {shape, ctx.getOutputGrad(0)},
                              copyAttrs(ctx, {"ksize", "strides"},
@@ -608,17 +608,18 @@ std::string avgPoolGrad(GradientContext &ctx) {
 
 /// ReluGrad(dy, x) and Relu6Grad(dy, x) are linear in dy under a mask of
 /// x: the incoming gradient is masked the same way; x gets zeros.
-template <const char *GradOp> std::string maskedGradGrad(GradientContext &ctx) {
+template <const char *GradOp>
+static std::string maskedGradGrad(GradientContext &ctx) {
   GradTensor x = ctx.getInput(1);
   ctx.setInputGrad(0, ctx.op(GradOp, {ctx.getOutputGrad(0), x}));
   ctx.setInputGrad(1, ctx.op("ZerosLike", {x}));
   return "";
 }
-constexpr char kReluGrad[] = "ReluGrad";
-constexpr char kRelu6Grad[] = "Relu6Grad";
+static constexpr char kReluGrad[] = "ReluGrad";
+static constexpr char kRelu6Grad[] = "Relu6Grad";
 
 /// EluGrad(dy, y) = dy * (y + 1) where y < 0, else dy.
-std::string eluGradGrad(GradientContext &ctx) {
+static std::string eluGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor dy = ctx.getInput(0), y = ctx.getInput(1);
   ctx.setInputGrad(0, ctx.op("EluGrad", {grad, y}));
@@ -632,7 +633,7 @@ std::string eluGradGrad(GradientContext &ctx) {
 
 /// BiasAddGrad sums over all but the channel dim: its gradient tiles the
 /// incoming one back over them.
-std::string biasAddGradGrad(GradientContext &ctx) {
+static std::string biasAddGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
   GradTensor biasShape = ctx.op("Shape", {grad}, {}, "Shape_1");
@@ -664,7 +665,7 @@ std::string biasAddGradGrad(GradientContext &ctx) {
 }
 
 /// Conv2DBackpropInput(input_sizes, filter, dy) is linear in filter and dy.
-std::string conv2DBackpropInputGrad(GradientContext &ctx) {
+static std::string conv2DBackpropInputGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor filter = ctx.getInput(1), dy = ctx.getInput(2);
   std::vector<GradAttr> attrs = convAttrs(ctx);
@@ -675,7 +676,7 @@ std::string conv2DBackpropInputGrad(GradientContext &ctx) {
 }
 
 /// Conv2DBackpropFilter(input, filter_sizes, dy) is linear in input and dy.
-std::string conv2DBackpropFilterGrad(GradientContext &ctx) {
+static std::string conv2DBackpropFilterGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor input = ctx.getInput(0), dy = ctx.getInput(2);
   std::vector<GradAttr> attrs = convAttrs(ctx);
@@ -686,14 +687,14 @@ std::string conv2DBackpropFilterGrad(GradientContext &ctx) {
 }
 
 /// AvgPoolGrad(shape, dy) is linear in dy: its gradient is the pooling.
-std::string avgPoolGradGrad(GradientContext &ctx) {
+static std::string avgPoolGradGrad(GradientContext &ctx) {
   ctx.setInputGrad(1, ctx.op("AvgPool", {ctx.getOutputGrad(0)},
                              copyAttrs(ctx, {"ksize", "strides"},
                                        {"padding", "data_format"})));
   return "";
 }
 
-std::string fusedBatchNormGrad(GradientContext &ctx) {
+static std::string fusedBatchNormGrad(GradientContext &ctx) {
   bool training = ctx.getBoolAttr("is_training").value_or(true);
   // Training normalized with the batch statistics it saved; inference
   // with the given ones.
@@ -713,7 +714,6 @@ std::string fusedBatchNormGrad(GradientContext &ctx) {
     ctx.setInputGrad(i, grads[i]);
   return "";
 }
-} // namespace
 
 detail::GradFnTable cleave::ops::detail::getNNGradFns() {
   return {

@@ -32,9 +32,10 @@ struct DataTypeName {
   StringRef name;
   int32_t value;
 };
+} // namespace
 
 // TensorFlow's DataType enum under the names DataTypeFromString accepts.
-constexpr DataTypeName kDataTypeNames[] = {
+static constexpr DataTypeName kDataTypeNames[] = {
     {"float", 1},
     {"double", 2},
     {"int32", 3},
@@ -71,15 +72,14 @@ constexpr DataTypeName kDataTypeNames[] = {
     // TensorFlow also reads "complex" as complex64.
     {"complex", 8}};
 
-constexpr int32_t kResourceType = 20;
+static constexpr int32_t kResourceType = 20;
 
 // The compound names of op_def_builder.cc, expanded as types.cc does.
-constexpr int32_t kNumberTypes[] = {1,  2,  3,  4,  5,  6,  8,  9, 11,
-                                    12, 13, 14, 17, 18, 19, 22, 23};
-constexpr int32_t kRealNumberTypes[] = {1, 2,  3,  4,  5,  6,
-                                        9, 14, 17, 19, 22, 23};
-constexpr int32_t kQuantizedTypes[] = {11, 12, 15, 16, 13};
-} // namespace
+static constexpr int32_t kNumberTypes[] = {1,  2,  3,  4,  5,  6,  8,  9, 11,
+                                           12, 13, 14, 17, 18, 19, 22, 23};
+static constexpr int32_t kRealNumberTypes[] = {1, 2,  3,  4,  5,  6,
+                                               9, 14, 17, 19, 22, 23};
+static constexpr int32_t kQuantizedTypes[] = {11, 12, 15, 16, 13};
 
 static std::optional<int32_t> parseDataTypeName(StringRef name) {
   for (const DataTypeName &entry : kDataTypeNames)

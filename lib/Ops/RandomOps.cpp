@@ -12,12 +12,12 @@
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
-namespace {
-constexpr const char *kFloatDType = "dtype: {half, bfloat16, float, double}";
-constexpr const char *kStatelessDType =
+static constexpr const char *kFloatDType =
+    "dtype: {half, bfloat16, float, double}";
+static constexpr const char *kStatelessDType =
     "dtype: {half, bfloat16, float, double} = DT_FLOAT";
 
-OpTableEntry randomFloat(const char *name) {
+static OpTableEntry randomFloat(const char *name) {
   return {name,
           {"shape: T"},
           {"output: dtype"},
@@ -25,7 +25,7 @@ OpTableEntry randomFloat(const char *name) {
           /*isStateful=*/true};
 }
 
-OpTableEntry statelessFloat(const char *name) {
+static OpTableEntry statelessFloat(const char *name) {
   return {name,
           {"shape: T", "seed: Tseed"},
           {"output: dtype"},
@@ -33,13 +33,12 @@ OpTableEntry statelessFloat(const char *name) {
            "Tseed: {int32, int64} = DT_INT64"}};
 }
 
-OpTableEntry statelessFloatV2(const char *name) {
+static OpTableEntry statelessFloatV2(const char *name) {
   return {name,
           {"shape: Tshape", "key: uint64", "counter: uint64", "alg: int32"},
           {"output: dtype"},
           {kStatelessDType, "Tshape: {int32, int64} = DT_INT32"}};
 }
-} // namespace
 
 OpTable cleave::ops::detail::getRandomOps() {
   return {
@@ -91,14 +90,12 @@ OpTable cleave::ops::detail::getRandomOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
-std::string keyCounterShape(InferenceContext &ctx) {
+static std::string keyCounterShape(InferenceContext &ctx) {
   ctx.setOutput(0, Shape::of({1}));
   ctx.setOutput(1, Shape::of({2}));
   ctx.setOutput(2, Shape::scalar());
   return "";
 }
-} // namespace
 
 ShapeFnTable cleave::ops::detail::getRandomShapeFns() {
   ShapeFnTable table = {

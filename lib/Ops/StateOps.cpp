@@ -124,13 +124,11 @@ OpTable cleave::ops::detail::getStateOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// ReadVariableOp / ResourceGather: from the variable's declared shape.
-std::string readVariableShape(InferenceContext &ctx) {
+static std::string readVariableShape(InferenceContext &ctx) {
   ctx.setOutput(0, ctx.getResourceShape(0));
   return "";
 }
-} // namespace
 
 detail::ShapeFnTable cleave::ops::detail::getStateShapeFns() {
   return {
@@ -159,13 +157,11 @@ detail::ShapeFnTable cleave::ops::detail::getStateShapeFns() {
 // Gradients (resource_variable_ops.py)
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// A read's gradient is the gradient of the variable (its handle).
-std::string readVariableGrad(GradientContext &ctx) {
+static std::string readVariableGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.getOutputGrad(0));
   return "";
 }
-} // namespace
 
 detail::GradFnTable cleave::ops::detail::getStateGradFns() {
   return {{"ReadVariableOp", readVariableGrad}};

@@ -12,9 +12,9 @@
 
 using namespace cleave::ops;
 
-namespace {
-constexpr int64_t kNewAxis = -1, kShrinkAxis = -2;
+static constexpr int64_t kNewAxis = -1, kShrinkAxis = -2;
 
+namespace {
 struct DenseSpec {
   llvm::SmallVector<int64_t, 4> begin, end, strides;
   int64_t beginMask = 0, endMask = 0, shrinkMask = 0;
@@ -22,9 +22,9 @@ struct DenseSpec {
   /// kNewAxis / kShrinkAxis.
   llvm::SmallVector<int64_t, 4> finalShapeGather;
 };
-
-bool bit(int64_t mask, int64_t i) { return i < 63 && (mask >> i) & 1; }
 } // namespace
+
+static bool bit(int64_t mask, int64_t i) { return i < 63 && (mask >> i) & 1; }
 
 std::string cleave::ops::planStridedSlice(llvm::ArrayRef<int64_t> inputShape,
                                           llvm::ArrayRef<int64_t> begin,

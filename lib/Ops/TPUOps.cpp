@@ -183,11 +183,10 @@ OpTable cleave::ops::detail::getTPUOps() {
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// The shape all inputs of `op` agree on, into `merged`; the reason when
 /// two disagree.
-std::string mergeInputShapes(InferenceContext &ctx, llvm::StringRef op,
-                             Shape &merged) {
+static std::string mergeInputShapes(InferenceContext &ctx, llvm::StringRef op,
+                                    Shape &merged) {
   merged = Shape::unknown();
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
     std::string error;
@@ -202,7 +201,7 @@ std::string mergeInputShapes(InferenceContext &ctx, llvm::StringRef op,
 
 /// TPUReplicatedInput: the shape every replica's input agrees on (packed
 /// inputs hold all replicas at once, so nothing is known).
-std::string replicatedInputShape(InferenceContext &ctx) {
+static std::string replicatedInputShape(InferenceContext &ctx) {
   if (ctx.getBoolAttr("is_packed").value_or(false)) {
     ctx.setOutput(0, Shape::unknown());
     return "";
@@ -216,8 +215,8 @@ std::string replicatedInputShape(InferenceContext &ctx) {
 }
 
 /// The partition grid of a TPUPartitioned{Input,Output}[V2] node.
-llvm::SmallVector<int64_t> partitionGrid(InferenceContext &ctx, int64_t rank,
-                                         int64_t numCores) {
+static llvm::SmallVector<int64_t>
+partitionGrid(InferenceContext &ctx, int64_t rank, int64_t numCores) {
   std::optional<llvm::SmallVector<int64_t>> dims =
       ctx.getIntListAttr("partition_dims");
   return getPartitionGrid(
@@ -225,7 +224,7 @@ llvm::SmallVector<int64_t> partitionGrid(InferenceContext &ctx, int64_t rank,
       ctx.getIntAttr("partition_dim").value_or(0), rank, numCores);
 }
 
-std::string partitionedInputShape(InferenceContext &ctx) {
+static std::string partitionedInputShape(InferenceContext &ctx) {
   Shape part;
   if (std::string error = mergeInputShapes(ctx, "the partitioned value", part);
       !error.empty())
@@ -257,7 +256,7 @@ std::string partitionedInputShape(InferenceContext &ctx) {
   return "";
 }
 
-std::string partitionedOutputShape(InferenceContext &ctx) {
+static std::string partitionedOutputShape(InferenceContext &ctx) {
   Shape whole = ctx.getInputShape(0);
   if (!whole.hasRank()) {
     for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
@@ -291,22 +290,21 @@ std::string partitionedOutputShape(InferenceContext &ctx) {
   return "";
 }
 
-std::string replicatedOutputShape(InferenceContext &ctx) {
+static std::string replicatedOutputShape(InferenceContext &ctx) {
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i)
     ctx.setOutput(i, ctx.getInputShape(0));
   return "";
 }
 
 /// The program key of a compiled computation: a string vector of 3.
-std::string programKeyShape(InferenceContext &ctx) {
+static std::string programKeyShape(InferenceContext &ctx) {
   ctx.setOutput(0, Shape::of({3}));
   return "";
 }
 
-std::string shapesAttr(InferenceContext &ctx) {
+static std::string shapesAttr(InferenceContext &ctx) {
   return shapes::fromShapeListAttr(ctx, "shapes");
 }
-} // namespace
 
 ShapeFnTable cleave::ops::detail::getTPUShapeFns() {
   return {
@@ -338,15 +336,13 @@ ShapeFnTable cleave::ops::detail::getTPUShapeFns() {
 // Gradients (tpu_ops.py)
 //===----------------------------------------------------------------------===//
 
-namespace {
 /// The gradient of a cross-replica sum is the cross-replica sum of the
 /// gradients, over the same groups; the group assignment gets none.
-std::string crossReplicaSumGrad(GradientContext &ctx) {
+static std::string crossReplicaSumGrad(GradientContext &ctx) {
   ctx.setInputGrad(0, ctx.op("CrossReplicaSum",
                              {ctx.getOutputGrad(0), ctx.getInput(1)}));
   return "";
 }
-} // namespace
 
 detail::GradFnTable cleave::ops::detail::getTPUGradFns() {
   return {{"CrossReplicaSum", crossReplicaSumGrad}};

@@ -31,10 +31,12 @@ using namespace cleave::runtime;
 
 namespace {
 using SequenceFunction = int32_t (*)(void *run, void *frame);
+} // namespace
 
 /// Steps per generated function (see buildHostProgramModule).
-constexpr size_t kStepsPerFunction = 256;
+static constexpr size_t kStepsPerFunction = 256;
 
+namespace {
 class JITHostProgram : public CompiledHostProgram {
 public:
   std::unique_ptr<cpu::JITModule> jit;

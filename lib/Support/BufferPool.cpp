@@ -15,15 +15,14 @@
 #include <unordered_map>
 #include <vector>
 
-namespace {
-
-constexpr size_t kMinPooledBytes = 64 * 1024;
-constexpr size_t kMaxPooledBytes = size_t(1) << 30;
+static constexpr size_t kMinPooledBytes = 64 * 1024;
+static constexpr size_t kMaxPooledBytes = size_t(1) << 30;
 /// No machine Cleave runs on has a terabyte for one tensor; a request above
 /// that is a size computed from bad input, refused (null) before the
 /// allocator sees it (AddressSanitizer's aborts at 2^40 bytes).
-constexpr size_t kMaxBufferBytes = (size_t(1) << 40) - (size_t(1) << 20);
+static constexpr size_t kMaxBufferBytes = (size_t(1) << 40) - (size_t(1) << 20);
 
+namespace {
 class BufferPool {
 public:
   void *allocate(size_t size) {
@@ -92,14 +91,13 @@ private:
   std::unordered_map<size_t, std::vector<void *>> freeBlocks;
   size_t pooledBytes = 0;
 };
+} // namespace
 
 // Never destroyed: blocks may be released during static destruction.
-BufferPool &pool() {
+static BufferPool &pool() {
   static BufferPool *instance = new BufferPool();
   return *instance;
 }
-
-} // namespace
 
 void *cleave::allocateBuffer(size_t bytes) { return pool().allocate(bytes); }
 

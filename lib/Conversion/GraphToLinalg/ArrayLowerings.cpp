@@ -23,9 +23,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
 
-namespace {
-
-LogicalResult constant(NodeLowering &ctx) {
+static LogicalResult constant(NodeLowering &ctx) {
   auto attr = dyn_cast_or_null<graph::TensorAttr>(ctx.node.getTFAttr("value"));
   auto dense = attr ? dyn_cast_or_null<DenseElementsAttr>(attr.getValue())
                     : DenseElementsAttr();
@@ -65,7 +63,7 @@ LogicalResult constant(NodeLowering &ctx) {
 }
 
 /// Identity, Snapshot, StopGradient, ...: the input, variable name and all.
-LogicalResult forward(NodeLowering &ctx) {
+static LogicalResult forward(NodeLowering &ctx) {
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     ctx.setOutput(i, ctx.input(i));
   return success();
@@ -73,7 +71,7 @@ LogicalResult forward(NodeLowering &ctx) {
 
 /// The input; the status becomes the reference kernel's error when an
 /// element is Inf (bit 1) or NaN (bit 2), OR-ed over the tensor.
-LogicalResult checkNumerics(NodeLowering &ctx) {
+static LogicalResult checkNumerics(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (!isFloatDType(dtype))
     return ctx.error() << "dtype " << cleave::dtypeName(dtype)
@@ -131,27 +129,27 @@ LogicalResult checkNumerics(NodeLowering &ctx) {
   return success();
 }
 
-Tensor intVector(int32_t dtype, ArrayRef<int64_t> values) {
+static Tensor intVector(int32_t dtype, ArrayRef<int64_t> values) {
   Tensor t(dtype, {int64_t(values.size())});
   for (auto [i, v] : llvm::enumerate(values))
     t.setFromDouble(i, double(v));
   return t;
 }
 
-Tensor intScalar(int32_t dtype, int64_t value) {
+static Tensor intScalar(int32_t dtype, int64_t value) {
   Tensor t(dtype, {});
   t.setFromDouble(0, double(value));
   return t;
 }
 
-LogicalResult shape(NodeLowering &ctx) {
+static LogicalResult shape(NodeLowering &ctx) {
   int32_t outType = ctx.getType("out_type").value_or(kInt32);
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     ctx.setConstantOutput(i, intVector(outType, ctx.shape(i)));
   return success();
 }
 
-LogicalResult size(NodeLowering &ctx) {
+static LogicalResult size(NodeLowering &ctx) {
   int64_t count = 1;
   for (int64_t d : ctx.shape(0))
     count *= d;
@@ -160,13 +158,14 @@ LogicalResult size(NodeLowering &ctx) {
   return success();
 }
 
-LogicalResult rank(NodeLowering &ctx) {
+static LogicalResult rank(NodeLowering &ctx) {
   ctx.setConstantOutput(0, intScalar(kInt32, ctx.shape(0).size()));
   return success();
 }
 
 /// Reshape, ExpandDims, Squeeze: the same elements with another shape.
-template <unsigned shapeInput> LogicalResult reshapeLike(NodeLowering &ctx) {
+template <unsigned shapeInput>
+static LogicalResult reshapeLike(NodeLowering &ctx) {
   std::vector<unsigned> shapeInputs;
   if (shapeInput < ctx.getNumInputs())
     shapeInputs.push_back(shapeInput);
@@ -179,7 +178,7 @@ template <unsigned shapeInput> LogicalResult reshapeLike(NodeLowering &ctx) {
   return success();
 }
 
-LogicalResult fill(NodeLowering &ctx) {
+static LogicalResult fill(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({0});
   if (failed(shape))
     return failure();
@@ -196,14 +195,14 @@ LogicalResult fill(NodeLowering &ctx) {
   return success();
 }
 
-template <int value> LogicalResult filledLike(NodeLowering &ctx) {
+template <int value> static LogicalResult filledLike(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   ctx.setOutput(0, ctx.filled(ctx.shape(0), dtype, ctx.scalar(dtype, value)),
                 dtype);
   return success();
 }
 
-LogicalResult transpose(NodeLowering &ctx) {
+static LogicalResult transpose(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> perm = ctx.constantInts(1);
   if (failed(perm))
     return failure();
@@ -234,7 +233,7 @@ LogicalResult transpose(NodeLowering &ctx) {
 
 /// ReverseV2 of compile-time axes: a linalg.generic reading each reversed
 /// dimension from its far end.
-LogicalResult reverseV2(NodeLowering &ctx) {
+static LogicalResult reverseV2(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> axes = ctx.constantInts(1);
   if (failed(axes))
     return failure();
@@ -269,8 +268,8 @@ LogicalResult reverseV2(NodeLowering &ctx) {
 }
 
 /// Inserts `pieces` along `axis` into a new tensor of `shape`.
-Value concatenate(NodeLowering &ctx, ArrayRef<Value> pieces, int64_t axis,
-                  ArrayRef<int64_t> shape, int32_t dtype) {
+static Value concatenate(NodeLowering &ctx, ArrayRef<Value> pieces,
+                         int64_t axis, ArrayRef<int64_t> shape, int32_t dtype) {
   OpBuilder &b = ctx.b;
   Value result = ctx.empty(shape, dtype);
   int64_t offset = 0;
@@ -289,7 +288,7 @@ Value concatenate(NodeLowering &ctx, ArrayRef<Value> pieces, int64_t axis,
   return result;
 }
 
-LogicalResult concat(NodeLowering &ctx) {
+static LogicalResult concat(NodeLowering &ctx) {
   unsigned n = ctx.getNumInputs() - 1;
   FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({n});
   if (failed(shape))
@@ -305,7 +304,7 @@ LogicalResult concat(NodeLowering &ctx) {
   return success();
 }
 
-LogicalResult pack(NodeLowering &ctx) {
+static LogicalResult pack(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({});
   if (failed(shape))
     return failure();
@@ -325,8 +324,8 @@ LogicalResult pack(NodeLowering &ctx) {
 }
 
 /// Slices `input` of `shape` at `offsets` with `sizes`.
-Value slice(NodeLowering &ctx, Value input, ArrayRef<int64_t> offsets,
-            ArrayRef<int64_t> sizes) {
+static Value slice(NodeLowering &ctx, Value input, ArrayRef<int64_t> offsets,
+                   ArrayRef<int64_t> sizes) {
   OpBuilder &b = ctx.b;
   SmallVector<OpFoldResult> o, s, st;
   for (auto [offset, size] : llvm::zip(offsets, sizes)) {
@@ -339,7 +338,7 @@ Value slice(NodeLowering &ctx, Value input, ArrayRef<int64_t> offsets,
   return b.create<tensor::ExtractSliceOp>(ctx.loc, type, input, o, s, st);
 }
 
-LogicalResult unpack(NodeLowering &ctx) {
+static LogicalResult unpack(NodeLowering &ctx) {
   const std::vector<int64_t> &in = ctx.shape(0);
   int64_t axis = ctx.getInt("axis").value_or(0);
   int64_t rank = in.size();
@@ -367,7 +366,7 @@ LogicalResult unpack(NodeLowering &ctx) {
 
 /// Split(axis, value) and SplitV(value, size_splits, axis): slices along
 /// the axis, the sizes as the shape function found them.
-template <bool isV> LogicalResult split(NodeLowering &ctx) {
+template <bool isV> static LogicalResult split(NodeLowering &ctx) {
   unsigned valueInput = isV ? 0 : 1, axisInput = isV ? 2 : 0;
   std::vector<unsigned> constants = {axisInput};
   if (isV)
@@ -397,7 +396,7 @@ template <bool isV> LogicalResult split(NodeLowering &ctx) {
 /// is a compile-time constant; a begin out of range is TensorFlow's error,
 /// reported through the status, and the slice reads clamped offsets, so
 /// that no access leaves the input.
-LogicalResult dynamicSlice(NodeLowering &ctx, ArrayRef<int64_t> sizes) {
+static LogicalResult dynamicSlice(NodeLowering &ctx, ArrayRef<int64_t> sizes) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   const std::vector<int64_t> &in = ctx.shape(0);
@@ -443,7 +442,7 @@ LogicalResult dynamicSlice(NodeLowering &ctx, ArrayRef<int64_t> sizes) {
   return success();
 }
 
-LogicalResult sliceOp(NodeLowering &ctx) {
+static LogicalResult sliceOp(NodeLowering &ctx) {
   if (!ctx.input(1).constant) {
     // Only the size decides the output's shape; it must be known.
     if (failed(ctx.requireConstants({2})))
@@ -476,9 +475,8 @@ LogicalResult sliceOp(NodeLowering &ctx) {
 
 /// StridedSlice[Grad]'s slice over `shape`: begin, end and strides are
 /// inputs `first`.. and must be compile-time constants, as in XLA.
-FailureOr<ops::StridedSlicePlan> planStridedSlice(NodeLowering &ctx,
-                                                  ArrayRef<int64_t> shape,
-                                                  unsigned first) {
+static FailureOr<ops::StridedSlicePlan>
+planStridedSlice(NodeLowering &ctx, ArrayRef<int64_t> shape, unsigned first) {
   if (failed(ctx.requireConstants({first, first + 1, first + 2})))
     return failure();
   ops::StridedSliceMasks masks;
@@ -496,6 +494,7 @@ FailureOr<ops::StridedSlicePlan> planStridedSlice(NodeLowering &ctx,
   return plan;
 }
 
+namespace {
 /// The planned elements of each dimension as a slice with positive
 /// strides (tensor.extract_slice / insert_slice take no others): a
 /// negative stride takes the same elements from the other end, reversed.
@@ -504,9 +503,10 @@ struct PositiveStrides {
   SmallVector<bool> reversed;
   bool anyReversed = false;
 };
+} // namespace
 
-PositiveStrides positiveStrides(OpBuilder &b,
-                                const ops::StridedSlicePlan &plan) {
+static PositiveStrides positiveStrides(OpBuilder &b,
+                                       const ops::StridedSlicePlan &plan) {
   PositiveStrides slice;
   for (size_t d = 0; d < plan.sizes.size(); ++d) {
     int64_t size = plan.sizes[d], stride = plan.strides[d];
@@ -524,8 +524,8 @@ PositiveStrides positiveStrides(OpBuilder &b,
 }
 
 /// `input` (of `shape`) reversed along the dimensions `reversed` marks.
-Value reverse(NodeLowering &ctx, Value input, ArrayRef<int64_t> shape,
-              int32_t dtype, ArrayRef<bool> reversed) {
+static Value reverse(NodeLowering &ctx, Value input, ArrayRef<int64_t> shape,
+                     int32_t dtype, ArrayRef<bool> reversed) {
   OpBuilder &b = ctx.b;
   SmallVector<AffineExpr> read;
   for (auto [d, size] : llvm::enumerate(shape))
@@ -551,7 +551,7 @@ Value reverse(NodeLowering &ctx, Value input, ArrayRef<int64_t> shape,
 
 /// StridedSlice: a view of the input (tensor.extract_slice), reversed
 /// where a stride is negative, reshaped for shrunk and new axes.
-LogicalResult stridedSlice(NodeLowering &ctx) {
+static LogicalResult stridedSlice(NodeLowering &ctx) {
   const std::vector<int64_t> &in = ctx.shape(0);
   int32_t dtype = ctx.dtype(0);
   FailureOr<ops::StridedSlicePlan> plan = planStridedSlice(ctx, in, 1);
@@ -571,7 +571,7 @@ LogicalResult stridedSlice(NodeLowering &ctx) {
 
 /// StridedSliceGrad(shape, begin, end, strides, dy): dy inserted into
 /// zeros of `shape` where StridedSlice took its elements.
-LogicalResult stridedSliceGrad(NodeLowering &ctx) {
+static LogicalResult stridedSliceGrad(NodeLowering &ctx) {
   if (failed(ctx.requireConstants({0})))
     return failure();
   std::vector<int64_t> shape = *ctx.constantInts(0);
@@ -601,7 +601,8 @@ LogicalResult stridedSliceGrad(NodeLowering &ctx) {
 }
 
 /// Tile and BroadcastTo: a generic whose input map indexes the source.
-template <bool isTile> LogicalResult replicateElements(NodeLowering &ctx) {
+template <bool isTile>
+static LogicalResult replicateElements(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
   if (failed(out))
     return failure();
@@ -642,7 +643,7 @@ template <bool isTile> LogicalResult replicateElements(NodeLowering &ctx) {
 }
 
 /// Pad and PadV2: tensor.pad with the constant value.
-LogicalResult pad(NodeLowering &ctx) {
+static LogicalResult pad(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
   if (failed(out))
     return failure();
@@ -671,7 +672,7 @@ LogicalResult pad(NodeLowering &ctx) {
 /// GatherV2 with batch_dims 0: out[outer, i..., inner] =
 /// params[outer, indices[i...], inner]. Indices out of range read the
 /// nearest element (as XLA clamps) instead of failing.
-LogicalResult gather(NodeLowering &ctx) {
+static LogicalResult gather(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
   if (failed(out))
     return failure();
@@ -727,7 +728,7 @@ LogicalResult gather(NodeLowering &ctx) {
 }
 
 /// OneHot: on where the index equals the position along `axis`.
-LogicalResult oneHot(NodeLowering &ctx) {
+static LogicalResult oneHot(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
   if (failed(out))
     return failure();
@@ -766,8 +767,6 @@ LogicalResult oneHot(NodeLowering &ctx) {
   ctx.setOutput(0, generic.getResult(0), dtype);
   return success();
 }
-
-} // namespace
 
 LoweringTable cleave::conversion::getArrayLowerings() {
   return {

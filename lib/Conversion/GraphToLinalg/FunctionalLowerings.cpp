@@ -22,9 +22,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
 
-namespace {
-
-FailureOr<StringRef> functionAttr(NodeLowering &ctx, StringRef name) {
+static FailureOr<StringRef> functionAttr(NodeLowering &ctx, StringRef name) {
   auto f = dyn_cast_or_null<graph::FuncAttr>(ctx.getAttr(name));
   if (!f)
     return ctx.error() << "attr '" << name << "' must name a function",
@@ -34,8 +32,8 @@ FailureOr<StringRef> functionAttr(NodeLowering &ctx, StringRef name) {
 
 /// A predicate as TensorFlow reads one: a scalar is true when non-zero; any
 /// other tensor when it has elements (known at compile time).
-FailureOr<Value> predicate(NodeLowering &ctx, OpBuilder &b, Location loc,
-                           const LoweredValue &value, Value tensor) {
+static FailureOr<Value> predicate(NodeLowering &ctx, OpBuilder &b, Location loc,
+                                  const LoweredValue &value, Value tensor) {
   if (!value.shape.empty()) {
     int64_t count = 1;
     for (int64_t d : value.shape)
@@ -54,13 +52,13 @@ FailureOr<Value> predicate(NodeLowering &ctx, OpBuilder &b, Location loc,
 }
 
 /// A lowered value as a tensor that can cross a region boundary.
-Value tensorOf(NodeLowering &ctx, LoweredValue &value) {
+static Value tensorOf(NodeLowering &ctx, LoweredValue &value) {
   if (!value.tensor && value.constant)
     value.tensor = ctx.constantTensor(*value.constant);
   return value.tensor;
 }
 
-std::string typesString(TypeRange types) {
+static std::string typesString(TypeRange types) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::interleaveComma(types, os);
@@ -69,9 +67,9 @@ std::string typesString(TypeRange types) {
 
 /// Lowers `branch` into the region being built by `nested`, yielding its
 /// results and the status; records their types (or an error) in `types`.
-void lowerBranch(NodeLowering &ctx, OpBuilder &nested, Location loc,
-                 StringRef branch, ArrayRef<LoweredValue> args,
-                 std::optional<SmallVector<Type>> &types, bool &failed) {
+static void lowerBranch(NodeLowering &ctx, OpBuilder &nested, Location loc,
+                        StringRef branch, ArrayRef<LoweredValue> args,
+                        std::optional<SmallVector<Type>> &types, bool &failed) {
   OpBuilder::InsertionGuard guard(ctx.b);
   ctx.b.setInsertionPointToEnd(nested.getInsertionBlock());
   Value statusBefore = ctx.getStatus();
@@ -119,11 +117,10 @@ void lowerBranch(NodeLowering &ctx, OpBuilder &nested, Location loc,
 /// Builds scf.if (pred, branches[0], else: the rest) at the builder; for
 /// more than two branches (Case), `caseIndex` gives the predicate of the
 /// next one. Its results: the branches' results, then the status.
-FailureOr<scf::IfOp> buildIf(NodeLowering &ctx, Value pred,
-                             ArrayRef<StringRef> branches,
-                             ArrayRef<LoweredValue> args,
-                             std::function<Value(OpBuilder &, Location,
-                                                 unsigned)> caseIndex) {
+static FailureOr<scf::IfOp>
+buildIf(NodeLowering &ctx, Value pred, ArrayRef<StringRef> branches,
+        ArrayRef<LoweredValue> args,
+        std::function<Value(OpBuilder &, Location, unsigned)> caseIndex) {
   std::optional<SmallVector<Type>> types;
   bool failed = false;
   Location loc = ctx.loc;
@@ -174,8 +171,8 @@ FailureOr<scf::IfOp> buildIf(NodeLowering &ctx, Value pred,
   return ifOp;
 }
 
-LogicalResult setOutputs(NodeLowering &ctx, ValueRange results,
-                         ArrayRef<LoweredValue> like) {
+static LogicalResult setOutputs(NodeLowering &ctx, ValueRange results,
+                                ArrayRef<LoweredValue> like) {
   unsigned n = ctx.node.getOutputs().size();
   if (results.size() != n)
     return ctx.error() << "the branches return " << results.size()
@@ -192,8 +189,8 @@ LogicalResult setOutputs(NodeLowering &ctx, ValueRange results,
 }
 
 /// The dtypes of a node's outputs (for the results of scf ops).
-SmallVector<LoweredValue> outputDTypes(NodeLowering &ctx,
-                                       ArrayRef<LoweredValue> fallback) {
+static SmallVector<LoweredValue> outputDTypes(NodeLowering &ctx,
+                                              ArrayRef<LoweredValue> fallback) {
   SmallVector<LoweredValue> like;
   for (auto [i, v] : llvm::enumerate(ctx.node.getOutputs())) {
     LoweredValue value;
@@ -207,11 +204,10 @@ SmallVector<LoweredValue> outputDTypes(NodeLowering &ctx,
 }
 
 /// The node's outputs from the branch `pred` (and `caseIndex`) choose.
-LogicalResult lowerConditional(NodeLowering &ctx, Value pred,
-                               ArrayRef<StringRef> branches,
-                               ArrayRef<LoweredValue> args,
-                               std::function<Value(OpBuilder &, Location,
-                                                   unsigned)> caseIndex) {
+static LogicalResult lowerConditional(
+    NodeLowering &ctx, Value pred, ArrayRef<StringRef> branches,
+    ArrayRef<LoweredValue> args,
+    std::function<Value(OpBuilder &, Location, unsigned)> caseIndex) {
   FailureOr<scf::IfOp> ifOp = buildIf(ctx, pred, branches, args, caseIndex);
   if (failed(ifOp))
     return failure();
@@ -222,8 +218,8 @@ LogicalResult lowerConditional(NodeLowering &ctx, Value pred,
 
 /// Lowers one branch straight into the current region (the predicate is
 /// known at compile time).
-LogicalResult lowerInline(NodeLowering &ctx, StringRef branch,
-                          ArrayRef<LoweredValue> args) {
+static LogicalResult lowerInline(NodeLowering &ctx, StringRef branch,
+                                 ArrayRef<LoweredValue> args) {
   FailureOr<SmallVector<LoweredValue>> results =
       ctx.lowerFunctionBody(branch, args);
   if (failed(results))
@@ -237,7 +233,7 @@ LogicalResult lowerInline(NodeLowering &ctx, StringRef branch,
   return success();
 }
 
-SmallVector<LoweredValue> argsFrom(NodeLowering &ctx, unsigned first) {
+static SmallVector<LoweredValue> argsFrom(NodeLowering &ctx, unsigned first) {
   SmallVector<LoweredValue> args;
   for (unsigned i = first; i < ctx.getNumInputs(); ++i)
     args.push_back(ctx.input(i));
@@ -245,7 +241,7 @@ SmallVector<LoweredValue> argsFrom(NodeLowering &ctx, unsigned first) {
 }
 
 /// If/StatelessIf(cond, input...).
-LogicalResult ifOp(NodeLowering &ctx) {
+static LogicalResult ifOp(NodeLowering &ctx) {
   FailureOr<StringRef> thenBranch = functionAttr(ctx, "then_branch");
   FailureOr<StringRef> elseBranch = functionAttr(ctx, "else_branch");
   if (failed(thenBranch) || failed(elseBranch))
@@ -270,7 +266,7 @@ LogicalResult ifOp(NodeLowering &ctx) {
 
 /// Case/StatelessCase(branch_index, input...): an index out of range takes
 /// the last branch, as the interpreter does.
-LogicalResult caseOp(NodeLowering &ctx) {
+static LogicalResult caseOp(NodeLowering &ctx) {
   auto list = dyn_cast_or_null<ArrayAttr>(ctx.getAttr("branches"));
   SmallVector<StringRef> branches;
   for (Attribute a : list ? list.getValue() : ArrayRef<Attribute>())
@@ -311,7 +307,7 @@ LogicalResult caseOp(NodeLowering &ctx) {
 
 /// While/StatelessWhile(input...): cond and body are functions of the loop
 /// variables.
-LogicalResult whileOp(NodeLowering &ctx) {
+static LogicalResult whileOp(NodeLowering &ctx) {
   FailureOr<StringRef> condFn = functionAttr(ctx, "cond");
   FailureOr<StringRef> bodyFn = functionAttr(ctx, "body");
   if (failed(condFn) || failed(bodyFn))
@@ -453,14 +449,12 @@ LogicalResult whileOp(NodeLowering &ctx) {
 }
 
 /// PartitionedCall/StatefulPartitionedCall(args...): the body of `f`.
-LogicalResult partitionedCall(NodeLowering &ctx) {
+static LogicalResult partitionedCall(NodeLowering &ctx) {
   FailureOr<StringRef> f = functionAttr(ctx, "f");
   if (failed(f))
     return failure();
   return lowerInline(ctx, *f, argsFrom(ctx, 0));
 }
-
-} // namespace
 
 LoweringTable cleave::conversion::getFunctionalLowerings() {
   return {

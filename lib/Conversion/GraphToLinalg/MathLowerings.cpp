@@ -24,7 +24,6 @@ using namespace cleave;
 using namespace cleave::conversion;
 
 namespace {
-
 /// Scalar arithmetic on one element type, as the kernels compute it.
 struct Arith {
   OpBuilder &b;
@@ -143,19 +142,22 @@ struct Arith {
     return select(adjust, add(r, y), r);
   }
 };
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Element-wise ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult unsupportedDType(NodeLowering &ctx, int32_t dtype) {
+static LogicalResult unsupportedDType(NodeLowering &ctx, int32_t dtype) {
   return ctx.error() << "dtype " << cleave::dtypeName(dtype)
                      << " is not supported";
 }
 
+namespace {
 using Unary = ops::UnaryOp;
+} // namespace
 
-bool needsFloat(Unary op) {
+static bool needsFloat(Unary op) {
   switch (op) {
   case Unary::Neg: case Unary::Square: case Unary::Abs: case Unary::Sign:
   case Unary::Reciprocal: case Unary::Relu: case Unary::Relu6:
@@ -166,7 +168,7 @@ bool needsFloat(Unary op) {
   }
 }
 
-Value applyUnary(Arith &a, Unary op, Value x) {
+static Value applyUnary(Arith &a, Unary op, Value x) {
   OpBuilder &b = a.b;
   Location loc = a.loc;
   switch (op) {
@@ -261,7 +263,7 @@ Value applyUnary(Arith &a, Unary op, Value x) {
   llvm_unreachable("unknown unary op");
 }
 
-LogicalResult unaryElementwise(NodeLowering &ctx, Unary op) {
+static LogicalResult unaryElementwise(NodeLowering &ctx, Unary op) {
   int32_t dtype = ctx.dtype(0);
   if ((needsFloat(op) && !isFloatDType(dtype)) ||
       (op == Unary::LogicalNot) != (dtype == kBool))
@@ -278,14 +280,16 @@ LogicalResult unaryElementwise(NodeLowering &ctx, Unary op) {
   return success();
 }
 
-template <Unary op> LogicalResult unary(NodeLowering &ctx) {
+template <Unary op> static LogicalResult unary(NodeLowering &ctx) {
   return unaryElementwise(ctx, op);
 }
 
+namespace {
 using Classify = ops::ClassifyOp;
+} // namespace
 
 /// IsNan, IsInf, IsFinite: a bool per element of a float tensor.
-template <Classify kind> LogicalResult classify(NodeLowering &ctx) {
+template <Classify kind> static LogicalResult classify(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (!isFloatDType(dtype))
     return unsupportedDType(ctx, dtype);
@@ -310,6 +314,7 @@ template <Classify kind> LogicalResult classify(NodeLowering &ctx) {
   return success();
 }
 
+namespace {
 enum class Binary {
   Add, Sub, Mul, Div, RealDiv, FloorDiv, FloorMod, DivNoNan, Max, Min, Pow,
   SquaredDifference, Atan2, Less, LessEqual, Greater, GreaterEqual, Equal,
@@ -320,21 +325,22 @@ enum class Binary {
   // (dy, x) of relu-like ops.
   ReluGrad, Relu6Grad, EluGrad, SoftplusGrad, SoftsignGrad
 };
+} // namespace
 
-bool isComparison(Binary op) {
+static bool isComparison(Binary op) {
   return op >= Binary::Less && op <= Binary::NotEqual;
 }
-bool isLogical(Binary op) {
+static bool isLogical(Binary op) {
   return op == Binary::LogicalAnd || op == Binary::LogicalOr;
 }
-bool needsFloat(Binary op) {
+static bool needsFloat(Binary op) {
   // ReluGrad and Relu6Grad take every real type, as TensorFlow's kernels.
   return op == Binary::Atan2 ||
          (op >= Binary::SigmoidGrad && op != Binary::ReluGrad &&
           op != Binary::Relu6Grad);
 }
 
-Value applyBinary(Arith &a, Binary op, Value x, Value y) {
+static Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   OpBuilder &b = a.b;
   Location loc = a.loc;
   using FP = arith::CmpFPredicate;
@@ -444,7 +450,7 @@ Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   llvm_unreachable("unknown binary op");
 }
 
-LogicalResult binaryElementwise(NodeLowering &ctx, Binary op) {
+static LogicalResult binaryElementwise(NodeLowering &ctx, Binary op) {
   int32_t dtype = ctx.dtype(0);
   if (dtype != ctx.dtype(1))
     return ctx.error() << "inputs have different dtypes, "
@@ -480,11 +486,11 @@ LogicalResult binaryElementwise(NodeLowering &ctx, Binary op) {
   return success();
 }
 
-template <Binary op> LogicalResult binary(NodeLowering &ctx) {
+template <Binary op> static LogicalResult binary(NodeLowering &ctx) {
   return binaryElementwise(ctx, op);
 }
 
-LogicalResult addN(NodeLowering &ctx) {
+static LogicalResult addN(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (dtype == kBool)
     return unsupportedDType(ctx, dtype);
@@ -511,7 +517,7 @@ LogicalResult addN(NodeLowering &ctx) {
   return success();
 }
 
-LogicalResult cast(NodeLowering &ctx) {
+static LogicalResult cast(NodeLowering &ctx) {
   std::optional<int32_t> dst = ctx.getType("DstT");
   if (!dst || !ctx.elementType(*dst))
     return ctx.error() << "unsupported DstT";
@@ -526,7 +532,7 @@ LogicalResult cast(NodeLowering &ctx) {
 }
 
 /// SelectV2: condition, then and else broadcast together.
-LogicalResult selectV2(NodeLowering &ctx) {
+static LogicalResult selectV2(NodeLowering &ctx) {
   std::vector<int64_t> te, shape;
   if (!cleave::broadcastShape(ctx.shape(1), ctx.shape(2), te) ||
       !cleave::broadcastShape(ctx.shape(0), te, shape))
@@ -549,7 +555,7 @@ LogicalResult selectV2(NodeLowering &ctx) {
 
 /// Select: equal shapes, a vector condition that picks rows, or a scalar
 /// condition that picks a whole operand.
-LogicalResult select(NodeLowering &ctx) {
+static LogicalResult select(NodeLowering &ctx) {
   const std::vector<int64_t> &c = ctx.shape(0), &t = ctx.shape(1);
   if (t != ctx.shape(2))
     return ctx.error() << "'then' and 'else' must have the same size.  but "
@@ -583,15 +589,17 @@ LogicalResult select(NodeLowering &ctx) {
   return success();
 }
 
+namespace {
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
 
 using Reduce = ops::ReduceOp;
+} // namespace
 
 /// The largest (or lowest) value of an element type, as a constant.
-Value extreme(OpBuilder &b, Location loc, Type type, int32_t dtype,
-              bool largest) {
+static Value extreme(OpBuilder &b, Location loc, Type type, int32_t dtype,
+                     bool largest) {
   if (auto f = dyn_cast<FloatType>(type)) {
     APFloat v = APFloat::getLargest(f.getFloatSemantics(), !largest);
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, v));
@@ -605,8 +613,8 @@ Value extreme(OpBuilder &b, Location loc, Type type, int32_t dtype,
 }
 
 /// Normalized, sorted reduction axes; TensorFlow's error otherwise.
-FailureOr<std::vector<int64_t>> reductionAxes(NodeLowering &ctx,
-                                              unsigned input, int64_t rank) {
+static FailureOr<std::vector<int64_t>>
+reductionAxes(NodeLowering &ctx, unsigned input, int64_t rank) {
   FailureOr<std::vector<int64_t>> axes = ctx.constantInts(input);
   if (failed(axes))
     return failure();
@@ -624,7 +632,7 @@ FailureOr<std::vector<int64_t>> reductionAxes(NodeLowering &ctx,
   return result;
 }
 
-template <Reduce op> LogicalResult reduce(NodeLowering &ctx) {
+template <Reduce op> static LogicalResult reduce(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (dtype == kBool)
     return unsupportedDType(ctx, dtype);
@@ -698,8 +706,8 @@ template <Reduce op> LogicalResult reduce(NodeLowering &ctx) {
 
 /// `axis` of a rank-`rank` operand, counted from 0, or TensorFlow's error
 /// "<expected> in the range [-rank, rank), but got <axis>".
-FailureOr<int64_t> normalizeAxis(NodeLowering &ctx, int64_t axis,
-                                 int64_t rank, StringRef expected) {
+static FailureOr<int64_t> normalizeAxis(NodeLowering &ctx, int64_t axis,
+                                        int64_t rank, StringRef expected) {
   int64_t normalized = axis;
   if (!ops::normalizeAxis(normalized, rank))
     return ctx.error() << expected << " in the range [" << -rank << ", "
@@ -709,7 +717,7 @@ FailureOr<int64_t> normalizeAxis(NodeLowering &ctx, int64_t axis,
 }
 
 /// ArgMax/ArgMin: the first index of the extreme along one axis.
-template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
+template <bool isMax> static LogicalResult argReduce(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (dtype == kBool)
     return unsupportedDType(ctx, dtype);
@@ -779,7 +787,7 @@ template <bool isMax> LogicalResult argReduce(NodeLowering &ctx) {
 /// first step is the first slice or the identity. `reverse` walks from the
 /// end. Only the result travels through the loop, so it is updated in
 /// place once bufferized.
-template <bool isProduct> LogicalResult scan(NodeLowering &ctx) {
+template <bool isProduct> static LogicalResult scan(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (dtype == kBool)
     return unsupportedDType(ctx, dtype);
@@ -865,9 +873,7 @@ template <bool isProduct> LogicalResult scan(NodeLowering &ctx) {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-
-
-LogicalResult matMul(NodeLowering &ctx) {
+static LogicalResult matMul(NodeLowering &ctx) {
   const std::vector<int64_t> &a = ctx.shape(0), &bShape = ctx.shape(1);
   if (a.size() != 2 || bShape.size() != 2)
     return ctx.error() << "In[0] and In[1] must be matrices";
@@ -916,7 +922,7 @@ LogicalResult matMul(NodeLowering &ctx) {
 }
 
 /// BatchMatMulV2: one contraction over broadcast batch dimensions.
-LogicalResult batchMatMul(NodeLowering &ctx) {
+static LogicalResult batchMatMul(NodeLowering &ctx) {
   const std::vector<int64_t> &a = ctx.shape(0), &bShape = ctx.shape(1);
   if (a.size() < 2 || bShape.size() < 2)
     return ctx.error() << "In[0] and In[1] must have rank >= 2, but are "
@@ -994,7 +1000,7 @@ LogicalResult batchMatMul(NodeLowering &ctx) {
 /// of the result (in place once bufferized). A negative id drops its row,
 /// as TensorFlow does; an id past num_segments is TensorFlow's error,
 /// through the status, and drops its row too.
-LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
+static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
   if (failed(out))
     return failure();
@@ -1086,8 +1092,6 @@ LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
                 dtype);
   return success();
 }
-
-} // namespace
 
 LogicalResult cleave::conversion::lowerUnaryElementwise(NodeLowering &ctx,
                                                       ops::UnaryOp op) {

@@ -37,9 +37,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
 
-namespace {
-
-LogicalResult floatOnly(NodeLowering &ctx, unsigned input) {
+static LogicalResult floatOnly(NodeLowering &ctx, unsigned input) {
   if (!isFloatDType(ctx.dtype(input)))
     return ctx.error() << "dtype " << cleave::dtypeName(ctx.dtype(input))
                        << " is not supported";
@@ -47,20 +45,20 @@ LogicalResult floatOnly(NodeLowering &ctx, unsigned input) {
 }
 
 /// The channel dimension of a BiasAdd-like op.
-int64_t channelDim(NodeLowering &ctx, int64_t rank) {
+static int64_t channelDim(NodeLowering &ctx, int64_t rank) {
   bool nchw = ctx.getString("data_format").value_or("NHWC") == "NCHW";
   return nchw ? 1 : rank - 1;
 }
 
 /// `bias` [C] reshaped to broadcast along `channel` of a rank-`rank` tensor.
-Value biasView(NodeLowering &ctx, Value bias, int64_t c, int64_t channel,
-               int64_t rank, int32_t dtype) {
+static Value biasView(NodeLowering &ctx, Value bias, int64_t c, int64_t channel,
+                      int64_t rank, int32_t dtype) {
   std::vector<int64_t> shape(rank - channel, 1);
   shape[0] = c;
   return ctx.reshape(bias, {c}, shape, dtype);
 }
 
-LogicalResult biasAdd(NodeLowering &ctx) {
+static LogicalResult biasAdd(NodeLowering &ctx) {
   if (failed(floatOnly(ctx, 0)))
     return failure();
   int32_t dtype = ctx.dtype(0);
@@ -84,7 +82,7 @@ LogicalResult biasAdd(NodeLowering &ctx) {
   return success();
 }
 
-LogicalResult biasAddGrad(NodeLowering &ctx) {
+static LogicalResult biasAddGrad(NodeLowering &ctx) {
   if (failed(floatOnly(ctx, 0)))
     return failure();
   int32_t dtype = ctx.dtype(0);
@@ -109,15 +107,18 @@ LogicalResult biasAddGrad(NodeLowering &ctx) {
   return success();
 }
 
+namespace {
 /// The pieces every softmax shares, over the last dimension of `logits`:
 /// shifted = logits - max, and log(sum(exp(shifted))), the latter shaped
 /// [rows..., 1] to broadcast against the logits.
 struct SoftmaxParts {
   Value shifted, logSum;
 };
+} // namespace
 
-SoftmaxParts softmaxParts(NodeLowering &ctx, Value logits,
-                          const std::vector<int64_t> &shape, int32_t dtype) {
+static SoftmaxParts softmaxParts(NodeLowering &ctx, Value logits,
+                                 const std::vector<int64_t> &shape,
+                                 int32_t dtype) {
   int64_t rank = shape.size();
   std::vector<int64_t> rows(shape.begin(), shape.end() - 1), kept = shape;
   kept.back() = 1;
@@ -157,7 +158,7 @@ SoftmaxParts softmaxParts(NodeLowering &ctx, Value logits,
   return {shifted, ctx.reshape(logSum, rows, kept, dtype)};
 }
 
-template <bool isLog> LogicalResult softmax(NodeLowering &ctx) {
+template <bool isLog> static LogicalResult softmax(NodeLowering &ctx) {
   if (failed(floatOnly(ctx, 0)))
     return failure();
   const std::vector<int64_t> &shape = ctx.shape(0);
@@ -182,7 +183,7 @@ template <bool isLog> LogicalResult softmax(NodeLowering &ctx) {
 /// backprop = softmax - onehot(label). A label outside [0, classes) gives
 /// NaN for its row, as TensorFlow's GPU kernel does, where the reference
 /// kernel fails.
-LogicalResult sparseSoftmaxCrossEntropy(NodeLowering &ctx) {
+static LogicalResult sparseSoftmaxCrossEntropy(NodeLowering &ctx) {
   if (failed(floatOnly(ctx, 0)))
     return failure();
   const std::vector<int64_t> &shape = ctx.shape(0);
@@ -250,7 +251,7 @@ LogicalResult sparseSoftmaxCrossEntropy(NodeLowering &ctx) {
 /// SoftmaxCrossEntropyWithLogits with dense labels (broadcast to the
 /// logits): loss = sum(labels * (logSum - shifted)), backprop = softmax -
 /// labels.
-LogicalResult softmaxCrossEntropy(NodeLowering &ctx) {
+static LogicalResult softmaxCrossEntropy(NodeLowering &ctx) {
   if (failed(floatOnly(ctx, 0)))
     return failure();
   FailureOr<std::vector<int64_t>> shape = ctx.broadcastShapes({0, 1});
@@ -289,6 +290,7 @@ LogicalResult softmaxCrossEntropy(NodeLowering &ctx) {
   return success();
 }
 
+namespace {
 /// What a FusedBatchNorm node computes on: its data's dtype and shape, the
 /// channel dimension, the channel count, the reduced axes and how many
 /// elements each channel has; training or inference, and epsilon.
@@ -300,9 +302,10 @@ struct BatchNormGeometry {
   bool training = true;
   double epsilon = 0.0001;
 };
+} // namespace
 
-FailureOr<BatchNormGeometry> batchNormGeometry(NodeLowering &ctx,
-                                               unsigned xInput) {
+static FailureOr<BatchNormGeometry> batchNormGeometry(NodeLowering &ctx,
+                                                      unsigned xInput) {
   std::string format = ctx.getString("data_format").value_or("NHWC");
   const std::vector<int64_t> &x = ctx.shape(xInput);
   if (x.size() != 4 || (format != "NHWC" && format != "NCHW"))
@@ -337,9 +340,9 @@ FailureOr<BatchNormGeometry> batchNormGeometry(NodeLowering &ctx,
 }
 
 /// Per-channel sums of `value` (shaped like x).
-Value channelSums(NodeLowering &ctx, Value value,
-                  const std::vector<int64_t> &shape,
-                  const BatchNormGeometry &g, int32_t dtype) {
+static Value channelSums(NodeLowering &ctx, Value value,
+                         const std::vector<int64_t> &shape,
+                         const BatchNormGeometry &g, int32_t dtype) {
   return ctx.reduce(value, shape, dtype, g.axes, ctx.scalar(dtype, 0),
                     [](OpBuilder &b, Location loc, ValueRange args) {
                       return b.create<arith::AddFOp>(loc, args[1], args[0])
@@ -348,27 +351,27 @@ Value channelSums(NodeLowering &ctx, Value value,
 }
 
 /// An elementwise map over per-channel [C] tensors.
-Value channelMap(NodeLowering &ctx, ArrayRef<Value> operands, int64_t c,
-                 int32_t dtype, NodeLowering::ElementFn body) {
+static Value channelMap(NodeLowering &ctx, ArrayRef<Value> operands, int64_t c,
+                        int32_t dtype, NodeLowering::ElementFn body) {
   return ctx.map(operands, {c}, dtype, body);
 }
 
-Value addF(OpBuilder &b, Location loc, Value x, Value y) {
+static Value addF(OpBuilder &b, Location loc, Value x, Value y) {
   return b.create<arith::AddFOp>(loc, x, y);
 }
-Value subF(OpBuilder &b, Location loc, Value x, Value y) {
+static Value subF(OpBuilder &b, Location loc, Value x, Value y) {
   return b.create<arith::SubFOp>(loc, x, y);
 }
-Value mulF(OpBuilder &b, Location loc, Value x, Value y) {
+static Value mulF(OpBuilder &b, Location loc, Value x, Value y) {
   return b.create<arith::MulFOp>(loc, x, y);
 }
-Value divF(OpBuilder &b, Location loc, Value x, Value y) {
+static Value divF(OpBuilder &b, Location loc, Value x, Value y) {
   return b.create<arith::DivFOp>(loc, x, y);
 }
 
 /// 1 / sqrt(variance + epsilon), per channel.
-Value inverseStd(NodeLowering &ctx, Value variance, int64_t c, int32_t dtype,
-                 double epsilon) {
+static Value inverseStd(NodeLowering &ctx, Value variance, int64_t c,
+                        int32_t dtype, double epsilon) {
   Value eps = ctx.scalar(dtype, epsilon);
   Value one = ctx.scalar(dtype, 1);
   return channelMap(ctx, {variance}, c, dtype,
@@ -381,7 +384,7 @@ Value inverseStd(NodeLowering &ctx, Value variance, int64_t c, int32_t dtype,
 
 /// FusedBatchNormV3(x, scale, offset, mean, variance): y, batch_mean,
 /// batch_variance, reserve_space_1..3, as the reference kernel.
-LogicalResult fusedBatchNorm(NodeLowering &ctx) {
+static LogicalResult fusedBatchNorm(NodeLowering &ctx) {
   FailureOr<BatchNormGeometry> g = batchNormGeometry(ctx, 0);
   if (failed(g))
     return failure();
@@ -469,7 +472,7 @@ LogicalResult fusedBatchNorm(NodeLowering &ctx) {
 /// FusedBatchNormGradV3(y_backprop, x, scale, reserve_space_1..3): x, scale
 /// and offset gradients, from the mean and (biased) variance the forward
 /// op saved (training) or was given (inference).
-LogicalResult fusedBatchNormGrad(NodeLowering &ctx) {
+static LogicalResult fusedBatchNormGrad(NodeLowering &ctx) {
   FailureOr<BatchNormGeometry> g = batchNormGeometry(ctx, 1);
   if (failed(g))
     return failure();
@@ -527,8 +530,7 @@ LogicalResult fusedBatchNormGrad(NodeLowering &ctx) {
   return success();
 }
 
-
-
+namespace {
 /// One spatial dimension of a window: output size and the padding before
 /// and after the input, as TensorFlow's GetWindowedOutputSize.
 struct Window {
@@ -536,9 +538,10 @@ struct Window {
   int64_t out = 0, padBefore = 0, padAfter = 0;
   int64_t effective() const { return (size - 1) * dilation + 1; }
 };
+} // namespace
 
-Window makeWindow(int64_t in, int64_t size, int64_t stride, int64_t dilation,
-                  bool same) {
+static Window makeWindow(int64_t in, int64_t size, int64_t stride,
+                         int64_t dilation, bool same) {
   Window w{in, size, stride, dilation};
   int64_t effective = w.effective();
   if (!same) {
@@ -552,6 +555,7 @@ Window makeWindow(int64_t in, int64_t size, int64_t stride, int64_t dilation,
   return w;
 }
 
+namespace {
 /// The NHWC geometry of a convolution or pooling node.
 struct Geometry {
   int64_t n = 0, c = 0, oc = 0;
@@ -559,8 +563,10 @@ struct Geometry {
   std::vector<int64_t> outputShape() const { return {n, h.out, w.out, oc}; }
   std::vector<int64_t> inputShape() const { return {n, h.in, w.in, c}; }
 };
+} // namespace
 
-FailureOr<bool> readPadding(NodeLowering &ctx, std::vector<int64_t> &strides) {
+static FailureOr<bool> readPadding(NodeLowering &ctx,
+                                   std::vector<int64_t> &strides) {
   if (ctx.getString("data_format").value_or("NHWC") != "NHWC")
     return ctx.error() << "only NHWC is supported by the CPU lowering",
            failure();
@@ -578,9 +584,9 @@ FailureOr<bool> readPadding(NodeLowering &ctx, std::vector<int64_t> &strides) {
   return padding == "SAME";
 }
 
-FailureOr<Geometry> convGeometry(NodeLowering &ctx,
-                                 const std::vector<int64_t> &in,
-                                 const std::vector<int64_t> &filter) {
+static FailureOr<Geometry> convGeometry(NodeLowering &ctx,
+                                        const std::vector<int64_t> &in,
+                                        const std::vector<int64_t> &filter) {
   std::vector<int64_t> strides;
   FailureOr<bool> same = readPadding(ctx, strides);
   if (failed(same))
@@ -604,8 +610,8 @@ FailureOr<Geometry> convGeometry(NodeLowering &ctx,
   return g;
 }
 
-FailureOr<Geometry> poolGeometry(NodeLowering &ctx,
-                                 const std::vector<int64_t> &in) {
+static FailureOr<Geometry> poolGeometry(NodeLowering &ctx,
+                                        const std::vector<int64_t> &in) {
   std::vector<int64_t> strides;
   FailureOr<bool> same = readPadding(ctx, strides);
   if (failed(same))
@@ -625,9 +631,9 @@ FailureOr<Geometry> poolGeometry(NodeLowering &ctx,
   return g;
 }
 
-LogicalResult checkShape(NodeLowering &ctx, const char *what,
-                         const std::vector<int64_t> &actual,
-                         const std::vector<int64_t> &expected) {
+static LogicalResult checkShape(NodeLowering &ctx, const char *what,
+                                const std::vector<int64_t> &actual,
+                                const std::vector<int64_t> &expected) {
   if (actual != expected)
     return ctx.error() << what << " has shape " << cleave::shapeString(actual)
                        << ", but the forward output has shape "
@@ -636,9 +642,9 @@ LogicalResult checkShape(NodeLowering &ctx, const char *what,
 }
 
 /// Pads the spatial dimensions of an NHWC tensor with `value`.
-Value padSpatial(NodeLowering &ctx, Value input, const Geometry &g,
-                 int64_t hLow, int64_t hHigh, int64_t wLow, int64_t wHigh,
-                 Value value, int32_t dtype) {
+static Value padSpatial(NodeLowering &ctx, Value input, const Geometry &g,
+                        int64_t hLow, int64_t hHigh, int64_t wLow,
+                        int64_t wHigh, Value value, int32_t dtype) {
   if (!hLow && !hHigh && !wLow && !wHigh)
     return input;
   OpBuilder &b = ctx.b;
@@ -654,14 +660,14 @@ Value padSpatial(NodeLowering &ctx, Value input, const Geometry &g,
                                  low, high, value);
 }
 
-LogicalResult floatOnly(NodeLowering &ctx, int32_t dtype) {
+static LogicalResult floatOnly(NodeLowering &ctx, int32_t dtype) {
   if (!isFloatDType(dtype))
     return ctx.error() << "dtype " << cleave::dtypeName(dtype)
                        << " is not supported";
   return success();
 }
 
-LogicalResult conv2D(NodeLowering &ctx) {
+static LogicalResult conv2D(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (failed(floatOnly(ctx, dtype)))
     return failure();
@@ -682,7 +688,7 @@ LogicalResult conv2D(NodeLowering &ctx) {
 }
 
 /// Conv2DBackpropInput(input_sizes, filter, out_backprop).
-LogicalResult conv2DBackpropInput(NodeLowering &ctx) {
+static LogicalResult conv2DBackpropInput(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> inShape = ctx.constantInts(0);
   if (failed(inShape))
     return failure();
@@ -749,7 +755,7 @@ LogicalResult conv2DBackpropInput(NodeLowering &ctx) {
 }
 
 /// Conv2DBackpropFilter(input, filter_sizes, out_backprop).
-LogicalResult conv2DBackpropFilter(NodeLowering &ctx) {
+static LogicalResult conv2DBackpropFilter(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> filter = ctx.constantInts(1);
   if (failed(filter))
     return failure();
@@ -811,7 +817,7 @@ LogicalResult conv2DBackpropFilter(NodeLowering &ctx) {
 }
 
 /// The number of real (not padding) input elements in each window, [oh, ow].
-std::vector<double> windowCounts(const Geometry &g) {
+static std::vector<double> windowCounts(const Geometry &g) {
   std::vector<double> counts;
   auto real = [](const Window &w, int64_t o) {
     int64_t start = o * w.stride - w.padBefore;
@@ -824,14 +830,14 @@ std::vector<double> windowCounts(const Geometry &g) {
   return counts;
 }
 
-Value countsTensor(NodeLowering &ctx, const Geometry &g, int32_t dtype) {
+static Value countsTensor(NodeLowering &ctx, const Geometry &g, int32_t dtype) {
   cleave::Tensor counts(dtype, {g.h.out, g.w.out, 1});
   for (auto [i, v] : llvm::enumerate(windowCounts(g)))
     counts.setFromDouble(i, v);
   return ctx.constantTensor(counts);
 }
 
-template <bool isMax> LogicalResult pool(NodeLowering &ctx) {
+template <bool isMax> static LogicalResult pool(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (failed(floatOnly(ctx, dtype)))
     return failure();
@@ -876,14 +882,16 @@ template <bool isMax> LogicalResult pool(NodeLowering &ctx) {
   return success();
 }
 
+namespace {
 /// For each input element (b, iy, ix, k): the sum over the windows (y, x)
 /// that contain it of `contribution` at (b, y, x, k), which may narrow
 /// `valid` to reject a window.
 using WindowValueFn = llvm::function_ref<Value(
     OpBuilder &, Location, ValueRange index /* b, y, x, k */, Value &valid)>;
+} // namespace
 
-Value gatherWindows(NodeLowering &ctx, const Geometry &g, int32_t dtype,
-                    WindowValueFn contribution) {
+static Value gatherWindows(NodeLowering &ctx, const Geometry &g, int32_t dtype,
+                           WindowValueFn contribution) {
   OpBuilder &b = ctx.b;
   std::vector<int64_t> inShape = g.inputShape();
   // Loop dims: b, iy, ix, k (the input element), i, j (the tap of the
@@ -950,7 +958,7 @@ Value gatherWindows(NodeLowering &ctx, const Geometry &g, int32_t dtype,
 
 /// MaxPoolGrad(orig_input, orig_output, grad): the gradient of each window
 /// goes to its first maximum.
-LogicalResult maxPoolGrad(NodeLowering &ctx) {
+static LogicalResult maxPoolGrad(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (failed(floatOnly(ctx, dtype)))
     return failure();
@@ -1061,7 +1069,7 @@ LogicalResult maxPoolGrad(NodeLowering &ctx) {
 
 /// AvgPoolGrad(orig_input_shape, grad): each window's gradient shared by
 /// its real elements.
-LogicalResult avgPoolGrad(NodeLowering &ctx) {
+static LogicalResult avgPoolGrad(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> inShape = ctx.constantInts(0);
   if (failed(inShape))
     return failure();
@@ -1088,14 +1096,13 @@ LogicalResult avgPoolGrad(NodeLowering &ctx) {
 }
 
 /// The activations are element-wise maps (MathLowerings.cpp).
-template <ops::UnaryOp op> LogicalResult activation(NodeLowering &ctx) {
+template <ops::UnaryOp op> static LogicalResult activation(NodeLowering &ctx) {
   return lowerUnaryElementwise(ctx, op);
 }
-template <ActivationGrad op> LogicalResult activationGrad(NodeLowering &ctx) {
+template <ActivationGrad op>
+static LogicalResult activationGrad(NodeLowering &ctx) {
   return lowerActivationGrad(ctx, op);
 }
-
-} // namespace
 
 LoweringTable cleave::conversion::getNNLowerings() {
   return {

@@ -20,10 +20,8 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
 
-namespace {
-
 /// VariableV2, VarHandleOp: a name; the value is read where it is used.
-template <bool isResource> LogicalResult variable(NodeLowering &ctx) {
+template <bool isResource> static LogicalResult variable(NodeLowering &ctx) {
   LoweredValue value;
   value.variable = getVariableName(ctx.node);
   value.dtype = isResource ? int32_t(cleave::kResource)
@@ -32,7 +30,7 @@ template <bool isResource> LogicalResult variable(NodeLowering &ctx) {
   return success();
 }
 
-LogicalResult readVariable(NodeLowering &ctx) {
+static LogicalResult readVariable(NodeLowering &ctx) {
   FailureOr<LoweredValue> value = ctx.readVariable(0);
   if (failed(value))
     return failure();
@@ -43,8 +41,8 @@ LogicalResult readVariable(NodeLowering &ctx) {
 }
 
 /// Output 0 of the Ref ops: the variable after the update.
-void setRefOutput(NodeLowering &ctx, StringRef name, Value next,
-                  int32_t dtype, ArrayRef<int64_t> shape) {
+static void setRefOutput(NodeLowering &ctx, StringRef name, Value next,
+                         int32_t dtype, ArrayRef<int64_t> shape) {
   if (ctx.node.getOutputs().empty())
     return;
   LoweredValue out;
@@ -56,7 +54,7 @@ void setRefOutput(NodeLowering &ctx, StringRef name, Value next,
 }
 
 /// Assign and AssignVariableOp: the value becomes the variable.
-LogicalResult assign(NodeLowering &ctx) {
+static LogicalResult assign(NodeLowering &ctx) {
   const std::string &name = ctx.input(0).variable;
   if (name.empty())
     return ctx.error() << "input 0 is not a reference to a variable";
@@ -77,8 +75,9 @@ LogicalResult assign(NodeLowering &ctx) {
 }
 
 /// The variable's current value, checked against the update's shape.
-FailureOr<LoweredValue> updatedVariable(NodeLowering &ctx, unsigned input,
-                                        const std::vector<int64_t> &shape) {
+static FailureOr<LoweredValue>
+updatedVariable(NodeLowering &ctx, unsigned input,
+                const std::vector<int64_t> &shape) {
   FailureOr<LoweredValue> current = ctx.readVariable(input);
   if (failed(current))
     return failure();
@@ -91,7 +90,7 @@ FailureOr<LoweredValue> updatedVariable(NodeLowering &ctx, unsigned input,
 }
 
 /// AssignAdd/AssignSub and their resource forms: var +/-= value.
-template <bool isAdd> LogicalResult assignUpdate(NodeLowering &ctx) {
+template <bool isAdd> static LogicalResult assignUpdate(NodeLowering &ctx) {
   FailureOr<LoweredValue> current = updatedVariable(ctx, 0, ctx.shape(1));
   if (failed(current))
     return failure();
@@ -119,7 +118,7 @@ template <bool isAdd> LogicalResult assignUpdate(NodeLowering &ctx) {
 }
 
 /// ApplyGradientDescent(var, alpha, delta): var -= alpha * delta.
-LogicalResult applyGradientDescent(NodeLowering &ctx) {
+static LogicalResult applyGradientDescent(NodeLowering &ctx) {
   FailureOr<LoweredValue> var = updatedVariable(ctx, 0, ctx.shape(2));
   if (failed(var))
     return failure();
@@ -141,7 +140,7 @@ LogicalResult applyGradientDescent(NodeLowering &ctx) {
 /// ApplyMomentum(var, accum, lr, grad, momentum):
 ///   accum = accum * momentum + grad
 ///   var -= lr * accum   (nesterov: var -= grad * lr + accum * momentum * lr)
-LogicalResult applyMomentum(NodeLowering &ctx) {
+static LogicalResult applyMomentum(NodeLowering &ctx) {
   const std::vector<int64_t> &shape = ctx.shape(3);
   FailureOr<LoweredValue> var = updatedVariable(ctx, 0, shape);
   FailureOr<LoweredValue> accum =
@@ -186,7 +185,7 @@ LogicalResult applyMomentum(NodeLowering &ctx) {
 ///   alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
 ///   m += (grad - m) * (1 - beta1);  v += (grad^2 - v) * (1 - beta2)
 ///   var -= alpha * m / (sqrt(v) + epsilon)
-LogicalResult applyAdam(NodeLowering &ctx) {
+static LogicalResult applyAdam(NodeLowering &ctx) {
   const std::vector<int64_t> &shape = ctx.shape(9);
   FailureOr<LoweredValue> var = updatedVariable(ctx, 0, shape);
   FailureOr<LoweredValue> m = failed(var) ? var : updatedVariable(ctx, 1, shape);
@@ -253,8 +252,6 @@ LogicalResult applyAdam(NodeLowering &ctx) {
   setRefOutput(ctx, var->variable, nextVar, dtype, shape);
   return success();
 }
-
-} // namespace
 
 LoweringTable cleave::conversion::getStateLowerings() {
   return {

@@ -26,15 +26,14 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::conversion;
 
-namespace {
-
-constexpr llvm::StringLiteral kCrossReplicaSum = "cleave_cpu_cross_replica_sum";
-constexpr llvm::StringLiteral kHostTransfer = "cleave_cpu_host_transfer";
+static constexpr llvm::StringLiteral kCrossReplicaSum =
+    "cleave_cpu_cross_replica_sum";
+static constexpr llvm::StringLiteral kHostTransfer = "cleave_cpu_host_transfer";
 
 /// A runtime function returning a status, declared in the module on first
 /// use.
-func::FuncOp declareRuntimeFunction(NodeLowering &ctx, StringRef name,
-                                    TypeRange arguments) {
+static func::FuncOp declareRuntimeFunction(NodeLowering &ctx, StringRef name,
+                                           TypeRange arguments) {
   ModuleOp module = ctx.getTargetModule();
   if (auto callee = module.lookupSymbol<func::FuncOp>(name))
     return callee;
@@ -48,7 +47,7 @@ func::FuncOp declareRuntimeFunction(NodeLowering &ctx, StringRef name,
 /// The status after a runtime call that returned `code`: the first failure
 /// stays (a later one would hide the cause), and the runtime's message
 /// completes the node's error at run time.
-void setStatusFromRuntime(NodeLowering &ctx, Value code) {
+static void setStatusFromRuntime(NodeLowering &ctx, Value code) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   Value status = ctx.getStatus();
@@ -63,7 +62,7 @@ void setStatusFromRuntime(NodeLowering &ctx, Value code) {
 
 /// The address of a tensor's buffer, read-only, as compiled code passes
 /// pointers to the kernel library.
-Value bufferAddress(NodeLowering &ctx, Value tensor) {
+static Value bufferAddress(NodeLowering &ctx, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   Value buffer = ctx.b.create<bufferization::ToMemrefOp>(
       ctx.loc, MemRefType::get(type.getShape(), type.getElementType()),
@@ -75,7 +74,7 @@ Value bufferAddress(NodeLowering &ctx, Value tensor) {
 /// compile-time constant (it is one in TensorFlow's graphs: XLA needs it
 /// to build the all-reduce). The runtime checks it, as the interpreter
 /// does, where a replica runs the code.
-LogicalResult crossReplicaSum(NodeLowering &ctx) {
+static LogicalResult crossReplicaSum(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (dtype != cleave::kFloat && dtype != cleave::kDouble &&
       dtype != cleave::kInt32 && dtype != cleave::kUInt32)
@@ -138,7 +137,7 @@ LogicalResult crossReplicaSum(NodeLowering &ctx) {
 /// for the shapes this compilation sends; nullopt without a module, or
 /// when it does not parse (a TensorFlow-written one holds the tf dialect)
 /// or infer.
-std::optional<SmallVector<Type>> inferFromHostModule(NodeLowering &ctx) {
+static std::optional<SmallVector<Type>> inferFromHostModule(NodeLowering &ctx) {
   std::optional<std::string> text = ctx.getString("host_mlir_module");
   if (!text || text->empty())
     return std::nullopt;
@@ -166,7 +165,7 @@ std::optional<SmallVector<Type>> inferFromHostModule(NodeLowering &ctx) {
 /// (XlaRecvFromHost's `shape`), else a static result type, else what the
 /// host compute's `host_mlir_module` infers for the shapes sent. The host
 /// computes the value, so nothing else tells the device its shape.
-std::optional<std::vector<int64_t>>
+static std::optional<std::vector<int64_t>>
 transferResultShape(NodeLowering &ctx, unsigned i,
                     std::optional<SmallVector<Type>> &fromHostModule) {
   if (auto shape = ctx.outputShape(i))
@@ -192,7 +191,7 @@ transferResultShape(NodeLowering &ctx, unsigned i,
 /// host's answer through the runtime (cleave_cpu_host_transfer), which
 /// reads the channel keys from the node. The values travel as
 /// `address, dtype, rank, dims...` descriptors in one i64 array.
-LogicalResult hostTransfer(NodeLowering &ctx) {
+static LogicalResult hostTransfer(NodeLowering &ctx) {
   if (failed(ctx.inferShapes()))
     return failure();
   OpBuilder &b = ctx.b;
@@ -265,8 +264,6 @@ LogicalResult hostTransfer(NodeLowering &ctx) {
                   resultTypes[i].second);
   return success();
 }
-
-} // namespace
 
 LoweringTable cleave::conversion::getTPULowerings() {
   return {{"CrossReplicaSum", crossReplicaSum},

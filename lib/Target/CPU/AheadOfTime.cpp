@@ -29,10 +29,8 @@ using conversion::LoweredFunction;
 using conversion::TensorSpec;
 using conversion::ValueSource;
 
-namespace {
-
 /// The C++ element type of a dtype.
-const char *cType(int32_t dtype) {
+static const char *cType(int32_t dtype) {
   switch (dtype) {
   case kFloat: return "float";
   case kDouble: return "double";
@@ -49,7 +47,7 @@ const char *cType(int32_t dtype) {
   }
 }
 
-int64_t elementCount(const std::vector<int64_t> &shape) {
+static int64_t elementCount(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
@@ -57,7 +55,7 @@ int64_t elementCount(const std::vector<int64_t> &shape) {
 }
 
 /// `name` as a C++ identifier: other characters become '_'.
-std::string identifier(StringRef name) {
+static std::string identifier(StringRef name) {
   std::string id;
   for (char c : name)
     id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -66,13 +64,14 @@ std::string identifier(StringRef name) {
   return id;
 }
 
-std::string quoted(StringRef text) {
+static std::string quoted(StringRef text) {
   std::string out = "\"";
   for (char c : text)
     out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   return out + "\"";
 }
 
+namespace {
 /// One buffer the class owns.
 struct Buffer {
   std::string name; // as the graph names it
@@ -86,17 +85,19 @@ struct Buffer {
            cleave::shapeString(shape);
   }
 };
+} // namespace
 
-int32_t dtypeAttr(graph::NodeOp node) {
+static int32_t dtypeAttr(graph::NodeOp node) {
   auto type = dyn_cast_or_null<TypeAttr>(node.getTFAttr("dtype"));
   return type ? graph::typeToDataType(type.getValue()) : -1;
 }
 
 /// Writes the header of the compiled function `lowered`.
-void writeHeader(llvm::raw_ostream &os, const AheadOfTimeOptions &options,
-                 const LoweredFunction &lowered, ArrayRef<Buffer> feeds,
-                 ArrayRef<Buffer> fetches, ArrayRef<Buffer> variables,
-                 ArrayRef<bool> baked) {
+static void writeHeader(llvm::raw_ostream &os,
+                        const AheadOfTimeOptions &options,
+                        const LoweredFunction &lowered, ArrayRef<Buffer> feeds,
+                        ArrayRef<Buffer> fetches, ArrayRef<Buffer> variables,
+                        ArrayRef<bool> baked) {
   SmallVector<StringRef> namespaces;
   StringRef(options.className).split(namespaces, "::");
   StringRef className = namespaces.pop_back_val();
@@ -287,8 +288,6 @@ void writeHeader(llvm::raw_ostream &os, const AheadOfTimeOptions &options,
     os << "} // namespace " << ns << "\n";
   os << "\n#endif // " << guard << "\n";
 }
-
-} // namespace
 
 LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
                                               const AheadOfTimeOptions &options,

@@ -24,10 +24,8 @@ namespace cleave {
 
 using namespace mlir;
 
-namespace {
-
 /// Ops that only read or write the buffers they are given.
-bool onlyAccesses(Operation *op) {
+static bool onlyAccesses(Operation *op) {
   return isa<linalg::LinalgOp, memref::CopyOp, memref::LoadOp,
              memref::StoreOp, memref::DimOp, memref::ExtractStridedMetadataOp,
              memref::ExtractAlignedPointerAsIndexOp>(op);
@@ -39,7 +37,8 @@ bool onlyAccesses(Operation *op) {
 /// transfer). An address stored into a buffer (a table of descriptors) is
 /// used where that buffer's address is. Null when it leaves the entry
 /// block.
-Operation *lastUseOfAddress(Value pointer, Block &entry, Operation *last) {
+static Operation *lastUseOfAddress(Value pointer, Block &entry,
+                                   Operation *last) {
   SmallVector<Value> addresses = {pointer};
   while (!addresses.empty()) {
     Value address = addresses.pop_back_val();
@@ -63,7 +62,7 @@ Operation *lastUseOfAddress(Value pointer, Block &entry, Operation *last) {
 
 /// The op of `entry` after which `alloc` and its views are dead, or null
 /// when one of them escapes (yielded, returned, passed to a call).
-Operation *lastUse(memref::AllocOp alloc, Block &entry) {
+static Operation *lastUse(memref::AllocOp alloc, Block &entry) {
   Operation *last = alloc;
   SmallVector<Value> buffers = {alloc.getResult()};
   while (!buffers.empty()) {
@@ -88,6 +87,7 @@ Operation *lastUse(memref::AllocOp alloc, Block &entry) {
   return last;
 }
 
+namespace {
 struct DeallocateBuffersPass
     : cleave::impl::DeallocateBuffersPassBase<DeallocateBuffersPass> {
   /// Upstream's ownership-based deallocation. Where it frees one of
@@ -160,5 +160,4 @@ struct DeallocateBuffersPass
     }
   }
 };
-
 } // namespace

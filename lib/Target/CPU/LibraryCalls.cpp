@@ -22,10 +22,8 @@ namespace cleave {
 
 using namespace mlir;
 
-namespace {
-
 /// The static strides of `type`, or nothing.
-std::optional<SmallVector<int64_t>> staticStrides(MemRefType type) {
+static std::optional<SmallVector<int64_t>> staticStrides(MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (!type.hasStaticShape() ||
@@ -35,17 +33,20 @@ std::optional<SmallVector<int64_t>> staticStrides(MemRefType type) {
   return strides;
 }
 
+namespace {
 /// How a stored matrix is handed to GEMM: its transposition as BLAS sees
 /// it and its leading dimension.
 struct BlasMatrix {
   bool transposed;
   int64_t leadingDim;
 };
+} // namespace
 
 /// `type` (rows x cols as stored) as a BLAS matrix that the op reads
 /// transposed when `opTransposes`; nothing when neither its rows nor its
 /// columns are contiguous or its strides are not static.
-std::optional<BlasMatrix> asBlasMatrix(MemRefType type, bool opTransposes) {
+static std::optional<BlasMatrix> asBlasMatrix(MemRefType type,
+                                              bool opTransposes) {
   std::optional<SmallVector<int64_t>> strides = staticStrides(type);
   if (!strides)
     return std::nullopt;
@@ -59,6 +60,7 @@ std::optional<BlasMatrix> asBlasMatrix(MemRefType type, bool opTransposes) {
   return std::nullopt;
 }
 
+namespace {
 /// Builds the arguments of a library call before `op`.
 struct CallArguments {
   OpBuilder builder;
@@ -244,5 +246,4 @@ struct LibraryCallsPass
     return fill;
   }
 };
-
 } // namespace

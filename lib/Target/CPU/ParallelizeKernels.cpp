@@ -21,12 +21,10 @@ namespace cleave {
 
 using namespace mlir;
 
-namespace {
-
 /// Tiles a loop of `extent` iterations is split into: a divisor of the
 /// extent (so every tile has the same static size) between 16 and 64 where
 /// there is one, else the largest below 16; 1 when there is none.
-int64_t tileCount(int64_t extent) {
+static int64_t tileCount(int64_t extent) {
   for (int64_t tiles = 16; tiles <= 64 && tiles <= extent; ++tiles)
     if (extent % tiles == 0)
       return tiles;
@@ -39,7 +37,8 @@ int64_t tileCount(int64_t extent) {
 /// For each operand of `op`, the position of the first loop's dimension
 /// among its indices (-1: it does not depend on it), or nothing when the
 /// first loop is used other than as a whole index.
-std::optional<SmallVector<int64_t>> slicedPositions(linalg::LinalgOp op) {
+static std::optional<SmallVector<int64_t>>
+slicedPositions(linalg::LinalgOp op) {
   SmallVector<int64_t> positions;
   for (AffineMap map : op.getIndexingMapsArray()) {
     int64_t position = -1;
@@ -57,6 +56,7 @@ std::optional<SmallVector<int64_t>> slicedPositions(linalg::LinalgOp op) {
   return positions;
 }
 
+namespace {
 struct ParallelizeKernelsPass
     : cleave::impl::ParallelizeKernelsPassBase<ParallelizeKernelsPass> {
   using Base::Base;
@@ -165,5 +165,4 @@ struct ParallelizeKernelsPass
     return iterations >= minIterations;
   }
 };
-
 } // namespace

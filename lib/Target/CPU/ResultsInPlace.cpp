@@ -19,10 +19,8 @@ namespace cleave {
 
 using namespace mlir;
 
-namespace {
-
 /// The source and target of a whole-buffer copy.
-std::optional<std::pair<Value, Value>> copiedBuffers(Operation *op) {
+static std::optional<std::pair<Value, Value>> copiedBuffers(Operation *op) {
   if (auto copy = dyn_cast<memref::CopyOp>(op))
     return std::make_pair(copy.getSource(), copy.getTarget());
   if (auto copy = dyn_cast<linalg::CopyOp>(op);
@@ -32,6 +30,7 @@ std::optional<std::pair<Value, Value>> copiedBuffers(Operation *op) {
   return std::nullopt;
 }
 
+namespace {
 struct ResultsInPlacePass
     : cleave::impl::ResultsInPlacePassBase<ResultsInPlacePass> {
   void runOnOperation() override {
@@ -71,5 +70,4 @@ struct ResultsInPlacePass
     return true;
   }
 };
-
 } // namespace

@@ -12,27 +12,27 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 
-namespace {
 /// Light fill colours for devices, picked in order of first appearance.
-constexpr const char *kDevicePalette[] = {
+static constexpr const char *kDevicePalette[] = {
     "#e8f1fb", "#fdebd3", "#e3f4e1", "#f6e1f0", "#fff6cc",
     "#e0f3f3", "#efe6fa", "#fbe3e3", "#eeeeee", "#dfe9d0"};
-constexpr const char *kClusterColor = "#1f6fc5";
-constexpr const char *kOutsideColor = "#c55a11";
+static constexpr const char *kClusterColor = "#1f6fc5";
+static constexpr const char *kOutsideColor = "#c55a11";
 
-std::string escape(StringRef text) {
+static std::string escape(StringRef text) {
   std::string out;
   llvm::raw_string_ostream os(out);
   llvm::printEscapedString(text, os);
   return out;
 }
 
-StringRef getStringAttr(NodeOp node, StringRef name) {
+static StringRef getStringAttr(NodeOp node, StringRef name) {
   if (auto s = dyn_cast_or_null<StringAttr>(node.getTFAttr(name)))
     return s.getValue();
   return "";
 }
 
+namespace {
 class DotWriter {
 public:
   explicit DotWriter(llvm::raw_ostream &os) : os(os) {}

@@ -21,14 +21,12 @@ using namespace cleave;
 using namespace cleave::graph;
 namespace tf = tensorflow;
 
-namespace {
 /// Largest tensor (in bytes) the importer expands from a few typed values
 /// (TensorFlow's compact form: the last value repeats). One value is a
 /// splat and never expanded; several that must fill more than this are an
 /// error, so that a tiny proto cannot make the importer build gigabytes
 /// (the passes fuzzer's 1-GB quint8 constant took 5 s).
-constexpr int64_t kMaxExpandedTensorBytes = int64_t(1) << 27;
-} // namespace
+static constexpr int64_t kMaxExpandedTensorBytes = int64_t(1) << 27;
 
 //===----------------------------------------------------------------------===//
 // Shapes
@@ -106,8 +104,9 @@ enum class Field {
   None, Float, Double, Int, Int64, Bool, String, SComplex, DComplex, Half,
   UInt32, UInt64, Float8
 };
+} // namespace
 
-Field getValueField(int32_t dt) {
+static Field getValueField(int32_t dt) {
   switch (dt) {
   case tf::DT_FLOAT: return Field::Float;
   case tf::DT_DOUBLE: return Field::Double;
@@ -135,7 +134,7 @@ Field getValueField(int32_t dt) {
 /// Bytes per element in a DenseElementsAttr raw buffer (and in
 /// tensor_content) for the storage type; 0 for bool and string, which are
 /// handled separately.
-size_t getElementBytes(Type storage) {
+static size_t getElementBytes(Type storage) {
   if (auto complex = dyn_cast<ComplexType>(storage))
     return 2 * getElementBytes(complex.getElementType());
   if (storage.isInteger(1) || isa<StringType>(storage))
@@ -143,13 +142,13 @@ size_t getElementBytes(Type storage) {
   return (storage.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-bool isSignedInt(Type storage) {
+static bool isSignedInt(Type storage) {
   auto it = dyn_cast<IntegerType>(storage);
   return it && !it.isUnsigned();
 }
 
 /// Number of typed values in the proto's field for `field`.
-int64_t countTypedValues(const tf::TensorProto &t, Field field) {
+static int64_t countTypedValues(const tf::TensorProto &t, Field field) {
   switch (field) {
   case Field::Float: return t.float_val_size();
   case Field::Double: return t.double_val_size();
@@ -169,8 +168,8 @@ int64_t countTypedValues(const tf::TensorProto &t, Field field) {
 }
 
 /// Writes typed value `i` of the proto into `out` (elementBytes wide).
-void readTypedValue(const tf::TensorProto &t, Field field, int64_t i,
-                    size_t elementBytes, char *out) {
+static void readTypedValue(const tf::TensorProto &t, Field field, int64_t i,
+                           size_t elementBytes, char *out) {
   auto store = [&](auto v) {
     // Little-endian truncation to the element width.
     uint64_t bits = 0;
@@ -202,8 +201,8 @@ void readTypedValue(const tf::TensorProto &t, Field field, int64_t i,
 }
 
 /// Appends element `data` (elementBytes wide) to the proto's typed field.
-void writeTypedValue(tf::TensorProto &t, Field field, const char *data,
-                     size_t elementBytes, bool isSigned) {
+static void writeTypedValue(tf::TensorProto &t, Field field, const char *data,
+                            size_t elementBytes, bool isSigned) {
   auto load = [&]() {
     uint64_t bits = 0;
     std::memcpy(&bits, data, elementBytes);
@@ -251,8 +250,8 @@ void writeTypedValue(tf::TensorProto &t, Field field, const char *data,
 
 /// Decodes TensorFlow's string-list encoding: N varint32 lengths, then the
 /// concatenated bytes.
-bool decodeStringContent(llvm::StringRef content, int64_t n,
-                         SmallVectorImpl<StringRef> &out) {
+static bool decodeStringContent(llvm::StringRef content, int64_t n,
+                                SmallVectorImpl<StringRef> &out) {
   SmallVector<uint32_t> lengths;
   size_t pos = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -278,7 +277,7 @@ bool decodeStringContent(llvm::StringRef content, int64_t n,
   return pos == content.size();
 }
 
-void encodeStringContent(ArrayRef<StringRef> values, std::string &out) {
+static void encodeStringContent(ArrayRef<StringRef> values, std::string &out) {
   for (StringRef v : values) {
     uint32_t len = v.size();
     do {
@@ -291,7 +290,7 @@ void encodeStringContent(ArrayRef<StringRef> values, std::string &out) {
     out.append(v.data(), v.size());
 }
 
-std::string serialize(const google::protobuf::Message &message) {
+static std::string serialize(const google::protobuf::Message &message) {
   std::string bytes;
   google::protobuf::io::StringOutputStream stream(&bytes);
   google::protobuf::io::CodedOutputStream coded(&stream);
@@ -300,7 +299,6 @@ std::string serialize(const google::protobuf::Message &message) {
   coded.Trim();
   return bytes;
 }
-} // namespace
 
 namespace {
 /// Why a TensorProto has no dense value. Only some reasons are errors: the

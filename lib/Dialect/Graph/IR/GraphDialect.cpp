@@ -35,10 +35,12 @@ struct QuantizedKind {
   unsigned width;
   bool isSigned;
 };
-constexpr QuantizedKind kQuantizedKinds[] = {
-    {"qint8", 8, true},    {"quint8", 8, false}, {"qint16", 16, true},
-    {"quint16", 16, false}, {"qint32", 32, true}};
 } // namespace
+static constexpr QuantizedKind kQuantizedKinds[] = {{"qint8", 8, true},
+                                                    {"quint8", 8, false},
+                                                    {"qint16", 16, true},
+                                                    {"quint16", 16, false},
+                                                    {"qint32", 32, true}};
 
 static ParseResult parseQuantizedKind(AsmParser &parser, unsigned &width,
                                       bool &isSigned) {
@@ -96,19 +98,43 @@ enum : int32_t {
   kFloat8E5M2FNUZ, kInt4, kUInt4, kInt2, kUInt2, kFloat4E2M1FN,
   kRefOffset = 100,
 };
-
-const char *const kDataTypeNames[] = {
-    "invalid",       "float",          "double",          "int32",
-    "uint8",         "int16",          "int8",            "string",
-    "complex64",     "int64",          "bool",            "qint8",
-    "quint8",        "qint32",         "bfloat16",        "qint16",
-    "quint16",       "uint16",         "complex128",      "half",
-    "resource",      "variant",        "uint32",          "uint64",
-    "float8_e5m2",   "float8_e4m3fn",  "float8_e4m3fnuz", "float8_e4m3b11fnuz",
-    "float8_e5m2fnuz", "int4",         "uint4",           "int2",
-    "uint2",         "float4_e2m1fn"};
-constexpr int32_t kLastDataType = kFloat4E2M1FN;
 } // namespace
+
+static const char *const kDataTypeNames[] = {"invalid",
+                                             "float",
+                                             "double",
+                                             "int32",
+                                             "uint8",
+                                             "int16",
+                                             "int8",
+                                             "string",
+                                             "complex64",
+                                             "int64",
+                                             "bool",
+                                             "qint8",
+                                             "quint8",
+                                             "qint32",
+                                             "bfloat16",
+                                             "qint16",
+                                             "quint16",
+                                             "uint16",
+                                             "complex128",
+                                             "half",
+                                             "resource",
+                                             "variant",
+                                             "uint32",
+                                             "uint64",
+                                             "float8_e5m2",
+                                             "float8_e4m3fn",
+                                             "float8_e4m3fnuz",
+                                             "float8_e4m3b11fnuz",
+                                             "float8_e5m2fnuz",
+                                             "int4",
+                                             "uint4",
+                                             "int2",
+                                             "uint2",
+                                             "float4_e2m1fn"};
+static constexpr int32_t kLastDataType = kFloat4E2M1FN;
 
 static Type baseDataTypeToType(MLIRContext *ctx, int32_t dt) {
   Builder b(ctx);

@@ -33,19 +33,17 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 
-namespace {
+static constexpr StringLiteral kHostTransferAttr = "_xla_has_host_transfer";
 
-constexpr StringLiteral kHostTransferAttr = "_xla_has_host_transfer";
-
-StringRef getOutsideCompilation(NodeOp node) {
+static StringRef getOutsideCompilation(NodeOp node) {
   return getStringTFAttr(node, kOutsideCompilationAttr);
 }
-bool isOutsideCompiled(NodeOp node) {
+static bool isOutsideCompiled(NodeOp node) {
   return static_cast<bool>(node.getTFAttr(kOutsideCompilationAttr));
 }
 
 /// "name:port" of a value as a message names it.
-std::string describe(Value v) {
+static std::string describe(Value v) {
   if (auto node = v.getDefiningOp<NodeOp>())
     return (node.getName() + ":" + Twine(cast<OpResult>(v).getResultNumber()))
         .str();
@@ -58,8 +56,9 @@ std::string describe(Value v) {
 /// what the host sends back (`rets`), with copies of the members (data
 /// edges only). Compiled device code infers its result shapes from it for
 /// the shapes it sends, as XLA does with TensorFlow's.
-std::string buildHostModule(ArrayRef<NodeOp> members, ArrayRef<Value> args,
-                            ArrayRef<Value> rets, Location loc) {
+static std::string buildHostModule(ArrayRef<NodeOp> members,
+                                   ArrayRef<Value> args, ArrayRef<Value> rets,
+                                   Location loc) {
   MLIRContext *context = loc.getContext();
   llvm::SetVector<Operation *> memberOps;
   for (NodeOp member : members)
@@ -113,13 +112,13 @@ std::string buildHostModule(ArrayRef<NodeOp> members, ArrayRef<Value> args,
 }
 
 /// Whether the device knows the shape of `t` when it compiles.
-bool hasStaticShape(Type t) {
+static bool hasStaticShape(Type t) {
   auto ranked = dyn_cast<RankedTensorType>(t);
   return ranked && ranked.hasStaticShape();
 }
 
 /// The element type a device computation cannot hold, or null.
-Type getHostOnlyType(Type t) {
+static Type getHostOnlyType(Type t) {
   auto tensor = dyn_cast<TensorType>(t);
   if (!tensor)
     return {};
@@ -129,6 +128,7 @@ Type getHostOnlyType(Type t) {
   return {};
 }
 
+namespace {
 /// Where the host nodes of one device block go: the builder's insertion
 /// point in the host block, the program key and (inside a replicate) the
 /// device ordinals the transfers are keyed by, one per core that hosts
@@ -247,7 +247,6 @@ private:
   /// The device copies made, checked for leftover markers at the end.
   SmallVector<FuncOp> deviceFunctions;
 };
-
 } // namespace
 
 //===----------------------------------------------------------------------===//

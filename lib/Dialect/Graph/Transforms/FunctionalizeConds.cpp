@@ -31,30 +31,30 @@ using namespace cleave;
 using namespace cleave::graph;
 
 namespace {
-
 enum Branch : unsigned { kElse = 0, kThen = 1 };
 
 /// The Switch branches a node lies on: (predicate, branch) pairs, sorted by
 /// the predicate's number. TensorFlow's CondState.
 using CondState = SmallVector<std::pair<Value, unsigned>, 2>;
+} // namespace
 
-bool isSwitch(NodeOp node) {
+static bool isSwitch(NodeOp node) {
   return node.getOpType() == "Switch" || node.getOpType() == "RefSwitch";
 }
 
-bool isMerge(NodeOp node) {
+static bool isMerge(NodeOp node) {
   return node.getOpType() == "Merge" || node.getOpType() == "RefMerge";
 }
 
 /// A Const without inputs: copied into the branches that use it, as
 /// TensorFlow does for constants that are not dominated by a Switch.
-bool isFreeConstant(NodeOp node) {
+static bool isFreeConstant(NodeOp node) {
   return node.getOpType() == "Const" && node.getInputs().empty();
 }
 
 /// The predicate of a Switch, looking through Identity nodes as
 /// GetSwitchPredicate does.
-Value getPredicate(NodeOp switchNode) {
+static Value getPredicate(NodeOp switchNode) {
   Value pred = switchNode.getDataInputs()[1];
   while (auto id = pred.getDefiningOp<NodeOp>()) {
     if (id.getOpType() != "Identity" || id.getDataInputs().size() != 1)
@@ -64,7 +64,7 @@ Value getPredicate(NodeOp switchNode) {
   return pred;
 }
 
-std::string describeValue(Value v) {
+static std::string describeValue(Value v) {
   if (auto node = v.getDefiningOp<NodeOp>())
     return (node.getName() + ":" + Twine(cast<OpResult>(v).getResultNumber()))
         .str();
@@ -72,7 +72,7 @@ std::string describeValue(Value v) {
 }
 
 /// TensorFlow's DebugString of a CondState: `{s(p:0,then), ...}`.
-std::string describe(const CondState &state) {
+static std::string describe(const CondState &state) {
   std::string s = "{";
   for (auto [i, entry] : llvm::enumerate(state))
     s += (i ? ", " : "") + ("s(" + describeValue(entry.first) + "," +
@@ -81,11 +81,12 @@ std::string describe(const CondState &state) {
 }
 
 /// Whether two states hold the same branches.
-bool isSameState(const CondState &a, const CondState &b) {
+static bool isSameState(const CondState &a, const CondState &b) {
   return a.size() == b.size() &&
          llvm::all_of(a, [&](auto &e) { return llvm::is_contained(b, e); });
 }
 
+namespace {
 /// One conditional: the Merges on `pred` whose state is `outer`.
 struct Conditional {
   Value pred;
@@ -136,7 +137,6 @@ private:
   const DenseMap<Operation *, CondState> &forced;
   DenseMap<Value, unsigned> predIds;
 };
-
 } // namespace
 
 SmallVector<NodeOp> CondAnalysis::topologicalOrder() {

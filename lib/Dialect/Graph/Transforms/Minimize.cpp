@@ -25,9 +25,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 
-namespace {
-
-Type elementTypeOf(Value value) {
+static Type elementTypeOf(Value value) {
   Type t = value.getType();
   if (auto tensor = dyn_cast<TensorType>(t))
     t = tensor.getElementType();
@@ -36,30 +34,32 @@ Type elementTypeOf(Value value) {
   return t;
 }
 
-bool isVariable(NodeOp node) {
+static bool isVariable(NodeOp node) {
   return node.getOpType() == "VariableV2" || node.getOpType() == "Variable" ||
          node.getOpType() == "VarHandleOp";
 }
 
-bool isResource(NodeOp variable) {
+static bool isResource(NodeOp variable) {
   return variable.getOpType() == "VarHandleOp";
 }
 
 /// The dtype of a variable's values (a VarHandleOp's `dtype`).
-Type valueTypeOf(NodeOp variable) {
+static Type valueTypeOf(NodeOp variable) {
   if (isResource(variable))
     if (auto dtype = dyn_cast_or_null<TypeAttr>(variable.getTFAttr("dtype")))
       return dtype.getValue();
   return elementTypeOf(variable.getOutputs()[0]);
 }
 
+namespace {
 /// The replicated computation a cross-replica loss lies in.
 struct ReplicatedLoss {
   StringAttr tag;
   int64_t numReplicas = 1;
 };
+} // namespace
 
-FailureOr<ReplicatedLoss> findReplicatedLoss(Block &body, Value loss) {
+static FailureOr<ReplicatedLoss> findReplicatedLoss(Block &body, Value loss) {
   auto lossNode = loss.getDefiningOp<NodeOp>();
   auto tag = lossNode ? dyn_cast_or_null<StringAttr>(
                             lossNode.getTFAttr(kTPUReplicateAttr))
@@ -84,7 +84,8 @@ FailureOr<ReplicatedLoss> findReplicatedLoss(Block &body, Value loss) {
 /// Where the computation reads `outside`: the Identity (tagged, after a
 /// TPUReplicatedInput of N copies of it) graph-replicate made, or the value
 /// itself when the computation reads it directly.
-Value getReplicatedValue(Value outside, const ReplicatedLoss &replicated) {
+static Value getReplicatedValue(Value outside,
+                                const ReplicatedLoss &replicated) {
   for (Operation *user : outside.getUsers()) {
     auto input = dyn_cast<NodeOp>(user);
     if (!input || input.getOpType() != "TPUReplicatedInput" ||
@@ -100,6 +101,7 @@ Value getReplicatedValue(Value outside, const ReplicatedLoss &replicated) {
   return outside;
 }
 
+namespace {
 class GraphMinimizePass
     : public graph::impl::GraphMinimizePassBase<GraphMinimizePass> {
 public:
@@ -133,7 +135,6 @@ private:
   LocationAttr loc;
   SmallVector<Value> initializers;
 };
-
 } // namespace
 
 FailureOr<NodeOp> GraphMinimizePass::add(StringRef opType, StringRef name,

@@ -28,26 +28,25 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 
-namespace {
-
 /// TPUReplicateContext's limit on listed unsupported ops.
-constexpr int kMaxWarningLines = 5;
-constexpr StringLiteral kReplicatedCore = "/device:TPU_REPLICATED_CORE:0";
+static constexpr int kMaxWarningLines = 5;
+static constexpr StringLiteral kReplicatedCore =
+    "/device:TPU_REPLICATED_CORE:0";
 
 /// Whether a node's name lies in name scope `scope` (or is the scope).
-bool inScope(StringRef name, StringRef scope) {
+static bool inScope(StringRef name, StringRef scope) {
   return name == scope ||
          (name.starts_with(scope) && name.size() > scope.size() &&
           name[scope.size()] == '/');
 }
 
-Type elementTypeOf(Value value) {
+static Type elementTypeOf(Value value) {
   if (auto tensor = dyn_cast<TensorType>(value.getType()))
     return tensor.getElementType();
   return value.getType();
 }
 
-std::string formatTypes(ArrayRef<Value> values) {
+static std::string formatTypes(ArrayRef<Value> values) {
   SmallVector<std::string> names;
   for (Value v : values)
     names.push_back(getPythonDTypeName(elementTypeOf(v)));
@@ -56,12 +55,13 @@ std::string formatTypes(ArrayRef<Value> values) {
 
 /// Whether the device backend compiles `node`: its registry entry says so;
 /// calls compile with their callee; unknown ops run on the host.
-bool isDeviceCompilable(NodeOp node, ModuleOp module) {
+static bool isDeviceCompilable(NodeOp node, ModuleOp module) {
   if (const ops::OpSpec *spec = ops::lookupOp(node.getOpType()))
     return spec->isDeviceCompilable;
   return static_cast<bool>(module.lookupSymbol<FuncOp>(node.getOpType()));
 }
 
+namespace {
 class GraphReplicatePass
     : public graph::impl::GraphReplicatePassBase<GraphReplicatePass> {
 public:
@@ -116,7 +116,6 @@ private:
 
   std::optional<NameUniquer> names;
 };
-
 } // namespace
 
 NodeOp GraphReplicatePass::createNode(OpBuilder &b, Location loc,

@@ -28,8 +28,8 @@ struct GuardedCall {
   std::vector<void *> held;
   size_t failedBytes = 0;
 };
-thread_local GuardedCall *guardedCall = nullptr;
 } // namespace
+static thread_local GuardedCall *guardedCall = nullptr;
 
 static void *allocate(size_t size) {
   void *buffer = cleave::allocateBuffer(size);

@@ -7,13 +7,11 @@
 
 using namespace cleave::cpu;
 
-namespace {
-thread_local Collectives *installed = nullptr;
+static thread_local Collectives *installed = nullptr;
 
 /// Bytes of an element of the dtypes compiled cross-replica sums take:
 /// DT_DOUBLE (2), else DT_FLOAT, DT_INT32, DT_UINT32.
-int64_t elementBytes(int64_t dtype) { return dtype == 2 ? 8 : 4; }
-} // namespace
+static int64_t elementBytes(int64_t dtype) { return dtype == 2 ? 8 : 4; }
 
 Collectives::~Collectives() = default;
 

@@ -35,7 +35,6 @@
 #include <tuple>
 
 namespace {
-
 using dnnl::memory;
 
 /// Everything that selects a primitive: the geometry, the input's strides,
@@ -55,21 +54,22 @@ struct ConvPlan {
   memory::desc scratchpad;
   std::optional<dnnl::reorder> toSrc, toWeights, toDst, fromDst;
 };
+} // namespace
 
-dnnl::engine &cpuEngine() {
+static dnnl::engine &cpuEngine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
 
-std::optional<dnnl::reorder> reorderIfNeeded(const memory::desc &from,
-                                             const memory::desc &to) {
+static std::optional<dnnl::reorder> reorderIfNeeded(const memory::desc &from,
+                                                    const memory::desc &to) {
   if (from == to)
     return std::nullopt;
   return dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from,
                                                      cpuEngine(), to));
 }
 
-std::unique_ptr<ConvPlan> makePlan(const ConvKey &key) {
+static std::unique_ptr<ConvPlan> makePlan(const ConvKey &key) {
   auto [n, c, inH, inW, strideN, strideH, strideW, kh, kw, f, oh, ow, sh, sw,
         dh, dw, accumulate] = key;
   auto plan = std::make_unique<ConvPlan>();
@@ -124,7 +124,7 @@ std::unique_ptr<ConvPlan> makePlan(const ConvKey &key) {
   return plan;
 }
 
-const ConvPlan &getPlan(const ConvKey &key) {
+static const ConvPlan &getPlan(const ConvKey &key) {
   static std::mutex mutex;
   static std::map<ConvKey, std::unique_ptr<ConvPlan>> plans;
   std::lock_guard<std::mutex> lock(mutex);
@@ -134,6 +134,7 @@ const ConvPlan &getPlan(const ConvKey &key) {
   return *plan;
 }
 
+namespace {
 /// A pool buffer for the duration of a call.
 class ScopedBuffer {
 public:
@@ -170,7 +171,6 @@ struct KernelOperand {
   ScopedBuffer buffer;
   memory kernel;
 };
-
 } // namespace
 
 /// Runs the convolution on oneDNN; false with `error` set if oneDNN fails

@@ -15,18 +15,16 @@
 // thread; its own pthreads would compete with OpenMP's for the cores (on
 // two cores, compiled steps ran at half speed with both pools awake).
 
-namespace {
-
 /// Products below this many multiply-adds run on one thread: splitting
 /// costs more than it gains.
-constexpr int64_t kMinParallelWork = int64_t(1) << 20;
+static constexpr int64_t kMinParallelWork = int64_t(1) << 20;
 
 /// C = op(A)·op(B) + beta·C split into blocks of C's rows (or columns, for
 /// few rows), one per thread, each a single-threaded GEMM.
 template <typename T, typename Gemm>
-void parallelGemm(Gemm gemm, int64_t transA, int64_t transB, int64_t m,
-                  int64_t n, int64_t k, const T *a, int64_t lda, const T *b,
-                  int64_t ldb, T beta, T *c, int64_t ldc) {
+static void parallelGemm(Gemm gemm, int64_t transA, int64_t transB, int64_t m,
+                         int64_t n, int64_t k, const T *a, int64_t lda,
+                         const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {
   auto call = [&](int64_t rows, int64_t cols, const T *blockA,
                   const T *blockB, T *blockC) {
     gemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
@@ -54,8 +52,6 @@ void parallelGemm(Gemm gemm, int64_t transA, int64_t transB, int64_t m,
       call(m, size, a, transB ? b + first * ldb : b + first, c + first);
   }
 }
-
-} // namespace
 
 extern "C" {
 
