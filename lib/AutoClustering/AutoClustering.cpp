@@ -19,6 +19,7 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
+#include "cleave/Dialect/Graph/Utils/HostTransfers.h"
 #include "cleave/Ops/OpRegistry.h"
 
 #include "mlir/IR/Builders.h"
@@ -192,15 +193,30 @@ LogicalResult Clusterer::findNeeded() {
     for (Operation &op : body)
       if (!op.hasTrait<OpTrait::IsTerminator>())
         stack.push_back(&op);
-  while (!stack.empty()) {
-    Operation *unit = stack.pop_back_val();
-    if (!needed.insert(unit).second)
-      continue;
-    for (Value input : unitInputs(unit))
-      if (!fed.count(input))
-        if (Operation *producer = input.getDefiningOp();
-            producer && producer->getBlock() == &body)
-          stack.push_back(producer);
+  auto collectNeeded = [&]() {
+    while (!stack.empty()) {
+      Operation *unit = stack.pop_back_val();
+      if (!needed.insert(unit).second)
+        continue;
+      for (Value input : unitInputs(unit))
+        if (!fed.count(input))
+          if (Operation *producer = input.getDefiningOp();
+              producer && producer->getBlock() == &body)
+            stack.push_back(producer);
+    }
+  };
+  collectNeeded();
+  // The host sides of the computations the run holds run with them (as
+  // the executor runs them: findChannelSenders).
+  auto module = body.getParentOp()->getParentOfType<ModuleOp>();
+  for (ChannelUse use = getChannelUse(module, llvm::to_vector(needed));;) {
+    SmallVector<Operation *> senders =
+        findChannelSenders(module, body, needed, use);
+    if (senders.empty())
+      break;
+    stack.append(senders);
+    collectNeeded();
+    use = getChannelUse(module, llvm::to_vector(needed));
   }
 
   // As a session prunes the graph to what a call needs: the needed nodes,

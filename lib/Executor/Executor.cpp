@@ -11,6 +11,7 @@
 #include "Execution.h"
 
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
+#include "cleave/Dialect/Graph/Utils/HostTransfers.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Executor/HostProgram.h"
@@ -129,37 +130,26 @@ runBlock(Executor &interpreter, Block &body,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
          size_t firstTarget, DictionaryAttr bindings, Location loc);
 
-/// What `units` (and the bodies of their regions, and the functions they
-/// call, transitively) may send. A superset of what a run sends: a sender
-/// that does not run leaves its receivers to the timeout.
-static runtime::SendCensus collectSenders(ModuleOp module,
-                                          SmallVector<Operation *> work) {
-  runtime::SendCensus census;
-  llvm::DenseSet<Operation *> visited;
-  auto addKey = [&](NodeOp node, StringRef attr) {
-    if (auto key = dyn_cast_or_null<StringAttr>(node.getTFAttr(attr)))
-      census.channels.insert(key.getValue());
-  };
-  while (!work.empty()) {
-    Operation *unit = work.pop_back_val();
-    unit->walk([&](NodeOp node) {
-      StringRef type = node.getOpType();
-      if (type == "_XlaHostComputeMlir")
-        addKey(node, "send_key");
-      else if (type == "XlaSendToHost" || type == "_XlaSendFromHost" ||
-               type == "_XlaSendFromHostV2")
-        addKey(node, "key");
-      else if (type == "InfeedEnqueueTuple" || type == "InfeedEnqueue")
-        census.queues.insert("infeed");
-      else if (type == "OutfeedEnqueueTuple" || type == "OutfeedEnqueue")
-        census.queues.insert("outfeed");
-      for (const auto &called : getCalledFunctions(node))
-        if (auto func = module.lookupSymbol<FuncOp>(called.second))
-          if (visited.insert(func).second)
-            work.push_back(func);
-    });
+/// The units a run of `roots` needs (collectNeeded), with the host sides
+/// of the computations they hold (findChannelSenders), which `roots` gains
+/// as targets; `use` says what the needed units send and receive on.
+static llvm::DenseSet<Operation *> collectNeededWithHostSides(
+    ModuleOp module, Block &body, SmallVector<Operation *> &roots,
+    const llvm::DenseMap<Value, Tensor> &fed, ChannelUse &use) {
+  UnitInputs unitInputs;
+  llvm::DenseSet<Operation *> needed =
+      collectNeeded(body, roots, fed, unitInputs);
+  use = getChannelUse(module, llvm::to_vector(needed));
+  // A host side may wait on a channel of its own: repeat until none is new.
+  for (SmallVector<Operation *> senders =
+           findChannelSenders(module, body, needed, use);
+       !senders.empty();
+       senders = findChannelSenders(module, body, needed, use)) {
+    roots.append(senders);
+    needed = collectNeeded(body, roots, fed, unitInputs);
+    use = getChannelUse(module, llvm::to_vector(needed));
   }
-  return census;
+  return needed;
 }
 
 /// Runs a region's body (a cluster, or one replica of a replicate) to its
@@ -897,6 +887,9 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
         return node.emitError() << *error, failure();
     roots.push_back(op);
   }
+  size_t firstTarget = roots.size() - targets.size();
+  ChannelUse channels;
+  collectNeededWithHostSides(module, body, roots, fed, channels);
 
   HostPrograms::Entry *program = nullptr;
   if (hostProgramsEnabled)
@@ -907,13 +900,8 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   // One kernel at a time; replicas and host transfers wait on channels.
   executionLock->acquire();
   rendezvous->reset(channelTimeout);
-  {
-    UnitInputs unitInputs;
-    llvm::DenseSet<Operation *> units =
-        collectNeeded(body, roots, fed, unitInputs);
-    rendezvous->setSendCensus(collectSenders(
-        module, SmallVector<Operation *>(units.begin(), units.end())));
-  }
+  rendezvous->setSendCensus(
+      {std::move(channels.sentChannels), std::move(channels.sentQueues)});
   rendezvous->setSpinWaits(program && program->program);
   // A failed replicated step leaves the variables of the last good one.
   std::optional<llvm::StringMap<Tensor>> saved;
@@ -928,7 +916,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
                              program->validated, fedTensors);
   } else {
     results = runBlock(*this, body, fed, fetchValues, fetchNames, roots,
-                       roots.size() - targets.size(), DictionaryAttr(), loc);
+                       firstTarget, DictionaryAttr(), loc);
   }
   if (failed(results) && saved)
     state.variables = std::move(*saved);
@@ -972,7 +960,8 @@ bool Executor::waitsOnChannel(Operation *op) {
   StringRef opType = node.getOpType();
   if (opType == "_XlaRecvAtHost" || opType == "_XlaRecvAtHostV2" ||
       opType == "OutfeedDequeueTuple" || opType == "InfeedDequeueTuple" ||
-      opType == "InfeedDequeue" || opType == "XlaRecvFromHost")
+      opType == "InfeedDequeue" || opType == "XlaRecvFromHost" ||
+      opType == "_XlaHostComputeMlir")
     return true;
   // Host twins of control flow: calls of functions that hold receives.
   std::function<bool(StringRef)> holdsReceive = [&](StringRef name) {

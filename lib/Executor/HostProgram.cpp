@@ -254,8 +254,14 @@ LogicalResult ProgramBuilder::buildScope(Block &body,
         if (inLane[p])
           lanes.unionSets(i, p);
     }
+  // Lanes run on threads of their own when the device may wait for the
+  // host: in a cluster, or at a device-side receive standing alone (the
+  // flat form of a split graph read from a GraphDef).
   bool threaded = llvm::any_of(units, [&](Operation *unit) {
-    return !isa<NodeOp>(unit) && waits.deviceMayWait(unit);
+    if (auto node = dyn_cast<NodeOp>(unit))
+      return node.getOpType() == "_XlaHostComputeMlir" ||
+             node.getOpType() == "XlaRecvFromHost";
+    return waits.deviceMayWait(unit);
   });
 
   // Orders `members` by their dependencies among themselves, taking
