@@ -102,6 +102,21 @@ graph.graph {
 
 // -----
 
+// A replica is a thread and a copy of the state: with no replicated inputs
+// nothing else bounds n.
+graph.graph {
+  // expected-error @+1 {{expects 'n' to be at most 65536 (the replicas Cleave runs), got 1099511627776}}
+  %r_ctl = graph.replicate attributes {input_nodes = [], n = 1099511627776 : i64, output_nodes = []} {
+    %c_ctl = graph.cluster "c" attributes {metadata = {}, metadata_name = "m"} {
+    ^bb0(%m: !graph.control):
+      graph.yield
+    }
+    graph.yield
+  }
+}
+
+// -----
+
 graph.graph {
   %a, %a_ctl = graph.node "Placeholder" "a" {dtype = f32} : () -> tensor<*xf32>
   // expected-error @+1 {{expects number of data operands (1) to be 'n' * replicated block arguments + packed block arguments (2 * 1 + 0)}}

@@ -403,6 +403,9 @@ LogicalResult ReplicateOp::verify() {
   int64_t n = getN();
   if (n < 2)
     return emitOpError("expects 'n' to be at least 2, got ") << n;
+  if (n > kMaxReplicas)
+    return emitOpError("expects 'n' to be at most ")
+           << kMaxReplicas << " (the replicas Cleave runs), got " << n;
   Block &body = getBody().front();
   unsigned numGroups = body.getNumArguments();
   if (getInputNodes().size() != numGroups)

@@ -24,9 +24,6 @@ namespace cleave::graph {
 using namespace mlir;
 using namespace cleave::graph;
 
-/// The most replicas a computation may ask for.
-static constexpr int64_t kMaxReplicas = 1 << 16;
-
 namespace {
 
 /// The nodes of one cluster, in block order, and its metadata.
@@ -90,8 +87,6 @@ LogicalResult GraphClusterFormationPass::collect(
     if (n.getInt() < 1)
       return nodeError(nodes.metadata)
              << "requires 'num_replicas' int attribute to be at least 1";
-    // Each replica is a thread and a copy of the state; the largest TPU
-    // pods have a few thousand cores.
     if (n.getInt() > kMaxReplicas)
       return nodeError(nodes.metadata)
              << "'num_replicas' is " << n.getInt() << ", more than the "

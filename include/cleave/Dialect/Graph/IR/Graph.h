@@ -86,6 +86,11 @@ mlir::InFlightDiagnostic nodeError(NodeOp node);
 /// the node's op type (which names a function when the node is a call).
 llvm::StringRef getCalleeName(NodeOp node);
 
+/// The most replicas a replicated computation may have: each replica is a
+/// thread and a copy of the state (the largest TPU pods have a few
+/// thousand cores).
+constexpr int64_t kMaxReplicas = 1 << 16;
+
 /// The library functions `node` calls, each with the attr that names it:
 /// its func and list(func) attrs (If and Case branches, While's cond and
 /// body, a call's `f`), and ("", op type) when the op type names a
