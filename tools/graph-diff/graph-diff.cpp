@@ -61,6 +61,12 @@ static std::unique_ptr<pb::Message> load(const char *path) {
     buffer << in.rdbuf();
   }
   std::string bytes = buffer.str();
+  if (std::string what = cleave::identifyNonGraph(bytes); !what.empty()) {
+    std::cerr << "graph-diff: '" << path << "' is " << what
+              << ", not a graph (a GraphDef, MetaGraphDef or SavedModel, "
+                 "binary or text)\n";
+    return nullptr;
+  }
   bool binary;
   std::unique_ptr<pb::Message> message =
       newMessage(cleave::detectInputFormat(bytes), binary);

@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <string>
+
 namespace cleave {
 
 /// What a buffer holds, judged by its content (never by a file extension).
@@ -30,6 +32,11 @@ enum class InputFormat {
 /// bytes that are not text are a binary message, told apart by its
 /// top-level fields; anything else is MLIR.
 InputFormat detectInputFormat(llvm::StringRef buffer);
+
+/// What `buffer` holds when it is plainly no graph at all ("a NumPy
+/// array", "a Python script", ...), judged by magic bytes and the first
+/// word; empty when it may be a graph (then the parser's errors apply).
+std::string identifyNonGraph(llvm::StringRef buffer);
 
 /// Whether `format` is one of the protobuf formats (not MLIR).
 inline bool isProtobufFormat(InputFormat format) {

@@ -226,6 +226,11 @@ cleave::importGraphDef(const llvm::MemoryBuffer &buffer, MLIRContext *context,
   StringRef filename = buffer.getBufferIdentifier();
   StringAttr fileAttr = StringAttr::get(context, filename);
   StringRef bytes = buffer.getBuffer();
+  if (std::string what = identifyNonGraph(bytes); !what.empty())
+    return emitError(FileLineColLoc::get(fileAttr, 0, 0))
+               << "'" << filename << "' is " << what
+               << ", not a GraphDef, MetaGraphDef or SavedModel",
+           nullptr;
   InputFormat format = detectInputFormat(bytes);
   bool binary = format == InputFormat::GraphDefBinary ||
                 format == InputFormat::MetaGraphDefBinary ||
@@ -282,6 +287,13 @@ std::unique_ptr<llvm::MemoryBuffer> cleave::readGraphInput(StringRef path,
   if (!file) {
     llvm::errs() << tool << ": cannot open '" << path
                  << "': " << file.getError().message() << "\n";
+    return nullptr;
+  }
+  if (std::string what = identifyNonGraph((*file)->getBuffer());
+      !what.empty()) {
+    llvm::errs() << tool << ": '" << path << "' is " << what
+                 << ", not a graph (a GraphDef, MetaGraphDef or SavedModel, "
+                    "binary or text, or MLIR)\n";
     return nullptr;
   }
   return std::move(*file);

@@ -140,3 +140,35 @@ InputFormat cleave::detectInputFormat(StringRef buffer) {
     return InputFormat::GraphDefText; // only comments: an empty GraphDef
   return InputFormat::MLIR;
 }
+
+std::string cleave::identifyNonGraph(StringRef buffer) {
+  static const std::pair<StringRef, const char *> kMagic[] = {
+      {StringRef("\x93NUMPY", 6), "a NumPy array (.npy)"},
+      {StringRef("PK\x03\x04", 4), "a zip archive (.npz, .keras, ...)"},
+      {StringRef("\x89HDF\r\n\x1a\n", 8), "an HDF5 file (a Keras .h5 model?)"},
+      {StringRef("\x1f\x8b", 2), "a gzip file"},
+      {StringRef("\x7f" "ELF", 4), "an executable (ELF)"},
+      {StringRef("\x89PNG", 4), "a PNG image"},
+  };
+  for (const auto &[magic, what] : kMagic)
+    if (buffer.starts_with(magic))
+      return what;
+  // Text: the first word after `#` lines (a shebang, comments).
+  StringRef rest = buffer;
+  while (true) {
+    rest = rest.ltrim();
+    if (!rest.starts_with("#"))
+      break;
+    rest = rest.drop_until([](char c) { return c == '\n'; });
+  }
+  if (rest.starts_with("{\"") || rest.starts_with("["))
+    return "a JSON file";
+  StringRef word =
+      rest.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
+  StringRef after = rest.drop_front(word.size());
+  if ((word == "import" || word == "from" || word == "def" ||
+       word == "class") &&
+      after.starts_with(" "))
+    return "a Python script";
+  return "";
+}
