@@ -291,9 +291,12 @@ static std::optional<StepIO> readStepIO(const runtime::Session &session) {
 static bool reportFetches(unsigned step, const StepIO &io,
                           const std::vector<Tensor> &results) {
   for (auto [name, tensor] : llvm::zip(io.fetchKeys, results)) {
-    if (steps > 1)
-      llvm::outs() << "step " << step << ": ";
-    llvm::outs() << name << " = " << tensor.toString() << "\n";
+    // Whole lines, flushed: with 2>&1 nothing on stderr (timing, errors,
+    // Print ops) lands inside one.
+    std::string line = steps > 1 ? "step " + std::to_string(step) + ": " : "";
+    line += name + " = " + tensor.toString() + "\n";
+    llvm::outs() << line;
+    llvm::outs().flush();
     if (outputDir.empty() || step + 1 != steps)
       continue;
     std::string fileName = name;
