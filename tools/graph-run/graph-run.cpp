@@ -391,6 +391,11 @@ int main(int argc, char **argv) {
   std::optional<StepIO> io = readStepIO(*session);
   if (!io)
     return 1;
+  // A command that names nothing to do must not look like one that did it.
+  if (io->fetches.empty() && targetOpts.empty() && initOpts.empty() &&
+      savePrefix.empty() && restorePath.empty())
+    return fail("nothing to run: name what to compute with --fetch, "
+                "--target or --signature (or --init, --restore, --save)");
   // The init op runs before the variables are restored, as a TensorFlow
   // program runs it before Saver.restore overwrites what it initialised.
   std::vector<std::string> initTargets(initOpts.begin(), initOpts.end());
@@ -426,7 +431,9 @@ int main(int argc, char **argv) {
       !save(saveEvery ? savePrefix + "-" + std::to_string(steps)
                       : savePrefix.getValue()))
     return 1;
-  if (timing)
+  if (steps == 0)
+    llvm::errs() << "graph-run: --steps=0: no step run\n";
+  else if (timing)
     printTiming(stepSeconds, session->getCompileStatistics());
   return 0;
 }
