@@ -19,7 +19,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/ToolUtilities.h"
@@ -187,6 +189,47 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   return handler.verify();
 }
 
+/// Parses the options of each pass on the command line once on its own, so
+/// that a wrong one names the pass and lists the options it has (MLIR's
+/// pipeline parser says only `<Pass-Options-Parser>: no such option x`).
+static bool checkPassOptions(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    if (!arg.consume_front("-"))
+      continue;
+    arg.consume_front("-");
+    auto [name, options] = arg.split('=');
+    const PassInfo *info = PassInfo::lookup(name);
+    if (!info || options.empty())
+      continue;
+    OpPassManager pm(ModuleOp::getOperationName());
+    std::string message;
+    auto onError = [&](const llvm::Twine &msg) {
+      message = msg.str();
+      return failure();
+    };
+    if (succeeded(info->addToPipeline(pm, options, onError)))
+      continue;
+    StringRef reason(message);
+    reason = reason.trim();
+    reason.consume_front("<Pass-Options-Parser>: ");
+    if (reason.empty()) // the option's own parser said why, above
+      reason = "invalid options";
+    std::string known;
+    OpPassManager defaults(ModuleOp::getOperationName());
+    if (succeeded(info->addToPipeline(defaults, "", onError))) {
+      llvm::raw_string_ostream os(known);
+      defaults.begin()->printAsTextualPipeline(os);
+    }
+    llvm::errs() << "graph-opt: --" << name << ": " << reason;
+    if (!known.empty())
+      llvm::errs() << "; its options, with their defaults: " << known;
+    llvm::errs() << "\n";
+    return false;
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
@@ -202,6 +245,8 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "Cleave optimizer: runs passes on GraphDefs (.pb, .pbtxt) and MLIR\n");
+  if (!checkPassOptions(argc, argv))
+    return 1;
   const MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
   auto file = cleave::readGraphInput(inputFilename, "graph-opt");
