@@ -6,6 +6,8 @@
 
 #include "KernelContext.h"
 
+#include "cleave/Ops/NNShapeChecks.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -83,10 +85,10 @@ template <bool isLog> static LogicalResult softmax(KernelContext &ctx) {
 
 static LogicalResult sparseSoftmaxCrossEntropy(KernelContext &ctx) {
   const Tensor &logits = ctx.inputs[0], &labels = ctx.inputs[1];
-  if (logits.rank() != 2 || labels.rank() != 1 ||
-      labels.shape()[0] != logits.shape()[0])
-    return ctx.error() << "logits must be 2-D and labels 1-D with the same "
-                          "batch size";
+  if (std::string error =
+          ops::checkSparseCrossEntropyShapes(logits.shape(), labels.shape());
+      !error.empty())
+    return ctx.error() << error;
   int64_t batch = logits.shape()[0], classes = logits.shape()[1];
   Tensor loss(logits.dtype(), {batch}),
       backprop(logits.dtype(), logits.shape());

@@ -26,6 +26,7 @@
 #include "Lowering.h"
 
 #include "cleave/Ops/ElementwiseOps.h"
+#include "cleave/Ops/NNShapeChecks.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -187,10 +188,10 @@ static LogicalResult sparseSoftmaxCrossEntropy(NodeLowering &ctx) {
   if (failed(floatOnly(ctx, 0)))
     return failure();
   const std::vector<int64_t> &shape = ctx.shape(0);
-  if (shape.size() != 2 || ctx.shape(1).size() != 1 ||
-      ctx.shape(1)[0] != shape[0])
-    return ctx.error() << "logits must be 2-D and labels 1-D with the same "
-                          "batch size";
+  if (std::string error =
+          ops::checkSparseCrossEntropyShapes(shape, ctx.shape(1));
+      !error.empty())
+    return ctx.error() << error;
   int32_t dtype = ctx.dtype(0), labelType = ctx.dtype(1);
   int64_t batch = shape[0], classes = shape[1];
   SoftmaxParts parts = softmaxParts(ctx, ctx.tensor(0), shape, dtype);
