@@ -119,6 +119,9 @@ private:
   llvm::EquivalenceClasses<Operation *> clusters;
   /// Nodes fetched or run as targets: they keep their names.
   llvm::StringSet<> named;
+  /// A fetch or target names nothing: the graph stays as it is, so that
+  /// the run's error sees (and suggests) every name.
+  bool unknownName = false;
 };
 
 ValueRange Clusterer::unitInputs(Operation *unit) {
@@ -179,6 +182,8 @@ LogicalResult Clusterer::findNeeded() {
         stack.push_back(node);
     } else if (Operation *region = regionsByName.lookup(name)) {
       stack.push_back(region);
+    } else {
+      unknownName = true;
     }
   }
   for (const std::string &target : signature.targets) {
@@ -187,6 +192,8 @@ LogicalResult Clusterer::findNeeded() {
       stack.push_back(node);
     } else if (Operation *region = regionsByName.lookup(target)) {
       stack.push_back(region);
+    } else {
+      unknownName = true;
     }
   }
   if (all)
@@ -222,7 +229,7 @@ LogicalResult Clusterer::findNeeded() {
   // As a session prunes the graph to what a call needs: the needed nodes,
   // the producers of fed values and what they read stay (the latter do
   // not run).
-  if (!all) {
+  if (!all && !unknownName) {
     llvm::DenseSet<Operation *> kept(needed.begin(), needed.end());
     SmallVector<Operation *> keep;
     for (Value v : fed)
@@ -580,6 +587,8 @@ LogicalResult
 Clusterer::run(std::vector<jit::ClusteringDecision> &decisions) {
   if (failed(findNeeded()))
     return failure();
+  if (unknownName)
+    return success();
   findCandidates();
   do
     formClusters();

@@ -800,6 +800,33 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     return node.emitError() << getNotFetchableMessage(name);
   };
 
+  // " (did you mean 'x'?)" for the nearest names, as the flag parser
+  // suggests flags.
+  auto suggest = [&](StringRef wrong) -> std::string {
+    unsigned limit = std::max<unsigned>(2, wrong.size() / 3), best = limit;
+    SmallVector<StringRef> nearest;
+    for (const auto &entry : byName) {
+      unsigned d = wrong.edit_distance(entry.getKey(), /*AllowReplacements=*/
+                                       true, /*MaxEditDistance=*/limit);
+      if (d > limit)
+        continue;
+      if (d < best) {
+        best = d;
+        nearest.clear();
+      }
+      if (d == best && nearest.size() < 3)
+        nearest.push_back(entry.getKey());
+    }
+    if (nearest.empty())
+      return "";
+    llvm::sort(nearest);
+    std::string text = " (did you mean ";
+    for (auto [i, name] : llvm::enumerate(nearest))
+      text += (i ? (i + 1 == nearest.size() ? " or '" : ", '") : "'") +
+              name.str() + "'";
+    return text + "?)";
+  };
+
   // Resolve feeds and fetches.
   llvm::DenseMap<Value, Tensor> fed;
   SmallVector<Value> fedValues;
@@ -810,8 +837,9 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return inner.emitError() << getNotFeedableMessage(name), failure();
     auto node = dyn_cast_or_null<NodeOp>(byName.lookup(nodeName).op);
     if (!node || port >= node.getOutputs().size())
-      return emitError(loc)
-                 << "cannot feed '" << name << "': no such tensor in the graph",
+      return emitError(loc) << "cannot feed '" << name
+                            << "': no such tensor in the graph"
+                            << (node ? "" : suggest(nodeName)),
              failure();
     if (auto error = getReplicationFeedError(node, port))
       return node.emitError() << *error, failure();
@@ -850,7 +878,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     auto it = byName.find(nodeName);
     if (it == byName.end())
       return emitError(loc) << "cannot fetch '" << name << "': no node named '"
-                            << nodeName << "'",
+                            << nodeName << "'" << suggest(nodeName),
              failure();
     const Named &named = it->second;
     if (port >= named.outputs.size()) {
@@ -880,7 +908,8 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     Operation *op = byName.lookup(name).op;
     if (!op)
       return emitError(loc) << "cannot run target '" << name
-                            << "': no node named '" << name << "'",
+                            << "': no node named '" << name << "'"
+                            << suggest(name),
              failure();
     if (auto node = dyn_cast<NodeOp>(op))
       if (auto error = getReplicationFetchError(node))
