@@ -190,8 +190,8 @@ private:
                                  NameUniquer &deviceNames);
   /// What a split function is to its caller.
   enum class Role { Branch, LoopCondition, LoopBody };
-  FailureOr<FuncOp> splitFunction(StringRef name, Role role, bool replicated,
-                                  FuncOp &hostFunction,
+  FailureOr<FuncOp> splitFunction(NodeOp caller, StringRef name, Role role,
+                                  bool replicated, FuncOp &hostFunction,
                                   StringRef conditionKey = "");
   bool reachesOutsideCompilation(StringRef function);
   FailureOr<NodeOp> createNode(OpBuilder &b, NameUniquer &names, Location loc,
@@ -791,11 +791,15 @@ LogicalResult Extractor::extractBlock(Block &device, HostSide &host,
 /// holding those nodes. A While condition's host copy returns the
 /// condition the device sends on `conditionKey`; a loop body's passes its
 /// arguments on.
-FailureOr<FuncOp> Extractor::splitFunction(StringRef name, Role role,
-                                           bool replicated,
+FailureOr<FuncOp> Extractor::splitFunction(NodeOp caller, StringRef name,
+                                           Role role, bool replicated,
                                            FuncOp &hostFunction,
                                            StringRef conditionKey) {
   auto original = module.lookupSymbol<FuncOp>(name);
+  if (!original)
+    return nodeError(caller) << "function '" << name
+                             << "' is not in the graph's library",
+           failure();
   auto deviceFunction = cast<FuncOp>(original->clone());
   std::string deviceName = (name + "_device").str();
   for (int k = 1; module.lookupSymbol(deviceName); ++k)
@@ -923,8 +927,8 @@ LogicalResult Extractor::splitControlFlow(NodeOp node, HostSide &host,
     SmallVector<Attribute> hostBranches, deviceBranches;
     for (FuncAttr branch : branches) {
       FuncOp hostBranch;
-      auto split = splitFunction(branch.getName().getValue(), Role::Branch,
-                                 host.replicated, hostBranch);
+      auto split = splitFunction(node, branch.getName().getValue(),
+                                 Role::Branch, host.replicated, hostBranch);
       if (failed(split))
         return failure();
       hostBranches.push_back(
@@ -967,13 +971,13 @@ LogicalResult Extractor::splitControlFlow(NodeOp node, HostSide &host,
       return nodeError(node) << "requires attributes 'cond' and 'body'";
     std::string key = ("while_condition_channel_" + Twine(channel++)).str();
     FuncOp hostCond, hostBody;
-    auto deviceCond = splitFunction(cond.getName().getValue(),
+    auto deviceCond = splitFunction(node, cond.getName().getValue(),
                                     Role::LoopCondition, host.replicated,
                                     hostCond, key);
     if (failed(deviceCond))
       return failure();
-    auto deviceBody = splitFunction(body.getName().getValue(), Role::LoopBody,
-                                    host.replicated, hostBody);
+    auto deviceBody = splitFunction(node, body.getName().getValue(),
+                                    Role::LoopBody, host.replicated, hostBody);
     if (failed(deviceBody))
       return failure();
     // The host loop carries the key (and ordinal) and asks the device's
@@ -996,7 +1000,7 @@ LogicalResult Extractor::splitControlFlow(NodeOp node, HostSide &host,
     return success(); // left for the check of leftover markers
   FuncOp hostFunction;
   auto deviceFunction =
-      splitFunction(callee, Role::Branch, host.replicated, hostFunction);
+      splitFunction(node, callee, Role::Branch, host.replicated, hostFunction);
   if (failed(deviceFunction))
     return failure();
   if (failed(createNode(
