@@ -407,9 +407,14 @@ int main(int argc, char **argv) {
 
   unsigned maxToKeep = keepCheckpoints >= 0 ? unsigned(keepCheckpoints)
                                             : session->getDefaultMaxToKeep();
-  auto save = [&](const std::string &prefix) {
-    llvm::Error error = session->save(prefix, maxToKeep);
-    return error ? fail(std::move(error), "--save: "), false : true;
+  // Says where, as TensorFlow's CheckpointSaverHook logs it.
+  auto save = [&](const std::string &prefix, unsigned stepsRun) {
+    if (llvm::Error error = session->save(prefix, maxToKeep))
+      return fail(std::move(error), "--save: "), false;
+    llvm::outs().flush();
+    llvm::errs() << "graph-run: Saving checkpoints for " << stepsRun
+                 << " into " << prefix << ".\n";
+    return true;
   };
   std::vector<std::string> targets(targetOpts.begin(), targetOpts.end());
   std::vector<double> stepSeconds;
@@ -424,12 +429,13 @@ int main(int argc, char **argv) {
     if (!reportFetches(step, *io, *results))
       return 1;
     if (saveEvery && (step + 1) % saveEvery == 0 &&
-        !save(savePrefix + "-" + std::to_string(step + 1)))
+        !save(savePrefix + "-" + std::to_string(step + 1), step + 1))
       return 1;
   }
   if (!savePrefix.empty() && !(saveEvery && steps % saveEvery == 0) &&
       !save(saveEvery ? savePrefix + "-" + std::to_string(steps)
-                      : savePrefix.getValue()))
+                      : savePrefix.getValue(),
+            steps))
     return 1;
   if (steps == 0)
     llvm::errs() << "graph-run: --steps=0: no step run\n";
