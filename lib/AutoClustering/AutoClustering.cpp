@@ -215,16 +215,11 @@ LogicalResult Clusterer::findNeeded() {
   collectNeeded();
   // The host sides of the computations the run holds run with them (as
   // the executor runs them: findChannelSenders).
-  auto module = body.getParentOp()->getParentOfType<ModuleOp>();
-  for (ChannelUse use = getChannelUse(module, llvm::to_vector(needed));;) {
-    SmallVector<Operation *> senders =
-        findChannelSenders(module, body, needed, use);
-    if (senders.empty())
-      break;
-    stack.append(senders);
-    collectNeeded();
-    use = getChannelUse(module, llvm::to_vector(needed));
-  }
+  addHostSides(body.getParentOp()->getParentOfType<ModuleOp>(), body, needed,
+               [&](ArrayRef<Operation *> senders) {
+                 stack.append(senders.begin(), senders.end());
+                 collectNeeded();
+               });
 
   // As a session prunes the graph to what a call needs: the needed nodes,
   // the producers of fed values and what they read stay (the latter do

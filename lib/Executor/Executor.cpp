@@ -103,13 +103,12 @@ void cleave::interp::reportReplicaFailure(ReplicateOp replicate,
                              "replicas were cancelled";
 }
 
-/// The units of `body` to run: everything the roots reach backwards,
-/// except through fed tensors.
-static llvm::DenseSet<Operation *>
-collectNeeded(Block &body, ArrayRef<Operation *> roots,
-              const llvm::DenseMap<Value, Tensor> &fed,
-              UnitInputs &unitInputs) {
-  llvm::DenseSet<Operation *> needed;
+/// Adds to `needed` the units of `body` the roots reach backwards, except
+/// through fed tensors.
+static void addNeeded(Block &body, ArrayRef<Operation *> roots,
+                      const llvm::DenseMap<Value, Tensor> &fed,
+                      UnitInputs &unitInputs,
+                      llvm::DenseSet<Operation *> &needed) {
   SmallVector<Operation *> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
     Operation *unit = stack.pop_back_val();
@@ -121,6 +120,16 @@ collectNeeded(Block &body, ArrayRef<Operation *> roots,
             isUnit(producer) && producer->getBlock() == &body)
           stack.push_back(producer);
   }
+}
+
+/// The units of `body` to run: everything the roots reach backwards,
+/// except through fed tensors.
+static llvm::DenseSet<Operation *>
+collectNeeded(Block &body, ArrayRef<Operation *> roots,
+              const llvm::DenseMap<Value, Tensor> &fed,
+              UnitInputs &unitInputs) {
+  llvm::DenseSet<Operation *> needed;
+  addNeeded(body, roots, fed, unitInputs, needed);
   return needed;
 }
 
@@ -130,26 +139,20 @@ runBlock(Executor &interpreter, Block &body,
          ArrayRef<std::string> fetchNames, ArrayRef<Operation *> roots,
          size_t firstTarget, DictionaryAttr bindings, Location loc);
 
-/// The units a run of `roots` needs (collectNeeded), with the host sides
-/// of the computations they hold (findChannelSenders), which `roots` gains
-/// as targets; `use` says what the needed units send and receive on.
-static llvm::DenseSet<Operation *> collectNeededWithHostSides(
-    ModuleOp module, Block &body, SmallVector<Operation *> &roots,
-    const llvm::DenseMap<Value, Tensor> &fed, ChannelUse &use) {
+/// Adds to `roots`, as targets, the host sides of the computations a run of
+/// them needs (graph::addHostSides); returns what the run's units send and
+/// receive on.
+static ChannelUse
+addHostSidesAsTargets(ModuleOp module, Block &body,
+                      SmallVector<Operation *> &roots,
+                      const llvm::DenseMap<Value, Tensor> &fed) {
   UnitInputs unitInputs;
-  llvm::DenseSet<Operation *> needed =
-      collectNeeded(body, roots, fed, unitInputs);
-  use = getChannelUse(module, llvm::to_vector(needed));
-  // A host side may wait on a channel of its own: repeat until none is new.
-  for (SmallVector<Operation *> senders =
-           findChannelSenders(module, body, needed, use);
-       !senders.empty();
-       senders = findChannelSenders(module, body, needed, use)) {
-    roots.append(senders);
-    needed = collectNeeded(body, roots, fed, unitInputs);
-    use = getChannelUse(module, llvm::to_vector(needed));
-  }
-  return needed;
+  llvm::DenseSet<Operation *> needed;
+  addNeeded(body, roots, fed, unitInputs, needed);
+  return addHostSides(module, body, needed, [&](ArrayRef<Operation *> senders) {
+    roots.append(senders.begin(), senders.end());
+    addNeeded(body, senders, fed, unitInputs, needed);
+  });
 }
 
 /// Runs a region's body (a cluster, or one replica of a replicate) to its
@@ -917,8 +920,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     roots.push_back(op);
   }
   size_t firstTarget = roots.size() - targets.size();
-  ChannelUse channels;
-  collectNeededWithHostSides(module, body, roots, fed, channels);
+  ChannelUse channels = addHostSidesAsTargets(module, body, roots, fed);
 
   HostPrograms::Entry *program = nullptr;
   if (hostProgramsEnabled)

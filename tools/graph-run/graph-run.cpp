@@ -411,7 +411,6 @@ int main(int argc, char **argv) {
   auto save = [&](const std::string &prefix, unsigned stepsRun) {
     if (llvm::Error error = session->save(prefix, maxToKeep))
       return fail(std::move(error), "--save: "), false;
-    llvm::outs().flush();
     llvm::errs() << "graph-run: Saving checkpoints for " << stepsRun
                  << " into " << prefix << ".\n";
     return true;

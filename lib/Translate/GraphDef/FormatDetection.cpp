@@ -107,6 +107,15 @@ static InputFormat classifyText(StringRef firstField) {
   return InputFormat::GraphDefText;
 }
 
+/// `buffer` after leading whitespace and `#` lines (protobuf text comments,
+/// a script's shebang).
+static StringRef skipCommentLines(StringRef buffer) {
+  StringRef rest = buffer.ltrim();
+  while (rest.starts_with("#"))
+    rest = rest.drop_until([](char c) { return c == '\n'; }).ltrim();
+  return rest;
+}
+
 InputFormat cleave::detectInputFormat(StringRef buffer) {
   // Bytes that never occur in text mean the wire format.
   StringRef head = buffer.take_front(4096);
@@ -116,16 +125,8 @@ InputFormat cleave::detectInputFormat(StringRef buffer) {
         u != '\v')
       return classifyBinary(buffer);
   }
-  // Skip whitespace and `#` comments; a text message starts with a field.
-  StringRef rest = buffer;
-  while (true) {
-    rest = rest.ltrim();
-    if (rest.starts_with("#")) {
-      rest = rest.drop_until([](char c) { return c == '\n'; });
-      continue;
-    }
-    break;
-  }
+  // A text message starts with a field.
+  StringRef rest = skipCommentLines(buffer);
   StringRef word = rest.take_while(
       [](char c) { return llvm::isAlnum(c) || c == '_'; });
   StringRef after = rest.drop_front(word.size()).ltrim();
@@ -154,13 +155,7 @@ std::string cleave::identifyNonGraph(StringRef buffer) {
     if (buffer.starts_with(magic))
       return what;
   // Text: the first word after `#` lines (a shebang, comments).
-  StringRef rest = buffer;
-  while (true) {
-    rest = rest.ltrim();
-    if (!rest.starts_with("#"))
-      break;
-    rest = rest.drop_until([](char c) { return c == '\n'; });
-  }
+  StringRef rest = skipCommentLines(buffer);
   if (rest.starts_with("{\"") || rest.starts_with("["))
     return "a JSON file";
   StringRef word =

@@ -97,3 +97,17 @@ cleave::graph::findChannelSenders(ModuleOp module, Block &body,
   }
   return senders;
 }
+
+ChannelUse cleave::graph::addHostSides(
+    ModuleOp module, Block &body, const llvm::DenseSet<Operation *> &needed,
+    llvm::function_ref<void(ArrayRef<Operation *>)> addNeeded) {
+  ChannelUse use = getChannelUse(module, llvm::to_vector(needed));
+  for (SmallVector<Operation *> senders =
+           findChannelSenders(module, body, needed, use);
+       !senders.empty();
+       senders = findChannelSenders(module, body, needed, use)) {
+    addNeeded(senders);
+    use = getChannelUse(module, llvm::to_vector(needed));
+  }
+  return use;
+}

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -45,6 +46,15 @@ llvm::SmallVector<mlir::Operation *>
 findChannelSenders(mlir::ModuleOp module, mlir::Block &body,
                    const llvm::DenseSet<mlir::Operation *> &needed,
                    const ChannelUse &neededUse);
+
+/// Grows `needed` by the host sides of the computations it holds
+/// (findChannelSenders) until none is new (a host side may wait on a
+/// channel of its own): `addNeeded` adds the given ops, and what they need,
+/// to `needed`. Returns the channel use of the grown set.
+ChannelUse addHostSides(
+    mlir::ModuleOp module, mlir::Block &body,
+    const llvm::DenseSet<mlir::Operation *> &needed,
+    llvm::function_ref<void(llvm::ArrayRef<mlir::Operation *>)> addNeeded);
 
 } // namespace cleave::graph
 
