@@ -212,6 +212,7 @@ std::vector<llvm::StringRef> cleave::ops::detail::getNotDifferentiableOps() {
           "RandomShuffle",
           "StatelessRandomUniform",
           "StatelessRandomUniformV2",
+          "StatelessRandomUniformInt",
           "StatelessRandomUniformIntV2",
           "StatelessRandomNormal",
           "StatelessRandomNormalV2",

@@ -61,6 +61,11 @@ OpTable cleave::ops::detail::getRandomOps() {
       statelessFloat("StatelessRandomNormal"),
       statelessFloat("StatelessTruncatedNormal"),
 
+      {"StatelessRandomUniformInt",
+       {"shape: T", "seed: Tseed", "minval: dtype", "maxval: dtype"},
+       {"output: dtype"},
+       {"dtype: {int32, int64}", "T: {int32, int64}", "Tseed: {int32, int64}"}},
+
       statelessFloatV2("StatelessRandomUniformV2"),
       statelessFloatV2("StatelessRandomNormalV2"),
       statelessFloatV2("StatelessTruncatedNormalV2"),
@@ -107,9 +112,9 @@ ShapeFnTable cleave::ops::detail::getRandomShapeFns() {
   for (const char *op :
        {"RandomUniform", "RandomStandardNormal", "TruncatedNormal",
         "RandomUniformInt", "StatelessRandomUniform", "StatelessRandomNormal",
-        "StatelessTruncatedNormal", "StatelessRandomUniformV2",
-        "StatelessRandomNormalV2", "StatelessTruncatedNormalV2",
-        "StatelessRandomUniformIntV2"})
+        "StatelessTruncatedNormal", "StatelessRandomUniformInt",
+        "StatelessRandomUniformV2", "StatelessRandomNormalV2",
+        "StatelessTruncatedNormalV2", "StatelessRandomUniformIntV2"})
     table.push_back({op, shapes::fromShapeInputAt<0>});
   return table;
 }

@@ -203,6 +203,8 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
     for (const conversion::VariableSlot &slot : executable->lowered.variables)
       if (slot.argIndex >= 0) {
         std::optional<TensorSpec> spec = variableSpec(state, slot.name);
+        if (!spec && slot.initial)
+          spec = TensorSpec{slot.initial->dtype(), slot.initial->shape()};
         matches &= spec && spec->dtype == slot.dtype &&
                    spec->shape == slot.shape;
       }
@@ -327,8 +329,18 @@ CPUClusterRunner::call(interp::Executor &interpreter, Operation *caller,
   for (unsigned i : lowered.dataArgs)
     arguments.push_back(args[i]);
   for (const conversion::VariableSlot &slot : lowered.variables)
-    if (slot.argIndex >= 0)
-      arguments.push_back(state.variables[slot.name]);
+    if (slot.argIndex >= 0) {
+      auto it = state.variables.find(slot.name);
+      if ((it != state.variables.end() && it->second.isValid()) ||
+          !slot.initial) {
+        arguments.push_back(state.variables[slot.name]);
+        continue;
+      }
+      // A copy: compiled code may update its arguments in place.
+      Tensor initial(slot.initial->dtype(), slot.initial->shape());
+      std::memcpy(initial.raw(), slot.initial->raw(), initial.byteSize());
+      arguments.push_back(std::move(initial));
+    }
   std::vector<Tensor> computed;
   for (const TensorSpec &spec : lowered.resultSpecs)
     computed.push_back(Tensor::uninitialized(spec.dtype, spec.shape));

@@ -73,6 +73,10 @@ struct VariableSlot {
   /// The lowered function's argument holding the value at entry (-1 when
   /// the function never reads the variable's old value).
   int argIndex = -1;
+  /// What the caller passes at entry while the variable is uninitialized
+  /// (a stateful random node's place in its stream: none drawn yet);
+  /// without it, an uninitialized variable is an error.
+  std::optional<cleave::Tensor> initial;
   /// The value at exit, when the function writes the variable.
   std::optional<ValueSource> written;
 };

@@ -53,6 +53,7 @@ static const llvm::StringMap<LoweringEntry> &getLoweringTable() {
         {OpFamily::State, getStateLowerings()},
         {OpFamily::ControlFlow, getControlFlowLowerings()},
         {OpFamily::Functional, getFunctionalLowerings()},
+        {OpFamily::Random, getRandomLowerings()},
         {OpFamily::TPU, getTPULowerings()}};
     for (const auto &[family, lowerings] : families)
       for (const auto &[name, lowering] : lowerings)
@@ -221,7 +222,9 @@ public:
 
   void recordNeedsConstant(unsigned arg) { needsConstant.insert(arg); }
 
-  FailureOr<LoweredValue> currentValue(StringRef variable, graph::NodeOp user);
+  FailureOr<LoweredValue>
+  currentValue(StringRef variable, graph::NodeOp user,
+               const std::optional<cleave::Tensor> &initial = std::nullopt);
   std::optional<TensorSpec> variableSpec(StringRef variable) {
     auto it = variables.find(variable);
     if (it != variables.end() && it->second.current)
@@ -229,7 +232,11 @@ public:
     return request.variableType ? request.variableType(variable)
                                 : std::nullopt;
   }
-  FailureOr<LoweredValue> entryValue(StringRef variable, graph::NodeOp user);
+  /// The variable's value at entry, an argument of the function; where
+  /// it is uninitialized, `initial` (when given) stands for it.
+  FailureOr<LoweredValue>
+  entryValue(StringRef variable, graph::NodeOp user,
+             const std::optional<cleave::Tensor> &initial = std::nullopt);
   void writeVariable(StringRef variable, LoweredValue value);
 
   interp::ConstantEvaluator &getFolder(Operation *anyNode) {
@@ -279,13 +286,17 @@ private:
 
 using graph::nodeError;
 
-FailureOr<LoweredValue> FunctionLowering::entryValue(StringRef variable,
-                                                     graph::NodeOp user) {
+FailureOr<LoweredValue>
+FunctionLowering::entryValue(StringRef variable, graph::NodeOp user,
+                             const std::optional<cleave::Tensor> &initial) {
   VariableState &state = variables[variable];
   if (state.entry)
     return *state.entry;
   std::optional<TensorSpec> spec =
       request.variableType ? request.variableType(variable) : std::nullopt;
+  bool fromInitial = !spec && initial;
+  if (fromInitial)
+    spec = TensorSpec{initial->dtype(), initial->shape()};
   if (!spec)
     return nodeError(user) << "Attempting to use uninitialized value "
                            << variable,
@@ -303,6 +314,8 @@ FailureOr<LoweredValue> FunctionLowering::entryValue(StringRef variable,
   slot.dtype = spec->dtype;
   slot.shape = spec->shape;
   slot.argIndex = arg.getArgNumber();
+  if (fromInitial)
+    slot.initial = initial;
   result.variables.push_back(slot);
   LoweredValue value;
   value.tensor = arg;
@@ -313,12 +326,13 @@ FailureOr<LoweredValue> FunctionLowering::entryValue(StringRef variable,
   return value;
 }
 
-FailureOr<LoweredValue> FunctionLowering::currentValue(StringRef variable,
-                                                       graph::NodeOp user) {
+FailureOr<LoweredValue>
+FunctionLowering::currentValue(StringRef variable, graph::NodeOp user,
+                               const std::optional<cleave::Tensor> &initial) {
   VariableState &state = variables[variable];
   if (state.current)
     return *state.current;
-  return entryValue(variable, user);
+  return entryValue(variable, user, initial);
 }
 
 void FunctionLowering::writeVariable(StringRef variable, LoweredValue value) {
@@ -950,6 +964,11 @@ FailureOr<LoweredValue> NodeLowering::readVariable(unsigned input) {
   return function.currentValue(name, node);
 }
 
+FailureOr<LoweredValue>
+NodeLowering::readVariableOr(StringRef name, const cleave::Tensor &initial) {
+  return function.currentValue(name, node, initial);
+}
+
 void NodeLowering::writeVariable(StringRef name, Value tensor, int32_t dtype,
                                  ArrayRef<int64_t> shape) {
   LoweredValue value;
@@ -985,6 +1004,38 @@ std::optional<TensorSpec> NodeLowering::variableSpec(StringRef name) {
 //===----------------------------------------------------------------------===//
 // Builders
 //===----------------------------------------------------------------------===//
+
+func::FuncOp NodeLowering::declareRuntimeFunction(StringRef name,
+                                                  TypeRange arguments,
+                                                  TypeRange results) {
+  ModuleOp module = getTargetModule();
+  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
+    return callee;
+  OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+  auto callee = top.create<func::FuncOp>(
+      loc, name, top.getFunctionType(arguments, results));
+  callee.setPrivate();
+  return callee;
+}
+
+Value NodeLowering::bufferAddress(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value buffer = b.create<bufferization::ToMemrefOp>(
+      loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+  return b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+}
+
+void NodeLowering::setStatusFromRuntime(Value code, std::string message) {
+  Value status = getStatus();
+  Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  Value failedHere = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, code, zero),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status, zero));
+  Value errorCode = b.create<arith::ConstantOp>(
+      loc, b.getI64IntegerAttr(addError(std::move(message))));
+  setStatus(b.create<arith::SelectOp>(loc, failedHere, errorCode, status));
+}
 
 Type NodeLowering::elementType(int32_t dtype) {
   return getLoweredElementType(b.getContext(), dtype);

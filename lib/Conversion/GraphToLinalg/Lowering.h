@@ -20,6 +20,10 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace cleave::conversion {
 
 /// A graph value after lowering: a static tensor and its TensorFlow dtype,
@@ -90,6 +94,10 @@ public:
 
   /// The variable a ref or resource input names, read or written.
   mlir::FailureOr<LoweredValue> readVariable(unsigned input);
+  /// Variable `name`'s value, `initial` while it is uninitialized (the
+  /// runtime passes `initial` then: VariableSlot::initial).
+  mlir::FailureOr<LoweredValue> readVariableOr(llvm::StringRef name,
+                                               const cleave::Tensor &initial);
   void writeVariable(llvm::StringRef name, mlir::Value tensor, int32_t dtype,
                      llvm::ArrayRef<int64_t> shape);
   /// The dtype and shape a variable has now (after earlier updates), or
@@ -142,6 +150,21 @@ public:
   mlir::Value convertElement(mlir::OpBuilder &builder, mlir::Location loc,
                              mlir::Value value, int32_t from, int32_t to);
 
+  // Calls of the kernel library (cleave/Target/CPU/KernelLibrary.h).
+
+  /// Runtime function `name`, declared in the module on first use.
+  mlir::func::FuncOp declareRuntimeFunction(llvm::StringRef name,
+                                            mlir::TypeRange arguments,
+                                            mlir::TypeRange results);
+  /// The address of a tensor's buffer, read-only, as an index: compiled
+  /// code passes pointers to the kernel library so.
+  mlir::Value bufferAddress(mlir::Value tensor);
+  /// The status after a runtime call that returned `code` (0: success):
+  /// the first failure stays (a later one would hide the cause). The
+  /// node's error says `message`, or, where that is empty, what the runtime
+  /// adds at run time.
+  void setStatusFromRuntime(mlir::Value code, std::string message = "");
+
   /// Runs the op's shape function: TensorFlow's shape error on the node
   /// when the inputs disagree.
   mlir::LogicalResult inferShapes();
@@ -190,6 +213,7 @@ LoweringTable getNNLowerings();
 LoweringTable getStateLowerings();
 LoweringTable getControlFlowLowerings();
 LoweringTable getFunctionalLowerings();
+LoweringTable getRandomLowerings();
 LoweringTable getTPULowerings();
 
 /// Element-wise lowerings (MathLowerings.cpp) that ops of other families

@@ -30,46 +30,6 @@ static constexpr llvm::StringLiteral kCrossReplicaSum =
     "cleave_cpu_cross_replica_sum";
 static constexpr llvm::StringLiteral kHostTransfer = "cleave_cpu_host_transfer";
 
-/// A runtime function returning a status, declared in the module on first
-/// use.
-static func::FuncOp declareRuntimeFunction(NodeLowering &ctx, StringRef name,
-                                           TypeRange arguments) {
-  ModuleOp module = ctx.getTargetModule();
-  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
-    return callee;
-  OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-  auto callee = top.create<func::FuncOp>(
-      ctx.loc, name, top.getFunctionType(arguments, {top.getI64Type()}));
-  callee.setPrivate();
-  return callee;
-}
-
-/// The status after a runtime call that returned `code`: the first failure
-/// stays (a later one would hide the cause), and the runtime's message
-/// completes the node's error at run time.
-static void setStatusFromRuntime(NodeLowering &ctx, Value code) {
-  OpBuilder &b = ctx.b;
-  Location loc = ctx.loc;
-  Value status = ctx.getStatus();
-  Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
-  Value failedHere = b.create<arith::AndIOp>(
-      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, code, zero),
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status, zero));
-  Value errorCode =
-      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(ctx.addError("")));
-  ctx.setStatus(b.create<arith::SelectOp>(loc, failedHere, errorCode, status));
-}
-
-/// The address of a tensor's buffer, read-only, as compiled code passes
-/// pointers to the kernel library.
-static Value bufferAddress(NodeLowering &ctx, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  Value buffer = ctx.b.create<bufferization::ToMemrefOp>(
-      ctx.loc, MemRefType::get(type.getShape(), type.getElementType()),
-      tensor, /*read_only=*/true);
-  return ctx.b.create<memref::ExtractAlignedPointerAsIndexOp>(ctx.loc, buffer);
-}
-
 /// CrossReplicaSum(input, group_assignment): group_assignment must be a
 /// compile-time constant (it is one in TensorFlow's graphs: XLA needs it
 /// to build the all-reduce). The runtime checks it, as the interpreter
@@ -91,7 +51,7 @@ static LogicalResult crossReplicaSum(NodeLowering &ctx) {
   for (int64_t d : shape)
     count *= d;
 
-  Value input = bufferAddress(ctx, ctx.tensor(0));
+  Value input = ctx.bufferAddress(ctx.tensor(0));
   // The group table and its shape, as constants (one element at least:
   // an empty table still needs an address).
   std::vector<int64_t> groupsShape = ctx.shape(1);
@@ -102,8 +62,8 @@ static LogicalResult crossReplicaSum(NodeLowering &ctx) {
   cleave::Tensor groupDims(cleave::kInt64,
                            {std::max<int64_t>(groupsShape.size(), 1)});
   llvm::copy(groupsShape, groupDims.data<int64_t>());
-  Value groupTable = bufferAddress(ctx, ctx.constantTensor(groupIds));
-  Value groupTableShape = bufferAddress(ctx, ctx.constantTensor(groupDims));
+  Value groupTable = ctx.bufferAddress(ctx.constantTensor(groupIds));
+  Value groupTableShape = ctx.bufferAddress(ctx.constantTensor(groupDims));
   RankedTensorType resultType = ctx.tensorType(shape, dtype);
   Value result = b.create<memref::AllocOp>(
       loc, MemRefType::get(resultType.getShape(), resultType.getElementType()));
@@ -118,13 +78,13 @@ static LogicalResult crossReplicaSum(NodeLowering &ctx) {
   Value code =
       b.create<func::CallOp>(
            loc,
-           declareRuntimeFunction(
-               ctx, kCrossReplicaSum,
-               {i64, index, index, i64, i64, index, index, i64}),
+           ctx.declareRuntimeFunction(
+               kCrossReplicaSum,
+               {i64, index, index, i64, i64, index, index, i64}, {i64}),
            ValueRange{node, input, output, int64(count), int64(dtype),
                       groupTable, groupTableShape, int64(groupsShape.size())})
           .getResult(0);
-  setStatusFromRuntime(ctx, code);
+  ctx.setStatusFromRuntime(code);
   ctx.setOutput(0,
                 b.create<bufferization::ToTensorOp>(loc, resultType, result,
                                                     /*restrict=*/true,
@@ -209,7 +169,7 @@ static LogicalResult hostTransfer(NodeLowering &ctx) {
       words.push_back(int64(d));
   };
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
-    describe(inputWords, bufferAddress(ctx, ctx.tensor(i)), ctx.dtype(i),
+    describe(inputWords, ctx.bufferAddress(ctx.tensor(i)), ctx.dtype(i),
              ctx.shape(i));
   SmallVector<Value> results;
   SmallVector<std::pair<RankedTensorType, int32_t>> resultTypes;
@@ -247,15 +207,14 @@ static LogicalResult hostTransfer(NodeLowering &ctx) {
   Value inputs = table(inputWords), outputs = table(outputWords);
   Value node = int64(reinterpret_cast<intptr_t>(ctx.node.getOperation()));
   Type i64 = b.getI64Type(), index = b.getIndexType();
-  Value code =
-      b.create<func::CallOp>(
-           loc,
-           declareRuntimeFunction(ctx, kHostTransfer,
-                                  {i64, index, i64, index, i64}),
-           ValueRange{node, inputs, int64(ctx.getNumInputs()), outputs,
-                      int64(results.size())})
-          .getResult(0);
-  setStatusFromRuntime(ctx, code);
+  Value code = b.create<func::CallOp>(
+                    loc,
+                    ctx.declareRuntimeFunction(
+                        kHostTransfer, {i64, index, i64, index, i64}, {i64}),
+                    ValueRange{node, inputs, int64(ctx.getNumInputs()), outputs,
+                               int64(results.size())})
+                   .getResult(0);
+  ctx.setStatusFromRuntime(code);
   for (auto [i, buffer] : llvm::enumerate(results))
     ctx.setOutput(i,
                   b.create<bufferization::ToTensorOp>(

@@ -432,6 +432,8 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
       if (it != options.initialVariables->end() && it->second.isValid())
         initial = &it->second;
     }
+    if (!initial && slot.initial)
+      initial = &*slot.initial;
     baked.push_back(initial && initial->byteSize() > 0);
     if (!baked.back())
       continue;

@@ -1068,6 +1068,86 @@ void addControlFlowCases(CaseTable &table) {
             {"recv_key", "''"}}));
 }
 
+/// TensorFlow's random ops: both sides run the generator of
+/// cleave/Support/Philox.h, so they agree bit for bit, and a stateful node
+/// leaves its place in its stream ("node:random_state") where both agree.
+void addRandomCases(CaseTable &table) {
+  Tensor drawnBefore(kUInt64, {});
+  drawnBefore.data<uint64_t>()[0] = 1000;
+  for (const char *op :
+       {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"})
+    for (const char *dtype : {"DT_FLOAT", "DT_DOUBLE"}) {
+      Attrs attrs = {
+          {"dtype", dtype}, {"T", "DT_INT32"}, {"seed", "1"}, {"seed2", "2"}};
+      table[op].push_back(node(op, {arg(i32s({3, 5}))}, attrs));
+      // Enough groups to be split among threads, an odd count, none.
+      table[op].push_back(node(op, {arg(i32s({256, 161}))}, attrs));
+      table[op].push_back(node(op, {arg(vec(kInt64, {0, 3}))},
+                               {{"dtype", dtype}, {"T", "DT_INT64"}}));
+      // Unseeded, and moved on by earlier runs.
+      table[op].push_back(withVariables(
+          node(op, {arg(i32s({7}))}, {{"dtype", dtype}, {"T", "DT_INT32"}}),
+          {{"node:random_state", drawnBefore}}));
+    }
+  for (const char *dtype : {"DT_INT32", "DT_INT64"}) {
+    int32_t t = std::string(dtype) == "DT_INT32" ? kInt32 : kInt64;
+    Attrs attrs = {
+        {"Tout", dtype}, {"T", "DT_INT32"}, {"seed", "3"}, {"seed2", "4"}};
+    table["RandomUniformInt"].push_back(node(
+        "RandomUniformInt",
+        {arg(i32s({4, 9})), arg(scalar(t, -100)), arg(scalar(t, 250))}, attrs));
+    table["RandomUniformInt"].push_back(
+        node("RandomUniformInt",
+             {arg(i32s({4})), arg(scalar(t, 5)), arg(scalar(t, 5))}, attrs));
+  }
+
+  Tensor seed = vec(kInt64, {7, -3});
+  Tensor key = vec(kUInt64, {12345});
+  Tensor counter = vec(kUInt64, {3, 4});
+  for (const char *v1 : {"StatelessRandomUniform", "StatelessRandomNormal",
+                         "StatelessTruncatedNormal"}) {
+    table[v1].push_back(node(v1, {arg(i32s({6, 5})), arg(seed)},
+                             {{"dtype", "DT_DOUBLE"}, {"Tseed", "DT_INT64"}}));
+    table[v1].push_back(node(v1, {arg(i32s({100, 50})), arg(i32s({1, 2}))},
+                             {{"dtype", "DT_FLOAT"}, {"Tseed", "DT_INT32"}}));
+    table[v1].push_back(node(v1, {arg(i32s({3})), arg(i32s({1, 2, 3}))},
+                             {{"Tseed", "DT_INT32"}}));
+    std::string v2 = std::string(v1) + "V2";
+    table[v2].push_back(node(
+        v2, {arg(i32s({6, 5})), arg(key), arg(counter), arg(scalar(kInt32, 1))},
+        {{"dtype", "DT_FLOAT"}}));
+    table[v2].push_back(node(
+        v2,
+        {arg(i32s({100, 50})), arg(key), arg(counter), arg(scalar(kInt32, 3))},
+        {{"dtype", "DT_DOUBLE"}}));
+    table[v2].push_back(node(
+        v2, {arg(i32s({2})), arg(key), arg(counter), arg(scalar(kInt32, 2))}));
+  }
+  table["StatelessRandomUniformInt"].push_back(
+      node("StatelessRandomUniformInt",
+           {arg(i32s({5, 4})), arg(seed), arg(scalar(kInt64, -7)),
+            arg(scalar(kInt64, 1))},
+           {{"dtype", "DT_INT64"}, {"Tseed", "DT_INT64"}}));
+  table["StatelessRandomUniformInt"].push_back(
+      node("StatelessRandomUniformInt",
+           {arg(i32s({5})), arg(seed), arg(scalar(kInt32, 3)),
+            arg(scalar(kInt32, 2))},
+           {{"dtype", "DT_INT32"}, {"Tseed", "DT_INT64"}}));
+  for (int32_t t : {kInt32, kInt64, kUInt32, kUInt64})
+    table["StatelessRandomUniformIntV2"].push_back(
+        node("StatelessRandomUniformIntV2",
+             {arg(i32s({5, 7})), arg(key), arg(counter), arg(scalar(kInt32, 1)),
+              arg(scalar(t, 2)), arg(scalar(t, 90))},
+             {{"dtype", "DT_" + StringRef(dtypeName(t)).upper()}}));
+  for (const char *op :
+       {"StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg"}) {
+    table[op].push_back(node(op, {arg(seed)}, {{"Tseed", "DT_INT64"}}));
+    table[op].push_back(
+        node(op, {arg(i32s({-1, 9}))}, {{"Tseed", "DT_INT32"}}));
+  }
+  table["StatelessRandomGetAlg"].push_back(node("StatelessRandomGetAlg", {}));
+}
+
 /// Lowered ops that only run with a host side answering them: lit tests
 /// run them compiled and interpreted (test/Runtime/replicated-run.test).
 constexpr const char *kRunWithAHost[] = {"XlaRecvFromHost"};
@@ -1084,6 +1164,7 @@ const std::map<std::string, std::vector<Case>> &allCases() {
     addStateCases(*table);
     addControlFlowCases(*table);
     addScanCases(*table);
+    addRandomCases(*table);
     for (StringRef op : conversion::getCPULoweredOps())
       if (!table->count(op.str()) && !llvm::is_contained(kRunWithAHost, op))
         if (const ops::OpSpec *spec = ops::lookupOp(op)) {

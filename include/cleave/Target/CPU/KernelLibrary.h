@@ -61,6 +61,16 @@ int64_t cleave_cpu_host_transfer(int64_t op, const int64_t *inputs,
                                  int64_t numInputs, const int64_t *outputs,
                                  int64_t numOutputs);
 
+/// Fills `out` (`count` elements) with TensorFlow's random numbers
+/// (cleave/Support/Philox.h): `distribution` and `element` are
+/// cleave::random::Distribution and ElementType. The generator is Philox
+/// with key `a` and the 128-bit counter c:b (`seeding` 0), or the one a
+/// stateless op's seed pair (a, b) gives (`seeding` 1), moved on by `skip`
+/// blocks. Integers are drawn from [low, high), which is not empty.
+void cleave_cpu_random(int64_t distribution, int64_t element, int64_t seeding,
+                       int64_t a, int64_t b, int64_t c, int64_t skip, void *out,
+                       int64_t count, int64_t low, int64_t high);
+
 /// The threads of compiled code and the library kernels, for programs that
 /// link graph-compile's objects: cleave::cpu::setKernelThreads and
 /// configureKernelThreads below, as C functions (the generated class calls

@@ -82,6 +82,7 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
        reinterpret_cast<void *>(&cleave_cpu_cross_replica_sum)},
       {"cleave_cpu_host_transfer",
        reinterpret_cast<void *>(&cleave_cpu_host_transfer)},
+      {"cleave_cpu_random", reinterpret_cast<void *>(&cleave_cpu_random)},
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",
