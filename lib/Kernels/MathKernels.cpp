@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <type_traits>
 
 using namespace mlir;
@@ -118,6 +119,22 @@ template <typename T> static T wrappingMul(T x, T y) {
   }
 }
 
+template <typename T> static T wrappingNeg(T x) {
+  if constexpr (kWraps<T>)
+    return wrappingSub(T(0), x);
+  else
+    return -x; // -0.0 for 0.0
+}
+
+/// INT_MIN / -1, which overflows (undefined in C++, a trap on x86): its
+/// quotient wraps to INT_MIN and its remainder is 0, as in XLA and in
+/// compiled code (MathLowerings.cpp).
+template <typename T> static bool overflowsDivision(T x, T y) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+    return x == std::numeric_limits<T>::min() && y == T(-1);
+  return false;
+}
+
 template <typename T> static bool apply(Binary op, T x, T y, T &r, bool &b) {
   switch (op) {
   case Binary::Add:
@@ -135,15 +152,19 @@ template <typename T> static bool apply(Binary op, T x, T y, T &r, bool &b) {
       if (y == 0)
         return false;
     }
-    r = x / y;
+    r = overflowsDivision(x, y) ? x : x / y;
     return true;
   case Binary::DivNoNan:
-    r = y == T(0) ? T(0) : T(x / y);
+    r = y == T(0) ? T(0) : overflowsDivision(x, y) ? x : T(x / y);
     return true;
   case Binary::FloorDiv:
     if constexpr (std::is_integral_v<T>) {
       if (y == 0)
         return false;
+      if (overflowsDivision(x, y)) {
+        r = x;
+        return true;
+      }
       T q = x / y;
       if constexpr (std::is_signed_v<T>)
         if ((x % y != 0) && ((x < 0) != (y < 0)))
@@ -157,7 +178,7 @@ template <typename T> static bool apply(Binary op, T x, T y, T &r, bool &b) {
     if constexpr (std::is_integral_v<T>) {
       if (y == 0)
         return false;
-      T m = x % y;
+      T m = overflowsDivision(x, y) ? T(0) : T(x % y);
       if constexpr (std::is_signed_v<T>)
         if (m != 0 && ((m < 0) != (y < 0)))
           m += y;
@@ -281,9 +302,9 @@ using Unary = ops::UnaryOp;
 template <typename T> static T applyUnary(Unary op, T x) {
   switch (op) {
   case Unary::Neg:
-    return -x;
+    return wrappingNeg(x);
   case Unary::Square:
-    return x * x;
+    return wrappingMul(x, x);
   case Unary::Sqrt:
     return T(std::sqrt(double(x)));
   case Unary::Rsqrt:
@@ -295,7 +316,7 @@ template <typename T> static T applyUnary(Unary op, T x) {
   case Unary::Log1p:
     return T(std::log1p(double(x)));
   case Unary::Abs:
-    return x < 0 ? T(-x) : x;
+    return x < 0 ? wrappingNeg(x) : x;
   case Unary::Sign:
     return T(x > 0 ? 1 : (x < 0 ? -1 : 0));
   case Unary::Sigmoid:
@@ -864,18 +885,27 @@ static LogicalResult unsortedSegmentSum(KernelContext &ctx) {
   int64_t inner = 1;
   for (size_t d = 1; d < shape.size(); ++d)
     inner *= shape[d];
-  for (size_t i = 0; i < segment.size(); ++i) {
-    int64_t k = segment[i];
-    // Rows with a negative segment id are dropped, as TensorFlow does.
-    if (k < 0)
-      continue;
-    if (k >= n)
-      return ctx.error() << "segment_ids[" << i << "] = " << k
+  for (size_t i = 0; i < segment.size(); ++i)
+    if (segment[i] >= n)
+      return ctx.error() << "segment_ids[" << i << "] = " << segment[i]
                          << " is out of range [0, " << n << ")";
-    for (int64_t j = 0; j < inner; ++j)
-      out.setFromDouble(k * inner + j, out.getAsDouble(k * inner + j) +
-                                           data.getAsDouble(i * inner + j));
-  }
+  // Sums in the data's type, integers wrapping, as TensorFlow's kernel.
+  LogicalResult typed = dispatchNumeric(data.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T *in = data.data<T>();
+    T *sums = out.data<T>();
+    for (size_t i = 0; i < segment.size(); ++i) {
+      // Rows with a negative segment id are dropped, as TensorFlow does.
+      if (segment[i] < 0)
+        continue;
+      for (int64_t j = 0; j < inner; ++j)
+        sums[segment[i] * inner + j] =
+            wrappingAdd(sums[segment[i] * inner + j], in[i * inner + j]);
+    }
+  });
+  if (failed(typed))
+    return ctx.error() << "dtype " << dtypeName(data.dtype())
+                       << " is not supported";
   ctx.outputs[0] = out;
   return success();
 }

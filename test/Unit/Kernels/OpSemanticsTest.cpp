@@ -174,9 +174,17 @@ std::string tensorProto(const Literal &literal) {
   std::string field = valueField(literal.dtype);
   for (const std::string &s : literal.strings)
     text += " " + field + ": " + protoString(s);
-  for (double v : literal.values)
-    text += " " + field + ": " +
-            (literal.dtype == kBool ? (v ? "true" : "false") : number(v));
+  bool isFloat = literal.dtype == kFloat || literal.dtype == kDouble;
+  bool isUnsigned = literal.dtype == kUInt8 || literal.dtype == kUInt16 ||
+                    literal.dtype == kUInt32 || literal.dtype == kUInt64;
+  for (double v : literal.values) {
+    // Integers as integers: the text format takes no exponents there.
+    std::string value = literal.dtype == kBool ? (v ? "true" : "false")
+                        : isFloat              ? number(v)
+                        : isUnsigned           ? std::to_string(uint64_t(v))
+                                               : std::to_string(int64_t(v));
+    text += " " + field + ": " + value;
+  }
   return text + " }";
 }
 
@@ -1170,6 +1178,69 @@ std::vector<OpCase> randomCases() {
   };
 }
 
+/// Integer arithmetic wraps (two's complement) as TensorFlow's kernels do,
+/// at the limits of every integer dtype: signed types around -2^(b-1) (its
+/// halves sum to it, it is its own negation and absolute value, divided by
+/// -1 it stays), unsigned types around 2^b.
+std::vector<OpCase> wrapCases() {
+  std::vector<OpCase> cases;
+  struct IntType {
+    int32_t dtype;
+    int bits;
+    bool isSigned;
+  };
+  for (IntType t : {IntType{kInt8, 8, true}, IntType{kUInt8, 8, false},
+                    IntType{kInt16, 16, true}, IntType{kUInt16, 16, false},
+                    IntType{kInt32, 32, true}, IntType{kUInt32, 32, false},
+                    IntType{kInt64, 64, true}, IntType{kUInt64, 64, false}}) {
+    LiteralsOf of{t.dtype};
+    std::string name = "Wrap" + dtypeName(t.dtype);
+    // Signed: half = 2^(b-2), two halves make the minimum; unsigned:
+    // half = 2^(b-1), two make 0.
+    double half = std::ldexp(1.0, t.bits - (t.isSigned ? 2 : 1));
+    double wrapped = t.isSigned ? -2 * half : 0;
+    cases.push_back(single(name + "Add", "AddV2", {of(half), of(half)},
+                           {T(t.dtype)}, of(wrapped)));
+    cases.push_back(single(name + "Mul", "Mul", {of(half), of(2)}, {T(t.dtype)},
+                           of(wrapped)));
+    cases.push_back(single(name + "Square", "Square",
+                           {of(std::ldexp(1.0, t.bits / 2))}, {T(t.dtype)},
+                           of(0)));
+    cases.push_back(single(name + "Sum", "Sum", {of.vec({half, half}), i32(0)},
+                           {T(t.dtype)}, of(wrapped)));
+    cases.push_back(single(name + "Cumprod", "Cumprod",
+                           {of.vec({half, 2, 2}), i32(0)}, {T(t.dtype)},
+                           of.vec({half, wrapped, 0})));
+    cases.push_back(OpCase(name + "UnsortedSegmentSum")
+                        .constant("data", of.vec({half, half}))
+                        .constant("ids", i32.vec({0, 0}))
+                        .constant("n", i32(1))
+                        .node("y", "UnsortedSegmentSum", {"data", "ids", "n"},
+                              {T(t.dtype), typeAttr("Tindices", kInt32),
+                               typeAttr("Tnumsegments", kInt32)})
+                        .expect("y", of.vec({wrapped})));
+    if (!t.isSigned) {
+      cases.push_back(single(name + "Sub", "Sub", {of(0), of(half)},
+                             {T(t.dtype)}, of(half)));
+      continue;
+    }
+    double min = wrapped;
+    cases.push_back(
+        single(name + "Sub", "Sub", {of(0), of(min)}, {T(t.dtype)}, of(min)));
+    cases.push_back(
+        single(name + "Neg", "Neg", {of(min)}, {T(t.dtype)}, of(min)));
+    cases.push_back(
+        single(name + "Abs", "Abs", {of(min)}, {T(t.dtype)}, of(min)));
+    cases.push_back(
+        single(name + "Div", "Div", {of(min), of(-1)}, {T(t.dtype)}, of(min)));
+    cases.push_back(single(name + "FloorDiv", "FloorDiv", {of(min), of(-1)},
+                           {T(t.dtype)}, of(min)));
+    cases.push_back(single(name + "FloorMod", "FloorMod", {of(min), of(-1)},
+                           {T(t.dtype)}, of(0)));
+  }
+  return cases;
+}
+
 /// A ref variable "v" of [2] floats, assigned [1, 2] by "init".
 OpCase refVariable(const std::string &name) {
   return OpCase(name)
@@ -1533,8 +1604,8 @@ const std::vector<OpCase> &allCases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all;
     for (auto family :
-         {arrayCases, gradientArgsCases, mathCases, nnCases, randomCases,
-          stateCases, controlFlowCases, hostCases, tpuCases}) {
+         {arrayCases, gradientArgsCases, mathCases, wrapCases, nnCases,
+          randomCases, stateCases, controlFlowCases, hostCases, tpuCases}) {
       std::vector<OpCase> some = family();
       all.insert(all.end(), some.begin(), some.end());
     }
