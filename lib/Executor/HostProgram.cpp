@@ -257,12 +257,13 @@ LogicalResult ProgramBuilder::buildScope(Block &body,
   // Lanes run on threads of their own when the device may wait for the
   // host: in a cluster, or at a device-side receive standing alone (the
   // flat form of a split graph read from a GraphDef).
-  bool threaded = llvm::any_of(units, [&](Operation *unit) {
+  auto mayWaitForHost = [&](Operation *unit) {
     if (auto node = dyn_cast<NodeOp>(unit))
       return node.getOpType() == "_XlaHostComputeMlir" ||
              node.getOpType() == "XlaRecvFromHost";
     return waits.deviceMayWait(unit);
-  });
+  };
+  bool threaded = llvm::any_of(units, mayWaitForHost);
 
   // Orders `members` by their dependencies among themselves, taking
   // first the ready unit that `priority` ranks lowest.
@@ -340,6 +341,32 @@ LogicalResult ProgramBuilder::buildScope(Block &body,
   for (auto [p, i] : llvm::enumerate(*mainOrder))
     position[i] = p;
   SmallVector<std::pair<unsigned, int32_t>> laneStarts; // (after, sequence)
+  // Lane members that read what a computation waiting for the host
+  // returns (an outside-compiled tail reading device results beside host
+  // values) run after the lanes join: the rest of their lane must serve
+  // that computation while it runs.
+  SmallVector<unsigned> afterLanes;
+  if (threaded) {
+    unsigned firstWaiting = mainOrder->size();
+    for (auto [p, i] : llvm::enumerate(*mainOrder))
+      if (mayWaitForHost(units[i])) {
+        firstWaiting = p;
+        break;
+      }
+    std::vector<bool> late(units.size());
+    for (SmallVector<unsigned> &lane : laneOrders) {
+      SmallVector<unsigned> early;
+      for (unsigned i : lane) {
+        late[i] = llvm::any_of(preds[i], [&](unsigned p) {
+          auto it = position.find(p);
+          return late[p] ||
+                 (it != position.end() && it->second >= firstWaiting);
+        });
+        (late[i] ? afterLanes : early).push_back(i);
+      }
+      lane = std::move(early);
+    }
+  }
   for (ArrayRef<unsigned> lane : laneOrders) {
     unsigned after = 0;
     for (unsigned i : lane)
@@ -370,6 +397,9 @@ LogicalResult ProgramBuilder::buildScope(Block &body,
     if (!laneOrders.empty())
       program.sequences[mainSequence].steps.push_back(
           {HostStep::Kind::JoinLanes});
+    for (unsigned i : afterLanes)
+      if (failed(appendUnit(mainSequence, i)))
+        return failure();
   } else {
     // Nothing on the device waits for the host: the waiting nodes run
     // after the main sequence, by when what they wait for was sent.

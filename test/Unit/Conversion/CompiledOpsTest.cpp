@@ -1524,7 +1524,8 @@ void checkCase(const Case &c, const cpu::CPUPipelineOptions &options = {}) {
   ASSERT_EQ(actual.results.size(), expected.results.size());
   std::vector<Tensor> magnitudes(expected.results.size());
   if (llvm::is_contained(kContractions, c.op)) {
-    CaseModule absolute(withMagnitudes(c));
+    Case absoluteCase = withMagnitudes(c);
+    CaseModule absolute(absoluteCase);
     Outcome bound = absolute.run(/*compiled=*/false);
     if (bound.ok && bound.results.size() == magnitudes.size())
       magnitudes = bound.results;

@@ -1692,7 +1692,9 @@ void expectTensor(const Tensor &actual, const Expectation &expected) {
   for (int64_t i = 0; i < actual.numElements(); ++i) {
     double w = want.values[i];
     if (!isFloating(want.dtype)) {
-      EXPECT_EQ(actual.getAsInt(i), int64_t(w)) << "element " << i;
+      // As the element's bits: uint64 values above INT64_MAX included.
+      int64_t expectedBits = w >= 0x1p63 ? int64_t(uint64_t(w)) : int64_t(w);
+      EXPECT_EQ(actual.getAsInt(i), expectedBits) << "element " << i;
       continue;
     }
     double v = actual.getAsDouble(i);
