@@ -477,7 +477,7 @@ static LogicalResult addN(KernelContext &ctx) {
         using T = decltype(tag);
         for (const Tensor &t : ctx.inputs)
           for (int64_t i = 0; i < out.numElements(); ++i)
-            out.data<T>()[i] += t.data<T>()[i];
+            out.data<T>()[i] = wrappingAdd(out.data<T>()[i], t.data<T>()[i]);
       })))
     return ctx.error() << "dtype " << dtypeName(out.dtype())
                        << " is not supported";

@@ -48,8 +48,8 @@ enum class Update { Assign, Add, Sub, GradientDescent };
 } // namespace
 
 /// The variable's next value: old + value, old - value, or
-/// old - alpha * value (alpha is input 1 of the Apply ops). Integers stay
-/// exact; an unsupported dtype gives an invalid tensor.
+/// old - alpha * value (alpha is input 1 of the Apply ops). Integers are
+/// exact and wrap; an unsupported dtype gives an invalid tensor.
 static Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
                           const std::vector<Tensor> &inputs) {
   Tensor next(old.dtype(), old.shape());
@@ -66,12 +66,15 @@ static Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
       next.data<double>()[i] =
           old.getAsDouble(i) + sign * alpha * value.getAsDouble(i);
       break;
+    // Integers wrap, as TensorFlow's kernels (two's complement).
     case kInt32:
-      next.data<int32_t>()[i] =
-          int32_t(old.getAsInt(i) + sign * value.getAsInt(i));
+      next.data<int32_t>()[i] = int32_t(uint64_t(old.getAsInt(i)) +
+                                        uint64_t(sign * value.getAsInt(i)));
       break;
     case kInt64:
-      next.data<int64_t>()[i] = old.getAsInt(i) + sign * value.getAsInt(i);
+      next.data<int64_t>()[i] =
+          int64_t(uint64_t(old.getAsInt(i)) +
+                  uint64_t(sign) * uint64_t(value.getAsInt(i)));
       break;
     default:
       return Tensor();

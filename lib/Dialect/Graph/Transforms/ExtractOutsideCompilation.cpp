@@ -21,6 +21,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 
@@ -158,9 +159,11 @@ struct HostSide {
   }
 };
 
-/// The nodes of one `_xla_outside_compilation` value in one device block.
+/// The nodes of one `_xla_outside_compilation` value in one device block
+/// (`scope`), or of one part of it (`name`, see splitGroups).
 struct Group {
-  StringRef name;
+  std::string name;
+  StringRef scope;
   SmallVector<NodeOp> members;
 };
 
@@ -184,6 +187,9 @@ private:
                NameUniquer &deviceNames,
                const llvm::DenseMap<Operation *, unsigned> &groupOf,
                SmallVectorImpl<std::pair<unsigned, unsigned>> &hostEdges);
+  void splitGroups(Block &device, SmallVectorImpl<Group> &groups,
+                   llvm::DenseMap<Operation *, unsigned> &groupOf,
+                   SmallVectorImpl<std::pair<bool, unsigned>> &units);
   LogicalResult checkGroupCycles(Block &device, ArrayRef<Group> groups,
                                  const llvm::DenseMap<Operation *, unsigned> &groupOf);
   LogicalResult splitControlFlow(NodeOp node, HostSide &host,
@@ -438,6 +444,115 @@ void Extractor::extractHeadAndTail(OpBuilder &before, OpBuilder &after) {
 /// depend on it and feed it. Each group counts as one node; a topological
 /// sort of that graph (Kahn's, linear in its size) leaves exactly the
 /// nodes on or after a cycle.
+/// The operands of `op` that other ops of `block` produce, but for a v1
+/// loop's back edges (not a dependency of one iteration).
+static SmallVector<Operation *> producersInBlock(Operation *op, Block &block) {
+  SmallVector<Operation *> producers;
+  for (Value v : op->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != &block || def == op)
+      continue;
+    if (auto node = dyn_cast<NodeOp>(def);
+        node && node.getOpType().ends_with("NextIteration"))
+      continue;
+    producers.push_back(def);
+  }
+  return producers;
+}
+
+void Extractor::splitGroups(Block &device, SmallVectorImpl<Group> &groups,
+                            llvm::DenseMap<Operation *, unsigned> &groupOf,
+                            SmallVectorImpl<std::pair<bool, unsigned>> &units) {
+  // The block's ops in dependency order (a graph region need not be).
+  llvm::DenseMap<Operation *, unsigned> missing;
+  SmallVector<Operation *> order, ready;
+  for (Operation &op : device.without_terminator()) {
+    missing[&op] = producersInBlock(&op, device).size();
+    if (missing[&op] == 0)
+      ready.push_back(&op);
+  }
+  llvm::DenseMap<Operation *, SmallVector<Operation *>> consumers;
+  for (Operation &op : device.without_terminator())
+    for (Operation *producer : producersInBlock(&op, device))
+      consumers[producer].push_back(&op);
+  while (!ready.empty()) {
+    Operation *op = ready.pop_back_val();
+    order.push_back(op);
+    for (Operation *consumer : consumers[op])
+      if (--missing[consumer] == 0)
+        ready.push_back(consumer);
+  }
+  if (order.size() != missing.size())
+    return; // a cycle: checkGroupCycles or the verifier says where
+
+  // A member's part: the most device crossings on a path to it from a
+  // member of its group. reached[op][g]: the highest part of group g that
+  // reaches op (-1: none). Another group's member counts as a crossing, as
+  // its host computation is a device node.
+  unsigned numGroups = groups.size();
+  llvm::DenseMap<Operation *, SmallVector<int>> reached;
+  llvm::DenseMap<Operation *, int> part;
+  SmallVector<int> lastPart(numGroups, 0);
+  for (Operation *op : order) {
+    SmallVector<int> reach(numGroups, -1);
+    auto own = groupOf.find(op);
+    int myPart = 0;
+    for (Operation *producer : producersInBlock(op, device)) {
+      const SmallVector<int> &from = reached[producer];
+      for (unsigned g = 0; g < numGroups; ++g)
+        reach[g] = std::max(reach[g], from[g]);
+      if (own == groupOf.end())
+        continue;
+      auto theirs = groupOf.find(producer);
+      if (theirs != groupOf.end() && theirs->second == own->second)
+        myPart = std::max(myPart, part[producer]);
+      else if (from[own->second] >= 0)
+        myPart = std::max(myPart, from[own->second] + 1);
+    }
+    if (own != groupOf.end()) {
+      part[op] = myPart;
+      reach[own->second] = std::max(reach[own->second], myPart);
+      lastPart[own->second] = std::max(lastPart[own->second], myPart);
+    }
+    reached[op] = std::move(reach);
+  }
+
+  // Parts after the first become groups of their own, "<name>_<part>",
+  // extracted right after the group.
+  llvm::StringSet<> names;
+  for (const Group &group : groups)
+    names.insert(group.name);
+  SmallVector<std::pair<bool, unsigned>> newUnits;
+  for (auto [isGroup, index] : units) {
+    newUnits.push_back({isGroup, index});
+    if (!isGroup || lastPart[index] == 0)
+      continue;
+    SmallVector<NodeOp> first;
+    SmallVector<unsigned> partGroups(lastPart[index] + 1, index);
+    for (int k = 1; k <= lastPart[index]; ++k) {
+      std::string name = groups[index].name + "_" + std::to_string(k);
+      while (!names.insert(name).second)
+        name += "_" + std::to_string(k);
+      partGroups[k] = groups.size();
+      newUnits.push_back({true, unsigned(groups.size())});
+      groups.push_back({name, groups[index].scope, {}});
+    }
+    for (NodeOp member : groups[index].members) {
+      int k = part.lookup(member);
+      if (k == 0) {
+        first.push_back(member);
+        continue;
+      }
+      groups[partGroups[k]].members.push_back(member);
+      groupOf[member] = partGroups[k];
+      setTFAttr(member, kOutsideCompilationAttr,
+                StringAttr::get(ctx, groups[partGroups[k]].name));
+    }
+    groups[index].members = std::move(first);
+  }
+  units.assign(newUnits.begin(), newUnits.end());
+}
+
 LogicalResult Extractor::checkGroupCycles(
     Block &device, ArrayRef<Group> groups,
     const llvm::DenseMap<Operation *, unsigned> &groupOf) {
@@ -497,7 +612,8 @@ LogicalResult Extractor::checkGroupCycles(
                  << "outside compilation cluster '" << group.name
                  << "' depends on itself through device node '"
                  << cast<NodeOp>(def).getName()
-                 << "': its host computation would wait for its own result";
+                 << "', and no split of the cluster breaks the cycle: its "
+                    "host computation would wait for its own result";
       }
   }
   return success();
@@ -576,7 +692,7 @@ FailureOr<NodeOp> Extractor::extractGroup(
 
   NodeOp first = group.members.front();
   Location loc = first.getLoc();
-  std::string base = ("outside_compilation_" + group.name).str();
+  std::string base = "outside_compilation_" + group.name;
   // Members leave the device block, untagged, keeping only host devices.
   auto moveToHost = [&]() {
     for (NodeOp member : group.members) {
@@ -622,7 +738,7 @@ FailureOr<NodeOp> Extractor::extractGroup(
     return failure();
   for (auto [out, t] : llvm::zip(hostCompute->getOutputs(), retTypes))
     out.setType(t);
-  std::optional<int64_t> core = getHostComputeCore(group.name);
+  std::optional<int64_t> core = getHostComputeCore(group.scope);
   if (core)
     setTFAttr(*hostCompute, "tpu_core", db.getI64IntegerAttr(*core));
   if (!llvm::all_of(retTypes, hasStaticShape))
@@ -706,7 +822,9 @@ LogicalResult Extractor::extractBlock(Block &device, HostSide &host,
       auto [it, inserted] =
           groupIndex.try_emplace(getOutsideCompilation(node), groups.size());
       if (inserted) {
-        groups.push_back({getOutsideCompilation(node), {}});
+        groups.push_back({getOutsideCompilation(node).str(),
+                          getOutsideCompilation(node),
+                          {}});
         units.push_back({true, it->second});
       }
       groups[it->second].members.push_back(node);
@@ -734,6 +852,7 @@ LogicalResult Extractor::extractBlock(Block &device, HostSide &host,
            << "): run graph-functionalize-conds and "
               "graph-functionalize-loops first";
   }
+  splitGroups(device, groups, groupOf, units);
   if (failed(checkGroupCycles(device, groups, groupOf)))
     return failure();
 
