@@ -58,11 +58,35 @@ private:
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Value>> inputs;
 };
 
+/// Whether `node` runs on the host side of a replica: in a replicate
+/// region's body, beside its cluster.
+inline bool isReplicaHostNode(graph::NodeOp node) {
+  return mlir::isa<graph::ReplicateOp>(node->getParentOp());
+}
+
+/// While alive (and `active`), the calling thread's kernels use the run's
+/// shared state even inside a replica: the replicas' host sides are one
+/// host, so an outside-compiled update of a host variable by each replica
+/// lands, one after the other, as TensorFlow's host launches run.
+class HostSideScope {
+public:
+  explicit HostSideScope(bool active);
+  ~HostSideScope();
+
+private:
+  bool previous;
+};
+/// Whether the calling thread is inside an active HostSideScope.
+bool isOnReplicaHost();
+
 /// After every replica of a step finished: what the replicas wrote (each
-/// into its own copy of `shared`) is written back, the lowest replica's
-/// value where several wrote one variable (mirrored variables get the same
-/// update everywhere).
-void mergeReplicaStates(State &shared, std::vector<State> &copies);
+/// into its own copy of the state, made when `atStart` was the shared
+/// variables) is written back, the lowest replica's value where several
+/// wrote one variable (mirrored variables get the same update
+/// everywhere). What the host sides wrote to the shared state meanwhile
+/// stays.
+void mergeReplicaStates(State &shared, std::vector<State> &copies,
+                        const llvm::StringMap<Tensor> &atStart);
 
 /// Reports which replica of `replicate` failed first, when one did.
 void reportReplicaFailure(graph::ReplicateOp replicate,

@@ -47,6 +47,16 @@ ReplicaStateScope::ReplicaStateScope(int64_t replica, State *state)
 
 ReplicaStateScope::~ReplicaStateScope() { currentReplicaState = previous; }
 
+static thread_local bool onReplicaHost = false;
+
+HostSideScope::HostSideScope(bool active) : previous(onReplicaHost) {
+  onReplicaHost = previous || active;
+}
+
+HostSideScope::~HostSideScope() { onReplicaHost = previous; }
+
+bool cleave::interp::isOnReplicaHost() { return onReplicaHost; }
+
 //===----------------------------------------------------------------------===//
 // Executor
 //===----------------------------------------------------------------------===//
@@ -77,13 +87,13 @@ ArrayRef<Value> UnitInputs::get(Operation *unit) {
   return it->second;
 }
 
-void cleave::interp::mergeReplicaStates(State &shared,
-                                        std::vector<State> &copies) {
-  llvm::StringMap<Tensor> before = shared.variables;
+void cleave::interp::mergeReplicaStates(
+    State &shared, std::vector<State> &copies,
+    const llvm::StringMap<Tensor> &atStart) {
   for (State &copy : llvm::reverse(copies)) {
     for (auto &entry : copy.variables) {
-      auto old = before.find(entry.getKey());
-      if (old == before.end() || old->second.raw() != entry.getValue().raw() ||
+      auto old = atStart.find(entry.getKey());
+      if (old == atStart.end() || old->second.raw() != entry.getValue().raw() ||
           old->second.shape() != entry.getValue().shape())
         shared.variables[entry.getKey()] = entry.getValue();
     }
@@ -335,13 +345,15 @@ private:
     ++inFlight;
     int64_t replica = getCurrentReplica();
     State *replicaState = getReplicaState();
+    bool onHost = isOnReplicaHost();
     ExecutionLock &lock = interpreter.getExecutionLock();
     tasks.push_back(ThreadCache::get().run(
-        [this, unit, frame, replica, replicaState, &lock, job]() {
+        [this, unit, frame, replica, replicaState, onHost, &lock, job]() {
           lock.acquire();
           FailureOr<SmallVector<Slot, 2>> outputs = failure();
           {
             ReplicaStateScope scope(replica, replicaState);
+            HostSideScope hostSide(onHost);
             outputs = job();
           }
           lock.release();
@@ -424,6 +436,7 @@ private:
     std::vector<FailureOr<std::vector<Tensor>>> results(n, failure());
     State &shared = interp.getState();
     std::vector<State> copies(n, shared);
+    llvm::StringMap<Tensor> atStart = shared.variables;
     ExecutionLock &lock = interp.getExecutionLock();
     Rendezvous &rendezvous = interp.getRendezvous();
     std::vector<std::future<void>> replicas;
@@ -456,7 +469,7 @@ private:
       reportReplicaFailure(replicate, rendezvous);
       return failure();
     }
-    mergeReplicaStates(interp.getState(), copies);
+    mergeReplicaStates(interp.getState(), copies, atStart);
     unsigned numYielded = body.getTerminator()->getNumOperands();
     SmallVector<Slot, 2> outputs;
     for (unsigned k = 0; k < numYielded; ++k)
@@ -517,6 +530,7 @@ private:
       auto compute =
           [&interp, node,
            attrs](std::vector<Tensor> in) -> FailureOr<SmallVector<Slot, 2>> {
+        HostSideScope hostSide(isReplicaHostNode(node));
         auto results = runKernel(interp, node, std::move(in), attrs);
         if (failed(results))
           return failure();
@@ -981,7 +995,8 @@ void Executor::takeDeviceQueuesFrom(Executor &previous) {
 }
 
 State &Executor::getState() {
-  if (State *replica = getReplicaState())
+  State *replica = getReplicaState();
+  if (replica && !isOnReplicaHost())
     return *replica;
   return state;
 }

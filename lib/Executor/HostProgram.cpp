@@ -577,9 +577,11 @@ extern "C" int32_t cleave::interp::cleave_host_run_node(void *runPtr,
   ExecutionLock &lock = run.interpreter.getExecutionLock();
   lock.acquire();
   FailureOr<std::vector<Tensor>> outputs = failure();
-  if (succeeded(checkNodeCanRun(node, inputs, run.validated)))
+  if (succeeded(checkNodeCanRun(node, inputs, run.validated))) {
+    HostSideScope hostSide(isReplicaHostNode(node));
     outputs =
         runKernel(run.interpreter, node, std::move(inputs), DictionaryAttr());
+  }
   lock.release();
   if (failed(outputs))
     return 1;
@@ -626,6 +628,7 @@ extern "C" int32_t cleave::interp::cleave_host_run_replicas(void *runPtr,
   Rendezvous &rendezvous = interpreter.getRendezvous();
   lock.acquire();
   std::vector<State> copies(n, interpreter.getState());
+  llvm::StringMap<Tensor> atStart = interpreter.getState().variables;
   lock.release();
   std::vector<std::unique_ptr<Frame>> frames;
   for (int64_t r = 0; r < n; ++r)
@@ -660,7 +663,7 @@ extern "C" int32_t cleave::interp::cleave_host_run_replicas(void *runPtr,
     return 1;
   }
   lock.acquire();
-  mergeReplicaStates(interpreter.getState(), copies);
+  mergeReplicaStates(interpreter.getState(), copies, atStart);
   lock.release();
   for (size_t k = 0; k < scope.results.size(); ++k)
     for (int64_t r = 0; r < n; ++r)

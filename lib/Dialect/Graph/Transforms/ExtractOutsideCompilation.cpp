@@ -200,6 +200,7 @@ private:
                                   bool replicated, FuncOp &hostFunction,
                                   StringRef conditionKey = "");
   bool reachesOutsideCompilation(StringRef function);
+  Value passedInFromOutside(Value v);
   FailureOr<NodeOp> createNode(OpBuilder &b, NameUniquer &names, Location loc,
                                StringRef opType, StringRef name,
                                ValueRange inputs, ValueRange controls,
@@ -619,6 +620,23 @@ LogicalResult Extractor::checkGroupCycles(
   return success();
 }
 
+/// The value from outside the cluster that `v` is, through Identity nodes
+/// of the cluster body (the replicated inputs' `_tpu_input_identity`), or
+/// null.
+Value Extractor::passedInFromOutside(Value v) {
+  Block &body = cluster.getBody().front();
+  while (auto node = v.getDefiningOp<NodeOp>()) {
+    if (node->getBlock() != &body || node.getOpType() != "Identity" ||
+        node.getDataInputs().size() != 1)
+      return Value();
+    v = node.getDataInputs().front();
+  }
+  if (v.getParentRegion() == &cluster.getBody() ||
+      cluster->isAncestor(v.getParentRegion()->getParentOp()))
+    return Value();
+  return v;
+}
+
 FailureOr<NodeOp> Extractor::extractGroup(
     Block &device, Group &group, HostSide &host, NameUniquer &deviceNames,
     const llvm::DenseMap<Operation *, unsigned> &groupOf,
@@ -636,7 +654,8 @@ FailureOr<NodeOp> Extractor::extractGroup(
   // Device -> host: device values and control tokens the members read.
   llvm::SetVector<Value> args, argControls;
   for (NodeOp member : group.members)
-    for (Value v : member->getOperands()) {
+    for (OpOperand &operand : member->getOpOperands()) {
+      Value v = operand.get();
       Operation *def = v.getDefiningOp();
       if (def && groupOf.count(def)) {
         if (groupOf.lookup(def) != self)
@@ -655,6 +674,14 @@ FailureOr<NodeOp> Extractor::extractGroup(
         continue;
       }
       if (Type t = getHostOnlyType(v.getType())) {
+        // A replicated input (or another value from outside the cluster)
+        // the device only passes on: the host reads it where it comes
+        // from, as TensorFlow's host launch reads the replicate's
+        // per-replica argument.
+        if (Value outside = passedInFromOutside(v)) {
+          operand.set(outside);
+          continue;
+        }
         InFlightDiagnostic diag =
             def ? nodeError(cast<NodeOp>(def)) : emitError(v.getLoc());
         return diag << "device value '" << describe(v) << "' of type " << t
