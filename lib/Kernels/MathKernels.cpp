@@ -69,6 +69,8 @@ enum class Binary {
   RealDiv,
   FloorDiv,
   FloorMod,
+  TruncateDiv,
+  TruncateMod,
   DivNoNan,
   Max,
   Min,
@@ -172,6 +174,26 @@ template <typename T> static bool apply(Binary op, T x, T y, T &r, bool &b) {
       r = q;
     } else {
       r = std::floor(x / y);
+    }
+    return true;
+  case Binary::TruncateDiv:
+    // Towards zero: C's division (TruncateDiv).
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0)
+        return false;
+      r = overflowsDivision(x, y) ? x : T(x / y);
+    } else {
+      r = std::trunc(x / y);
+    }
+    return true;
+  case Binary::TruncateMod:
+    // With the dividend's sign: C's remainder (Mod, TruncateMod).
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0)
+        return false;
+      r = overflowsDivision(x, y) ? T(0) : T(x % y);
+    } else {
+      r = std::fmod(x, y);
     }
     return true;
   case Binary::FloorMod:
@@ -921,6 +943,9 @@ KernelTable cleave::interp::getMathKernels() {
       {"RealDiv", binary<Binary::RealDiv>},
       {"FloorDiv", binary<Binary::FloorDiv>},
       {"FloorMod", binary<Binary::FloorMod>},
+      {"TruncateDiv", binary<Binary::TruncateDiv>},
+      {"TruncateMod", binary<Binary::TruncateMod>},
+      {"Mod", binary<Binary::TruncateMod>},
       {"DivNoNan", binary<Binary::DivNoNan>},
       {"Maximum", binary<Binary::Max>},
       {"Minimum", binary<Binary::Min>},

@@ -84,6 +84,9 @@ OpTable cleave::ops::detail::getMathOps() {
              "T: {bfloat16, half, float, double, complex64, complex128}"),
       binary("FloorMod", "T: {int8, int16, int32, int64, uint8, uint16, "
                          "uint32, uint64, bfloat16, half, float, double}"),
+      binary("TruncateDiv", kBinaryMoreT),
+      binary("TruncateMod", "T: {int32, int64, bfloat16, half, float, double}"),
+      binary("Mod", "T: {int32, int64, half, bfloat16, float, double}"),
       binary("Maximum", kMinMaxT),
       binary("Minimum", kMinMaxT),
       binary("SquaredDifference", "T: {bfloat16, half, float, double, int32, "
@@ -405,29 +408,14 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
       {"Cast", shapes::unchanged},
       {"ClipByValue", shapes::unchanged},
   };
-  for (const char *op : {"Add",
-                         "AddV2",
-                         "Sub",
-                         "Mul",
-                         "Div",
-                         "RealDiv",
-                         "FloorDiv",
-                         "DivNoNan",
-                         "MulNoNan",
-                         "FloorMod",
-                         "Maximum",
-                         "Minimum",
-                         "SquaredDifference",
-                         "Pow",
-                         "Atan2",
-                         "Less",
-                         "LessEqual",
-                         "Greater",
-                         "GreaterEqual",
-                         "Equal",
-                         "NotEqual",
-                         "LogicalAnd",
-                         "LogicalOr"})
+  for (const char *op :
+       {"Add",        "AddV2",        "Sub",         "Mul",
+        "Div",        "RealDiv",      "FloorDiv",    "DivNoNan",
+        "MulNoNan",   "FloorMod",     "TruncateDiv", "TruncateMod",
+        "Mod",        "Maximum",      "Minimum",     "SquaredDifference",
+        "Pow",        "Atan2",        "Less",        "LessEqual",
+        "Greater",    "GreaterEqual", "Equal",       "NotEqual",
+        "LogicalAnd", "LogicalOr"})
     table.push_back({op, shapes::broadcastBinary});
   for (const char *op : {"Neg",
                          "Square",
@@ -547,6 +535,8 @@ static std::string divNoNanGrad(GradientContext &ctx) {
 }
 
 /// FloorDiv is piecewise constant: TensorFlow's rule returns no gradients.
+/// FloorDiv and TruncateDiv: piecewise constant, no gradient (TensorFlow's
+/// rules return None for both inputs).
 static std::string floorDivGrad(GradientContext &) { return ""; }
 
 /// x mod y = x - floor(x / y) * y.
@@ -1346,6 +1336,7 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Cumsum", cumsumGrad},
       {"Cumprod", cumprodGrad},
       {"FloorDiv", floorDivGrad},
+      {"TruncateDiv", floorDivGrad},
       {"FloorMod", floorModGrad},
       {"TanhGrad", tanhGradGrad},
       {"SigmoidGrad", sigmoidGradGrad},

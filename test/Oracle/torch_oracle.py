@@ -270,6 +270,8 @@ def check_binary(r, rng):
               "Minimum": torch.minimum,
               "SquaredDifference": lambda a, b: (a - b) ** 2,
               "Atan2": torch.atan2,
+              "TruncateDiv": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+              "TruncateMod": torch.fmod, "Mod": torch.fmod,
               "Less": torch.lt, "Greater": torch.gt,
               "LessEqual": torch.le, "Equal": torch.eq}
     for dtype in FLOATS:
@@ -289,7 +291,9 @@ def check_binary(r, rng):
     for op, fn in {"AddV2": torch.add, "Sub": torch.sub, "Mul": torch.mul,
                    "Maximum": torch.maximum,
                    "FloorDiv": lambda a, b: torch.div(a, b, rounding_mode="floor"),
-                   "FloorMod": torch.remainder}.items():
+                   "FloorMod": torch.remainder,
+                   "TruncateDiv": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+                   "TruncateMod": torch.fmod, "Mod": torch.fmod}.items():
         r.check("%s/int32" % op, lambda: r.run(op, [ia, ib], attrs(T=np.int32)),
                 fn(T(ia), T(ib)).numpy())
 

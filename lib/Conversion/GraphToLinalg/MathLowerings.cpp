@@ -316,14 +316,41 @@ template <Classify kind> static LogicalResult classify(NodeLowering &ctx) {
 
 namespace {
 enum class Binary {
-  Add, Sub, Mul, Div, RealDiv, FloorDiv, FloorMod, DivNoNan, Max, Min, Pow,
-  SquaredDifference, Atan2, Less, LessEqual, Greater, GreaterEqual, Equal,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  RealDiv,
+  FloorDiv,
+  FloorMod,
+  TruncateDiv,
+  TruncateMod,
+  DivNoNan,
+  Max,
+  Min,
+  Pow,
+  SquaredDifference,
+  Atan2,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+  Equal,
   NotEqual,
-  LogicalAnd, LogicalOr,
+  LogicalAnd,
+  LogicalOr,
   // Gradient helpers: (y, dy) of y = f(x).
-  SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad, ReciprocalGrad,
+  SigmoidGrad,
+  TanhGrad,
+  RsqrtGrad,
+  SqrtGrad,
+  ReciprocalGrad,
   // (dy, x) of relu-like ops.
-  ReluGrad, Relu6Grad, EluGrad, SoftplusGrad, SoftsignGrad
+  ReluGrad,
+  Relu6Grad,
+  EluGrad,
+  SoftplusGrad,
+  SoftsignGrad
 };
 } // namespace
 
@@ -360,6 +387,12 @@ static Value applyBinary(Arith &a, Binary op, Value x, Value y) {
                        : a.idiv(x, y, true);
   case Binary::FloorMod:
     return a.floorMod(x, y);
+  case Binary::TruncateDiv:
+    return a.isFloat() ? b.create<math::TruncOp>(loc, a.fdiv(x, y)).getResult()
+                       : a.idiv(x, y, false);
+  case Binary::TruncateMod:
+    return a.isFloat() ? b.create<arith::RemFOp>(loc, x, y).getResult()
+                       : a.irem(x, y);
   case Binary::DivNoNan: {
     Value q = a.isFloat() ? a.fdiv(x, y) : a.idiv(x, y, false);
     return a.select(a.eq(y, a.c(0)), a.c(0), q);
@@ -1125,6 +1158,9 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"RealDiv", binary<Binary::RealDiv>},
       {"FloorDiv", binary<Binary::FloorDiv>},
       {"FloorMod", binary<Binary::FloorMod>},
+      {"TruncateDiv", binary<Binary::TruncateDiv>},
+      {"TruncateMod", binary<Binary::TruncateMod>},
+      {"Mod", binary<Binary::TruncateMod>},
       {"DivNoNan", binary<Binary::DivNoNan>},
       {"Maximum", binary<Binary::Max>},
       {"Minimum", binary<Binary::Min>},

@@ -245,7 +245,8 @@ Domain genericDomain(StringRef op, unsigned input, int32_t dtype) {
   bool isInt = !isFloat(dtype) && dtype != kBool;
   // Integer division by zero fails in the kernels and gives -1 compiled.
   if (isInt && input == 1 &&
-      (op == "Div" || op == "RealDiv" || op == "FloorDiv" || op == "FloorMod"))
+      (op == "Div" || op == "RealDiv" || op == "FloorDiv" || op == "FloorMod" ||
+       op == "TruncateDiv" || op == "TruncateMod" || op == "Mod"))
     return {0, 0, /*nonZero=*/true};
   if (isInt && op == "Reciprocal")
     return {0, 0, /*nonZero=*/true};

@@ -573,14 +573,18 @@ std::vector<GradCase> cases() {
        {{"x0", {2, 3}}, {"x1", {3}}},
        binaryCase("SquaredDifference")},
       {"Pow", {{"x0", {2, 3}, D::Positive}, {"x1", {3}}}, binaryCase("Pow")},
-      {"Atan2", {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
+      {"Atan2",
+       {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
        binaryCase("Atan2")},
       {"Softplus", {{"x0", {2, 3}}}, unaryCase("Softplus")},
-      {"ReverseV2", {{"x0", {2, 3}}},
+      {"ReverseV2",
+       {{"x0", {2, 3}}},
        intConst("axis", {1}) +
            "node { name: \"y\" op: \"ReverseV2\" input: \"x0\" input: "
-           "\"axis\" " + t64 + " }"},
-      {"CheckNumerics", {{"x0", {2, 3}}},
+           "\"axis\" " +
+           t64 + " }"},
+      {"CheckNumerics",
+       {{"x0", {2, 3}}},
        "node { name: \"y\" op: \"CheckNumerics\" input: \"x0\" " + t64 +
            " attr { key: \"message\" value { s: \"m\" } } }"},
       {"Softsign", {{"x0", {2, 3}, D::AwayFromZero}}, unaryCase("Softsign")},
@@ -643,6 +647,9 @@ std::vector<GradCase> cases() {
       {"FloorMod",
        {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
        binaryCase("FloorMod")},
+      {"TruncateDiv",
+       {{"x0", {2, 3}}, {"x1", {3}, D::AwayFromZero}},
+       binaryCase("TruncateDiv")},
       // Second-order rules: the gradient helpers as ops of their own.
       {"TanhGrad", {{"x0", {2, 3}}, {"x1", {2, 3}}}, binaryCase("TanhGrad")},
       {"SigmoidGrad",
@@ -743,7 +750,8 @@ std::vector<GradCase> cases() {
        intConst("groups", {}) +
            "node { name: \"s\" op: \"CrossReplicaSum\" input: \"x0\" "
            "input: \"groups\" " +
-           t64 + " }\n"
+           t64 +
+           " }\n"
            "node { name: \"y\" op: \"Mul\" input: \"s\" input: \"x0\" " +
            t64 + " }"},
       {"Print",
