@@ -55,6 +55,46 @@ static LogicalResult checkNumerics(KernelContext &ctx) {
   return success();
 }
 
+/// MatrixBandPart(input, num_lower, num_upper): each innermost matrix keeps
+/// its elements within num_lower diagonals below and num_upper above the
+/// main one (a negative count keeps that whole triangle), zeroes the rest.
+static LogicalResult matrixBandPart(KernelContext &ctx) {
+  const Tensor &input = ctx.inputs[0];
+  if (input.rank() < 2)
+    return ctx.error() << "input must be at least 2-dim, received shape: "
+                       << shapeString(input.shape());
+  int64_t rows = input.shape()[input.rank() - 2];
+  int64_t cols = input.shape()[input.rank() - 1];
+  int64_t bounds[2];
+  for (unsigned i : {1u, 2u}) {
+    const char *name = i == 1 ? "num_lower" : "num_upper";
+    if (!ctx.inputs[i].shape().empty())
+      return ctx.error() << name << " must be scalar, got shape "
+                         << shapeString(ctx.inputs[i].shape());
+    bounds[i - 1] = ctx.inputs[i].getAsInt(0);
+    int64_t limit = i == 1 ? rows : cols;
+    if (bounds[i - 1] > limit)
+      return ctx.error() << name << " must be negative or less or equal to "
+                         << (i == 1 ? "number of rows ("
+                                    : "number of columns (")
+                         << limit << ") got: " << bounds[i - 1];
+  }
+  if (input.dtype() == kString)
+    return ctx.error() << "dtype string is not supported";
+  Tensor out(input.dtype(), input.shape());
+  size_t size =
+      input.numElements() ? input.byteSize() / input.numElements() : 0;
+  for (int64_t i = 0; i < input.numElements(); ++i) {
+    int64_t m = (i / cols) % rows, n = i % cols;
+    bool inBand = (bounds[0] < 0 || m - n <= bounds[0]) &&
+                  (bounds[1] < 0 || n - m <= bounds[1]);
+    if (inBand)
+      std::memcpy(out.raw() + i * size, input.raw() + i * size, size);
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
 static Tensor vectorOf(int32_t dtype, const std::vector<int64_t> &values) {
   Tensor t(dtype, {int64_t(values.size())});
   for (size_t i = 0; i < values.size(); ++i) {
@@ -691,6 +731,7 @@ KernelTable cleave::interp::getArrayKernels() {
       {"StopGradient", forward},
       {"PreventGradient", forward},
       {"CheckNumerics", checkNumerics},
+      {"MatrixBandPart", matrixBandPart},
       {"ReverseV2", reverseV2},
       {"Shape", shapeKernel},
       {"ShapeN", shapeNKernel},

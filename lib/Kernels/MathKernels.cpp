@@ -791,10 +791,64 @@ static LogicalResult range(KernelContext &ctx) {
   if (delta < 0 && start < limit)
     return ctx.error() << "Requires start >= limit when delta < 0: "
                        << text(start) << "/" << text(limit);
-  int64_t n = int64_t(std::ceil(std::fabs((limit - start) / delta)));
-  Tensor out(ctx.inputs[0].dtype(), {n});
-  for (int64_t i = 0; i < n; ++i)
-    out.setFromDouble(i, start + i * delta);
+  // In the inputs' type, as TensorFlow's kernel: the length, and each
+  // element the previous one plus delta (floats accumulate its rounding).
+  Tensor out;
+  LogicalResult typed = dispatchNumeric(ctx.inputs[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T first = ctx.inputs[0].data<T>()[0], last = ctx.inputs[1].data<T>()[0],
+      step = ctx.inputs[2].data<T>()[0];
+    int64_t n;
+    if constexpr (std::is_integral_v<T>) {
+      auto magnitude = [](int64_t v) { return v < 0 ? -v : v; };
+      n = (magnitude(int64_t(last) - int64_t(first)) + magnitude(step) - 1) /
+          magnitude(step);
+    } else {
+      n = int64_t(std::ceil(std::fabs((last - first) / step)));
+    }
+    out = Tensor(ctx.inputs[0].dtype(), {n});
+    T value = first;
+    for (int64_t i = 0; i < n; ++i) {
+      out.data<T>()[i] = value;
+      value = wrappingAdd(value, step);
+    }
+  });
+  if (failed(typed))
+    return ctx.error() << "dtype " << dtypeName(ctx.inputs[0].dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// LinSpace(start, stop, num): num evenly spaced values from start to stop,
+/// computed in the output type as TensorFlow's kernel does (start + step *
+/// i, the last one stop itself).
+static LogicalResult linSpace(KernelContext &ctx) {
+  static const char *names[] = {"start", "stop", "num"};
+  for (unsigned i = 0; i < 3; ++i)
+    if (!ctx.inputs[i].shape().empty())
+      return ctx.error() << names[i] << " must be a scalar, not shape "
+                         << shapeString(ctx.inputs[i].shape());
+  int64_t num = ctx.inputs[2].getAsInt(0);
+  if (num <= 0)
+    return ctx.error() << "Requires num > 0: " << num;
+  int32_t dtype = ctx.inputs[0].dtype();
+  Tensor out(dtype, {num});
+  auto fill = [&](auto tag) {
+    using T = decltype(tag);
+    T start = ctx.inputs[0].data<T>()[0], stop = ctx.inputs[1].data<T>()[0];
+    T *values = out.data<T>();
+    T step = num > 1 ? (stop - start) / T(num - 1) : T(0);
+    for (int64_t i = 0; i + 1 < num; ++i)
+      values[i] = start + step * T(i);
+    values[num - 1] = num > 1 ? stop : start;
+  };
+  if (dtype == kFloat)
+    fill(float{});
+  else if (dtype == kDouble)
+    fill(double{});
+  else
+    return ctx.error() << "dtype " << dtypeName(dtype) << " is not supported";
   ctx.outputs[0] = out;
   return success();
 }
@@ -989,6 +1043,7 @@ KernelTable cleave::interp::getMathKernels() {
       {"Select", select},
       {"SelectV2", selectV2},
       {"Range", range},
+      {"LinSpace", linSpace},
       {"SigmoidGrad", outputGrad<OutputGrad::Sigmoid>},
       {"TanhGrad", outputGrad<OutputGrad::Tanh>},
       {"RsqrtGrad", outputGrad<OutputGrad::Rsqrt>},

@@ -48,6 +48,10 @@ OpTable cleave::ops::detail::getArrayOps() {
        {"Tidx: {int32, int64} = DT_INT32",
         "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, "
         "bfloat16, half, float, double, complex64, complex128, string}"}},
+      {"MatrixBandPart",
+       {"input: T", "num_lower: Tindex", "num_upper: Tindex"},
+       {"band: T"},
+       {"T: type", "Tindex: {int32, int64} = DT_INT64"}},
       {"CheckNumerics",
        {"tensor: T"},
        {"output: T"},
@@ -719,6 +723,7 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"StopGradient", shapes::unchanged},
       {"PreventGradient", shapes::unchanged},
       {"CheckNumerics", shapes::unchanged},
+      {"MatrixBandPart", shapes::unchanged},
       {"ReverseV2", shapes::unchanged},
       {"ZerosLike", shapes::unchanged},
       {"OnesLike", shapes::unchanged},
@@ -1069,6 +1074,14 @@ static std::string reverseV2Grad(GradientContext &ctx) {
   return "";
 }
 
+/// The band of the gradient: what lies outside the band had no effect.
+static std::string matrixBandPartGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("MatrixBandPart",
+                {ctx.getOutputGrad(0), ctx.getInput(1), ctx.getInput(2)}));
+  return "";
+}
+
 /// The gradient is checked as well, with TensorFlow's words before the
 /// forward check's message.
 static std::string checkNumericsGrad(GradientContext &ctx) {
@@ -1090,6 +1103,7 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Transpose", transposeGrad},
       {"PreventGradient", preventGradient},
       {"CheckNumerics", checkNumericsGrad},
+      {"MatrixBandPart", matrixBandPartGrad},
       {"ReverseV2", reverseV2Grad},
       {"BroadcastTo", broadcastToGrad},
       {"Fill", fillGrad},

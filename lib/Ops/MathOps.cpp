@@ -221,6 +221,11 @@ OpTable cleave::ops::detail::getMathOps() {
        {"x: SrcT"},
        {"y: DstT"},
        {"SrcT: type", "DstT: type", "Truncate: bool = false"}},
+      {"LinSpace",
+       {"start: T", "stop: T", "num: Tidx"},
+       {"output: T"},
+       {"T: {bfloat16, half, float, double}",
+        "Tidx: {int32, int64} = DT_INT32"}},
       {"Range",
        {"start: Tidx", "limit: Tidx", "delta: Tidx"},
        {"output: Tidx"},
@@ -377,6 +382,23 @@ static std::string rangeShape(InferenceContext &ctx) {
   return "";
 }
 
+/// LinSpace: [num] for scalar start, stop and num.
+static std::string linSpaceShape(InferenceContext &ctx) {
+  for (unsigned i = 0; i < 3; ++i) {
+    Shape s = ctx.getInputShape(i);
+    if (s.hasRank() && s.rank() != 0)
+      return "Shape must be rank 0 but is rank " + std::to_string(s.rank());
+  }
+  if (auto num = ctx.getConstantInput(2); num && num->size() == 1) {
+    if ((*num)[0] <= 0)
+      return "Requires num > 0: " + std::to_string((*num)[0]);
+    ctx.setOutput(0, Shape::of({(*num)[0]}));
+    return "";
+  }
+  ctx.setOutput(0, Shape::ofRank(1));
+  return "";
+}
+
 /// [num_segments] + data.shape[rank(segment_ids):].
 std::string unsortedSegmentSumShape(InferenceContext &ctx) {
   Shape data = ctx.getInputShape(0), ids = ctx.getInputShape(1);
@@ -404,6 +426,7 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
       {"Select", selectShape},
       {"SelectV2", selectV2Shape},
       {"Range", rangeShape},
+      {"LinSpace", linSpaceShape},
       {"UnsortedSegmentSum", unsortedSegmentSumShape},
       {"Cast", shapes::unchanged},
       {"ClipByValue", shapes::unchanged},

@@ -752,6 +752,29 @@ def check_one_hot_where(r, rng):
                 torch.nonzero(T(x)).numpy())
 
 
+def check_band_linspace(r, rng):
+    """MatrixBandPart (torch.tril/triu) and LinSpace (torch.linspace)."""
+    for shape, lower, upper in (((4, 5), 1, 2), ((2, 3, 3), -1, 0),
+                                ((3, 4), 0, -1)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        band = T(x)
+        if upper >= 0:
+            band = torch.tril(band, diagonal=upper)
+        if lower >= 0:
+            band = torch.triu(band, diagonal=-lower)
+        r.check("MatrixBandPart/%s/%d/%d" % (shape, lower, upper),
+                lambda: r.run("MatrixBandPart",
+                              [x, Const(lower, np.int64), Const(upper, np.int64)],
+                              attrs(T=np.float32)),
+                band.numpy())
+    for start, stop, num in ((-1.5, 2.5, 9), (3.0, -1.0, 4), (0.25, 7.0, 1)):
+        a, b = np.array(start, np.float32), np.array(stop, np.float32)
+        r.check("LinSpace/%g/%g/%d" % (start, stop, num),
+                lambda: r.run("LinSpace", [a, b, Const(num)],
+                              attrs(T=np.float32)),
+                torch.linspace(start, stop, num, dtype=torch.float32).numpy())
+
+
 def check_broadcast_gradient_args(r, rng):
     """BroadcastGradientArgs(s0, s1) = (r0, r1): r_i is exactly the
     dimensions of the broadcast shape in which s_i, left-padded with 1s, is
@@ -799,7 +822,8 @@ def main():
                        check_reductions, check_matmul, check_softmax,
                        check_batch_norm, check_conv, check_pool, check_layout,
                        check_gather_select, check_strided_slice, check_split,
-                       check_one_hot_where, check_broadcast_gradient_args):
+                       check_one_hot_where, check_band_linspace,
+                       check_broadcast_gradient_args):
             family(r, rng)
     print("%d passed, %d failed" % (r.passed, r.failed))
     return 1 if r.failed else 0

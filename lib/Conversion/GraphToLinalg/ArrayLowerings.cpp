@@ -71,6 +71,76 @@ static LogicalResult forward(NodeLowering &ctx) {
 
 /// The input; the status becomes the reference kernel's error when an
 /// element is Inf (bit 1) or NaN (bit 2), OR-ed over the tensor.
+/// MatrixBandPart: a select per element on its row and column. The band's
+/// bounds are compile-time constants (as XLA needs them), checked as the
+/// reference kernel checks them.
+static LogicalResult matrixBandPart(NodeLowering &ctx) {
+  if (failed(ctx.requireConstants({1, 2})))
+    return failure();
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  int64_t rank = shape.size();
+  if (rank < 2)
+    return ctx.error() << "input must be at least 2-dim, received shape: "
+                       << cleave::shapeString(shape),
+           failure();
+  for (unsigned i : {1u, 2u}) {
+    const char *name = i == 1 ? "num_lower" : "num_upper";
+    if (!ctx.shape(i).empty())
+      return ctx.error() << name << " must be scalar, got shape "
+                         << cleave::shapeString(ctx.shape(i)),
+             failure();
+    int64_t limit = shape[rank - (i == 1 ? 2 : 1)];
+    if (int64_t count = ctx.input(i).constant->getAsInt(0); count > limit)
+      return ctx.error() << name << " must be negative or less or equal to "
+                         << (i == 1 ? "number of rows ("
+                                    : "number of columns (")
+                         << limit << ") got: " << count,
+             failure();
+  }
+  int32_t dtype = ctx.dtype(0);
+  if (!ctx.elementType(dtype))
+    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
+                       << " has no CPU lowering",
+           failure();
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  auto bound = [&](unsigned i) -> Value {
+    return b.create<arith::ConstantOp>(
+        loc, b.getI64IntegerAttr(ctx.input(i).constant->getAsInt(0)));
+  };
+  Value lower = bound(1), upper = bound(2);
+  Value zero = ctx.scalar(dtype, 0);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{ctx.tensorType(shape, dtype)}, ValueRange{ctx.tensor(0)},
+      ValueRange{ctx.empty(shape, dtype)},
+      SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto at = [&](int64_t d) -> Value {
+          return nb.create<arith::IndexCastOp>(
+              nloc, nb.getI64Type(), nb.create<linalg::IndexOp>(nloc, d));
+        };
+        Value m = at(rank - 2), n = at(rank - 1);
+        Value c0 = nb.create<arith::ConstantOp>(nloc, nb.getI64IntegerAttr(0));
+        auto within = [&](Value count, Value distance) -> Value {
+          return nb.create<arith::OrIOp>(
+              nloc,
+              nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::slt, count,
+                                       c0),
+              nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::sle,
+                                       distance, count));
+        };
+        Value inBand = nb.create<arith::AndIOp>(
+            nloc, within(lower, nb.create<arith::SubIOp>(nloc, m, n)),
+            within(upper, nb.create<arith::SubIOp>(nloc, n, m)));
+        nb.create<linalg::YieldOp>(
+            nloc, nb.create<arith::SelectOp>(nloc, inBand, args[0], zero)
+                      .getResult());
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
 static LogicalResult checkNumerics(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (!isFloatDType(dtype))
@@ -776,6 +846,7 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"Snapshot", forward},
       {"StopGradient", forward},
       {"CheckNumerics", checkNumerics},
+      {"MatrixBandPart", matrixBandPart},
       {"ReverseV2", reverseV2},
       {"PreventGradient", forward},
       {"PlaceholderWithDefault", forward},

@@ -1148,6 +1148,50 @@ LogicalResult cleave::conversion::lowerActivationGrad(NodeLowering &ctx,
   llvm_unreachable("unknown activation gradient");
 }
 
+/// LinSpace(start, stop, num): num must be a compile-time constant (it is
+/// the shape); start and stop may be computed. Element i is start + step *
+/// i in the output type, the last one stop, as TensorFlow's kernel.
+static LogicalResult linSpace(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({2});
+  if (failed(shape))
+    return failure();
+  int32_t dtype = ctx.dtype(0);
+  if (dtype != cleave::kFloat && dtype != cleave::kDouble)
+    return unsupportedDType(ctx, dtype);
+  int64_t num = (*shape)[0];
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value start = b.create<tensor::ExtractOp>(loc, ctx.tensor(0), ValueRange{});
+  Value stop = b.create<tensor::ExtractOp>(loc, ctx.tensor(1), ValueRange{});
+  Type element = ctx.elementType(dtype);
+  Value step = b.create<arith::DivFOp>(
+      loc, b.create<arith::SubFOp>(loc, stop, start),
+      b.create<arith::ConstantOp>(
+          loc, b.getFloatAttr(element, double(std::max<int64_t>(num - 1, 1)))));
+  Value last = num > 1 ? stop : start;
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{ctx.tensorType(*shape, dtype)}, ValueRange{},
+      ValueRange{ctx.empty(*shape, dtype)},
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(1)},
+      SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange) {
+        Value i = nb.create<linalg::IndexOp>(nloc, 0);
+        Value isLast = nb.create<arith::CmpIOp>(
+            nloc, arith::CmpIPredicate::eq, i,
+            nb.create<arith::ConstantIndexOp>(nloc, num - 1));
+        Value position = nb.create<arith::SIToFPOp>(
+            nloc, element,
+            nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), i));
+        Value value = nb.create<arith::AddFOp>(
+            nloc, start, nb.create<arith::MulFOp>(nloc, step, position));
+        nb.create<linalg::YieldOp>(
+            nloc,
+            nb.create<arith::SelectOp>(nloc, isLast, last, value).getResult());
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
 LoweringTable cleave::conversion::getMathLowerings() {
   return {
       {"Add", binary<Binary::Add>},
@@ -1230,5 +1274,6 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"BatchMatMulV2", batchMatMul},
       {"UnsortedSegmentSum", unsortedSegmentSum},
       {"Range", lowerCompileTimeOnly},
+      {"LinSpace", linSpace},
   };
 }

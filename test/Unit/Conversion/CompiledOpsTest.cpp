@@ -572,6 +572,36 @@ void addArrayCases(CaseTable &table) {
   table["Range"].push_back(
       node("Range", {arg(scalar(kFloat, 0.5)), arg(scalar(kFloat, 3)),
                      arg(scalar(kFloat, 0.75))}));
+  table["Range"].push_back(
+      node("Range", {arg(scalar(kFloat, 16777216)),
+                     arg(scalar(kFloat, 16777220)), arg(scalar(kFloat, 1))}));
+  // MatrixBandPart: bounds computed or known, a batch, ints and bools, a
+  // bound past the rows (an error).
+  table["MatrixBandPart"].push_back(
+      node("MatrixBandPart", {arg(randomTensor(kFloat, {2, 3, 4})),
+                              arg(scalar(kInt64, 1)), arg(scalar(kInt64, 2))}));
+  table["MatrixBandPart"].push_back(
+      node("MatrixBandPart",
+           {arg(randomTensor(kInt32, {4, 4})), arg(scalar(kInt32, -1)),
+            arg(scalar(kInt32, 0))},
+           {{"Tindex", "DT_INT32"}}));
+  table["MatrixBandPart"].push_back(node(
+      "MatrixBandPart", {arg(randomTensor(kBool, {3, 2})),
+                         arg(scalar(kInt64, 0)), arg(scalar(kInt64, -1))}));
+  table["MatrixBandPart"].push_back(
+      node("MatrixBandPart", {arg(randomTensor(kFloat, {3, 3})),
+                              arg(scalar(kInt64, 5)), arg(scalar(kInt64, 0))}));
+  // LinSpace: num is the shape (a constant); start and stop are computed.
+  for (auto [dtype, num] : {std::pair{"DT_FLOAT", 7}, std::pair{"DT_DOUBLE", 1},
+                            std::pair{"DT_FLOAT", 0}})
+    table["LinSpace"].push_back(node(
+        "LinSpace",
+        {arg(randomTensor(std::string(dtype) == "DT_FLOAT" ? kFloat : kDouble,
+                          {})),
+         arg(randomTensor(std::string(dtype) == "DT_FLOAT" ? kFloat : kDouble,
+                          {})),
+         arg(scalar(kInt32, num))},
+        {{"T", dtype}}));
 
   auto reshape = [&](Dims from, std::vector<double> to, int32_t dtype = kFloat) {
     table["Reshape"].push_back(node(

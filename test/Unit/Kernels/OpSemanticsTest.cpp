@@ -697,6 +697,25 @@ std::vector<OpCase> arrayCases() {
              {typeAttr("Tidx", kInt32)}, i32.vec({5, 3, 1})),
       single("RangeFloat", "Range", {f32(0), f32(1), f32(0.25)},
              {typeAttr("Tidx", kFloat)}, f32.vec({0, 0.25, 0.5, 0.75})),
+      // Each element is the previous one plus delta, in float: past 2^24
+      // adding 1 rounds back (start + i * delta would give 2^24 + 2, + 4).
+      // One diagonal below the main one, none above; a negative count
+      // keeps the whole triangle, of each matrix of a batch.
+      single("MatrixBandPart", "MatrixBandPart",
+             {f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), i64(1), i64(0)},
+             {T(kFloat)}, f32({3, 3}, {1, 0, 0, 4, 5, 0, 0, 8, 9})),
+      single("MatrixBandPartBatch", "MatrixBandPart",
+             {i32({2, 2, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}), i32(-1),
+              i32(1)},
+             {T(kInt32), typeAttr("Tindex", kInt32)},
+             i32({2, 2, 3}, {1, 2, 0, 4, 5, 6, 7, 8, 0, 10, 11, 12})),
+      single("LinSpace", "LinSpace", {f32(0), f32(1), i32(5)}, {T(kFloat)},
+             f32.vec({0, 0.25, 0.5, 0.75, 1})),
+      single("LinSpaceOne", "LinSpace", {f64(10), f64(20), i64(1)},
+             {T(kDouble), typeAttr("Tidx", kInt64)}, f64.vec({10})),
+      single("RangeFloatAccumulates", "Range",
+             {f32(16777216), f32(16777220), f32(1)}, {typeAttr("Tidx", kFloat)},
+             f32.vec({16777216, 16777216, 16777216, 16777216})),
       // A vector condition picks whole rows; a matrix one picks elements.
       OpCase("Select")
           .constant("rowPicks", boolean.vec({true, false}))

@@ -781,6 +781,24 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"Prod\" input: \"masked\" input: "
            "\"axes\" " +
            t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
+      // num_lower 1, num_upper -1 (the whole upper triangle), as scalars.
+      {"MatrixBandPart",
+       {{"x0", {2, 3, 4}}},
+       intConst("bounds", {1, -1}) + intConst("one", {1}) +
+           intConst("zero", {0}) +
+           "node { name: \"lower\" op: \"Slice\" input: \"bounds\" input: "
+           "\"zero\" input: \"one\" attr { key: \"T\" value { type: DT_INT32 "
+           "} } attr { key: \"Index\" value { type: DT_INT32 } } }\n"
+           "node { name: \"upper\" op: \"Slice\" input: \"bounds\" input: "
+           "\"one\" input: \"one\" attr { key: \"T\" value { type: DT_INT32 "
+           "} } attr { key: \"Index\" value { type: DT_INT32 } } }\n"
+           "node { name: \"l\" op: \"Squeeze\" input: \"lower\" attr { key: "
+           "\"T\" value { type: DT_INT32 } } }\n"
+           "node { name: \"u\" op: \"Squeeze\" input: \"upper\" attr { key: "
+           "\"T\" value { type: DT_INT32 } } }\n"
+           "node { name: \"y\" op: \"MatrixBandPart\" input: \"x0\" input: "
+           "\"l\" input: \"u\" " +
+           t64 + " attr { key: \"Tindex\" value { type: DT_INT32 } } }"},
       {"Cumsum",
        {{"x0", {2, 3}}},
        intConst("axis", {1}) +
