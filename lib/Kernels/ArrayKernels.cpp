@@ -398,6 +398,124 @@ static LogicalResult gatherV2(KernelContext &ctx) {
   return success();
 }
 
+/// The index tuples of a GatherNd/ScatterNd `indices` tensor: [count, depth]
+/// row-major, each checked against `shape`'s leading dims with TensorFlow's
+/// message (`what` names the shape: "param shape", "shape").
+static FailureOr<std::vector<int64_t>>
+checkedIndexTuples(KernelContext &ctx, const Tensor &indices,
+                   const std::vector<int64_t> &shape, const char *what) {
+  int64_t depth = indices.shape().back();
+  std::vector<int64_t> tuples = toInts(indices);
+  for (size_t start = 0; start < tuples.size(); start += depth)
+    for (int64_t d = 0; d < depth; ++d)
+      if (tuples[start + d] < 0 || tuples[start + d] >= shape[d]) {
+        std::string tuple;
+        for (int64_t e = 0; e < depth; ++e)
+          tuple += (e ? ", " : "") + std::to_string(tuples[start + e]);
+        return ctx.error() << "indices[" << start / std::max<int64_t>(depth, 1)
+                           << "] = [" << tuple << "] does not index into "
+                           << what << " " << shapeString(shape),
+               failure();
+      }
+  return tuples;
+}
+
+/// GatherNd: output[i...] = params[indices[i...], ...].
+static LogicalResult gatherNd(KernelContext &ctx) {
+  const Tensor &params = ctx.inputs[0], &indices = ctx.inputs[1];
+  if (params.rank() < 1 || indices.rank() < 1)
+    return ctx.error() << "params and indices must be at least 1-D, got "
+                       << shapeString(params.shape()) << " and "
+                       << shapeString(indices.shape());
+  int64_t depth = indices.shape().back();
+  if (depth > params.rank())
+    return ctx.error() << "index innermost dimension length must be <= "
+                          "params rank; saw: "
+                       << depth << " vs. " << params.rank();
+  std::vector<int64_t> outShape(indices.shape().begin(),
+                                indices.shape().end() - 1);
+  outShape.insert(outShape.end(), params.shape().begin() + depth,
+                  params.shape().end());
+  int64_t outCount = 1;
+  for (int64_t d : outShape)
+    outCount *= d;
+  for (int64_t d = 0; d < depth; ++d)
+    if (params.shape()[d] == 0 && outCount > 0)
+      return ctx.error() << "Requested more than 0 entries, but params is "
+                            "empty.";
+  FailureOr<std::vector<int64_t>> tuples =
+      checkedIndexTuples(ctx, indices, params.shape(), "param shape");
+  if (failed(tuples))
+    return failure();
+  int64_t inner = 1;
+  for (int64_t d = depth; d < params.rank(); ++d)
+    inner *= params.shape()[d];
+  std::vector<int64_t> strides = stridesOf(params.shape());
+  ctx.outputs[0] = gather(params, outShape, [&](int64_t i) {
+    // inner > 0 wherever an element exists.
+    int64_t row = i / inner, at = i % inner;
+    for (int64_t d = 0; d < depth; ++d)
+      at += (*tuples)[row * depth + d] * strides[d];
+    return at;
+  });
+  return success();
+}
+
+/// ScatterNd: zeros of `shape` with each update added at its index tuple
+/// (duplicates sum; integers wrap).
+static LogicalResult scatterNd(KernelContext &ctx) {
+  const Tensor &indices = ctx.inputs[0], &updates = ctx.inputs[1];
+  std::vector<int64_t> shape = toInts(ctx.inputs[2]);
+  if (indices.rank() < 1)
+    return ctx.error() << "Indices shape must have rank at least one. Found:"
+                       << shapeString(indices.shape());
+  int64_t depth = indices.shape().back();
+  if (depth > int64_t(shape.size()))
+    return ctx.error() << "Output must have at least " << depth
+                       << " dimensions, the indices' innermost length; got "
+                       << shapeString(shape);
+  std::vector<int64_t> expected(indices.shape().begin(),
+                                indices.shape().end() - 1);
+  expected.insert(expected.end(), shape.begin() + depth, shape.end());
+  if (updates.shape() != expected)
+    return ctx.error() << "updates must have shape " << shapeString(expected)
+                       << " (indices' outer dims, then shape's after " << depth
+                       << "), got " << shapeString(updates.shape());
+  FailureOr<std::vector<int64_t>> tuples =
+      checkedIndexTuples(ctx, indices, shape, "shape");
+  if (failed(tuples))
+    return failure();
+  Tensor out(updates.dtype(), shape);
+  int64_t inner = 1;
+  for (size_t d = depth; d < shape.size(); ++d)
+    inner *= shape[d];
+  std::vector<int64_t> strides = stridesOf(shape);
+  int64_t rows = depth ? int64_t(tuples->size()) / depth : 1;
+  bool typed = visitNumeric(updates.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T *in = updates.data<T>();
+    T *sums = out.data<T>();
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t at = 0;
+      for (int64_t d = 0; d < depth; ++d)
+        at += (*tuples)[row * depth + d] * strides[d];
+      for (int64_t j = 0; j < inner; ++j) {
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          using U = std::make_unsigned_t<T>;
+          sums[at + j] = T(U(U(sums[at + j]) + U(in[row * inner + j])));
+        } else {
+          sums[at + j] += in[row * inner + j];
+        }
+      }
+    }
+  });
+  if (!typed)
+    return ctx.error() << "dtype " << dtypeName(updates.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
 /// Slice: `size` elements from `begin` in each dimension (-1: to the end).
 static LogicalResult slice(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
@@ -746,6 +864,8 @@ KernelTable cleave::interp::getArrayKernels() {
       {"Fill", fill},
       {"Tile", tile},
       {"GatherV2", gatherV2},
+      {"GatherNd", gatherNd},
+      {"ScatterNd", scatterNd},
       {"Slice", slice},
       {"Pad", pad},
       {"OneHot", oneHot},

@@ -149,6 +149,16 @@ OpTable cleave::ops::detail::getArrayOps() {
        {"output: Tparams"},
        {"validate_indices: bool = true", "Tparams: type",
         "Tindices: {int32, int64}"}},
+      {"GatherNd",
+       {"params: Tparams", "indices: Tindices"},
+       {"output: Tparams"},
+       {"Tparams: type", "Tindices: {int16, int32, int64}",
+        "bad_indices_policy: string = ''"}},
+      {"ScatterNd",
+       {"indices: Tindices", "updates: T", "shape: Tindices"},
+       {"output: T"},
+       {"T: type", "Tindices: {int16, int32, int64}",
+        "bad_indices_policy: string = ''"}},
       {"GatherV2",
        {"params: Tparams", "indices: Tindices", "axis: Taxis"},
        {"output: Tparams"},
@@ -451,6 +461,44 @@ static std::string gatherV2Shape(InferenceContext &ctx) {
   return "";
 }
 
+/// GatherNd: indices[:-1] + params[indices[-1]:].
+static std::string gatherNdShape(InferenceContext &ctx) {
+  Shape params = ctx.getInputShape(0), indices = ctx.getInputShape(1);
+  for (const Shape *s : {&params, &indices})
+    if (s->hasRank() && s->rank() < 1)
+      return "Shape must be at least rank 1 but is rank 0";
+  if (!params.hasRank() || !indices.hasRank() ||
+      indices.dims.back() == Shape::kUnknown) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  int64_t depth = indices.dims.back();
+  if (depth > params.rank())
+    return "indices.shape[-1] must be <= params.rank, but saw indices shape: " +
+           indices.str() + " and params shape: " + params.str();
+  Shape out = Shape::of({});
+  out.dims.append(indices.dims.begin(), indices.dims.end() - 1);
+  out.dims.append(params.dims.begin() + depth, params.dims.end());
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// ScatterNd: the constant `shape`.
+static std::string scatterNdShape(InferenceContext &ctx) {
+  if (auto shape = ctx.getConstantInput(2)) {
+    for (int64_t d : *shape)
+      if (d < 0)
+        return "Dimension " + std::to_string(d) + " must be >= 0";
+    ctx.setOutput(0, Shape::of(*shape));
+    return "";
+  }
+  Shape shapeShape = ctx.getInputShape(2);
+  ctx.setOutput(0, shapeShape.hasRank() && shapeShape.rank() == 1
+                       ? Shape::ofRank(shapeShape.dims[0])
+                       : Shape::unknown());
+  return "";
+}
+
 /// Slice with constant begin and size (-1: to the end).
 static std::string sliceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
@@ -739,6 +787,8 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"Pack", packShape},
       {"Fill", fillShape},
       {"GatherV2", gatherV2Shape},
+      {"GatherNd", gatherNdShape},
+      {"ScatterNd", scatterNdShape},
       {"Slice", sliceShape},
       {"Pad", padShape},
       {"Split", splitShape},
@@ -1051,6 +1101,26 @@ static std::string gatherV2Grad(GradientContext &ctx) {
   return "";
 }
 
+/// GatherNd: the gradient scattered back to where it was gathered from
+/// (duplicates sum), as TensorFlow's _GatherNdGrad builds it for indices
+/// other than a column of rows (for which it makes IndexedSlices).
+static std::string gatherNdGrad(GradientContext &ctx) {
+  GradTensor indices = ctx.getInput(1);
+  GradTensor shape =
+      ctx.op("Shape", {ctx.getInput(0)},
+             {GradAttr::dtype("out_type", ctx.getDType(indices))});
+  ctx.setInputGrad(0,
+                   ctx.op("ScatterNd", {indices, ctx.getOutputGrad(0), shape}));
+  return "";
+}
+
+/// ScatterNd: the updates' gradient is gathered where they were scattered.
+static std::string scatterNdGrad(GradientContext &ctx) {
+  ctx.setInputGrad(1,
+                   ctx.op("GatherNd", {ctx.getOutputGrad(0), ctx.getInput(0)}));
+  return "";
+}
+
 /// Split(axis, value) and SplitV(value, sizes, axis): the gradients of the
 /// pieces, concatenated.
 static std::string splitGrad(GradientContext &ctx) {
@@ -1104,6 +1174,8 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"PreventGradient", preventGradient},
       {"CheckNumerics", checkNumericsGrad},
       {"MatrixBandPart", matrixBandPartGrad},
+      {"GatherNd", gatherNdGrad},
+      {"ScatterNd", scatterNdGrad},
       {"ReverseV2", reverseV2Grad},
       {"BroadcastTo", broadcastToGrad},
       {"Fill", fillGrad},

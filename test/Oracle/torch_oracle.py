@@ -775,6 +775,29 @@ def check_band_linspace(r, rng):
                 torch.linspace(start, stop, num, dtype=torch.float32).numpy())
 
 
+def check_gather_scatter_nd(r, rng):
+    """GatherNd (advanced indexing) and ScatterNd (index_put_, summing
+    repeated index tuples)."""
+    for pshape, ishape in (((4, 3, 2), (5, 2)), ((4, 3), (2, 2, 1)),
+                           ((3, 2, 2), (4, 3))):
+        params = rng.standard_normal(pshape).astype(np.float32)
+        depth = ishape[-1]
+        indices = np.stack([rng.integers(0, pshape[k], ishape[:-1])
+                            for k in range(depth)], axis=-1).astype(np.int32)
+        key = tuple(T(indices[..., k]).long() for k in range(depth))
+        r.check("GatherNd/%s/%s" % (pshape, ishape),
+                lambda: r.run("GatherNd", [params, Const(indices)],
+                              attrs(Tparams=np.float32, Tindices=np.int32)),
+                T(params)[key].numpy())
+        updates = rng.standard_normal(ishape[:-1] + pshape[depth:]).astype(np.float32)
+        want = torch.zeros(pshape).index_put_(key, T(updates), accumulate=True)
+        r.check("ScatterNd/%s/%s" % (pshape, ishape),
+                lambda: r.run("ScatterNd",
+                              [Const(indices), updates, Const(pshape)],
+                              attrs(T=np.float32, Tindices=np.int32)),
+                want.numpy())
+
+
 def check_broadcast_gradient_args(r, rng):
     """BroadcastGradientArgs(s0, s1) = (r0, r1): r_i is exactly the
     dimensions of the broadcast shape in which s_i, left-padded with 1s, is
@@ -823,6 +846,7 @@ def main():
                        check_batch_norm, check_conv, check_pool, check_layout,
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
+                       check_gather_scatter_nd,
                        check_broadcast_gradient_args):
             family(r, rng)
     print("%d passed, %d failed" % (r.passed, r.failed))

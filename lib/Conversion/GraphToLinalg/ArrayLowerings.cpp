@@ -797,6 +797,149 @@ static LogicalResult gather(NodeLowering &ctx) {
   return success();
 }
 
+/// Index `value` (an element of an index tensor of dtype `indexType`) as an
+/// index.
+static Value asIndex(OpBuilder &b, Location loc, Value value,
+                     int32_t indexType) {
+  if (isUnsignedDType(indexType))
+    return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), value);
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), value);
+}
+
+/// GatherNd: out[i..., inner...] = params[indices[i..., :], inner...].
+/// Index tuples out of range read the nearest element (as XLA clamps)
+/// instead of failing.
+static LogicalResult gatherNd(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({});
+  if (failed(out))
+    return failure();
+  const std::vector<int64_t> &params = ctx.shape(0), &indices = ctx.shape(1);
+  int64_t depth = indices.back(), outer = indices.size() - 1;
+  for (int64_t d = 0; d < depth; ++d)
+    if (params[d] == 0 && hasMoreElements(*out, 0))
+      return ctx.error() << "Requested more than 0 entries, but params is "
+                            "empty.";
+  int32_t dtype = ctx.dtype(0), indexType = ctx.dtype(1);
+  OpBuilder &b = ctx.b;
+  int64_t rank = out->size();
+  Value paramsTensor = ctx.tensor(0), indicesTensor = ctx.tensor(1);
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{ctx.tensorType(*out, dtype)}, ValueRange{},
+      ValueRange{ctx.empty(*out, dtype)},
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location loc, ValueRange) {
+        SmallVector<Value> row;
+        for (int64_t d = 0; d < outer; ++d)
+          row.push_back(nb.create<linalg::IndexOp>(loc, d));
+        SmallVector<Value> at;
+        for (int64_t k = 0; k < depth; ++k) {
+          SmallVector<Value> where(row);
+          where.push_back(nb.create<arith::ConstantIndexOp>(loc, k));
+          Value index = asIndex(
+              nb, loc, nb.create<tensor::ExtractOp>(loc, indicesTensor, where),
+              indexType);
+          index = nb.create<arith::MaxSIOp>(
+              loc, index, nb.create<arith::ConstantIndexOp>(loc, 0));
+          index = nb.create<arith::MinSIOp>(
+              loc, index,
+              nb.create<arith::ConstantIndexOp>(
+                  loc, std::max<int64_t>(params[k] - 1, 0)));
+          at.push_back(index);
+        }
+        for (int64_t d = depth; d < int64_t(params.size()); ++d)
+          at.push_back(nb.create<linalg::IndexOp>(loc, outer + d - depth));
+        nb.create<linalg::YieldOp>(
+            loc,
+            nb.create<tensor::ExtractOp>(loc, paramsTensor, at).getResult());
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
+/// ScatterNd: zeros of the constant `shape`, each update row added at the
+/// row its index tuple names (duplicates sum). A tuple out of range is
+/// TensorFlow's error, through the status.
+static LogicalResult scatterNd(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
+  if (failed(out))
+    return failure();
+  const std::vector<int64_t> &indices = ctx.shape(0), &updates = ctx.shape(1);
+  int32_t dtype = ctx.dtype(1), indexType = ctx.dtype(0);
+  if (indices.empty())
+    return ctx.error() << "Indices shape must have rank at least one. Found:"
+                       << cleave::shapeString(indices),
+           failure();
+  int64_t depth = indices.back();
+  if (depth > int64_t(out->size()))
+    return ctx.error() << "Output must have at least " << depth
+                       << " dimensions, the indices' innermost length; got "
+                       << cleave::shapeString(*out),
+           failure();
+  std::vector<int64_t> expected(indices.begin(), indices.end() - 1);
+  expected.insert(expected.end(), out->begin() + depth, out->end());
+  if (updates != expected)
+    return ctx.error() << "updates must have shape "
+                       << cleave::shapeString(expected)
+                       << " (indices' outer dims, then shape's after " << depth
+                       << "), got " << cleave::shapeString(updates),
+           failure();
+  if (dtype == cleave::kBool || !ctx.elementType(dtype) ||
+      !ctx.elementType(dtype).isIntOrFloat())
+    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
+                       << " is not supported",
+           failure();
+  int64_t rows = 1, inner = 1, segments = 1;
+  for (size_t d = 0; d + 1 < indices.size(); ++d)
+    rows *= indices[d];
+  for (int64_t d = 0; d < depth; ++d)
+    segments *= (*out)[d];
+  for (size_t d = depth; d < out->size(); ++d)
+    inner *= (*out)[d];
+  Location loc = ctx.loc;
+  Value flatUpdates = ctx.reshape(ctx.tensor(1), updates, {rows, inner}, dtype);
+  Value tuples = ctx.reshape(ctx.tensor(0), indices, {rows, depth}, indexType);
+  std::vector<int64_t> leading(out->begin(), out->begin() + depth);
+  int64_t code = ctx.addError("an index (computed at run time) does not "
+                              "index into shape " +
+                              cleave::shapeString(*out));
+  Value sums = scatterAddRows(
+      ctx, flatUpdates, rows, inner, segments, dtype,
+      [&](OpBuilder &b, Value row) -> std::array<Value, 3> {
+        Value id = b.create<arith::ConstantIndexOp>(loc, 0);
+        Value invalid = b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
+        for (int64_t k = 0; k < depth; ++k) {
+          Value index = asIndex(
+              b, loc,
+              b.create<tensor::ExtractOp>(
+                  loc, tuples,
+                  ValueRange{row, b.create<arith::ConstantIndexOp>(loc, k)}),
+              indexType);
+          Value outside = b.create<arith::OrIOp>(
+              loc,
+              b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index,
+                                      b.create<arith::ConstantIndexOp>(loc, 0)),
+              b.create<arith::CmpIOp>(
+                  loc, arith::CmpIPredicate::sge, index,
+                  b.create<arith::ConstantIndexOp>(loc, leading[k])));
+          invalid = b.create<arith::OrIOp>(loc, invalid, outside);
+          id = b.create<arith::AddIOp>(
+              loc,
+              b.create<arith::MulIOp>(
+                  loc, id, b.create<arith::ConstantIndexOp>(loc, leading[k])),
+              index);
+        }
+        // A dropped row's id is never used, but keep it in range.
+        id = b.create<arith::SelectOp>(
+            loc, invalid, b.create<arith::ConstantIndexOp>(loc, 0), id);
+        return {id, b.create<arith::ConstantOp>(loc, b.getBoolAttr(false)),
+                invalid};
+      },
+      code);
+  ctx.setOutput(0, ctx.reshape(sums, {segments, inner}, *out, dtype), dtype);
+  return success();
+}
+
 /// OneHot: on where the index equals the position along `axis`.
 static LogicalResult oneHot(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
@@ -874,6 +1017,8 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"BroadcastTo", replicateElements<false>},
       {"Pad", pad},
       {"GatherV2", gather},
+      {"GatherNd", gatherNd},
+      {"ScatterNd", scatterNd},
       {"OneHot", oneHot},
   };
 }

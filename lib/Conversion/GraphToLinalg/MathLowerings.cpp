@@ -1027,12 +1027,76 @@ static LogicalResult batchMatMul(NodeLowering &ctx) {
   return success();
 }
 
+Value cleave::conversion::scatterAddRows(NodeLowering &ctx, Value rows,
+                                         int64_t numRows, int64_t inner,
+                                         int64_t segments, int32_t dtype,
+                                         RowTarget target, int64_t errorCode) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value sums = ctx.filled({segments, inner}, dtype, ctx.scalar(dtype, 0));
+  auto index = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  Value statusOk = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  Value error =
+      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(errorCode));
+  auto loop = b.create<scf::ForOp>(loc, index(0), index(numRows), index(1),
+                                   ValueRange{sums, ctx.getStatus()});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = loop.getInductionVar();
+    Value acc = loop.getRegionIterArgs()[0];
+    Value status = loop.getRegionIterArgs()[1];
+    auto [id, drop, invalid] = target(b, row);
+    Value firstError = b.create<arith::AndIOp>(
+        loc, invalid,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status,
+                                statusOk));
+    status = b.create<arith::SelectOp>(loc, firstError, error, status);
+    Value keep = b.create<arith::XOrIOp>(
+        loc, b.create<arith::OrIOp>(loc, drop, invalid),
+        b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
+    auto update = b.create<scf::IfOp>(loc, TypeRange{acc.getType()}, keep,
+                                      /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard branchGuard(b);
+      b.setInsertionPointToStart(update.thenBlock());
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                         b.getIndexAttr(inner)};
+      SmallVector<OpFoldResult> ones(2, b.getIndexAttr(1));
+      auto rowType = ctx.tensorType({inner}, dtype);
+      auto extractRow = [&](Value from, Value at) -> Value {
+        return b.create<tensor::ExtractSliceOp>(
+            loc, rowType, from, SmallVector<OpFoldResult>{at, b.getIndexAttr(0)},
+            sizes, ones);
+      };
+      bool isFloat = isFloatDType(dtype);
+      Value added =
+          ctx.map({extractRow(acc, id), extractRow(rows, row)}, {inner}, dtype,
+                  [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                    if (isFloat)
+                      return nb.create<arith::AddFOp>(l, args[0], args[1]);
+                    return nb.create<arith::AddIOp>(l, args[0], args[1]);
+                  });
+      Value written = b.create<tensor::InsertSliceOp>(
+          loc, added, acc, SmallVector<OpFoldResult>{id, b.getIndexAttr(0)},
+          sizes, ones);
+      b.create<scf::YieldOp>(loc, written);
+      b.setInsertionPointToStart(update.elseBlock());
+      b.create<scf::YieldOp>(loc, acc);
+    }
+    b.create<scf::YieldOp>(loc, ValueRange{update.getResult(0), status});
+  }
+  ctx.setStatus(loop.getResult(1));
+  return loop.getResult(0);
+}
+
 /// UnsortedSegmentSum(data, segment_ids, num_segments) (GatherV2's
-/// gradient): out[ids[i...], inner] += data[i..., inner]. A loop over the
-/// rows of data seen as [rows, inner] adds each row into its segment's row
-/// of the result (in place once bufferized). A negative id drops its row,
-/// as TensorFlow does; an id past num_segments is TensorFlow's error,
-/// through the status, and drops its row too.
+/// gradient): out[ids[i...], inner] += data[i..., inner], a row of data
+/// seen as [rows, inner] at a time (in place once bufferized). A negative
+/// id drops its row, as TensorFlow does; an id past num_segments is
+/// TensorFlow's error, through the status, and drops its row too.
 static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
   if (failed(out))
@@ -1052,77 +1116,27 @@ static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
     rows *= d;
   for (size_t d = ids.size(); d < data.size(); ++d)
     inner *= data[d];
-  OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  Value sums = ctx.filled({segments, inner}, dtype, ctx.scalar(dtype, 0));
   Value flatData = ctx.reshape(ctx.tensor(0), data, {rows, inner}, dtype);
   Value flatIds = ctx.reshape(ctx.tensor(1), ids, {rows}, idType);
   int64_t code = ctx.addError("a segment id (computed at run time) is out of "
-                              "range [0, " + std::to_string(segments) + ")");
-  auto index = [&](int64_t v) -> Value {
-    return b.create<arith::ConstantIndexOp>(loc, v);
-  };
-  Value statusOk = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
-  Value errorCode =
-      b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code));
-  auto loop = b.create<scf::ForOp>(loc, index(0), index(rows), index(1),
-                                   ValueRange{sums, ctx.getStatus()});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value row = loop.getInductionVar();
-    Value acc = loop.getRegionIterArgs()[0];
-    Value status = loop.getRegionIterArgs()[1];
-    Value id = b.create<arith::IndexCastOp>(
-        loc, b.getIndexType(),
-        b.create<tensor::ExtractOp>(loc, flatIds, ValueRange{row}));
-    Value negative =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, index(0));
-    Value past = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
-                                         index(segments));
-    Value firstError = b.create<arith::AndIOp>(
-        loc, past,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, status,
-                                statusOk));
-    status = b.create<arith::SelectOp>(loc, firstError, errorCode, status);
-    Value inRange = b.create<arith::XOrIOp>(
-        loc, b.create<arith::OrIOp>(loc, negative, past),
-        b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
-    auto update = b.create<scf::IfOp>(loc, TypeRange{acc.getType()}, inRange,
-                                      /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard branchGuard(b);
-      b.setInsertionPointToStart(update.thenBlock());
-      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                         b.getIndexAttr(inner)};
-      SmallVector<OpFoldResult> ones(2, b.getIndexAttr(1));
-      auto rowType = ctx.tensorType({inner}, dtype);
-      auto extractRow = [&](Value from, Value at) -> Value {
-        return b.create<tensor::ExtractSliceOp>(
-            loc, rowType, from, SmallVector<OpFoldResult>{at, b.getIndexAttr(0)},
-            sizes, ones);
-      };
-      bool isFloat = isFloatDType(dtype);
-      Value added = ctx.map(
-          {extractRow(acc, id), extractRow(flatData, row)}, {inner}, dtype,
-          [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-            if (isFloat)
-              return nb.create<arith::AddFOp>(l, args[0], args[1]);
-            return nb.create<arith::AddIOp>(l, args[0], args[1]);
-          });
-      Value written = b.create<tensor::InsertSliceOp>(
-          loc, added, acc, SmallVector<OpFoldResult>{id, b.getIndexAttr(0)},
-          sizes, ones);
-      b.create<scf::YieldOp>(loc, written);
-      b.setInsertionPointToStart(update.elseBlock());
-      b.create<scf::YieldOp>(loc, acc);
-    }
-    b.create<scf::YieldOp>(loc, ValueRange{update.getResult(0), status});
-  }
-  ctx.setStatus(loop.getResult(1));
-  ctx.setOutput(0, ctx.reshape(loop.getResult(0), {segments, inner}, *out,
-                               dtype),
-                dtype);
+                              "range [0, " +
+                              std::to_string(segments) + ")");
+  Value sums = scatterAddRows(
+      ctx, flatData, rows, inner, segments, dtype,
+      [&](OpBuilder &b, Value row) -> std::array<Value, 3> {
+        Value id = b.create<arith::IndexCastOp>(
+            loc, b.getIndexType(),
+            b.create<tensor::ExtractOp>(loc, flatIds, ValueRange{row}));
+        Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+        Value limit = b.create<arith::ConstantIndexOp>(loc, segments);
+        return {
+            id,
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, zero),
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id, limit)};
+      },
+      code);
+  ctx.setOutput(0, ctx.reshape(sums, {segments, inner}, *out, dtype), dtype);
   return success();
 }
 

@@ -575,6 +575,31 @@ void addArrayCases(CaseTable &table) {
   table["Range"].push_back(
       node("Range", {arg(scalar(kFloat, 16777216)),
                      arg(scalar(kFloat, 16777220)), arg(scalar(kFloat, 1))}));
+  // GatherNd: tuples of depth 2 and 1, ints, none. (A tuple out of range
+  // is the kernel's error where compiled code clamps, as XLA: no case.)
+  table["GatherNd"].push_back(node(
+      "GatherNd", {arg(randomTensor(kFloat, {3, 4, 2})),
+                   arg(literal(kInt32, {2, 2, 2}, {2, 3, 0, 1, 1, 0, 2, 2}))}));
+  table["GatherNd"].push_back(node("GatherNd",
+                                   {arg(randomTensor(kInt64, {3, 4})),
+                                    arg(literal(kInt64, {4, 1}, {2, 0, 2, 1}))},
+                                   {{"Tindices", "DT_INT64"}}));
+  table["GatherNd"].push_back(
+      node("GatherNd", {arg(randomTensor(kDouble, {2, 3})),
+                        arg(literal(kInt32, {1, 0}, {}))}));
+  // ScatterNd: duplicates sum, rows and elements, an index past the shape
+  // (an error both ways).
+  table["ScatterNd"].push_back(node(
+      "ScatterNd", {arg(literal(kInt32, {4, 1}, {2, 0, 2, 3})),
+                    arg(randomTensor(kFloat, {4, 3})), arg(i32s({5, 3}))}));
+  table["ScatterNd"].push_back(
+      node("ScatterNd",
+           {arg(literal(kInt64, {3, 2}, {0, 1, 2, 2, 0, 1})),
+            arg(randomTensor(kInt32, {3})), arg(vec(kInt64, {3, 3}))},
+           {{"T", "DT_INT32"}, {"Tindices", "DT_INT64"}}));
+  table["ScatterNd"].push_back(node(
+      "ScatterNd", {arg(literal(kInt32, {2, 1}, {1, 4})),
+                    arg(randomTensor(kFloat, {2, 2})), arg(i32s({3, 2}))}));
   // MatrixBandPart: bounds computed or known, a batch, ints and bools, a
   // bound past the rows (an error).
   table["MatrixBandPart"].push_back(

@@ -781,6 +781,28 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"Prod\" input: \"masked\" input: "
            "\"axes\" " +
            t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
+      // GatherNd's gradient scatters back (a repeated tuple sums), and
+      // ScatterNd's gathers.
+      {"GatherNd",
+       {{"x0", {3, 2, 2}}},
+       "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: "
+       "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+       "tensor_shape { dim { size: 3 } dim { size: 2 } } int_val: [2, 1, 0, 0, "
+       "2, 1] } } } }\n"
+       "node { name: \"y\" op: \"GatherNd\" input: \"x0\" input: \"i\" "
+       "attr { key: \"Tparams\" value { type: DT_DOUBLE } } attr { key: "
+       "\"Tindices\" value { type: DT_INT32 } } }"},
+      {"ScatterNd",
+       {{"x0", {3, 2}}},
+       "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: "
+       "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+       "tensor_shape { dim { size: 3 } dim { size: 1 } } int_val: [3, 0, 3] } "
+       "} "
+       "} }\n" +
+           intConst("shape", {4, 2}) +
+           "node { name: \"y\" op: \"ScatterNd\" input: \"i\" input: \"x0\" "
+           "input: \"shape\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
       // num_lower 1, num_upper -1 (the whole upper triangle), as scalars.
       {"MatrixBandPart",
        {{"x0", {2, 3, 4}}},
