@@ -71,6 +71,7 @@ enum class Binary {
   FloorMod,
   TruncateDiv,
   TruncateMod,
+  MulNoNan,
   DivNoNan,
   Max,
   Min,
@@ -175,6 +176,10 @@ template <typename T> static bool apply(Binary op, T x, T y, T &r, bool &b) {
     } else {
       r = std::floor(x / y);
     }
+    return true;
+  case Binary::MulNoNan:
+    // 0 where y is 0, even where x is infinite or NaN.
+    r = y == T(0) ? T(0) : wrappingMul(x, y);
     return true;
   case Binary::TruncateDiv:
     // Towards zero: C's division (TruncateDiv).
@@ -820,6 +825,35 @@ static LogicalResult range(KernelContext &ctx) {
   return success();
 }
 
+/// ClipByValue(t, min, max): min(max... as TensorFlow's functor computes it,
+/// max(min(t, max), min); the bounds are scalars or of t's shape.
+static LogicalResult clipByValue(KernelContext &ctx) {
+  const Tensor &t = ctx.inputs[0], &low = ctx.inputs[1], &high = ctx.inputs[2];
+  for (const Tensor *bound : {&low, &high})
+    if (!bound->shape().empty() && bound->shape() != t.shape())
+      return ctx.error() << "clip_value_min and clip_value_max must be "
+                            "either scalars or have the same shape as t";
+  if (low.dtype() != t.dtype() || high.dtype() != t.dtype())
+    return ctx.error() << "inputs have different dtypes";
+  Tensor out(t.dtype(), t.shape());
+  bool lowScalar = low.shape().empty(), highScalar = high.shape().empty();
+  LogicalResult typed = dispatchNumeric(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      T lo = low.data<T>()[lowScalar ? 0 : i];
+      T hi = high.data<T>()[highScalar ? 0 : i];
+      T v = t.data<T>()[i];
+      v = hi < v ? hi : v;
+      out.data<T>()[i] = v < lo ? lo : v;
+    }
+  });
+  if (failed(typed))
+    return ctx.error() << "dtype " << dtypeName(t.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
 /// LinSpace(start, stop, num): num evenly spaced values from start to stop,
 /// computed in the output type as TensorFlow's kernel does (start + step *
 /// i, the last one stop itself).
@@ -998,6 +1032,7 @@ KernelTable cleave::interp::getMathKernels() {
       {"FloorDiv", binary<Binary::FloorDiv>},
       {"FloorMod", binary<Binary::FloorMod>},
       {"TruncateDiv", binary<Binary::TruncateDiv>},
+      {"MulNoNan", binary<Binary::MulNoNan>},
       {"TruncateMod", binary<Binary::TruncateMod>},
       {"Mod", binary<Binary::TruncateMod>},
       {"DivNoNan", binary<Binary::DivNoNan>},
@@ -1044,6 +1079,7 @@ KernelTable cleave::interp::getMathKernels() {
       {"SelectV2", selectV2},
       {"Range", range},
       {"LinSpace", linSpace},
+      {"ClipByValue", clipByValue},
       {"SigmoidGrad", outputGrad<OutputGrad::Sigmoid>},
       {"TanhGrad", outputGrad<OutputGrad::Tanh>},
       {"RsqrtGrad", outputGrad<OutputGrad::Rsqrt>},

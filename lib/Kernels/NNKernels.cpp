@@ -601,8 +601,26 @@ template <bool isSoftplus> static LogicalResult softGrad(KernelContext &ctx) {
   return success();
 }
 
+/// L2Loss: sum(t^2) / 2, accumulated in double as the reductions are.
+static LogicalResult l2Loss(KernelContext &ctx) {
+  const Tensor &t = ctx.inputs[0];
+  if (t.dtype() != kFloat && t.dtype() != kDouble)
+    return ctx.error() << "dtype " << dtypeName(t.dtype())
+                       << " is not supported";
+  double sum = 0;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = t.getAsDouble(i);
+    sum += v * v;
+  }
+  Tensor out(t.dtype(), {});
+  out.setFromDouble(0, sum / 2);
+  ctx.outputs[0] = out;
+  return success();
+}
+
 KernelTable cleave::interp::getNNKernels() {
   return {
+      {"L2Loss", l2Loss},
       // Element-wise, computed with the math ops (MathKernels.cpp).
       {"Relu", unaryKernel<ops::UnaryOp::Relu>},
       {"Relu6", unaryKernel<ops::UnaryOp::Relu6>},

@@ -527,6 +527,18 @@ static std::string mulGrad(GradientContext &ctx) {
   return "";
 }
 
+/// MulNoNan: as Mul, each partial a MulNoNan itself (TensorFlow's rule).
+static std::string mulNoNanGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  ctx.setInputGrad(0,
+                   sumToShape(ctx, ctx.op("MulNoNan", {grad, y}), b.rx, b.sx));
+  ctx.setInputGrad(1,
+                   sumToShape(ctx, ctx.op("MulNoNan", {x, grad}), b.ry, b.sy));
+  return "";
+}
+
 static std::string realDivGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
@@ -826,6 +838,31 @@ static std::string maximumMinimumGrad(GradientContext &ctx) {
   ctx.setInputGrad(1, sumToShape(ctx, yGrad, r[1], sy));
   return "";
 }
+/// ClipByValue: the gradient passes where t was inside the bounds; where t
+/// was below min it goes to min, above max to max (each reduced to its
+/// bound's shape), as TensorFlow's _clip_by_value_grad.
+static std::string clipByValueGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor x = ctx.getInput(0), y = ctx.getInput(1), z = ctx.getInput(2);
+  GradTensor sx = ctx.op("Shape", {x});
+  GradTensor sy = ctx.op("Shape", {y});
+  GradTensor sz = ctx.op("Shape", {z});
+  GradTensor gradShape = ctx.op("Shape", {grad});
+  GradTensor zero = ctx.scalar(0.0, ctx.getDType(grad), "zeros/Const");
+  GradTensor zeros = ctx.op("Fill", {gradShape, zero}, {}, "zeros");
+  GradTensor below = ctx.op("Less", {x, y});
+  GradTensor above = ctx.op("Greater", {x, z});
+  auto ry = ctx.addNode("BroadcastGradientArgs", {sx, sy});
+  auto rz = ctx.addNode("BroadcastGradientArgs", {sx, sz});
+  GradTensor outside = ctx.op("LogicalOr", {below, above});
+  ctx.setInputGrad(0, ctx.op("Select", {outside, zeros, grad}));
+  ctx.setInputGrad(
+      1, sumToShape(ctx, ctx.op("Select", {below, grad, zeros}), ry[1], sy));
+  ctx.setInputGrad(
+      2, sumToShape(ctx, ctx.op("Select", {above, grad, zeros}), rz[1], sz));
+  return "";
+}
+
 static constexpr char kGreaterEqual[] = "GreaterEqual";
 static constexpr char kLessEqual[] = "LessEqual";
 
@@ -1358,6 +1395,8 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Prod", prodGrad},
       {"Cumsum", cumsumGrad},
       {"Cumprod", cumprodGrad},
+      {"MulNoNan", mulNoNanGrad},
+      {"ClipByValue", clipByValueGrad},
       {"FloorDiv", floorDivGrad},
       {"TruncateDiv", floorDivGrad},
       {"FloorMod", floorModGrad},

@@ -715,8 +715,16 @@ static std::string fusedBatchNormGrad(GradientContext &ctx) {
   return "";
 }
 
+/// L2Loss: t * grad.
+static std::string l2LossGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("Mul", {ctx.getInput(0), ctx.getOutputGrad(0)}, {}, "mul"));
+  return "";
+}
+
 detail::GradFnTable cleave::ops::detail::getNNGradFns() {
   return {
+      {"L2Loss", l2LossGrad},
       {"Relu", reluGrad},
       {"Relu6", relu6Grad},
       {"Elu", eluGrad},

@@ -272,6 +272,7 @@ def check_binary(r, rng):
               "Atan2": torch.atan2,
               "TruncateDiv": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
               "TruncateMod": torch.fmod, "Mod": torch.fmod,
+              "MulNoNan": lambda a, b: torch.where(b == 0, 0, a * b).to(a.dtype),
               "Less": torch.lt, "Greater": torch.gt,
               "LessEqual": torch.le, "Equal": torch.eq}
     for dtype in FLOATS:
@@ -775,6 +776,24 @@ def check_band_linspace(r, rng):
                 torch.linspace(start, stop, num, dtype=torch.float32).numpy())
 
 
+def check_clip(r, rng):
+    """ClipByValue (torch.clamp) with scalar and tensor bounds; L2Loss."""
+    x = (rng.standard_normal((3, 4)) * 3).astype(np.float32)
+    lo = np.array(-1.0, np.float32)
+    hi = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
+    r.check("ClipByValue/scalar-min/tensor-max",
+            lambda: r.run("ClipByValue", [x, lo, hi], attrs(T=np.float32)),
+            torch.clamp(T(x), min=T(lo), max=T(hi)).numpy())
+    r.check("L2Loss/float32",
+            lambda: r.run("L2Loss", [x], attrs(T=np.float32)),
+            ((T(x) ** 2).sum() / 2).numpy())
+    xi = rng.integers(-20, 20, (5,)).astype(np.int32)
+    lo_i, hi_i = np.array(-3, np.int32), np.array(7, np.int32)
+    r.check("ClipByValue/int32",
+            lambda: r.run("ClipByValue", [xi, lo_i, hi_i], attrs(T=np.int32)),
+            torch.clamp(T(xi), -3, 7).numpy())
+
+
 def check_gather_scatter_nd(r, rng):
     """GatherNd (advanced indexing) and ScatterNd (index_put_, summing
     repeated index tuples)."""
@@ -846,7 +865,7 @@ def main():
                        check_batch_norm, check_conv, check_pool, check_layout,
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
-                       check_gather_scatter_nd,
+                       check_gather_scatter_nd, check_clip,
                        check_broadcast_gradient_args):
             family(r, rng)
     print("%d passed, %d failed" % (r.passed, r.failed))

@@ -326,6 +326,7 @@ enum class Binary {
   TruncateDiv,
   TruncateMod,
   DivNoNan,
+  MulNoNan,
   Max,
   Min,
   Pow,
@@ -393,6 +394,8 @@ static Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   case Binary::TruncateMod:
     return a.isFloat() ? b.create<arith::RemFOp>(loc, x, y).getResult()
                        : a.irem(x, y);
+  case Binary::MulNoNan:
+    return a.select(a.eq(y, a.c(0)), a.c(0), a.mul(x, y));
   case Binary::DivNoNan: {
     Value q = a.isFloat() ? a.fdiv(x, y) : a.idiv(x, y, false);
     return a.select(a.eq(y, a.c(0)), a.c(0), q);
@@ -1165,6 +1168,31 @@ LogicalResult cleave::conversion::lowerActivationGrad(NodeLowering &ctx,
 /// LinSpace(start, stop, num): num must be a compile-time constant (it is
 /// the shape); start and stop may be computed. Element i is start + step *
 /// i in the output type, the last one stop, as TensorFlow's kernel.
+/// ClipByValue(t, min, max): max(min(t, max), min), the bounds scalars or
+/// of t's shape, as the reference kernel checks.
+static LogicalResult clipByValue(NodeLowering &ctx) {
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  for (unsigned i : {1u, 2u})
+    if (!ctx.shape(i).empty() && ctx.shape(i) != shape)
+      return ctx.error() << "clip_value_min and clip_value_max must be either "
+                            "scalars or have the same shape as t",
+             failure();
+  int32_t dtype = ctx.dtype(0);
+  Type type = ctx.elementType(dtype);
+  if (!type || dtype == cleave::kBool)
+    return unsupportedDType(ctx, dtype);
+  ctx.setOutput(
+      0,
+      ctx.map({ctx.tensor(0), ctx.tensor(1), ctx.tensor(2)}, shape, dtype,
+              [&](OpBuilder &b, Location loc, ValueRange args) {
+                Arith a(b, loc, dtype, type);
+                Value v = a.select(a.lt(args[2], args[0]), args[2], args[0]);
+                return a.select(a.lt(v, args[1]), args[1], v);
+              }),
+      dtype);
+  return success();
+}
+
 static LogicalResult linSpace(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> shape = ctx.inferredOutputShape({2});
   if (failed(shape))
@@ -1217,6 +1245,7 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"FloorDiv", binary<Binary::FloorDiv>},
       {"FloorMod", binary<Binary::FloorMod>},
       {"TruncateDiv", binary<Binary::TruncateDiv>},
+      {"MulNoNan", binary<Binary::MulNoNan>},
       {"TruncateMod", binary<Binary::TruncateMod>},
       {"Mod", binary<Binary::TruncateMod>},
       {"DivNoNan", binary<Binary::DivNoNan>},
@@ -1289,5 +1318,6 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"UnsortedSegmentSum", unsortedSegmentSum},
       {"Range", lowerCompileTimeOnly},
       {"LinSpace", linSpace},
+      {"ClipByValue", clipByValue},
   };
 }

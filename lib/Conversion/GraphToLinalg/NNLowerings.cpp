@@ -1105,8 +1105,46 @@ static LogicalResult activationGrad(NodeLowering &ctx) {
   return lowerActivationGrad(ctx, op);
 }
 
+/// L2Loss: sum(t^2) / 2 over every element, float accumulating in double
+/// as the reference kernel and the reductions do.
+static LogicalResult l2Loss(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (dtype != kFloat && dtype != kDouble)
+    return ctx.error() << "dtype " << dtypeName(dtype) << " is not supported";
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
+    axes.push_back(d);
+  Type accType = ctx.elementType(kDouble);
+  Value sum =
+      ctx.reduce(ctx.tensor(0), shape, kDouble, axes, ctx.scalar(kDouble, 0),
+                 [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                   Value x = args[0];
+                   if (x.getType() != accType)
+                     x = b.create<arith::ExtFOp>(loc, accType, x);
+                   return b.create<arith::AddFOp>(
+                       loc, args[1], b.create<arith::MulFOp>(loc, x, x));
+                 });
+  Type type = ctx.elementType(dtype);
+  ctx.setOutput(
+      0,
+      ctx.map(
+          {sum}, {}, dtype,
+          [&](OpBuilder &b, Location loc, ValueRange args) {
+            Value half = b.create<arith::DivFOp>(
+                loc, args[0],
+                b.create<arith::ConstantOp>(loc, b.getFloatAttr(accType, 2.0)));
+            return type == accType
+                       ? half
+                       : b.create<arith::TruncFOp>(loc, type, half).getResult();
+          }),
+      dtype);
+  return success();
+}
+
 LoweringTable cleave::conversion::getNNLowerings() {
   return {
+      {"L2Loss", l2Loss},
       {"Relu", activation<ops::UnaryOp::Relu>},
       {"Relu6", activation<ops::UnaryOp::Relu6>},
       {"Elu", activation<ops::UnaryOp::Elu>},

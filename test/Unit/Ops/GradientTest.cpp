@@ -781,6 +781,20 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"Prod\" input: \"masked\" input: "
            "\"axes\" " +
            t64 + " attr { key: \"Tidx\" value { type: DT_INT32 } } }"},
+      // The bounds as a tensor of t's shape (below -0.5) and a scalar
+      // (above 0.5), t on both sides of them.
+      {"ClipByValue",
+       {{"x0", {2, 3}, D::Spread},
+        {"x1", {2, 3}, D::Positive},
+        {"x2", {}, D::Positive}},
+       "node { name: \"low\" op: \"Neg\" input: \"x1\" " + t64 +
+           " }\n"
+           "node { name: \"y\" op: \"ClipByValue\" input: \"x0\" input: "
+           "\"low\" "
+           "input: \"x2\" " +
+           t64 + " }"},
+      {"MulNoNan", {{"x0", {2, 3}}, {"x1", {3}}}, binaryCase("MulNoNan")},
+      {"L2Loss", {{"x0", {2, 3}}}, unaryCase("L2Loss")},
       // GatherNd's gradient scatters back (a repeated tuple sums), and
       // ScatterNd's gathers.
       {"GatherNd",
