@@ -622,6 +622,26 @@ template <Reduce op> static LogicalResult reduce(KernelContext &ctx) {
   return success();
 }
 
+/// All and Any: Min and Max of the bools as bytes.
+template <Reduce op> static LogicalResult boolReduce(KernelContext &ctx) {
+  const Tensor &in = ctx.inputs[0];
+  if (in.dtype() != kBool)
+    return ctx.error() << "dtype " << dtypeName(in.dtype())
+                       << " is not supported";
+  Tensor bytes(kUInt8, in.shape());
+  for (int64_t i = 0; i < in.numElements(); ++i)
+    bytes.data<uint8_t>()[i] = in.data<bool>()[i];
+  ctx.inputs[0] = bytes;
+  if (failed(reduce<op>(ctx)))
+    return failure();
+  const Tensor &reduced = ctx.outputs[0];
+  Tensor out(kBool, reduced.shape());
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    out.data<bool>()[i] = reduced.data<uint8_t>()[i] != 0;
+  ctx.outputs[0] = out;
+  return success();
+}
+
 /// Cumsum and Cumprod along `axis`; `exclusive` leaves each element out
 /// of its own result, `reverse` scans from the end.
 template <bool isProduct> static LogicalResult scan(KernelContext &ctx) {
@@ -1071,6 +1091,8 @@ KernelTable cleave::interp::getMathKernels() {
       {"Mean", reduce<Reduce::Mean>},
       {"Prod", reduce<Reduce::Prod>},
       {"Max", reduce<Reduce::Max>},
+      {"All", boolReduce<Reduce::Min>},
+      {"Any", boolReduce<Reduce::Max>},
       {"Min", reduce<Reduce::Min>},
       {"ArgMax", argReduce<true>},
       {"ArgMin", argReduce<false>},

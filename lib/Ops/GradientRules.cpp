@@ -213,6 +213,8 @@ std::vector<llvm::StringRef> cleave::ops::detail::getNotDifferentiableOps() {
           "StatelessRandomUniform",
           "StatelessRandomUniformV2",
           "StatelessRandomUniformInt",
+          "All",
+          "Any",
           "StatelessRandomUniformIntV2",
           "StatelessRandomNormal",
           "StatelessRandomNormalV2",

@@ -1095,6 +1095,36 @@ Value cleave::conversion::scatterAddRows(NodeLowering &ctx, Value rows,
   return loop.getResult(0);
 }
 
+/// All and Any: the and / or of the bools over the constant axes.
+template <bool isAll> static LogicalResult boolReduce(NodeLowering &ctx) {
+  int32_t dtype = ctx.dtype(0);
+  if (dtype != kBool)
+    return unsupportedDType(ctx, dtype);
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  int64_t rank = shape.size();
+  FailureOr<std::vector<int64_t>> axes = reductionAxes(ctx, 1, rank);
+  if (failed(axes))
+    return failure();
+  std::vector<int64_t> outShape, kept = shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(*axes, d))
+      kept[d] = 1;
+    else
+      outShape.push_back(shape[d]);
+  }
+  Value result =
+      ctx.reduce(ctx.tensor(0), shape, kBool, *axes, ctx.scalar(kBool, isAll),
+                 [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                   if (isAll)
+                     return b.create<arith::AndIOp>(loc, args[0], args[1]);
+                   return b.create<arith::OrIOp>(loc, args[0], args[1]);
+                 });
+  if (ctx.getBool("keep_dims").value_or(false))
+    result = ctx.reshape(result, outShape, kept, kBool);
+  ctx.setOutput(0, result, kBool);
+  return success();
+}
+
 /// UnsortedSegmentSum(data, segment_ids, num_segments) (GatherV2's
 /// gradient): out[ids[i...], inner] += data[i..., inner], a row of data
 /// seen as [rows, inner] at a time (in place once bufferized). A negative
@@ -1308,6 +1338,8 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Mean", reduce<Reduce::Mean>},
       {"Prod", reduce<Reduce::Prod>},
       {"Max", reduce<Reduce::Max>},
+      {"All", boolReduce<true>},
+      {"Any", boolReduce<false>},
       {"Min", reduce<Reduce::Min>},
       {"ArgMax", argReduce<true>},
       {"ArgMin", argReduce<false>},

@@ -375,6 +375,19 @@ void addMathCases(CaseTable &table) {
                    arg(randomTensor(kFloat, {3})),
                    arg(randomTensor(kFloat, {2}))})); // incompatible
 
+  // All and Any: and / or over axes, keep_dims, an empty reduction, a
+  // bad axis.
+  for (const char *op : {"All", "Any"}) {
+    auto &cases = table[op];
+    cases.push_back(
+        node(op, {arg(randomTensor(kBool, {3, 4})), arg(i32s({1}))}));
+    cases.push_back(
+        node(op, {arg(randomTensor(kBool, {2, 3, 2})), arg(i32s({0, -1}))},
+             {{"keep_dims", "true"}}));
+    cases.push_back(
+        node(op, {arg(randomTensor(kBool, {0, 4})), arg(i32s({0}))}));
+    cases.push_back(node(op, {arg(randomTensor(kBool, {3})), arg(i32s({1}))}));
+  }
   // Reductions: axes lists, negative and repeated axes, keep_dims, empty
   // reductions. Products stay small so integers do not overflow.
   for (const char *op : {"Sum", "Mean", "Prod", "Max", "Min"}) {
