@@ -34,9 +34,8 @@ Philox cleave::interp::getStatefulGenerator(int64_t seed, int64_t seed2,
   return Philox::fromSeeds(uint64_t(seed), uint64_t(seed2));
 }
 
-/// The generator's element type for `dtype`; unsigned integers draw the
-/// bits of their signed peers.
-static std::optional<random::ElementType> elementTypeOf(int32_t dtype) {
+std::optional<random::ElementType>
+cleave::interp::getRandomElementType(int32_t dtype) {
   switch (dtype) {
   case kFloat:
     return random::ElementType::Float;
@@ -66,7 +65,7 @@ static LogicalResult fill(KernelContext &ctx, const Philox &generator,
   for (int64_t d : shape)
     if (d < 0)
       return ctx.error() << "Dimension " << d << " must be >= 0";
-  std::optional<random::ElementType> element = elementTypeOf(dtype);
+  std::optional<random::ElementType> element = getRandomElementType(dtype);
   bool integer = distribution == Distribution::UniformInt;
   if (!element || integer != (*element == random::ElementType::Int32 ||
                               *element == random::ElementType::Int64))

@@ -518,26 +518,19 @@ static std::string subGrad(GradientContext &ctx) {
   return "";
 }
 
-static std::string mulGrad(GradientContext &ctx) {
+/// Mul and MulNoNan: each partial is the product (by the same op) of the
+/// gradient and the other operand, reduced to the operand's shape.
+template <const char *Product>
+static std::string productGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
   GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
   auto b = broadcastArgs(ctx);
-  ctx.setInputGrad(0, sumToShape(ctx, ctx.op("Mul", {grad, y}), b.rx, b.sx));
-  ctx.setInputGrad(1, sumToShape(ctx, ctx.op("Mul", {x, grad}), b.ry, b.sy));
+  ctx.setInputGrad(0, sumToShape(ctx, ctx.op(Product, {grad, y}), b.rx, b.sx));
+  ctx.setInputGrad(1, sumToShape(ctx, ctx.op(Product, {x, grad}), b.ry, b.sy));
   return "";
 }
-
-/// MulNoNan: as Mul, each partial a MulNoNan itself (TensorFlow's rule).
-static std::string mulNoNanGrad(GradientContext &ctx) {
-  GradTensor grad = ctx.getOutputGrad(0);
-  GradTensor x = ctx.getInput(0), y = ctx.getInput(1);
-  auto b = broadcastArgs(ctx);
-  ctx.setInputGrad(0,
-                   sumToShape(ctx, ctx.op("MulNoNan", {grad, y}), b.rx, b.sx));
-  ctx.setInputGrad(1,
-                   sumToShape(ctx, ctx.op("MulNoNan", {x, grad}), b.ry, b.sy));
-  return "";
-}
+static constexpr char kMul[] = "Mul";
+static constexpr char kMulNoNan[] = "MulNoNan";
 
 static std::string realDivGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
@@ -1349,7 +1342,7 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"UnsortedSegmentSum", unsortedSegmentSumGrad},
       {"Add", addGrad},
       {"Sub", subGrad},
-      {"Mul", mulGrad},
+      {"Mul", productGrad<kMul>},
       {"RealDiv", realDivGrad},
       {"Div", realDivGrad},
       {"Neg", negGrad},
@@ -1395,7 +1388,7 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Prod", prodGrad},
       {"Cumsum", cumsumGrad},
       {"Cumprod", cumprodGrad},
-      {"MulNoNan", mulNoNanGrad},
+      {"MulNoNan", productGrad<kMulNoNan>},
       {"ClipByValue", clipByValueGrad},
       {"FloorDiv", floorDivGrad},
       {"TruncateDiv", floorDivGrad},

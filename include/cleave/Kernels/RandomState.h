@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 
 namespace cleave::interp {
@@ -31,6 +32,10 @@ std::string getRandomStateVariable(llvm::StringRef nodeName);
 /// node's name instead, so that a run is reproducible.
 random::Philox getStatefulGenerator(int64_t seed, int64_t seed2,
                                     llvm::StringRef nodeName);
+
+/// The generator's element type for a TensorFlow dtype (unsigned integers
+/// draw the bits of their signed peers), or nullopt.
+std::optional<random::ElementType> getRandomElementType(int32_t dtype);
 
 } // namespace cleave::interp
 

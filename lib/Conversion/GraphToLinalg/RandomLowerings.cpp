@@ -66,23 +66,6 @@ static cleave::Tensor philoxAlgorithm() {
   return alg;
 }
 
-static std::optional<ElementType> elementTypeOf(int32_t dtype) {
-  switch (dtype) {
-  case kFloat:
-    return ElementType::Float;
-  case kDouble:
-    return ElementType::Double;
-  case kInt32:
-  case kUInt32:
-    return ElementType::Int32;
-  case kInt64:
-  case kUInt64:
-    return ElementType::Int64;
-  default:
-    return std::nullopt;
-  }
-}
-
 /// Fails unless input `input` has shape `shape`, with TensorFlow's message
 /// naming it as `what`.
 static LogicalResult requireShape(NodeLowering &ctx, unsigned input,
@@ -138,7 +121,7 @@ static LogicalResult lowerRandom(NodeLowering &ctx) {
   int32_t dtype =
       ctx.getType(integer && seeding == Seeding::Stateful ? "Tout" : "dtype")
           .value_or(cleave::kFloat);
-  std::optional<ElementType> element = elementTypeOf(dtype);
+  std::optional<ElementType> element = interp::getRandomElementType(dtype);
   if (!element || integer != (*element == ElementType::Int32 ||
                               *element == ElementType::Int64))
     return ctx.error() << "dtype " << cleave::dtypeName(dtype)
