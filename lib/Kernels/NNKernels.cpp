@@ -601,6 +601,35 @@ template <bool isSoftplus> static LogicalResult softGrad(KernelContext &ctx) {
   return success();
 }
 
+/// LeakyRelu(x) = x where x > 0, else alpha * x; LeakyReluGrad(dy, x) = dy
+/// where x > 0, else alpha * dy (TensorFlow's selects, in the input type).
+template <bool isGrad> static LogicalResult leakyRelu(KernelContext &ctx) {
+  const Tensor &x = ctx.inputs[isGrad ? 1 : 0];
+  const Tensor &through = ctx.inputs[0];
+  if (isGrad && through.shape() != x.shape())
+    return ctx.error() << "gradients and features must have the same shape: "
+                       << shapeString(through.shape()) << " vs. "
+                       << shapeString(x.shape());
+  double alpha = ctx.getFloat("alpha").value_or(0.2);
+  Tensor out(x.dtype(), x.shape());
+  auto fill = [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      T v = through.data<T>()[i];
+      out.data<T>()[i] = x.data<T>()[i] > T(0) ? v : v * T(alpha);
+    }
+  };
+  if (x.dtype() == kFloat)
+    fill(float{});
+  else if (x.dtype() == kDouble)
+    fill(double{});
+  else
+    return ctx.error() << "dtype " << dtypeName(x.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
 /// L2Loss: sum(t^2) / 2, accumulated in double as the reductions are.
 static LogicalResult l2Loss(KernelContext &ctx) {
   const Tensor &t = ctx.inputs[0];
@@ -621,6 +650,8 @@ static LogicalResult l2Loss(KernelContext &ctx) {
 KernelTable cleave::interp::getNNKernels() {
   return {
       {"L2Loss", l2Loss},
+      {"LeakyRelu", leakyRelu<false>},
+      {"LeakyReluGrad", leakyRelu<true>},
       // Element-wise, computed with the math ops (MathKernels.cpp).
       {"Relu", unaryKernel<ops::UnaryOp::Relu>},
       {"Relu6", unaryKernel<ops::UnaryOp::Relu6>},

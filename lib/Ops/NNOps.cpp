@@ -46,6 +46,10 @@ OpTable cleave::ops::detail::getNNOps() {
        {"features: T"},
        {"activations: T"},
        {"alpha: float = 0.2", "T: {half, bfloat16, float, double} = DT_FLOAT"}},
+      {"LeakyReluGrad",
+       {"gradients: T", "features: T"},
+       {"backprops: T"},
+       {"alpha: float = 0.2", "T: {half, bfloat16, float, double} = DT_FLOAT"}},
       {"Softmax", {"logits: T"}, {"softmax: T"}, {kFloatT}},
       {"LogSoftmax", {"logits: T"}, {"logsoftmax: T"}, {kFloatT}},
       activationGrad("ReluGrad", "features: T", "T: realnumbertype"),
@@ -413,10 +417,10 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
       {"Conv2DBackpropFilter", shapes::fromShapeInputAt<1>},
       {"AvgPoolGrad", shapes::fromShapeInputAt<0>},
   };
-  for (const char *op :
-       {"Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax", "LogSoftmax",
-        "ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "MaxPoolGrad",
-        "Softplus", "Softsign", "SoftplusGrad", "SoftsignGrad"})
+  for (const char *op : {"Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softmax",
+                         "LogSoftmax", "ReluGrad", "Relu6Grad", "EluGrad",
+                         "SeluGrad", "MaxPoolGrad", "LeakyReluGrad", "Softplus",
+                         "Softsign", "SoftplusGrad", "SoftsignGrad"})
     table.push_back({op, shapes::unchanged});
   return table;
 }
@@ -449,6 +453,15 @@ static constexpr char kSoftplusGrad[] = "SoftplusGrad",
 static std::string relu6Grad(GradientContext &ctx) {
   ctx.setInputGrad(
       0, ctx.op("Relu6Grad", {ctx.getOutputGrad(0), ctx.getInput(0)}));
+  return "";
+}
+
+/// LeakyRelu: LeakyReluGrad(dy, x) with the forward op's alpha.
+static std::string leakyReluGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("LeakyReluGrad", {ctx.getOutputGrad(0), ctx.getInput(0)},
+                {GradAttr::real("alpha",
+                                ctx.getFloatAttr("alpha").value_or(0.2))}));
   return "";
 }
 
@@ -618,6 +631,18 @@ static std::string maskedGradGrad(GradientContext &ctx) {
 static constexpr char kReluGrad[] = "ReluGrad";
 static constexpr char kRelu6Grad[] = "Relu6Grad";
 
+/// LeakyReluGrad(dy, x) is linear in dy (scaled by alpha where x <= 0):
+/// the incoming gradient goes through it again; x gets zeros.
+static std::string leakyReluGradGrad(GradientContext &ctx) {
+  GradTensor x = ctx.getInput(1);
+  ctx.setInputGrad(
+      0, ctx.op("LeakyReluGrad", {ctx.getOutputGrad(0), x},
+                {GradAttr::real("alpha",
+                                ctx.getFloatAttr("alpha").value_or(0.2))}));
+  ctx.setInputGrad(1, ctx.op("ZerosLike", {x}));
+  return "";
+}
+
 /// EluGrad(dy, y) = dy * (y + 1) where y < 0, else dy.
 static std::string eluGradGrad(GradientContext &ctx) {
   GradTensor grad = ctx.getOutputGrad(0);
@@ -727,6 +752,8 @@ detail::GradFnTable cleave::ops::detail::getNNGradFns() {
       {"L2Loss", l2LossGrad},
       {"Relu", reluGrad},
       {"Relu6", relu6Grad},
+      {"LeakyRelu", leakyReluGrad},
+      {"LeakyReluGrad", leakyReluGradGrad},
       {"Elu", eluGrad},
       {"Softplus", featuresGrad<kSoftplusGrad>},
       {"Softsign", featuresGrad<kSoftsignGrad>},

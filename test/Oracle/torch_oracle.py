@@ -777,13 +777,17 @@ def check_band_linspace(r, rng):
 
 
 def check_clip(r, rng):
-    """ClipByValue (torch.clamp) with scalar and tensor bounds; L2Loss."""
+    """ClipByValue (torch.clamp) with scalar and tensor bounds; LeakyRelu;
+    L2Loss."""
     x = (rng.standard_normal((3, 4)) * 3).astype(np.float32)
     lo = np.array(-1.0, np.float32)
     hi = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
     r.check("ClipByValue/scalar-min/tensor-max",
             lambda: r.run("ClipByValue", [x, lo, hi], attrs(T=np.float32)),
             torch.clamp(T(x), min=T(lo), max=T(hi)).numpy())
+    r.check("LeakyRelu/float32",
+            lambda: r.run("LeakyRelu", [x], attrs(T=np.float32)),
+            F.leaky_relu(T(x), 0.2).numpy())
     r.check("L2Loss/float32",
             lambda: r.run("L2Loss", [x], attrs(T=np.float32)),
             ((T(x) ** 2).sum() / 2).numpy())

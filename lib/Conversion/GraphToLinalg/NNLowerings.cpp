@@ -1105,6 +1105,38 @@ static LogicalResult activationGrad(NodeLowering &ctx) {
   return lowerActivationGrad(ctx, op);
 }
 
+/// LeakyRelu(x) and LeakyReluGrad(dy, x): a select on x > 0 of the value
+/// passed through (x, or dy) and alpha times it.
+template <bool isGrad> static LogicalResult leakyRelu(NodeLowering &ctx) {
+  unsigned features = isGrad ? 1 : 0;
+  int32_t dtype = ctx.dtype(features);
+  if (dtype != kFloat && dtype != kDouble)
+    return ctx.error() << "dtype " << dtypeName(dtype) << " is not supported";
+  const std::vector<int64_t> &shape = ctx.shape(features);
+  if (isGrad && ctx.shape(0) != shape)
+    return ctx.error() << "gradients and features must have the same shape: "
+                       << shapeString(ctx.shape(0)) << " vs. "
+                       << shapeString(shape);
+  Type type = ctx.elementType(dtype);
+  double alpha = ctx.getFloat("alpha").value_or(0.2);
+  ctx.setOutput(
+      0,
+      ctx.map(
+          {ctx.tensor(0), ctx.tensor(features)}, shape, dtype,
+          [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+            Value zero =
+                b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, 0.0));
+            Value scaled = b.create<arith::MulFOp>(
+                loc, args[0],
+                b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, alpha)));
+            Value positive = b.create<arith::CmpFOp>(
+                loc, arith::CmpFPredicate::OGT, args[1], zero);
+            return b.create<arith::SelectOp>(loc, positive, args[0], scaled);
+          }),
+      dtype);
+  return success();
+}
+
 /// L2Loss: sum(t^2) / 2 over every element, float accumulating in double
 /// as the reference kernel and the reductions do.
 static LogicalResult l2Loss(NodeLowering &ctx) {
@@ -1145,6 +1177,8 @@ static LogicalResult l2Loss(NodeLowering &ctx) {
 LoweringTable cleave::conversion::getNNLowerings() {
   return {
       {"L2Loss", l2Loss},
+      {"LeakyRelu", leakyRelu<false>},
+      {"LeakyReluGrad", leakyRelu<true>},
       {"Relu", activation<ops::UnaryOp::Relu>},
       {"Relu6", activation<ops::UnaryOp::Relu6>},
       {"Elu", activation<ops::UnaryOp::Elu>},
