@@ -499,14 +499,8 @@ static LogicalResult scatterNd(KernelContext &ctx) {
       int64_t at = 0;
       for (int64_t d = 0; d < depth; ++d)
         at += (*tuples)[row * depth + d] * strides[d];
-      for (int64_t j = 0; j < inner; ++j) {
-        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          using U = std::make_unsigned_t<T>;
-          sums[at + j] = T(U(U(sums[at + j]) + U(in[row * inner + j])));
-        } else {
-          sums[at + j] += in[row * inner + j];
-        }
-      }
+      for (int64_t j = 0; j < inner; ++j)
+        sums[at + j] = wrappingAdd(sums[at + j], in[row * inner + j]);
     }
   });
   if (!typed)

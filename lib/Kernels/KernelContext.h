@@ -19,9 +19,42 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace cleave::interp {
+
+/// x + y, x - y and x * y as TensorFlow's integer kernels compute them in
+/// practice: wrapping around (two's complement). Signed overflow is
+/// undefined in C++, so integers go through their unsigned type.
+template <typename T>
+constexpr bool kWraps = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T> T wrappingAdd(T x, T y) {
+  if constexpr (kWraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(U(x) + U(y)));
+  } else {
+    return x + y;
+  }
+}
+template <typename T> T wrappingSub(T x, T y) {
+  if constexpr (kWraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(U(x) - U(y)));
+  } else {
+    return x - y;
+  }
+}
+template <typename T> T wrappingMul(T x, T y) {
+  if constexpr (kWraps<T>) {
+    // uint16_t operands promote to int, whose product can overflow: the
+    // product is taken in at least unsigned int.
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+    return T(std::make_unsigned_t<T>(U(x) * U(y)));
+  } else {
+    return x * y;
+  }
+}
 
 class KernelContext : public NodeAttrReader {
 public:

@@ -89,39 +89,6 @@ enum class Binary {
 
 static bool isComparison(Binary op) { return op >= Binary::Less; }
 
-/// x + y, x - y and x * y as TensorFlow's integer kernels compute them in
-/// practice: wrapping around (two's complement). Signed overflow is
-/// undefined in C++, so integers go through their unsigned type.
-template <typename T>
-static constexpr bool kWraps =
-    std::is_integral_v<T> && !std::is_same_v<T, bool>;
-template <typename T> static T wrappingAdd(T x, T y) {
-  if constexpr (kWraps<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(U(x) + U(y)));
-  } else {
-    return x + y;
-  }
-}
-template <typename T> static T wrappingSub(T x, T y) {
-  if constexpr (kWraps<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(U(x) - U(y)));
-  } else {
-    return x - y;
-  }
-}
-template <typename T> static T wrappingMul(T x, T y) {
-  if constexpr (kWraps<T>) {
-    // uint16_t operands promote to int, whose product can overflow: the
-    // product is taken in at least unsigned int.
-    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
-    return T(std::make_unsigned_t<T>(U(x) * U(y)));
-  } else {
-    return x * y;
-  }
-}
-
 template <typename T> static T wrappingNeg(T x) {
   if constexpr (kWraps<T>)
     return wrappingSub(T(0), x);

@@ -50,6 +50,11 @@ enum class Update { Assign, Add, Sub, GradientDescent };
 /// The variable's next value: old + value, old - value, or
 /// old - alpha * value (alpha is input 1 of the Apply ops). Integers are
 /// exact and wrap; an unsupported dtype gives an invalid tensor.
+/// old + value or old - value (by `sign`), wrapping.
+template <typename T> static T wrappingStep(T old, T value, int64_t sign) {
+  return sign > 0 ? wrappingAdd(old, value) : wrappingSub(old, value);
+}
+
 static Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
                           const std::vector<Tensor> &inputs) {
   Tensor next(old.dtype(), old.shape());
@@ -68,13 +73,12 @@ static Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
       break;
     // Integers wrap, as TensorFlow's kernels (two's complement).
     case kInt32:
-      next.data<int32_t>()[i] = int32_t(uint64_t(old.getAsInt(i)) +
-                                        uint64_t(sign * value.getAsInt(i)));
+      next.data<int32_t>()[i] =
+          wrappingStep(old.data<int32_t>()[i], value.data<int32_t>()[i], sign);
       break;
     case kInt64:
       next.data<int64_t>()[i] =
-          int64_t(uint64_t(old.getAsInt(i)) +
-                  uint64_t(sign) * uint64_t(value.getAsInt(i)));
+          wrappingStep(old.data<int64_t>()[i], value.data<int64_t>()[i], sign);
       break;
     default:
       return Tensor();

@@ -668,6 +668,30 @@ reductionAxes(NodeLowering &ctx, unsigned input, int64_t rank) {
   return result;
 }
 
+/// What a reduction over `axes` leaves of `shape`.
+static std::vector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                         ArrayRef<int64_t> axes) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
+    if (!llvm::is_contained(axes, d))
+      out.push_back(shape[d]);
+  return out;
+}
+
+/// Output 0 = `result`, a reduction of `shape` over `axes`, with the
+/// reduced axes kept as 1s where keep_dims asks.
+static void setReductionOutput(NodeLowering &ctx, Value result,
+                               ArrayRef<int64_t> shape, ArrayRef<int64_t> axes,
+                               int32_t dtype) {
+  if (ctx.getBool("keep_dims").value_or(false)) {
+    std::vector<int64_t> kept(shape.begin(), shape.end());
+    for (int64_t d : axes)
+      kept[d] = 1;
+    result = ctx.reshape(result, reducedShape(shape, axes), kept, dtype);
+  }
+  ctx.setOutput(0, result, dtype);
+}
+
 template <Reduce op> static LogicalResult reduce(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (dtype == kBool)
@@ -678,10 +702,7 @@ template <Reduce op> static LogicalResult reduce(NodeLowering &ctx) {
   if (failed(axes))
     return failure();
   Type type = ctx.elementType(dtype);
-  std::vector<int64_t> outShape;
-  for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(*axes, d))
-      outShape.push_back(shape[d]);
+  std::vector<int64_t> outShape = reducedShape(shape, *axes);
   // Sums and products of float and half accumulate in double, as the
   // reference kernels do: in float, a sum of a billion 2.25s stops growing
   // at 2^26 (each addend is below half an ulp of the running sum), where
@@ -730,13 +751,7 @@ template <Reduce op> static LogicalResult reduce(NodeLowering &ctx) {
                        return b.create<arith::TruncFOp>(loc, type, args[0])
                            .getResult();
                      });
-  if (ctx.getBool("keep_dims").value_or(false)) {
-    std::vector<int64_t> kept = shape;
-    for (int64_t d : *axes)
-      kept[d] = 1;
-    result = ctx.reshape(result, outShape, kept, dtype);
-  }
-  ctx.setOutput(0, result, dtype);
+  setReductionOutput(ctx, result, shape, *axes, dtype);
   return success();
 }
 
@@ -1105,13 +1120,6 @@ template <bool isAll> static LogicalResult boolReduce(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> axes = reductionAxes(ctx, 1, rank);
   if (failed(axes))
     return failure();
-  std::vector<int64_t> outShape, kept = shape;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (llvm::is_contained(*axes, d))
-      kept[d] = 1;
-    else
-      outShape.push_back(shape[d]);
-  }
   Value result =
       ctx.reduce(ctx.tensor(0), shape, kBool, *axes, ctx.scalar(kBool, isAll),
                  [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -1119,9 +1127,7 @@ template <bool isAll> static LogicalResult boolReduce(NodeLowering &ctx) {
                      return b.create<arith::AndIOp>(loc, args[0], args[1]);
                    return b.create<arith::OrIOp>(loc, args[0], args[1]);
                  });
-  if (ctx.getBool("keep_dims").value_or(false))
-    result = ctx.reshape(result, outShape, kept, kBool);
-  ctx.setOutput(0, result, kBool);
+  setReductionOutput(ctx, result, shape, *axes, kBool);
   return success();
 }
 
