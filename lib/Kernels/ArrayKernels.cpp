@@ -461,11 +461,17 @@ static LogicalResult gatherNd(KernelContext &ctx) {
   return success();
 }
 
-/// ScatterNd: zeros of `shape` with each update added at its index tuple
-/// (duplicates sum; integers wrap).
-static LogicalResult scatterNd(KernelContext &ctx) {
-  const Tensor &indices = ctx.inputs[0], &updates = ctx.inputs[1];
-  std::vector<int64_t> shape = toInts(ctx.inputs[2]);
+namespace {
+/// How a scatter combines an update with the element it lands on.
+enum class Combine { Add, Sub, Min, Max, Update };
+} // namespace
+
+/// Checks that `updates` has the shape a scatter of `indices` into `shape`
+/// takes: the indices' outer dims, then shape's past the index depth.
+static LogicalResult checkScatterShapes(KernelContext &ctx,
+                                        const Tensor &indices,
+                                        const Tensor &updates,
+                                        const std::vector<int64_t> &shape) {
   if (indices.rank() < 1)
     return ctx.error() << "Indices shape must have rank at least one. Found:"
                        << shapeString(indices.shape());
@@ -481,31 +487,104 @@ static LogicalResult scatterNd(KernelContext &ctx) {
     return ctx.error() << "updates must have shape " << shapeString(expected)
                        << " (indices' outer dims, then shape's after " << depth
                        << "), got " << shapeString(updates.shape());
+  return success();
+}
+
+/// Combines each row of `updates` into `out` at the row its index tuple
+/// names, in order (a repeated tuple sums for Add, the last wins for
+/// Update; integers wrap). The tuples are checked.
+static LogicalResult scatterInto(KernelContext &ctx, Tensor &out,
+                                 const Tensor &indices, const Tensor &updates,
+                                 Combine combine) {
+  const std::vector<int64_t> &shape = out.shape();
+  if (failed(checkScatterShapes(ctx, indices, updates, shape)))
+    return failure();
   FailureOr<std::vector<int64_t>> tuples =
       checkedIndexTuples(ctx, indices, shape, "shape");
   if (failed(tuples))
     return failure();
-  Tensor out(updates.dtype(), shape);
-  int64_t inner = 1;
+  int64_t depth = indices.shape().back(), rows = 1, inner = 1;
+  for (int64_t d = 0; d + 1 < indices.rank(); ++d)
+    rows *= indices.shape()[d];
   for (size_t d = depth; d < shape.size(); ++d)
     inner *= shape[d];
   std::vector<int64_t> strides = stridesOf(shape);
-  int64_t rows = depth ? int64_t(tuples->size()) / depth : 1;
+  auto rowStart = [&](int64_t row) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < depth; ++d)
+      at += (*tuples)[row * depth + d] * strides[d];
+    return at;
+  };
+  if (combine == Combine::Update) {
+    size_t bytes = dtypeSize(out.dtype());
+    if (!bytes)
+      return ctx.error() << "dtype " << dtypeName(out.dtype())
+                         << " is not supported";
+    for (int64_t row = 0; row < rows; ++row)
+      std::memcpy(out.raw() + rowStart(row) * bytes,
+                  updates.raw() + row * inner * bytes, inner * bytes);
+    return success();
+  }
   bool typed = visitNumeric(updates.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T *in = updates.data<T>();
-    T *sums = out.data<T>();
+    T *values = out.data<T>();
     for (int64_t row = 0; row < rows; ++row) {
-      int64_t at = 0;
-      for (int64_t d = 0; d < depth; ++d)
-        at += (*tuples)[row * depth + d] * strides[d];
-      for (int64_t j = 0; j < inner; ++j)
-        sums[at + j] = wrappingAdd(sums[at + j], in[row * inner + j]);
+      T *target = values + rowStart(row);
+      const T *source = in + row * inner;
+      for (int64_t j = 0; j < inner; ++j) {
+        T &a = target[j];
+        T b = source[j];
+        switch (combine) {
+        case Combine::Add:
+          a = wrappingAdd(a, b);
+          break;
+        case Combine::Sub:
+          a = wrappingSub(a, b);
+          break;
+        // As Eigen's cwiseMin/Max: a NaN update leaves the element.
+        case Combine::Min:
+          a = b < a ? b : a;
+          break;
+        case Combine::Max:
+          a = a < b ? b : a;
+          break;
+        case Combine::Update:
+          break;
+        }
+      }
     }
   });
   if (!typed)
     return ctx.error() << "dtype " << dtypeName(updates.dtype())
                        << " is not supported";
+  return success();
+}
+
+/// ScatterNd: zeros of `shape` with each update added at its index tuple
+/// (duplicates sum; integers wrap).
+static LogicalResult scatterNd(KernelContext &ctx) {
+  Tensor out(ctx.inputs[1].dtype(), toInts(ctx.inputs[2]));
+  if (failed(scatterInto(ctx, out, ctx.inputs[0], ctx.inputs[1], Combine::Add)))
+    return failure();
+  ctx.outputs[0] = out;
+  return success();
+}
+
+/// TensorScatterUpdate/Add/Sub/Min/Max: a copy of `tensor` with each update
+/// combined into the element its index tuple names.
+template <Combine combine>
+static LogicalResult tensorScatter(KernelContext &ctx) {
+  const Tensor &tensor = ctx.inputs[0];
+  if (tensor.rank() < 1)
+    return ctx.error() << "Shape must be at least rank 1 but is rank 0";
+  if (tensor.numElements() == 0 &&
+      (ctx.inputs[1].numElements() > 0 || ctx.inputs[2].numElements() > 0))
+    return ctx.error() << "Indices and updates specified for empty input";
+  Tensor out(tensor.dtype(), tensor.shape());
+  std::memcpy(out.raw(), tensor.raw(), tensor.byteSize());
+  if (failed(scatterInto(ctx, out, ctx.inputs[1], ctx.inputs[2], combine)))
+    return failure();
   ctx.outputs[0] = out;
   return success();
 }
@@ -860,6 +939,11 @@ KernelTable cleave::interp::getArrayKernels() {
       {"GatherV2", gatherV2},
       {"GatherNd", gatherNd},
       {"ScatterNd", scatterNd},
+      {"TensorScatterUpdate", tensorScatter<Combine::Update>},
+      {"TensorScatterAdd", tensorScatter<Combine::Add>},
+      {"TensorScatterSub", tensorScatter<Combine::Sub>},
+      {"TensorScatterMin", tensorScatter<Combine::Min>},
+      {"TensorScatterMax", tensorScatter<Combine::Max>},
       {"Slice", slice},
       {"Pad", pad},
       {"OneHot", oneHot},

@@ -3,6 +3,7 @@
 #include "KernelContext.h"
 
 #include "cleave/Ops/ElementwiseOps.h"
+#include "cleave/Support/SpecialFunctions.h"
 
 #include <cmath>
 #include <cstdio>
@@ -78,6 +79,8 @@ enum class Binary {
   Pow,
   SquaredDifference,
   Atan2,
+  Zeta,
+  Polygamma,
   Less,
   LessEqual,
   Greater,
@@ -214,6 +217,12 @@ template <typename T> static bool apply(Binary op, T x, T y, T &r, bool &b) {
   case Binary::Atan2:
     r = T(std::atan2(double(x), double(y)));
     return true;
+  case Binary::Zeta:
+    r = T(special::zeta(double(x), double(y)));
+    return true;
+  case Binary::Polygamma:
+    r = T(special::polygamma(double(x), double(y)));
+    return true;
   case Binary::Less:
     b = x < y;
     return true;
@@ -337,6 +346,12 @@ template <typename T> static T applyUnary(Unary op, T x) {
     return T(std::expm1(double(x)));
   case Unary::Erf:
     return T(std::erf(double(x)));
+  case Unary::Erfc:
+    return T(special::erfc(double(x)));
+  case Unary::Lgamma:
+    return T(special::lgamma(double(x)));
+  case Unary::Digamma:
+    return T(special::digamma(double(x)));
   case Unary::Sin:
     return T(std::sin(double(x)));
   case Unary::Cos:
@@ -382,10 +397,12 @@ template <typename T> static T applyUnary(Unary op, T x) {
 }
 
 /// Ops TensorFlow computes in floating point only: its op definitions of
-/// Tan, Asin, Acos and Atan allow integers, but no CPU kernel takes them.
+/// Tan, Asin, Acos and Atan allow integers, but no CPU kernel takes them
+/// (nor do the special functions, which take floats only).
 static constexpr bool isFloatOnly(Unary op) {
   return op == Unary::Tan || op == Unary::Asin || op == Unary::Acos ||
-         op == Unary::Atan;
+         op == Unary::Atan || op == Unary::Erfc || op == Unary::Lgamma ||
+         op == Unary::Digamma;
 }
 
 template <Unary op>
@@ -1007,9 +1024,93 @@ static LogicalResult unsortedSegmentSum(KernelContext &ctx) {
   return success();
 }
 
+namespace {
+/// The reduction of a sorted-segment op.
+enum class SegmentReduce { Sum, Mean, Prod, Max, Min };
+} // namespace
+
+/// SegmentSum/Mean/Prod/Max/Min: rows of data with equal (sorted) ids
+/// reduced into output row id; the rows' count is the last id + 1, and an
+/// id no row has gets the reduction's identity (0 for Mean), as
+/// TensorFlow's SegmentReductionOp.
+template <SegmentReduce op>
+static LogicalResult segmentReduce(KernelContext &ctx) {
+  const Tensor &data = ctx.inputs[0], &ids = ctx.inputs[1];
+  if (data.rank() < 1)
+    return ctx.error() << "input must be at least rank 1";
+  if (ids.rank() != 1)
+    return ctx.error() << "segment_ids should be a vector.";
+  if (ids.numElements() != data.shape()[0])
+    return ctx.error() << "segment_ids should be the same size as dimension "
+                          "0 of input.";
+  std::vector<int64_t> segment = toInts(ids);
+  int64_t rows = segment.empty() ? 0 : segment.back() + 1;
+  if (rows < 0)
+    return ctx.error() << "segment ids must be >= 0";
+  for (size_t i = 1; i < segment.size(); ++i)
+    if (segment[i] < segment[i - 1])
+      return ctx.error() << "segment ids are not increasing";
+  if (!segment.empty() && segment.front() < 0)
+    return ctx.error() << "Segment id " << segment.front()
+                       << " out of range [0, " << rows
+                       << "), possibly because 'segment_ids' input is not "
+                          "sorted.";
+  std::vector<int64_t> shape = data.shape();
+  shape[0] = rows;
+  Tensor out(data.dtype(), shape);
+  int64_t inner = rows ? out.numElements() / rows : 0;
+  LogicalResult typed = dispatchNumeric(data.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T *in = data.data<T>();
+    T *result = out.data<T>();
+    T identity = op == SegmentReduce::Prod  ? T(1)
+                 : op == SegmentReduce::Max ? std::numeric_limits<T>::lowest()
+                 : op == SegmentReduce::Min ? std::numeric_limits<T>::max()
+                                            : T(0);
+    std::fill(result, result + out.numElements(), identity);
+    std::vector<int64_t> counts(rows, 0);
+    for (size_t i = 0; i < segment.size(); ++i) {
+      T *to = result + segment[i] * inner;
+      const T *from = in + i * inner;
+      ++counts[segment[i]];
+      for (int64_t j = 0; j < inner; ++j) {
+        switch (op) {
+        case SegmentReduce::Sum:
+        case SegmentReduce::Mean:
+          to[j] = wrappingAdd(to[j], from[j]);
+          break;
+        case SegmentReduce::Prod:
+          to[j] = wrappingMul(to[j], from[j]);
+          break;
+        case SegmentReduce::Max:
+          to[j] = to[j] < from[j] ? from[j] : to[j];
+          break;
+        case SegmentReduce::Min:
+          to[j] = from[j] < to[j] ? from[j] : to[j];
+          break;
+        }
+      }
+    }
+    if (op == SegmentReduce::Mean)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; counts[r] && j < inner; ++j)
+          result[r * inner + j] = T(result[r * inner + j] / T(counts[r]));
+  });
+  if (failed(typed))
+    return ctx.error() << "dtype " << dtypeName(data.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
 KernelTable cleave::interp::getMathKernels() {
   return {
       {"UnsortedSegmentSum", unsortedSegmentSum},
+      {"SegmentSum", segmentReduce<SegmentReduce::Sum>},
+      {"SegmentMean", segmentReduce<SegmentReduce::Mean>},
+      {"SegmentProd", segmentReduce<SegmentReduce::Prod>},
+      {"SegmentMax", segmentReduce<SegmentReduce::Max>},
+      {"SegmentMin", segmentReduce<SegmentReduce::Min>},
       {"Add", binary<Binary::Add>},
       {"AddV2", binary<Binary::Add>},
       {"Sub", binary<Binary::Sub>},
@@ -1028,6 +1129,8 @@ KernelTable cleave::interp::getMathKernels() {
       {"Pow", binary<Binary::Pow>},
       {"SquaredDifference", binary<Binary::SquaredDifference>},
       {"Atan2", binary<Binary::Atan2>},
+      {"Zeta", binary<Binary::Zeta>},
+      {"Polygamma", binary<Binary::Polygamma>},
       {"Less", binary<Binary::Less>},
       {"LessEqual", binary<Binary::LessEqual>},
       {"Greater", binary<Binary::Greater>},
@@ -1080,6 +1183,9 @@ KernelTable cleave::interp::getMathKernels() {
       {"Round", unaryKernel<Unary::Round>},
       {"Expm1", unaryKernel<Unary::Expm1>},
       {"Erf", unaryKernel<Unary::Erf>},
+      {"Erfc", unaryKernel<Unary::Erfc>},
+      {"Lgamma", unaryKernel<Unary::Lgamma>},
+      {"Digamma", unaryKernel<Unary::Digamma>},
       {"Sin", unaryKernel<Unary::Sin>},
       {"Cos", unaryKernel<Unary::Cos>},
       {"Tan", unaryKernel<Unary::Tan>},

@@ -159,6 +159,31 @@ OpTable cleave::ops::detail::getArrayOps() {
        {"output: T"},
        {"T: type", "Tindices: {int16, int32, int64}",
         "bad_indices_policy: string = ''"}},
+      {"TensorScatterUpdate",
+       {"tensor: T", "indices: Tindices", "updates: T"},
+       {"output: T"},
+       {"T: type", "Tindices: {int16, int32, int64, uint16}",
+        "bad_indices_policy: string = ''"}},
+      {"TensorScatterAdd",
+       {"tensor: T", "indices: Tindices", "updates: T"},
+       {"output: T"},
+       {"T: type", "Tindices: {int32, int64}",
+        "bad_indices_policy: string = ''"}},
+      {"TensorScatterSub",
+       {"tensor: T", "indices: Tindices", "updates: T"},
+       {"output: T"},
+       {"T: type", "Tindices: {int32, int64}",
+        "bad_indices_policy: string = ''"}},
+      {"TensorScatterMin",
+       {"tensor: T", "indices: Tindices", "updates: T"},
+       {"output: T"},
+       {"T: type", "Tindices: {int32, int64}",
+        "bad_indices_policy: string = ''"}},
+      {"TensorScatterMax",
+       {"tensor: T", "indices: Tindices", "updates: T"},
+       {"output: T"},
+       {"T: type", "Tindices: {int32, int64}",
+        "bad_indices_policy: string = ''"}},
       {"GatherV2",
        {"params: Tparams", "indices: Tindices", "axis: Taxis"},
        {"output: Tparams"},
@@ -499,6 +524,70 @@ static std::string scatterNdShape(InferenceContext &ctx) {
   return "";
 }
 
+/// dims [start, end) of `shape`, clamped to its rank (as TensorFlow's
+/// InferenceContext::Subshape).
+static Shape subshape(const Shape &shape, int64_t start, int64_t end) {
+  if (!shape.hasRank())
+    return Shape::unknown();
+  start = std::min(start, shape.rank());
+  end = std::max(start, std::min(end, shape.rank()));
+  return Shape::of(llvm::ArrayRef(shape.dims).slice(start, end - start));
+}
+
+/// The elements of a fully known shape, or -1.
+static int64_t knownElements(const Shape &shape) {
+  if (!shape.hasRank())
+    return -1;
+  int64_t count = 1;
+  for (int64_t d : shape.dims) {
+    if (d == Shape::kUnknown)
+      return -1;
+    count *= d;
+  }
+  return count;
+}
+
+/// TensorScatterUpdate/Add/Sub/Min/Max: the tensor's shape, once the
+/// updates fit it: the indices' outer dims, then the tensor's dims past the
+/// index depth (TensorFlow's ScatterNdShapeHelper, with its messages).
+static std::string tensorScatterShape(InferenceContext &ctx) {
+  Shape input = ctx.getInputShape(0), indices = ctx.getInputShape(1),
+        updates = ctx.getInputShape(2);
+  for (const Shape *s : {&input, &indices})
+    if (s->hasRank() && s->rank() < 1)
+      return "Shape must be at least rank 1 but is rank 0";
+  if (knownElements(input) == 0 &&
+      (knownElements(indices) > 0 || knownElements(updates) > 0))
+    return "Indices and updates specified for empty input";
+  if (indices.hasRank() && updates.hasRank() && updates.rank() != 0 &&
+      indices.dims.back() != Shape::kUnknown) {
+    int64_t outer = indices.rank() - 1, depth = indices.dims.back();
+    std::string error;
+    Shape prefixIndices = subshape(indices, 0, outer),
+          prefixUpdates = subshape(updates, 0, outer);
+    if (!mergeShapes(prefixIndices, prefixUpdates, error))
+      return "Dimensions [0," + std::to_string(outer) +
+             ") of indices[shape=" + indices.str() +
+             "] = " + prefixIndices.str() + " must match dimensions [0," +
+             std::to_string(outer) + ") of updates[shape=" + updates.str() +
+             "] = " + prefixUpdates.str() + ": " + error;
+    if (input.hasRank()) {
+      Shape suffixInput = subshape(input, depth, input.rank()),
+            suffixUpdates = subshape(updates, outer, updates.rank());
+      if (!mergeShapes(suffixInput, suffixUpdates, error))
+        return "Dimensions [" + std::to_string(depth) + "," +
+               std::to_string(input.rank()) +
+               ") of input[shape=" + input.str() + "] = " + suffixInput.str() +
+               " must match dimensions [" + std::to_string(outer) + "," +
+               std::to_string(updates.rank()) +
+               ") of updates[shape=" + updates.str() +
+               "] = " + suffixUpdates.str() + ": " + error;
+    }
+  }
+  ctx.setOutput(0, input);
+  return "";
+}
+
 /// Slice with constant begin and size (-1: to the end).
 static std::string sliceShape(InferenceContext &ctx) {
   Shape in = ctx.getInputShape(0);
@@ -789,6 +878,11 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"GatherV2", gatherV2Shape},
       {"GatherNd", gatherNdShape},
       {"ScatterNd", scatterNdShape},
+      {"TensorScatterUpdate", tensorScatterShape},
+      {"TensorScatterAdd", tensorScatterShape},
+      {"TensorScatterSub", tensorScatterShape},
+      {"TensorScatterMin", tensorScatterShape},
+      {"TensorScatterMax", tensorScatterShape},
       {"Slice", sliceShape},
       {"Pad", padShape},
       {"Split", splitShape},
@@ -1121,6 +1215,57 @@ static std::string scatterNdGrad(GradientContext &ctx) {
   return "";
 }
 
+/// TensorScatterUpdate: the overwritten elements get no gradient; the
+/// updates get the gradient where they went (TensorFlow's
+/// _TensorScatterUpdateGrad).
+static std::string tensorScatterUpdateGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), indices = ctx.getInput(1);
+  ctx.setInputGrad(2, ctx.op("GatherNd", {grad, indices}));
+  GradTensor zeros = ctx.op("ZerosLike", {ctx.getInput(2)}, {}, "zeros_like");
+  ctx.setInputGrad(0, ctx.op("TensorScatterUpdate",
+                             {ctx.op("Identity", {grad}), indices, zeros}));
+  return "";
+}
+
+/// TensorScatterAdd and TensorScatterSub: the tensor passes the gradient
+/// on; the updates get it (negated for Sub) where they went.
+template <bool isSub>
+static std::string tensorScatterAddOrSubGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor updatesGrad = ctx.op("GatherNd", {grad, ctx.getInput(1)});
+  ctx.setInputGrad(0, ctx.op("Identity", {grad}));
+  ctx.setInputGrad(2, isSub ? ctx.op("Neg", {updatesGrad}) : updatesGrad);
+  return "";
+}
+
+/// TensorScatterMin and TensorScatterMax: the gradient goes to whichever of
+/// the tensor's element and its updates equals the result, split evenly
+/// among ties (TensorFlow's _TensorScatterMinOrMaxGrad).
+static std::string tensorScatterMinOrMaxGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), out = ctx.getOutput(0);
+  GradTensor x = ctx.getInput(0), indices = ctx.getInput(1),
+             y = ctx.getInput(2);
+  int32_t dtype = ctx.getDType(grad);
+  auto indicator = [&](GradTensor a, GradTensor b) {
+    return ctx.op(
+        "Cast", {ctx.op("Equal", {a, b})},
+        {GradAttr::dtype("DstT", dtype), GradAttr::boolean("Truncate", false)});
+  };
+  GradTensor xIndicators = indicator(x, out);
+  GradTensor yOutput = ctx.op("GatherNd", {out, indices});
+  GradTensor yIndicators = indicator(y, yOutput);
+  GradTensor shape = ctx.op(
+      "Shape", {x}, {GradAttr::dtype("out_type", ctx.getDType(indices))});
+  GradTensor ysIndicators = ctx.op("ScatterNd", {indices, yIndicators, shape});
+  GradTensor indicators = ctx.op("AddV2", {xIndicators, ysIndicators});
+  ctx.setInputGrad(
+      0, ctx.op("RealDiv", {ctx.op("Mul", {grad, xIndicators}), indicators}));
+  GradTensor shared = ctx.op("RealDiv", {grad, indicators});
+  ctx.setInputGrad(
+      2, ctx.op("Mul", {ctx.op("GatherNd", {shared, indices}), yIndicators}));
+  return "";
+}
+
 /// Split(axis, value) and SplitV(value, sizes, axis): the gradients of the
 /// pieces, concatenated.
 static std::string splitGrad(GradientContext &ctx) {
@@ -1176,6 +1321,11 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"MatrixBandPart", matrixBandPartGrad},
       {"GatherNd", gatherNdGrad},
       {"ScatterNd", scatterNdGrad},
+      {"TensorScatterUpdate", tensorScatterUpdateGrad},
+      {"TensorScatterAdd", tensorScatterAddOrSubGrad<false>},
+      {"TensorScatterSub", tensorScatterAddOrSubGrad<true>},
+      {"TensorScatterMin", tensorScatterMinOrMaxGrad},
+      {"TensorScatterMax", tensorScatterMinOrMaxGrad},
       {"ReverseV2", reverseV2Grad},
       {"BroadcastTo", broadcastToGrad},
       {"Fill", fillGrad},

@@ -116,6 +116,11 @@ OpTable cleave::ops::detail::getMathOps() {
       unary("Round", kUnaryT),
       unary("Expm1", kUnaryComplexT),
       unary("Erf", kUnaryRealT),
+      unary("Erfc", kUnaryRealT),
+      unary("Lgamma", kUnaryRealT),
+      unary("Digamma", kUnaryRealT),
+      {"Zeta", {"x: T", "q: T"}, {"z: T"}, {"T: {float, double}"}},
+      {"Polygamma", {"a: T", "x: T"}, {"z: T"}, {"T: {float, double}"}},
       // Trigonometric and hyperbolic.
       unary("Sin", kUnaryComplexT),
       unary("Cos", kUnaryComplexT),
@@ -231,6 +236,26 @@ OpTable cleave::ops::detail::getMathOps() {
        {"output: Tidx"},
        {"Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, "
         "uint16, uint32} = DT_INT32"}},
+      {"SegmentSum",
+       {"data: T", "segment_ids: Tindices"},
+       {"output: T"},
+       {"T: numbertype", "Tindices: {int32, int64}"}},
+      {"SegmentMean",
+       {"data: T", "segment_ids: Tindices"},
+       {"output: T"},
+       {"T: numbertype", "Tindices: {int32, int64}"}},
+      {"SegmentProd",
+       {"data: T", "segment_ids: Tindices"},
+       {"output: T"},
+       {"T: numbertype", "Tindices: {int32, int64}"}},
+      {"SegmentMax",
+       {"data: T", "segment_ids: Tindices"},
+       {"output: T"},
+       {"T: realnumbertype", "Tindices: {int32, int64}"}},
+      {"SegmentMin",
+       {"data: T", "segment_ids: Tindices"},
+       {"output: T"},
+       {"T: realnumbertype", "Tindices: {int32, int64}"}},
       {"UnsortedSegmentSum",
        {"data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"},
        {"output: T"},
@@ -416,6 +441,31 @@ std::string unsortedSegmentSumShape(InferenceContext &ctx) {
   return "";
 }
 
+/// SegmentSum and friends: [segments] + data.shape[1:], the segments one
+/// past the last (sorted) id where the ids are constant.
+static std::string segmentReductionShape(InferenceContext &ctx) {
+  Shape data = ctx.getInputShape(0), ids = ctx.getInputShape(1);
+  if (data.hasRank() && data.rank() < 1)
+    return "Shape must be at least rank 1 but is rank 0";
+  if (ids.hasRank() && ids.rank() != 1)
+    return "Shape must be rank 1 but is rank " + std::to_string(ids.rank());
+  if (data.hasRank() && ids.hasRank() && data.dims[0] != Shape::kUnknown &&
+      ids.dims[0] != Shape::kUnknown && data.dims[0] != ids.dims[0])
+    return "Dimensions must be equal, but are " + std::to_string(data.dims[0]) +
+           " and " + std::to_string(ids.dims[0]);
+  if (!data.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  int64_t segments = Shape::kUnknown;
+  if (auto values = ctx.getConstantInput(1))
+    segments = values->empty() ? 0 : std::max<int64_t>(values->back() + 1, 0);
+  Shape out = Shape::of({segments});
+  out.dims.append(data.dims.begin() + 1, data.dims.end());
+  ctx.setOutput(0, out);
+  return "";
+}
+
 detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
   ShapeFnTable table = {
       {"AddN", addNShape},
@@ -428,6 +478,11 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
       {"Range", rangeShape},
       {"LinSpace", linSpaceShape},
       {"UnsortedSegmentSum", unsortedSegmentSumShape},
+      {"SegmentSum", segmentReductionShape},
+      {"SegmentMean", segmentReductionShape},
+      {"SegmentProd", segmentReductionShape},
+      {"SegmentMax", segmentReductionShape},
+      {"SegmentMin", segmentReductionShape},
       {"Cast", shapes::unchanged},
       {"ClipByValue", shapes::unchanged},
   };
@@ -438,7 +493,7 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
         "Mod",        "Maximum",      "Minimum",     "SquaredDifference",
         "Pow",        "Atan2",        "Less",        "LessEqual",
         "Greater",    "GreaterEqual", "Equal",       "NotEqual",
-        "LogicalAnd", "LogicalOr"})
+        "LogicalAnd", "LogicalOr",    "Zeta",        "Polygamma"})
     table.push_back({op, shapes::broadcastBinary});
   for (const char *op : {"Neg",
                          "Square",
@@ -458,6 +513,9 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
                          "Round",
                          "Expm1",
                          "Erf",
+                         "Erfc",
+                         "Lgamma",
+                         "Digamma",
                          "Sin",
                          "Cos",
                          "Tan",
@@ -720,7 +778,7 @@ static std::string log1pGrad(GradientContext &ctx) {
 }
 
 static constexpr char kCos[] = "Cos", kSinh[] = "Sinh", kCosh[] = "Cosh",
-                      kExp[] = "Exp";
+                      kDigamma[] = "Digamma", kExp[] = "Exp";
 
 /// grad * f(x), f computed once grad is there: Sin (cos), Sinh (cosh),
 /// Cosh (sinh), Expm1 (exp).
@@ -803,6 +861,53 @@ static std::string erfGrad(GradientContext &ctx) {
       ctx.op("Exp", {ctx.op("Neg", {ctx.op("Square", {ctx.getInput(0)})})});
   ctx.setInputGrad(0, ctx.op("Mul", {scaled, gauss}, {}, "mul_1"));
   ctx.setControlDependencies({});
+  return "";
+}
+
+/// Erfc: -2/sqrt(pi) exp(-x^2) times the gradient, once it is there.
+static std::string erfcGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  ctx.setControlDependencies({grad});
+  GradTensor minusTwoOverRootPi =
+      ctx.scalar(-2 / std::sqrt(M_PI), ctx.getDType(grad), "Const");
+  GradTensor scaled = ctx.op("Mul", {grad, minusTwoOverRootPi}, {}, "mul");
+  GradTensor gauss =
+      ctx.op("Exp", {ctx.op("Neg", {ctx.op("Square", {ctx.getInput(0)})})});
+  ctx.setInputGrad(0, ctx.op("Mul", {scaled, gauss}, {}, "mul_1"));
+  ctx.setControlDependencies({});
+  return "";
+}
+
+/// Digamma: polygamma(1, x) times the gradient.
+static std::string digammaGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), x = ctx.getInput(0);
+  ctx.setControlDependencies({grad});
+  GradTensor one = ctx.scalar(1, ctx.getDType(x), "Const");
+  GradTensor trigamma = ctx.op("Polygamma", {one, x});
+  ctx.setInputGrad(0, ctx.op("Mul", {grad, trigamma}, {}, "mul"));
+  ctx.setControlDependencies({});
+  return "";
+}
+
+/// Zeta(x, q) and Polygamma(n, x): no gradient for the order; for the
+/// argument -x zeta(x + 1, q) and polygamma(n + 1, x), summed to its shape.
+template <bool isZeta>
+static std::string zetaOrPolygammaGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor order = ctx.getInput(0), argument = ctx.getInput(1);
+  auto b = broadcastArgs(ctx);
+  ctx.setControlDependencies({grad});
+  GradTensor next = ctx.op(
+      "AddV2", {order, ctx.scalar(1, ctx.getDType(order), "add/y")}, {}, "add");
+  GradTensor partial =
+      isZeta
+          ? ctx.op("Mul",
+                   {ctx.op("Neg", {order}), ctx.op("Zeta", {next, argument})},
+                   {}, "mul")
+          : ctx.op("Polygamma", {next, argument});
+  GradTensor product = ctx.op("Mul", {partial, grad}, {}, "mul_1");
+  ctx.setControlDependencies({});
+  ctx.setInputGrad(1, sumToShape(ctx, product, b.ry, b.sy));
   return "";
 }
 
@@ -1304,6 +1409,82 @@ static std::string addNGrad(GradientContext &ctx) {
   return "";
 }
 
+/// Each data row's entry of a [segments, ...] tensor: GatherV2 on axis 0 by
+/// the segment ids.
+static GradTensor gatherBySegment(GradientContext &ctx, GradTensor values,
+                                  const char *name = "GatherV2") {
+  return ctx.op("GatherV2",
+                {values, ctx.getInput(1),
+                 ctx.scalar(0, grads::kInt32, std::string(name) + "/axis")},
+                {}, name);
+}
+
+/// SegmentSum: each data row gets its segment's gradient.
+static std::string segmentSumGrad(GradientContext &ctx) {
+  ctx.setInputGrad(0, gatherBySegment(ctx, ctx.getOutputGrad(0)));
+  return "";
+}
+
+/// SegmentMean: the gradient divided by the segment's size (the segment
+/// sum of ones), then gathered.
+static std::string segmentMeanGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor counts = ctx.op(
+      "SegmentSum", {ctx.op("OnesLike", {ctx.getInput(0)}), ctx.getInput(1)});
+  ctx.setInputGrad(0, gatherBySegment(ctx, ctx.op("RealDiv", {grad, counts})));
+  return "";
+}
+
+/// SegmentMax and SegmentMin: the gradient goes to the elements equal to
+/// their segment's result, split evenly among ties
+/// (_SegmentMinOrMaxGrad).
+static std::string segmentMinOrMaxGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), data = ctx.getInput(0);
+  GradTensor zeros = ctx.op("ZerosLike", {data}, {}, "zeros_like");
+  GradTensor gatheredOutputs = gatherBySegment(ctx, ctx.getOutput(0));
+  GradTensor isSelected = ctx.op("Equal", {data, gatheredOutputs});
+  GradTensor numSelected =
+      ctx.op("SegmentSum", {ctx.op("Cast", {isSelected},
+                                   {GradAttr::dtype("DstT", ctx.getDType(grad)),
+                                    GradAttr::boolean("Truncate", false)}),
+                            ctx.getInput(1)});
+  GradTensor weighted = ctx.op("RealDiv", {grad, numSelected});
+  GradTensor gathered = gatherBySegment(ctx, weighted, "GatherV2_1");
+  ctx.setInputGrad(0, ctx.op("SelectV2", {isSelected, gathered, zeros}));
+  return "";
+}
+
+/// SegmentProd: the product of the others in the segment, without dividing
+/// by zero: a segment with two zeros has no gradient, one with a single
+/// zero gives it the product of the rest (_SegmentProdGrad).
+static std::string segmentProdGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), data = ctx.getInput(0),
+             ids = ctx.getInput(1);
+  int32_t dtype = ctx.getDType(data);
+  GradTensor isZero = ctx.op("Equal", {data, ctx.scalar(0, dtype, "Equal/y")});
+  GradTensor numZeros =
+      ctx.op("SegmentSum", {ctx.op("Cast", {isZero},
+                                   {GradAttr::dtype("DstT", grads::kInt32),
+                                    GradAttr::boolean("Truncate", false)}),
+                            ids});
+  GradTensor manyZeros =
+      ctx.op("Greater", {numZeros, ctx.scalar(1, grads::kInt32, "Greater/y")});
+  grad = ctx.op("SelectV2", {manyZeros, ctx.op("ZerosLike", {grad}), grad});
+  GradTensor nonZeroData =
+      ctx.op("SelectV2", {isZero, ctx.op("OnesLike", {data}), data});
+  GradTensor nonZeroProd = ctx.op("SegmentProd", {nonZeroData, ids});
+  GradTensor gatheredProd = gatherBySegment(ctx, ctx.getOutput(0));
+  GradTensor gatheredNonZeroProd =
+      gatherBySegment(ctx, nonZeroProd, "GatherV2_1");
+  GradTensor prodDividedByElement =
+      ctx.op("RealDiv", {gatheredProd, nonZeroData});
+  GradTensor partial =
+      ctx.op("SelectV2", {isZero, gatheredNonZeroProd, prodDividedByElement});
+  GradTensor gatheredGrad = gatherBySegment(ctx, grad, "GatherV2_2");
+  ctx.setInputGrad(0, ctx.op("Mul", {gatheredGrad, partial}));
+  return "";
+}
+
 /// UnsortedSegmentSum: each data row gets its segment's gradient, rows with
 /// a negative segment id (dropped by the sum) zeros (_GatherDropNegatives).
 static std::string unsortedSegmentSumGrad(GradientContext &ctx) {
@@ -1340,6 +1521,11 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
   return {
       {"AddV2", addGrad},
       {"UnsortedSegmentSum", unsortedSegmentSumGrad},
+      {"SegmentSum", segmentSumGrad},
+      {"SegmentMean", segmentMeanGrad},
+      {"SegmentProd", segmentProdGrad},
+      {"SegmentMax", segmentMinOrMaxGrad},
+      {"SegmentMin", segmentMinOrMaxGrad},
       {"Add", addGrad},
       {"Sub", subGrad},
       {"Mul", productGrad<kMul>},
@@ -1369,6 +1555,11 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
       {"Log1p", log1pGrad},
       {"Expm1", timesGrad<kExp>},
       {"Erf", erfGrad},
+      {"Erfc", erfcGrad},
+      {"Lgamma", timesGrad<kDigamma>},
+      {"Digamma", digammaGrad},
+      {"Zeta", zetaOrPolygammaGrad<true>},
+      {"Polygamma", zetaOrPolygammaGrad<false>},
       {"Sin", timesGrad<kCos>},
       {"Cos", cosGrad},
       {"Tan", tanGrad},

@@ -326,6 +326,35 @@ def check_unary(r, rng):
         r.check(op, lambda: r.run(op, [inp], attrs(T=np.float32)), fn(T(inp)).numpy())
 
 
+def check_special(r, rng):
+    """Erfc, Lgamma, Digamma, Zeta and Polygamma in float32 and float64,
+    against PyTorch's float64 functions (its float32 ones are less exact
+    than the float64 computation Cleave rounds)."""
+    x = rng.uniform(-6, 6, (4, 5))
+    q = rng.uniform(0.1, 6, (4, 5))
+    s = rng.uniform(1.2, 6, (5,))
+    n = np.array([0, 1, 2, 3, 1], np.float64)
+    for dtype in FLOATS:
+        cast = lambda v: v.astype(dtype)
+        want = lambda t: t.numpy().astype(dtype)
+        for op, fn in {"Erfc": torch.erfc, "Lgamma": torch.lgamma,
+                       "Digamma": torch.digamma}.items():
+            r.check("%s/%s" % (op, dtype.__name__),
+                    lambda: r.run(op, [cast(x)], attrs(T=dtype)),
+                    want(fn(T(cast(x)).double())))
+        r.check("Zeta/%s" % dtype.__name__,
+                lambda: r.run("Zeta", [cast(s), cast(q)], attrs(T=dtype)),
+                want(torch.special.zeta(T(cast(s)).double(), T(cast(q)).double())))
+        # PyTorch's polygamma is good to about 1e-10 (trigamma at 3.2:
+        # 0.36632119080017, exactly 0.36632119073140); Cleave's Euler-
+        # Maclaurin sum to about 1e-16.
+        r.check("Polygamma/%s" % dtype.__name__,
+                lambda: r.run("Polygamma", [cast(n), cast(q)], attrs(T=dtype)),
+                want(torch.stack([torch.special.polygamma(int(k), T(cast(q))[:, i].double())
+                                  for i, k in enumerate(n)], 1)),
+                rtol=1e-5 if dtype == np.float32 else 1e-9)
+
+
 def check_activation_grads(r, rng):
     """The gradient ops of element-wise functions against autograd of the
     forward function. Most take (y, dy) with y the forward output; Relu6Grad
@@ -799,8 +828,9 @@ def check_clip(r, rng):
 
 
 def check_gather_scatter_nd(r, rng):
-    """GatherNd (advanced indexing) and ScatterNd (index_put_, summing
-    repeated index tuples)."""
+    """GatherNd (advanced indexing), ScatterNd and TensorScatterAdd/Sub
+    (index_put_, summing repeated index tuples), TensorScatterMax/Min
+    (scatter_reduce_) and TensorScatterUpdate (index_put_)."""
     for pshape, ishape in (((4, 3, 2), (5, 2)), ((4, 3), (2, 2, 1)),
                            ((3, 2, 2), (4, 3))):
         params = rng.standard_normal(pshape).astype(np.float32)
@@ -819,6 +849,56 @@ def check_gather_scatter_nd(r, rng):
                               [Const(indices), updates, Const(pshape)],
                               attrs(T=np.float32, Tindices=np.int32)),
                 want.numpy())
+        # The TensorScatter ops start from params; Update's tuples are
+        # distinct (PyTorch's order for repeated ones is undefined).
+        linear = np.ravel_multi_index(tuple(indices[..., k] for k in range(depth)),
+                                      pshape[:depth]).reshape(-1)
+        inner = int(np.prod(pshape[depth:], dtype=np.int64))
+        flat_params = T(params).reshape(-1, inner)
+        flat_updates = T(updates).reshape(-1, inner)
+        ids = T(linear).long()[:, None].expand(-1, inner)
+        for op, reduce in (("TensorScatterMax", "amax"), ("TensorScatterMin", "amin")):
+            want = flat_params.clone().scatter_reduce_(0, ids, flat_updates, reduce,
+                                                       include_self=True)
+            r.check("%s/%s/%s" % (op, pshape, ishape),
+                    lambda: r.run(op, [params, Const(indices), updates],
+                                  attrs(T=np.float32, Tindices=np.int32)),
+                    want.reshape(pshape).numpy())
+        for op, sign in (("TensorScatterAdd", 1), ("TensorScatterSub", -1)):
+            want = T(params).clone().index_put_(key, sign * T(updates), accumulate=True)
+            r.check("%s/%s/%s" % (op, pshape, ishape),
+                    lambda: r.run(op, [params, Const(indices), updates],
+                                  attrs(T=np.float32, Tindices=np.int32)),
+                    want.numpy())
+        _, first = np.unique(linear, return_index=True)
+        distinct = indices.reshape(-1, depth)[np.sort(first)]
+        rows = updates.reshape((-1,) + pshape[depth:])[np.sort(first)]
+        key = tuple(T(distinct[:, k]).long() for k in range(depth))
+        r.check("TensorScatterUpdate/%s/%s" % (pshape, ishape),
+                lambda: r.run("TensorScatterUpdate", [params, Const(distinct), rows],
+                              attrs(T=np.float32, Tindices=np.int32)),
+                T(params).clone().index_put_(key, T(rows)).numpy())
+
+
+def check_segments(r, rng):
+    """SegmentSum/Mean/Prod/Max/Min against scatter_reduce_ over the rows,
+    an empty segment getting TensorFlow's identity (0 for Mean, the lowest
+    float for Max, the largest for Min)."""
+    ids = np.array([0, 0, 1, 3, 3, 3, 5], np.int32)
+    for dtype in FLOATS:
+        data = rng.standard_normal((7, 3)).astype(dtype)
+        info = np.finfo(dtype)
+        for op, reduce, empty in (("SegmentSum", "sum", 0), ("SegmentMean", "mean", 0),
+                                  ("SegmentProd", "prod", 1),
+                                  ("SegmentMax", "amax", info.min),
+                                  ("SegmentMin", "amin", info.max)):
+            index = T(ids).long()[:, None].expand(-1, 3)
+            want = torch.full((6, 3), float(empty), dtype=T(data).dtype)
+            want.scatter_reduce_(0, index, T(data), reduce, include_self=False)
+            r.check("%s/%s" % (op, dtype.__name__),
+                    lambda: r.run(op, [data, Const(ids)],
+                                  attrs(T=dtype, Tindices=np.int32)),
+                    want.numpy())
 
 
 def check_broadcast_gradient_args(r, rng):
@@ -864,12 +944,13 @@ def main():
     rng = np.random.default_rng(1234)
     with tempfile.TemporaryDirectory() as work:
         r = Runner(args.graph_run, work)
-        for family in (check_binary, check_unary, check_activation_grads,
+        for family in (check_binary, check_unary, check_special,
+                       check_activation_grads,
                        check_reductions, check_matmul, check_softmax,
                        check_batch_norm, check_conv, check_pool, check_layout,
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
-                       check_gather_scatter_nd, check_clip,
+                       check_gather_scatter_nd, check_segments, check_clip,
                        check_broadcast_gradient_args):
             family(r, rng)
     print("%d passed, %d failed" % (r.passed, r.failed))

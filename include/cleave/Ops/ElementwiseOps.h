@@ -17,7 +17,7 @@ enum class UnaryOp {
   Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Abs, Sign, Sigmoid, Tanh,
   Reciprocal, Floor, Relu, Relu6, Elu, LogicalNot, Identity, Ceil, Rint,
   Round, Expm1, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
-  Acosh, Atanh, Softplus, Softsign
+  Acosh, Atanh, Softplus, Softsign, Erfc, Lgamma, Digamma
 };
 
 /// A bool per element of a float tensor.

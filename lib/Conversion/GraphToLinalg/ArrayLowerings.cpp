@@ -857,35 +857,38 @@ static LogicalResult gatherNd(NodeLowering &ctx) {
   return success();
 }
 
-/// ScatterNd: zeros of the constant `shape`, each update row added at the
-/// row its index tuple names (duplicates sum). A tuple out of range is
-/// TensorFlow's error, through the status.
-static LogicalResult scatterNd(NodeLowering &ctx) {
-  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
-  if (failed(out))
-    return failure();
-  const std::vector<int64_t> &indices = ctx.shape(0), &updates = ctx.shape(1);
-  int32_t dtype = ctx.dtype(1), indexType = ctx.dtype(0);
+/// The scatter of updates (input `updatesIndex`) at the index tuples of
+/// input `indicesIndex` into `initial` (zeros when null) of shape `out`,
+/// each update row combined with the row it lands on, in order. A tuple out
+/// of range is TensorFlow's error, through the status.
+static LogicalResult lowerScatter(NodeLowering &ctx, Value initial,
+                                  const std::vector<int64_t> &out,
+                                  unsigned indicesIndex, unsigned updatesIndex,
+                                  ScatterCombine combine) {
+  const std::vector<int64_t> &indices = ctx.shape(indicesIndex),
+                             &updates = ctx.shape(updatesIndex);
+  int32_t dtype = ctx.dtype(updatesIndex), indexType = ctx.dtype(indicesIndex);
   if (indices.empty())
     return ctx.error() << "Indices shape must have rank at least one. Found:"
                        << cleave::shapeString(indices),
            failure();
   int64_t depth = indices.back();
-  if (depth > int64_t(out->size()))
+  if (depth > int64_t(out.size()))
     return ctx.error() << "Output must have at least " << depth
                        << " dimensions, the indices' innermost length; got "
-                       << cleave::shapeString(*out),
+                       << cleave::shapeString(out),
            failure();
   std::vector<int64_t> expected(indices.begin(), indices.end() - 1);
-  expected.insert(expected.end(), out->begin() + depth, out->end());
+  expected.insert(expected.end(), out.begin() + depth, out.end());
   if (updates != expected)
     return ctx.error() << "updates must have shape "
                        << cleave::shapeString(expected)
                        << " (indices' outer dims, then shape's after " << depth
                        << "), got " << cleave::shapeString(updates),
            failure();
-  if (dtype == cleave::kBool || !ctx.elementType(dtype) ||
-      !ctx.elementType(dtype).isIntOrFloat())
+  bool arithmetic = combine != ScatterCombine::Update;
+  if (!ctx.elementType(dtype) || !ctx.elementType(dtype).isIntOrFloat() ||
+      (arithmetic && dtype == cleave::kBool))
     return ctx.error() << "dtype " << cleave::dtypeName(dtype)
                        << " is not supported",
            failure();
@@ -893,18 +896,22 @@ static LogicalResult scatterNd(NodeLowering &ctx) {
   for (size_t d = 0; d + 1 < indices.size(); ++d)
     rows *= indices[d];
   for (int64_t d = 0; d < depth; ++d)
-    segments *= (*out)[d];
-  for (size_t d = depth; d < out->size(); ++d)
-    inner *= (*out)[d];
+    segments *= out[d];
+  for (size_t d = depth; d < out.size(); ++d)
+    inner *= out[d];
   Location loc = ctx.loc;
-  Value flatUpdates = ctx.reshape(ctx.tensor(1), updates, {rows, inner}, dtype);
-  Value tuples = ctx.reshape(ctx.tensor(0), indices, {rows, depth}, indexType);
-  std::vector<int64_t> leading(out->begin(), out->begin() + depth);
+  Value flatUpdates =
+      ctx.reshape(ctx.tensor(updatesIndex), updates, {rows, inner}, dtype);
+  Value tuples =
+      ctx.reshape(ctx.tensor(indicesIndex), indices, {rows, depth}, indexType);
+  if (initial)
+    initial = ctx.reshape(initial, out, {segments, inner}, dtype);
+  std::vector<int64_t> leading(out.begin(), out.begin() + depth);
   int64_t code = ctx.addError("an index (computed at run time) does not "
                               "index into shape " +
-                              cleave::shapeString(*out));
-  Value sums = scatterAddRows(
-      ctx, flatUpdates, rows, inner, segments, dtype,
+                              cleave::shapeString(out));
+  Value result = scatterRows(
+      ctx, initial, flatUpdates, rows, inner, segments, dtype, combine,
       [&](OpBuilder &b, Value row) -> std::array<Value, 3> {
         Value id = b.create<arith::ConstantIndexOp>(loc, 0);
         Value invalid = b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
@@ -936,8 +943,33 @@ static LogicalResult scatterNd(NodeLowering &ctx) {
                 invalid};
       },
       code);
-  ctx.setOutput(0, ctx.reshape(sums, {segments, inner}, *out, dtype), dtype);
+  ctx.setOutput(0, ctx.reshape(result, {segments, inner}, out, dtype), dtype);
   return success();
+}
+
+/// ScatterNd: zeros of the constant `shape`, each update row added at the
+/// row its index tuple names (duplicates sum).
+static LogicalResult scatterNd(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({2});
+  if (failed(out))
+    return failure();
+  return lowerScatter(ctx, /*initial=*/nullptr, *out, 0, 1,
+                      ScatterCombine::Add);
+}
+
+/// TensorScatterUpdate/Add/Sub/Min/Max: the tensor with each update row
+/// combined into the row its index tuple names.
+template <ScatterCombine combine>
+static LogicalResult tensorScatter(NodeLowering &ctx) {
+  const std::vector<int64_t> &shape = ctx.shape(0);
+  if (shape.empty())
+    return ctx.error() << "Shape must be at least rank 1 but is rank 0",
+           failure();
+  if (!hasMoreElements(shape, 0) &&
+      (hasMoreElements(ctx.shape(1), 0) || hasMoreElements(ctx.shape(2), 0)))
+    return ctx.error() << "Indices and updates specified for empty input",
+           failure();
+  return lowerScatter(ctx, ctx.tensor(0), shape, 1, 2, combine);
 }
 
 /// OneHot: on where the index equals the position along `axis`.
@@ -1019,6 +1051,11 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"GatherV2", gather},
       {"GatherNd", gatherNd},
       {"ScatterNd", scatterNd},
+      {"TensorScatterUpdate", tensorScatter<ScatterCombine::Update>},
+      {"TensorScatterAdd", tensorScatter<ScatterCombine::Add>},
+      {"TensorScatterSub", tensorScatter<ScatterCombine::Sub>},
+      {"TensorScatterMin", tensorScatter<ScatterCombine::Min>},
+      {"TensorScatterMax", tensorScatter<ScatterCombine::Max>},
       {"OneHot", oneHot},
   };
 }

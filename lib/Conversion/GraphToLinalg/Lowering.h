@@ -220,13 +220,17 @@ LoweringTable getTPULowerings();
 /// it is dropped silently, and whether it is an error (also dropped).
 using RowTarget = llvm::function_ref<std::array<mlir::Value, 3>(
     mlir::OpBuilder &, mlir::Value row)>;
-/// A [segments, inner] tensor of zeros with each row of `rows` ([numRows,
-/// inner]) added into the row `target` gives it, one row at a time (in
-/// place once bufferized); the first error row sets the status to
-/// `errorCode` (from addError). UnsortedSegmentSum and ScatterNd.
-mlir::Value scatterAddRows(NodeLowering &ctx, mlir::Value rows, int64_t numRows,
-                           int64_t inner, int64_t segments, int32_t dtype,
-                           RowTarget target, int64_t errorCode);
+/// How a scatter combines a row with the row it lands on.
+enum class ScatterCombine { Add, Sub, Mul, Min, Max, Update };
+/// `initial` ([segments, inner]; zeros when null) with each row of `rows`
+/// ([numRows, inner]) combined into the row `target` gives it, one row at a
+/// time, in order (in place once bufferized); the first error row sets the
+/// status to `errorCode` (from addError). UnsortedSegmentSum, ScatterNd and
+/// the TensorScatter ops.
+mlir::Value scatterRows(NodeLowering &ctx, mlir::Value initial,
+                        mlir::Value rows, int64_t numRows, int64_t inner,
+                        int64_t segments, int32_t dtype, ScatterCombine combine,
+                        RowTarget target, int64_t errorCode);
 
 /// Element-wise lowerings (MathLowerings.cpp) that ops of other families
 /// share: the activations of NNLowerings.cpp and their gradients.

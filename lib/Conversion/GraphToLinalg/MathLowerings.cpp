@@ -13,7 +13,9 @@
 
 #include "cleave/Ops/ElementwiseOps.h"
 #include "cleave/Ops/ShapeInference.h"
+#include "cleave/Support/SpecialFunctions.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -157,6 +159,36 @@ namespace {
 using Unary = ops::UnaryOp;
 } // namespace
 
+/// The special functions call the kernel library in double precision, as
+/// the reference kernels compute them (cleave/Support/SpecialFunctions.h).
+static constexpr llvm::StringLiteral kSpecial = "cleave_cpu_special";
+
+static void declareSpecial(NodeLowering &ctx) {
+  Type i64 = ctx.b.getI64Type(), f64 = ctx.b.getF64Type();
+  ctx.declareRuntimeFunction(kSpecial, {i64, f64, f64}, {f64});
+}
+
+/// `function` of x (and y), in x's float type; declareSpecial first.
+static Value callSpecial(OpBuilder &b, Location loc, special::Function function,
+                         Value x, Value y = nullptr) {
+  Type type = x.getType(), f64 = b.getF64Type();
+  auto widened = [&](Value v) -> Value {
+    return type.isF64() ? v : b.create<arith::ExtFOp>(loc, f64, v);
+  };
+  Value which =
+      b.create<arith::ConstantIntOp>(loc, int64_t(function), /*width=*/64);
+  Value second =
+      y ? widened(y) : b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(0));
+  Value result = b.create<func::CallOp>(loc, kSpecial, TypeRange{f64},
+                                        ValueRange{which, widened(x), second})
+                     .getResult(0);
+  return type.isF64() ? result : b.create<arith::TruncFOp>(loc, type, result);
+}
+
+static bool isSpecial(Unary op) {
+  return op == Unary::Erfc || op == Unary::Lgamma || op == Unary::Digamma;
+}
+
 static bool needsFloat(Unary op) {
   switch (op) {
   case Unary::Neg: case Unary::Square: case Unary::Abs: case Unary::Sign:
@@ -224,6 +256,12 @@ static Value applyUnary(Arith &a, Unary op, Value x) {
     return b.create<math::ExpM1Op>(loc, x);
   case Unary::Erf:
     return b.create<math::ErfOp>(loc, x);
+  case Unary::Erfc:
+    return callSpecial(b, loc, special::Function::Erfc, x);
+  case Unary::Lgamma:
+    return callSpecial(b, loc, special::Function::Lgamma, x);
+  case Unary::Digamma:
+    return callSpecial(b, loc, special::Function::Digamma, x);
   case Unary::Sin:
     return b.create<math::SinOp>(loc, x);
   case Unary::Cos:
@@ -268,6 +306,8 @@ static LogicalResult unaryElementwise(NodeLowering &ctx, Unary op) {
   if ((needsFloat(op) && !isFloatDType(dtype)) ||
       (op == Unary::LogicalNot) != (dtype == kBool))
     return unsupportedDType(ctx, dtype);
+  if (isSpecial(op))
+    declareSpecial(ctx);
   Value x = ctx.tensor(0);
   Type type = ctx.elementType(dtype);
   ctx.setOutput(0,
@@ -332,6 +372,8 @@ enum class Binary {
   Pow,
   SquaredDifference,
   Atan2,
+  Zeta,
+  Polygamma,
   Less,
   LessEqual,
   Greater,
@@ -363,7 +405,7 @@ static bool isLogical(Binary op) {
 }
 static bool needsFloat(Binary op) {
   // ReluGrad and Relu6Grad take every real type, as TensorFlow's kernels.
-  return op == Binary::Atan2 ||
+  return op == Binary::Atan2 || op == Binary::Zeta || op == Binary::Polygamma ||
          (op >= Binary::SigmoidGrad && op != Binary::ReluGrad &&
           op != Binary::Relu6Grad);
 }
@@ -482,6 +524,10 @@ static Value applyBinary(Arith &a, Binary op, Value x, Value y) {
   }
   case Binary::Atan2:
     return b.create<math::Atan2Op>(loc, x, y);
+  case Binary::Zeta:
+    return callSpecial(b, loc, special::Function::Zeta, x, y);
+  case Binary::Polygamma:
+    return callSpecial(b, loc, special::Function::Polygamma, x, y);
   }
   llvm_unreachable("unknown binary op");
 }
@@ -510,6 +556,8 @@ static LogicalResult binaryElementwise(NodeLowering &ctx, Binary op) {
       return failure();
     shape = *joined;
   }
+  if (op == Binary::Zeta || op == Binary::Polygamma)
+    declareSpecial(ctx);
   int32_t outType = isComparison(op) ? kBool : dtype;
   Type type = ctx.elementType(dtype);
   ctx.setOutput(0,
@@ -1045,13 +1093,16 @@ static LogicalResult batchMatMul(NodeLowering &ctx) {
   return success();
 }
 
-Value cleave::conversion::scatterAddRows(NodeLowering &ctx, Value rows,
-                                         int64_t numRows, int64_t inner,
-                                         int64_t segments, int32_t dtype,
-                                         RowTarget target, int64_t errorCode) {
+Value cleave::conversion::scatterRows(NodeLowering &ctx, Value initial,
+                                      Value rows, int64_t numRows,
+                                      int64_t inner, int64_t segments,
+                                      int32_t dtype, ScatterCombine combine,
+                                      RowTarget target, int64_t errorCode) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
-  Value sums = ctx.filled({segments, inner}, dtype, ctx.scalar(dtype, 0));
+  Value sums = initial
+                   ? initial
+                   : ctx.filled({segments, inner}, dtype, ctx.scalar(dtype, 0));
   auto index = [&](int64_t v) -> Value {
     return b.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -1089,14 +1140,32 @@ Value cleave::conversion::scatterAddRows(NodeLowering &ctx, Value rows,
             loc, rowType, from, SmallVector<OpFoldResult>{at, b.getIndexAttr(0)},
             sizes, ones);
       };
-      bool isFloat = isFloatDType(dtype);
+      Type type = ctx.elementType(dtype);
       Value added =
-          ctx.map({extractRow(acc, id), extractRow(rows, row)}, {inner}, dtype,
-                  [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                    if (isFloat)
-                      return nb.create<arith::AddFOp>(l, args[0], args[1]);
-                    return nb.create<arith::AddIOp>(l, args[0], args[1]);
-                  });
+          combine == ScatterCombine::Update
+              ? extractRow(rows, row)
+              : ctx.map({extractRow(acc, id), extractRow(rows, row)}, {inner},
+                        dtype, [&](OpBuilder &nb, Location l, ValueRange args) {
+                          Arith a(nb, l, dtype, type);
+                          Value x = args[0], y = args[1];
+                          switch (combine) {
+                          case ScatterCombine::Add:
+                            return a.add(x, y);
+                          case ScatterCombine::Sub:
+                            return a.sub(x, y);
+                          case ScatterCombine::Mul:
+                            return a.mul(x, y);
+                          // As Eigen's cwiseMin/Max: a NaN update leaves
+                          // the element.
+                          case ScatterCombine::Min:
+                            return a.select(a.lt(y, x), y, x);
+                          case ScatterCombine::Max:
+                            return a.select(a.lt(x, y), y, x);
+                          case ScatterCombine::Update:
+                            break;
+                          }
+                          return y;
+                        });
       Value written = b.create<tensor::InsertSliceOp>(
           loc, added, acc, SmallVector<OpFoldResult>{id, b.getIndexAttr(0)},
           sizes, ones);
@@ -1161,8 +1230,9 @@ static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
   int64_t code = ctx.addError("a segment id (computed at run time) is out of "
                               "range [0, " +
                               std::to_string(segments) + ")");
-  Value sums = scatterAddRows(
-      ctx, flatData, rows, inner, segments, dtype,
+  Value sums = scatterRows(
+      ctx, /*initial=*/nullptr, flatData, rows, inner, segments, dtype,
+      ScatterCombine::Add,
       [&](OpBuilder &b, Value row) -> std::array<Value, 3> {
         Value id = b.create<arith::IndexCastOp>(
             loc, b.getIndexType(),
@@ -1176,6 +1246,117 @@ static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
       },
       code);
   ctx.setOutput(0, ctx.reshape(sums, {segments, inner}, *out, dtype), dtype);
+  return success();
+}
+
+namespace {
+/// The reduction of a sorted-segment op.
+enum class SegmentReduce { Sum, Mean, Prod, Max, Min };
+} // namespace
+
+/// The value a segment no row has gets: the reduction's identity (0 for
+/// Mean), the type's extremes for Max and Min.
+static Value segmentIdentity(NodeLowering &ctx, SegmentReduce op,
+                             int32_t dtype) {
+  Type type = ctx.elementType(dtype);
+  OpBuilder &b = ctx.b;
+  if (op == SegmentReduce::Sum || op == SegmentReduce::Mean)
+    return ctx.scalar(dtype, 0);
+  if (op == SegmentReduce::Prod)
+    return ctx.scalar(dtype, 1);
+  bool isMax = op == SegmentReduce::Max;
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(
+        ctx.loc, b.getFloatAttr(floatType, APFloat::getLargest(
+                                               floatType.getFloatSemantics(),
+                                               /*Negative=*/isMax)));
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt extreme =
+      isUnsignedDType(dtype)
+          ? (isMax ? APInt::getMinValue(width) : APInt::getMaxValue(width))
+          : (isMax ? APInt::getSignedMinValue(width)
+                   : APInt::getSignedMaxValue(width));
+  return b.create<arith::ConstantOp>(ctx.loc, b.getIntegerAttr(type, extreme));
+}
+
+/// SegmentSum/Mean/Prod/Max/Min: the (sorted) segment ids are a
+/// compile-time constant, as the output's shape depends on them (XLA
+/// needs them so too); each data row is combined into its segment's row,
+/// one at a time, and Mean divides by the constant counts.
+template <SegmentReduce op>
+static LogicalResult segmentReduce(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> ids = ctx.constantInts(1);
+  if (failed(ids))
+    return failure();
+  const std::vector<int64_t> &data = ctx.shape(0);
+  int32_t dtype = ctx.dtype(0);
+  if (data.empty())
+    return ctx.error() << "input must be at least rank 1";
+  if (ctx.shape(1).size() != 1)
+    return ctx.error() << "segment_ids should be a vector.";
+  if (int64_t(ids->size()) != data[0])
+    return ctx.error() << "segment_ids should be the same size as dimension "
+                          "0 of input.";
+  int64_t segments = ids->empty() ? 0 : ids->back() + 1;
+  if (segments < 0)
+    return ctx.error() << "segment ids must be >= 0";
+  for (size_t i = 1; i < ids->size(); ++i)
+    if ((*ids)[i] < (*ids)[i - 1])
+      return ctx.error() << "segment ids are not increasing";
+  if (!ids->empty() && ids->front() < 0)
+    return ctx.error() << "Segment id " << ids->front() << " out of range [0, "
+                       << segments
+                       << "), possibly because 'segment_ids' input is not "
+                          "sorted.";
+  if (dtype == kBool || !ctx.elementType(dtype) ||
+      !ctx.elementType(dtype).isIntOrFloat())
+    return unsupportedDType(ctx, dtype);
+  int64_t rows = data[0], inner = 1;
+  for (size_t d = 1; d < data.size(); ++d)
+    inner *= data[d];
+  std::vector<int64_t> outShape = data;
+  outShape[0] = segments;
+  Location loc = ctx.loc;
+  Value flatData = ctx.reshape(ctx.tensor(0), data, {rows, inner}, dtype);
+  Tensor idValues(kInt64, {rows});
+  std::copy(ids->begin(), ids->end(), idValues.data<int64_t>());
+  Value idTensor = ctx.constantTensor(idValues);
+  Value initial =
+      ctx.filled({segments, inner}, dtype, segmentIdentity(ctx, op, dtype));
+  ScatterCombine combine = op == SegmentReduce::Prod  ? ScatterCombine::Mul
+                           : op == SegmentReduce::Max ? ScatterCombine::Max
+                           : op == SegmentReduce::Min ? ScatterCombine::Min
+                                                      : ScatterCombine::Add;
+  Value result = scatterRows(
+      ctx, initial, flatData, rows, inner, segments, dtype, combine,
+      [&](OpBuilder &b, Value row) -> std::array<Value, 3> {
+        Value id = b.create<arith::IndexCastOp>(
+            loc, b.getIndexType(),
+            b.create<tensor::ExtractOp>(loc, idTensor, ValueRange{row}));
+        Value no = b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
+        return {id, no, no};
+      },
+      /*errorCode=*/0);
+  if (op == SegmentReduce::Mean) {
+    // Empty segments keep their 0.
+    Tensor counts(dtype, {segments, inner});
+    std::vector<int64_t> perSegment(segments, 0);
+    for (int64_t id : *ids)
+      ++perSegment[id];
+    for (int64_t r = 0; r < segments; ++r)
+      for (int64_t j = 0; j < inner; ++j)
+        counts.setFromDouble(r * inner + j,
+                             double(std::max<int64_t>(perSegment[r], 1)));
+    Type type = ctx.elementType(dtype);
+    result = ctx.map({result, ctx.constantTensor(counts)}, {segments, inner},
+                     dtype, [&](OpBuilder &b, Location l, ValueRange args) {
+                       Arith a(b, l, dtype, type);
+                       return a.isFloat() ? a.fdiv(args[0], args[1])
+                                          : a.idiv(args[0], args[1], false);
+                     });
+  }
+  ctx.setOutput(0, ctx.reshape(result, {segments, inner}, outShape, dtype),
+                dtype);
   return success();
 }
 
@@ -1290,6 +1471,13 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Pow", binary<Binary::Pow>},
       {"SquaredDifference", binary<Binary::SquaredDifference>},
       {"Atan2", binary<Binary::Atan2>},
+      {"SegmentSum", segmentReduce<SegmentReduce::Sum>},
+      {"SegmentMean", segmentReduce<SegmentReduce::Mean>},
+      {"SegmentProd", segmentReduce<SegmentReduce::Prod>},
+      {"SegmentMax", segmentReduce<SegmentReduce::Max>},
+      {"SegmentMin", segmentReduce<SegmentReduce::Min>},
+      {"Zeta", binary<Binary::Zeta>},
+      {"Polygamma", binary<Binary::Polygamma>},
       {"Less", binary<Binary::Less>},
       {"LessEqual", binary<Binary::LessEqual>},
       {"Greater", binary<Binary::Greater>},
@@ -1322,6 +1510,9 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Round", unary<Unary::Round>},
       {"Expm1", unary<Unary::Expm1>},
       {"Erf", unary<Unary::Erf>},
+      {"Erfc", unary<Unary::Erfc>},
+      {"Lgamma", unary<Unary::Lgamma>},
+      {"Digamma", unary<Unary::Digamma>},
       {"Sin", unary<Unary::Sin>},
       {"Cos", unary<Unary::Cos>},
       {"Tan", unary<Unary::Tan>},

@@ -254,6 +254,9 @@ Domain genericDomain(StringRef op, unsigned input, int32_t dtype) {
   // reference kernel refuses negative exponents.
   if (isInt && op == "Pow")
     return input == 0 ? Domain{-3, 3} : Domain{0, 40};
+  // Zeta(s, q) is real for s > 1 and q > 0.
+  if (op == "Zeta")
+    return input == 0 ? Domain{1, 8} : Domain{0.05, 6};
   return {};
 }
 
@@ -613,6 +616,43 @@ void addArrayCases(CaseTable &table) {
   table["ScatterNd"].push_back(node(
       "ScatterNd", {arg(literal(kInt32, {2, 1}, {1, 4})),
                     arg(randomTensor(kFloat, {2, 2})), arg(i32s({3, 2}))}));
+  // The sorted-segment ops: ids a constant (the output's shape), with an
+  // empty segment; int32 and uint8 (wrapping) too; ids not sorted (an error
+  // both ways).
+  for (const char *op : {"SegmentSum", "SegmentMean", "SegmentProd",
+                         "SegmentMax", "SegmentMin"}) {
+    table[op].push_back(node(op, {arg(randomTensor(kFloat, {6, 3})),
+                                  arg(i32s({0, 0, 1, 3, 3, 3}))}));
+    table[op].push_back(
+        node(op, {arg(randomTensor(kInt32, {4})), arg(i32s({1, 1, 2, 2}))}));
+    table[op].push_back(node(
+        op, {arg(randomTensor(kUInt8, {3, 2})), arg(vec(kInt64, {0, 2, 2}))},
+        {{"T", "DT_UINT8"}, {"Tindices", "DT_INT64"}}));
+    table[op].push_back(
+        node(op, {arg(randomTensor(kDouble, {3})), arg(i32s({1, 0, 2}))}));
+  }
+  // The TensorScatter ops: element and row tuples, repeated ones, ints and
+  // bools (Update only), a tuple out of range (an error both ways).
+  for (const char *op :
+       {"TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub",
+        "TensorScatterMin", "TensorScatterMax"}) {
+    table[op].push_back(node(op, {arg(randomTensor(kFloat, {5, 3})),
+                                  arg(literal(kInt32, {4, 1}, {2, 0, 2, 4})),
+                                  arg(randomTensor(kFloat, {4, 3}))}));
+    table[op].push_back(node(op,
+                             {arg(randomTensor(kInt32, {3, 3})),
+                              arg(literal(kInt64, {3, 2}, {0, 1, 2, 2, 0, 1})),
+                              arg(randomTensor(kInt32, {3}))},
+                             {{"T", "DT_INT32"}, {"Tindices", "DT_INT64"}}));
+    table[op].push_back(node(op, {arg(randomTensor(kFloat, {3, 2})),
+                                  arg(literal(kInt32, {2, 1}, {1, 3})),
+                                  arg(randomTensor(kFloat, {2, 2}))}));
+  }
+  table["TensorScatterUpdate"].push_back(
+      node("TensorScatterUpdate",
+           {arg(randomTensor(kBool, {4})), arg(literal(kInt32, {2, 1}, {3, 0})),
+            arg(randomTensor(kBool, {2}))},
+           {{"T", "DT_BOOL"}}));
   // MatrixBandPart: bounds computed or known, a batch, ints and bools, a
   // bound past the rows (an error).
   table["MatrixBandPart"].push_back(
@@ -629,6 +669,13 @@ void addArrayCases(CaseTable &table) {
   table["MatrixBandPart"].push_back(
       node("MatrixBandPart", {arg(randomTensor(kFloat, {3, 3})),
                               arg(scalar(kInt64, 5)), arg(scalar(kInt64, 0))}));
+  // Polygamma: integral orders (others are NaN), broadcast over x.
+  for (int32_t dtype : {kFloat, kDouble})
+    table["Polygamma"].push_back(
+        node("Polygamma",
+             {arg(literal(dtype, {4, 1}, {0, 1, 2, 3})),
+              arg(randomTensor(dtype, {4, 5}, {-3, 6}))},
+             {{"T", dtype == kFloat ? "DT_FLOAT" : "DT_DOUBLE"}}));
   // LinSpace: num is the shape (a constant); start and stop are computed.
   for (auto [dtype, num] : {std::pair{"DT_FLOAT", 7}, std::pair{"DT_DOUBLE", 1},
                             std::pair{"DT_FLOAT", 0}})

@@ -130,6 +130,17 @@ std::string pool(const char *op, const char *padding) {
          padding + "\" } } }";
 }
 
+/// A float64 vector constant.
+std::string doubleConst(const char *name, std::vector<double> values) {
+  std::string text = std::string("node { name: \"") + name +
+                     "\" op: \"Const\" attr { key: \"dtype\" value { type: "
+                     "DT_DOUBLE } } attr { key: \"value\" value { tensor { "
+                     "dtype: DT_DOUBLE tensor_shape { dim { size: " +
+                     std::to_string(values.size()) + " } }";
+  for (double v : values)
+    text += " double_val: " + std::to_string(v);
+  return text + " } } } }\n";
+}
 std::string floatConst(const char *name, std::vector<double> values) {
   std::string text = std::string("node { name: \"") + name +
                      "\" op: \"Const\" attr { key: \"dtype\" value { type: "
@@ -821,6 +832,87 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"ScatterNd\" input: \"i\" input: \"x0\" "
            "input: \"shape\" " +
            t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      // Sorted segments (segment 1 empty, but for Max and Min: their identity,
+      // the lowest double, would swamp the sum the check differentiates);
+      // Prod away from zero.
+      {"SegmentSum",
+       {{"x0", {5, 2}}},
+       intConst("ids", {0, 0, 2, 3, 3}) +
+           "node { name: \"y\" op: \"SegmentSum\" input: \"x0\" input: "
+           "\"ids\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"SegmentMean",
+       {{"x0", {5, 2}}},
+       intConst("ids", {0, 0, 2, 3, 3}) +
+           "node { name: \"y\" op: \"SegmentMean\" input: \"x0\" input: "
+           "\"ids\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"SegmentProd",
+       {{"x0", {5, 2}, D::AwayFromZero}},
+       intConst("ids", {0, 0, 2, 3, 3}) +
+           "node { name: \"y\" op: \"SegmentProd\" input: \"x0\" input: "
+           "\"ids\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"SegmentMax",
+       {{"x0", {5, 2}}},
+       intConst("ids", {0, 0, 1, 2, 2}) +
+           "node { name: \"y\" op: \"SegmentMax\" input: \"x0\" input: "
+           "\"ids\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"SegmentMin",
+       {{"x0", {5, 2}}},
+       intConst("ids", {0, 0, 1, 2, 2}) +
+           "node { name: \"y\" op: \"SegmentMin\" input: \"x0\" input: "
+           "\"ids\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      // The TensorScatter ops: the tensor and the updates both get gradients
+      // (random values: Min and Max have no ties).
+      {"TensorScatterUpdate",
+       {{"x0", {4, 2}}, {"x1", {3, 2}}},
+       "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: "
+       "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+       "tensor_shape { dim { size: 3 } dim { size: 1 } } int_val: [3, 0, 2] } "
+       "} } }\n"
+       "node { name: \"y\" op: \"TensorScatterUpdate\" input: \"x0\" input: "
+       "\"i\" "
+       "input: \"x1\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"TensorScatterAdd",
+       {{"x0", {4, 2}}, {"x1", {3, 2}}},
+       "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: "
+       "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+       "tensor_shape { dim { size: 3 } dim { size: 1 } } int_val: [3, 0, 2] } "
+       "} } }\n"
+       "node { name: \"y\" op: \"TensorScatterAdd\" input: \"x0\" input: \"i\" "
+       "input: \"x1\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"TensorScatterSub",
+       {{"x0", {4, 2}}, {"x1", {3, 2}}},
+       "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: "
+       "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+       "tensor_shape { dim { size: 3 } dim { size: 1 } } int_val: [3, 0, 2] } "
+       "} } }\n"
+       "node { name: \"y\" op: \"TensorScatterSub\" input: \"x0\" input: \"i\" "
+       "input: \"x1\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"TensorScatterMin",
+       {{"x0", {4, 2}}, {"x1", {3, 2}}},
+       "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: "
+       "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+       "tensor_shape { dim { size: 3 } dim { size: 1 } } int_val: [3, 0, 2] } "
+       "} } }\n"
+       "node { name: \"y\" op: \"TensorScatterMin\" input: \"x0\" input: \"i\" "
+       "input: \"x1\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      {"TensorScatterMax",
+       {{"x0", {4, 2}}, {"x1", {3, 2}}},
+       "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: "
+       "DT_INT32 } } attr { key: \"value\" value { tensor { dtype: DT_INT32 "
+       "tensor_shape { dim { size: 3 } dim { size: 1 } } int_val: [3, 0, 2] } "
+       "} } }\n"
+       "node { name: \"y\" op: \"TensorScatterMax\" input: \"x0\" input: \"i\" "
+       "input: \"x1\" " +
+           t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
       // num_lower 1, num_upper -1 (the whole upper triangle), as scalars.
       {"MatrixBandPart",
        {{"x0", {2, 3, 4}}},
@@ -947,6 +1039,21 @@ std::vector<GradCase> cases() {
       {"Log1p", {{"x0", {2, 3}, D::Positive}}, unaryCase("Log1p")},
       {"Expm1", {{"x0", {2, 3}}}, unaryCase("Expm1")},
       {"Erf", {{"x0", {2, 3}}}, unaryCase("Erf")},
+      {"Erfc", {{"x0", {2, 3}}}, unaryCase("Erfc")},
+      {"Lgamma", {{"x0", {2, 3}, D::Positive}}, unaryCase("Lgamma")},
+      {"Digamma", {{"x0", {2, 3}, D::Positive}}, unaryCase("Digamma")},
+      // The order has no gradient: a constant.
+      {"Zeta",
+       {{"x0", {2, 3}, D::Positive}},
+       doubleConst("s", {2, 3.5, 5}) +
+           "node { name: \"y\" op: \"Zeta\" input: \"s\" input: \"x0\" " + t64 +
+           " }"},
+      {"Polygamma",
+       {{"x0", {2, 3}, D::Positive}},
+       doubleConst("n", {0, 1, 2}) +
+           "node { name: \"y\" op: \"Polygamma\" input: \"n\" input: "
+           "\"x0\" " +
+           t64 + " }"},
       {"Sin", {{"x0", {2, 3}}}, unaryCase("Sin")},
       {"Cos", {{"x0", {2, 3}}}, unaryCase("Cos")},
       {"Tan", {{"x0", {2, 3}}}, unaryCase("Tan")},

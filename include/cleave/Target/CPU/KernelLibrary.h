@@ -71,6 +71,11 @@ void cleave_cpu_random(int64_t distribution, int64_t element, int64_t seeding,
                        int64_t a, int64_t b, int64_t c, int64_t skip, void *out,
                        int64_t count, int64_t low, int64_t high);
 
+/// The special function `function` (cleave::special::Function: Erfc,
+/// Lgamma, Digamma, Zeta, Polygamma) of x (and y), as the reference
+/// kernels compute it (cleave/Support/SpecialFunctions.h).
+double cleave_cpu_special(int64_t function, double x, double y);
+
 /// The threads of compiled code and the library kernels, for programs that
 /// link graph-compile's objects: cleave::cpu::setKernelThreads and
 /// configureKernelThreads below, as C functions (the generated class calls
