@@ -2,12 +2,14 @@
 
 #include "KernelContext.h"
 
+#include "cleave/Ops/CheckNumerics.h"
 #include "cleave/Ops/Reverse.h"
 #include "cleave/Ops/ShapeInference.h"
 #include "cleave/Ops/StridedSlice.h"
 
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 using namespace mlir;
 using namespace cleave;
@@ -36,22 +38,94 @@ static LogicalResult forward(KernelContext &ctx) {
 
 /// The input, unless it holds an Inf or a NaN: then TensorFlow's error
 /// after the node's message.
-static LogicalResult checkNumerics(KernelContext &ctx) {
+template <bool isV2> static LogicalResult checkNumerics(KernelContext &ctx) {
   const Tensor &x = ctx.inputs[0];
-  bool inf = false, nan = false;
+  unsigned kinds = 0;
   for (int64_t i = 0; i < x.numElements(); ++i) {
     double v = x.getAsDouble(i);
-    inf |= std::isinf(v);
-    nan |= std::isnan(v);
+    if (std::isnan(v))
+      kinds |= ops::kNotANumber;
+    else if (std::isinf(v))
+      kinds |= v < 0 ? ops::kNegativeInfinity : ops::kPositiveInfinity;
   }
-  if (inf || nan)
+  if (kinds)
     return ctx.error() << ctx.getString("message").value_or("")
                        << " : Tensor had "
-                       << (inf && nan ? "Inf and NaN"
-                           : inf      ? "Inf"
-                                      : "NaN")
-                       << " values";
+                       << ops::describeNonFinite(kinds, isV2) << " values";
   ctx.outputs[0] = x;
+  return success();
+}
+
+/// Unique: the distinct values of a vector in the order they first appear,
+/// and for each element the index of its value among them. Equal floats
+/// are one value (0.0 and -0.0 too); each NaN is its own.
+static LogicalResult unique(KernelContext &ctx) {
+  const Tensor &x = ctx.inputs[0];
+  if (x.rank() != 1)
+    return ctx.error() << "unique expects a 1D vector.";
+  int64_t n = x.numElements();
+  int32_t indexType = ctx.getType("out_idx").value_or(kInt32);
+  Tensor idx(indexType, {n});
+  std::vector<int64_t> firsts;
+  auto number = [&](auto values, auto key) {
+    using Key = decltype(key);
+    std::unordered_map<Key, int64_t> seen;
+    for (int64_t i = 0; i < n; ++i) {
+      auto [at, isNew] = seen.try_emplace(Key(values[i]), firsts.size());
+      if (isNew)
+        firsts.push_back(i);
+      idx.setFromDouble(i, double(at->second));
+    }
+  };
+  Tensor y;
+  if (x.dtype() == kString) {
+    number(x.strings().data(), std::string());
+    y = Tensor(kString, {int64_t(firsts.size())});
+    for (auto [j, i] : llvm::enumerate(firsts))
+      y.strings()[j] = x.strings()[i];
+  } else {
+    size_t bytes = dtypeSize(x.dtype());
+    bool typed = true;
+    if (x.dtype() == kBool)
+      number(x.data<uint8_t>(), uint8_t());
+    else
+      typed = visitNumeric(
+          x.dtype(), [&](auto tag) { number(x.data<decltype(tag)>(), tag); });
+    if (!typed || !bytes)
+      return ctx.error() << "dtype " << dtypeName(x.dtype())
+                         << " is not supported";
+    y = Tensor(x.dtype(), {int64_t(firsts.size())});
+    for (auto [j, i] : llvm::enumerate(firsts))
+      std::memcpy(y.raw() + j * bytes, x.raw() + i * bytes, bytes);
+  }
+  ctx.outputs[0] = y;
+  ctx.outputs[1] = idx;
+  return success();
+}
+
+/// Bitcast: the same bytes as another type; a last dimension of the size
+/// ratio is added (to a smaller type) or taken away (to a larger one).
+static LogicalResult bitcast(KernelContext &ctx) {
+  const Tensor &input = ctx.inputs[0];
+  int32_t to = ctx.getType("type").value_or(0);
+  size_t inSize = dtypeSize(input.dtype()), outSize = dtypeSize(to);
+  if (!inSize || !outSize)
+    return ctx.error() << "Cannot bitcast from " << dtypeName(input.dtype())
+                       << " to " << dtypeName(to)
+                       << ": one of the types has no fixed size";
+  std::vector<int64_t> shape = input.shape();
+  if (inSize > outSize) {
+    shape.push_back(int64_t(inSize / outSize));
+  } else if (inSize < outSize) {
+    if (shape.empty() || shape.back() != int64_t(outSize / inSize))
+      return ctx.error() << "Cannot bitcast from " << dtypeName(input.dtype())
+                         << " to " << dtypeName(to) << ": shape "
+                         << shapeString(input.shape());
+    shape.pop_back();
+  }
+  Tensor out(to, shape);
+  std::memcpy(out.raw(), input.raw(), input.byteSize());
+  ctx.outputs[0] = out;
   return success();
 }
 
@@ -921,7 +995,10 @@ KernelTable cleave::interp::getArrayKernels() {
       {"Snapshot", forward},
       {"StopGradient", forward},
       {"PreventGradient", forward},
-      {"CheckNumerics", checkNumerics},
+      {"CheckNumerics", checkNumerics<false>},
+      {"CheckNumericsV2", checkNumerics<true>},
+      {"Unique", unique},
+      {"Bitcast", bitcast},
       {"MatrixBandPart", matrixBandPart},
       {"ReverseV2", reverseV2},
       {"Shape", shapeKernel},

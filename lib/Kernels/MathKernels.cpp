@@ -1024,6 +1024,43 @@ static LogicalResult unsortedSegmentSum(KernelContext &ctx) {
   return success();
 }
 
+/// Bincount: bins[v] sums the weights of the elements of arr equal to v
+/// (counts them without weights), for v < size; larger values are left
+/// out, negative ones an error.
+static LogicalResult bincount(KernelContext &ctx) {
+  const Tensor &arr = ctx.inputs[0], &weights = ctx.inputs[2];
+  if (ctx.inputs[1].rank() != 0)
+    return ctx.error() << "Shape must be rank 0 but is rank "
+                       << ctx.inputs[1].rank();
+  int64_t size = ctx.inputs[1].getAsInt(0);
+  if (size < 0)
+    return ctx.error() << "size (" << size << ") must be non-negative";
+  bool weighted = weights.numElements() > 0;
+  if (weighted && weights.shape() != arr.shape())
+    return ctx.error() << "weights must be the same shape as arr or a "
+                          "length-0 tensor; got weights shape "
+                       << shapeString(weights.shape()) << " and arr shape "
+                       << shapeString(arr.shape());
+  const int32_t *values = arr.data<int32_t>();
+  for (int64_t i = 0; i < arr.numElements(); ++i)
+    if (values[i] < 0)
+      return ctx.error() << "Input arr must be non-negative!";
+  Tensor bins(weights.dtype(), {size});
+  LogicalResult typed = dispatchNumeric(weights.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T *out = bins.data<T>();
+    for (int64_t i = 0; i < arr.numElements(); ++i)
+      if (values[i] < size)
+        out[values[i]] =
+            wrappingAdd(out[values[i]], weighted ? weights.data<T>()[i] : T(1));
+  });
+  if (failed(typed))
+    return ctx.error() << "dtype " << dtypeName(weights.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = bins;
+  return success();
+}
+
 namespace {
 /// The reduction of a sorted-segment op.
 enum class SegmentReduce { Sum, Mean, Prod, Max, Min };
@@ -1106,6 +1143,7 @@ static LogicalResult segmentReduce(KernelContext &ctx) {
 KernelTable cleave::interp::getMathKernels() {
   return {
       {"UnsortedSegmentSum", unsortedSegmentSum},
+      {"Bincount", bincount},
       {"SegmentSum", segmentReduce<SegmentReduce::Sum>},
       {"SegmentMean", segmentReduce<SegmentReduce::Mean>},
       {"SegmentProd", segmentReduce<SegmentReduce::Prod>},

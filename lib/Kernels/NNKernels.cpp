@@ -7,6 +7,7 @@
 #include "KernelContext.h"
 
 #include "cleave/Ops/NNShapeChecks.h"
+#include "cleave/Support/TopK.h"
 
 #include <cmath>
 
@@ -647,9 +648,95 @@ static LogicalResult l2Loss(KernelContext &ctx) {
   return success();
 }
 
+/// TopKV2: the k largest of each innermost row, in descending order, and
+/// their indices (cleave/Support/TopK.h: ties in index order).
+static LogicalResult topKV2(KernelContext &ctx) {
+  const Tensor &input = ctx.inputs[0], &kTensor = ctx.inputs[1];
+  if (kTensor.rank() != 0)
+    return ctx.error() << "k must be scalar, got shape "
+                       << shapeString(kTensor.shape());
+  int64_t k = kTensor.getAsInt(0);
+  if (k < 0)
+    return ctx.error() << "Need k >= 0, got " << k;
+  if (input.rank() < 1)
+    return ctx.error() << "input must be >= 1-D, got shape "
+                       << shapeString(input.shape());
+  int64_t n = input.shape().back();
+  if (n < k)
+    return ctx.error() << "input must have at least k columns. Had " << n
+                       << ", needed " << k;
+  std::vector<int64_t> shape = input.shape();
+  shape.back() = k;
+  int32_t indexType = ctx.getType("index_type").value_or(kInt32);
+  Tensor values(input.dtype(), shape), indices(indexType, shape);
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < input.rank(); ++d)
+    rows *= input.shape()[d];
+  bool typed = visitNumeric(input.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    switch (indexType) {
+    case kInt16:
+      topK(input.data<T>(), rows, n, k, values.data<T>(),
+           indices.data<int16_t>());
+      break;
+    case kInt64:
+      topK(input.data<T>(), rows, n, k, values.data<T>(),
+           indices.data<int64_t>());
+      break;
+    default:
+      topK(input.data<T>(), rows, n, k, values.data<T>(),
+           indices.data<int32_t>());
+    }
+  });
+  if (!typed)
+    return ctx.error() << "dtype " << dtypeName(input.dtype())
+                       << " is not supported";
+  ctx.outputs[0] = values;
+  ctx.outputs[1] = indices;
+  return success();
+}
+
+/// InTopKV2: whether each row's target class is among its k most likely:
+/// fewer than k classes score strictly higher. A target out of range or
+/// scoring a non-finite value is not.
+static LogicalResult inTopKV2(KernelContext &ctx) {
+  const Tensor &predictions = ctx.inputs[0], &targets = ctx.inputs[1];
+  if (predictions.rank() != 2)
+    return ctx.error() << "predictions must be 2-dimensional";
+  if (targets.rank() != 1)
+    return ctx.error() << "targets must be 1-dimensional";
+  if (ctx.inputs[2].rank() != 0)
+    return ctx.error() << "k must be 0 D";
+  int64_t batch = predictions.shape()[0], classes = predictions.shape()[1];
+  if (targets.shape()[0] != batch)
+    return ctx.error() << "First dimension of predictions " << batch
+                       << " must match length of targets "
+                       << targets.shape()[0];
+  int64_t k = ctx.inputs[2].getAsInt(0);
+  Tensor out(kBool, {batch});
+  const float *scores = predictions.data<float>();
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t target = targets.getAsInt(b);
+    bool inside = false;
+    if (target >= 0 && target < classes &&
+        std::isfinite(scores[b * classes + target])) {
+      float score = scores[b * classes + target];
+      int64_t higher = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        higher += scores[b * classes + c] > score;
+      inside = higher < k;
+    }
+    out.data<bool>()[b] = inside;
+  }
+  ctx.outputs[0] = out;
+  return success();
+}
+
 KernelTable cleave::interp::getNNKernels() {
   return {
       {"L2Loss", l2Loss},
+      {"TopKV2", topKV2},
+      {"InTopKV2", inTopKV2},
       {"LeakyRelu", leakyRelu<false>},
       {"LeakyReluGrad", leakyRelu<true>},
       // Element-wise, computed with the math ops (MathKernels.cpp).

@@ -48,6 +48,24 @@ OpTable cleave::ops::detail::getArrayOps() {
        {"Tidx: {int32, int64} = DT_INT32",
         "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, "
         "bfloat16, half, float, double, complex64, complex128, string}"}},
+      {"CheckNumericsV2",
+       {"tensor: T"},
+       {"output: T"},
+       {"T: {bfloat16, half, float, double}", "message: string"},
+       /*isStateful=*/true},
+      {"Unique",
+       {"x: T"},
+       {"y: T", "idx: out_idx"},
+       {"T: type", "out_idx: {int32, int64} = DT_INT32"}},
+      {"Bitcast",
+       {"input: T"},
+       {"output: type"},
+       {"T: {bfloat16, half, float, double, int64, int32, uint8, uint16, "
+        "uint32, uint64, int8, int16, complex64, complex128, qint8, quint8, "
+        "qint16, quint16, qint32}",
+        "type: {bfloat16, half, float, double, int64, int32, uint8, uint16, "
+        "uint32, uint64, int8, int16, complex64, complex128, qint8, quint8, "
+        "qint16, quint16, qint32}"}},
       {"MatrixBandPart",
        {"input: T", "num_lower: Tindex", "num_upper: Tindex"},
        {"band: T"},
@@ -547,6 +565,64 @@ static int64_t knownElements(const Shape &shape) {
   return count;
 }
 
+/// Unique: the distinct values (how many is known only at run time) and an
+/// index per element.
+static std::string uniqueShape(InferenceContext &ctx) {
+  Shape x = ctx.getInputShape(0);
+  if (x.hasRank() && x.rank() != 1)
+    return "Shape must be rank 1 but is rank " + std::to_string(x.rank());
+  ctx.setOutput(0, Shape::ofRank(1));
+  ctx.setOutput(1, x.hasRank() ? x : Shape::ofRank(1));
+  return "";
+}
+
+/// Bytes per element of the DataTypes Bitcast takes.
+static int64_t bitcastTypeSize(int32_t dtype) {
+  switch (dtype) {
+  case 4: case 6: case 11: case 12: // uint8, int8, qint8, quint8
+    return 1;
+  case 5: case 14: case 15: case 16: case 17: case 19: // 16-bit types
+    return 2;
+  case 1: case 3: case 13: case 22: // float, int32, qint32, uint32
+    return 4;
+  case 2: case 8: case 9: case 23: // double, complex64, int64, uint64
+    return 8;
+  case 18: // complex128
+    return 16;
+  default:
+    return 0;
+  }
+}
+
+/// Bitcast: the input's shape, with a last dimension added (to a smaller
+/// type) or removed (to a larger one: it must hold the size ratio).
+static std::string bitcastShape(InferenceContext &ctx) {
+  Shape input = ctx.getInputShape(0);
+  std::optional<int32_t> from = ctx.getTypeAttr("T"),
+                         to = ctx.getTypeAttr("type");
+  if (!input.hasRank() || !from || !to) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  int64_t inSize = bitcastTypeSize(*from), outSize = bitcastTypeSize(*to);
+  if (!inSize || !outSize)
+    return "Cannot bitcast types because one of the type sizes is zero.";
+  Shape out = input;
+  if (inSize > outSize) {
+    out.dims.push_back(inSize / outSize);
+  } else if (inSize < outSize) {
+    if (input.rank() < 1)
+      return "Shape must be at least rank 1 but is rank 0";
+    int64_t last = input.dims.back(), ratio = outSize / inSize;
+    if (last != Shape::kUnknown && last != ratio)
+      return "Cannot bitcast due to shape. " + std::to_string(last) +
+             " does not match " + std::to_string(ratio);
+    out.dims.pop_back();
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
 /// TensorScatterUpdate/Add/Sub/Min/Max: the tensor's shape, once the
 /// updates fit it: the indices' outer dims, then the tensor's dims past the
 /// index depth (TensorFlow's ScatterNdShapeHelper, with its messages).
@@ -860,6 +936,9 @@ detail::ShapeFnTable cleave::ops::detail::getArrayShapeFns() {
       {"StopGradient", shapes::unchanged},
       {"PreventGradient", shapes::unchanged},
       {"CheckNumerics", shapes::unchanged},
+      {"CheckNumericsV2", shapes::unchanged},
+      {"Unique", uniqueShape},
+      {"Bitcast", bitcastShape},
       {"MatrixBandPart", shapes::unchanged},
       {"ReverseV2", shapes::unchanged},
       {"ZerosLike", shapes::unchanged},
@@ -1299,14 +1378,17 @@ static std::string matrixBandPartGrad(GradientContext &ctx) {
 
 /// The gradient is checked as well, with TensorFlow's words before the
 /// forward check's message.
+template <const char *Op>
 static std::string checkNumericsGrad(GradientContext &ctx) {
   std::string message =
       "Not a number (NaN) or infinity (Inf) values detected in gradient. " +
       ctx.getStringAttr("message").value_or("");
-  ctx.setInputGrad(0, ctx.op("CheckNumerics", {ctx.getOutputGrad(0)},
+  ctx.setInputGrad(0, ctx.op(Op, {ctx.getOutputGrad(0)},
                              {GradAttr::string("message", message)}));
   return "";
 }
+static constexpr char kCheckNumerics[] = "CheckNumerics",
+                      kCheckNumericsV2[] = "CheckNumericsV2";
 
 detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
   return {
@@ -1317,7 +1399,8 @@ detail::GradFnTable cleave::ops::detail::getArrayGradFns() {
       {"Squeeze", reshapeGrad},
       {"Transpose", transposeGrad},
       {"PreventGradient", preventGradient},
-      {"CheckNumerics", checkNumericsGrad},
+      {"CheckNumerics", checkNumericsGrad<kCheckNumerics>},
+      {"CheckNumericsV2", checkNumericsGrad<kCheckNumericsV2>},
       {"MatrixBandPart", matrixBandPartGrad},
       {"GatherNd", gatherNdGrad},
       {"ScatterNd", scatterNdGrad},

@@ -256,6 +256,10 @@ OpTable cleave::ops::detail::getMathOps() {
        {"data: T", "segment_ids: Tindices"},
        {"output: T"},
        {"T: realnumbertype", "Tindices: {int32, int64}"}},
+      {"Bincount",
+       {"arr: int32", "size: int32", "weights: T"},
+       {"bins: T"},
+       {"T: {int32, int64, float, double}"}},
       {"UnsortedSegmentSum",
        {"data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"},
        {"output: T"},
@@ -466,6 +470,23 @@ static std::string segmentReductionShape(InferenceContext &ctx) {
   return "";
 }
 
+/// Bincount: [size], size a scalar.
+static std::string bincountShape(InferenceContext &ctx) {
+  Shape size = ctx.getInputShape(1);
+  if (size.hasRank() && size.rank() != 0)
+    return "Shape must be rank 0 but is rank " + std::to_string(size.rank());
+  int64_t bins = Shape::kUnknown;
+  if (auto value = ctx.getConstantInput(1)) {
+    if (value->size() == 1) {
+      bins = (*value)[0];
+      if (bins < 0)
+        return "size (" + std::to_string(bins) + ") must be non-negative";
+    }
+  }
+  ctx.setOutput(0, Shape::of({bins}));
+  return "";
+}
+
 detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
   ShapeFnTable table = {
       {"AddN", addNShape},
@@ -478,6 +499,7 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
       {"Range", rangeShape},
       {"LinSpace", linSpaceShape},
       {"UnsortedSegmentSum", unsortedSegmentSumShape},
+      {"Bincount", bincountShape},
       {"SegmentSum", segmentReductionShape},
       {"SegmentMean", segmentReductionShape},
       {"SegmentProd", segmentReductionShape},

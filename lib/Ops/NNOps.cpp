@@ -120,6 +120,18 @@ OpTable cleave::ops::detail::getNNOps() {
        {"ksize: list(int) >= 4", "strides: list(int) >= 4", kPadding,
         kDataFormat, kFloatT}},
 
+      // Classification.
+      {"TopKV2",
+       {"input: T", "k: Tk"},
+       {"values: T", "indices: index_type"},
+       {"sorted: bool = true", "T: realnumbertype",
+        "Tk: {int16, int32, int64} = DT_INT32",
+        "index_type: {int16, int32, int64} = DT_INT32"}},
+      {"InTopKV2",
+       {"predictions: float", "targets: T", "k: T"},
+       {"precision: bool"},
+       {"T: {int32, int64} = DT_INT32"}},
+
       // Normalization.
       {"FusedBatchNorm",
        {"x: T", "scale: T", "offset: T", "mean: T", "variance: T"},
@@ -401,9 +413,64 @@ static std::string fusedBatchNormGradShape(InferenceContext &ctx) {
   return "";
 }
 
+/// TopKV2: the input's shape with k as its last dimension.
+static std::string topKShape(InferenceContext &ctx) {
+  Shape input = ctx.getInputShape(0), k = ctx.getInputShape(1);
+  if (input.hasRank() && input.rank() < 1)
+    return "Shape must be at least rank 1 but is rank 0";
+  if (k.hasRank() && k.rank() != 0)
+    return "Shape must be rank 0 but is rank " + std::to_string(k.rank());
+  int64_t count = Shape::kUnknown;
+  if (auto value = ctx.getConstantInput(1)) {
+    if (value->size() == 1) {
+      count = (*value)[0];
+      if (count < 0)
+        return "Dimension must be non-negative but is " + std::to_string(count);
+    }
+  }
+  if (!input.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    ctx.setOutput(1, Shape::unknown());
+    return "";
+  }
+  int64_t last = input.dims.back();
+  if (count != Shape::kUnknown && last != Shape::kUnknown && last < count)
+    return "input must have last dimension >= k = " + std::to_string(count) +
+           " but is " + std::to_string(last);
+  Shape out = input;
+  out.dims.back() = count;
+  ctx.setOutput(0, out);
+  ctx.setOutput(1, out);
+  return "";
+}
+
+/// InTopKV2: a bool per row of the [batch, classes] predictions.
+static std::string inTopKShape(InferenceContext &ctx) {
+  Shape predictions = ctx.getInputShape(0), targets = ctx.getInputShape(1),
+        k = ctx.getInputShape(2);
+  if (predictions.hasRank() && predictions.rank() != 2)
+    return "Shape must be rank 2 but is rank " +
+           std::to_string(predictions.rank());
+  if (targets.hasRank() && targets.rank() != 1)
+    return "Shape must be rank 1 but is rank " + std::to_string(targets.rank());
+  if (k.hasRank() && k.rank() != 0)
+    return "Shape must be rank 0 but is rank " + std::to_string(k.rank());
+  int64_t batch = predictions.hasRank() ? predictions.dims[0] : Shape::kUnknown;
+  if (targets.hasRank() && targets.dims[0] != Shape::kUnknown) {
+    if (batch != Shape::kUnknown && batch != targets.dims[0])
+      return "Dimensions must be equal, but are " + std::to_string(batch) +
+             " and " + std::to_string(targets.dims[0]);
+    batch = targets.dims[0];
+  }
+  ctx.setOutput(0, Shape::of({batch}));
+  return "";
+}
+
 detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
   ShapeFnTable table = {
       {"BiasAdd", biasAddShape},
+      {"TopKV2", topKShape},
+      {"InTopKV2", inTopKShape},
       {"BiasAddGrad", biasAddGradShape},
       {"SoftmaxCrossEntropyWithLogits", crossEntropyShape},
       {"SparseSoftmaxCrossEntropyWithLogits", sparseCrossEntropyShape},
@@ -747,9 +814,41 @@ static std::string l2LossGrad(GradientContext &ctx) {
   return "";
 }
 
+/// TopKV2: each chosen value's gradient goes back to where it was taken
+/// from: the one-hot of its index over the last dimension, weighted by the
+/// gradient and summed over the k choices (TensorFlow's _TopKGrad scatters
+/// the same sums).
+static std::string topKGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), input = ctx.getInput(0);
+  int32_t dtype = ctx.getDType(grad);
+  GradTensor shape = ctx.op("Shape", {input});
+  GradTensor depth = ctx.op("StridedSlice",
+                            {shape, ctx.intVector({-1}, "strided_slice/stack"),
+                             ctx.intVector({0}, "strided_slice/stack_1"),
+                             ctx.intVector({1}, "strided_slice/stack_2")},
+                            {GradAttr::dtype("Index", grads::kInt32),
+                             GradAttr::integer("shrink_axis_mask", 1),
+                             GradAttr::integer("end_mask", 1)},
+                            "strided_slice");
+  GradTensor oneHot =
+      ctx.op("OneHot",
+             {ctx.getOutput(1), depth, ctx.scalar(1, dtype, "OneHot/on_value"),
+              ctx.scalar(0, dtype, "OneHot/off_value")},
+             {GradAttr::integer("axis", -1)});
+  GradTensor weighted = ctx.op(
+      "Mul", {oneHot,
+              ctx.op("ExpandDims",
+                     {grad, ctx.scalar(-1, grads::kInt32, "ExpandDims/dim")})});
+  ctx.setInputGrad(
+      0, ctx.op("Sum", {weighted, ctx.scalar(-2, grads::kInt32,
+                                             "Sum/reduction_indices")}));
+  return "";
+}
+
 detail::GradFnTable cleave::ops::detail::getNNGradFns() {
   return {
       {"L2Loss", l2LossGrad},
+      {"TopKV2", topKGrad},
       {"Relu", reluGrad},
       {"Relu6", relu6Grad},
       {"LeakyRelu", leakyReluGrad},

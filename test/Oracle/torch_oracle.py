@@ -28,7 +28,7 @@ import torch.nn.functional as F
 # ---------------------------------------------------------------------------
 
 DT = {np.float32: "DT_FLOAT", np.float64: "DT_DOUBLE", np.int32: "DT_INT32",
-      np.int64: "DT_INT64", np.bool_: "DT_BOOL"}
+      np.int64: "DT_INT64", np.uint16: "DT_UINT16", np.bool_: "DT_BOOL"}
 FLOATS = (np.float32, np.float64)
 
 
@@ -901,6 +901,51 @@ def check_segments(r, rng):
                     want.numpy())
 
 
+def check_selection(r, rng):
+    """TopKV2 (torch.topk, distinct values), InTopKV2 (counted in NumPy),
+    Unique (first appearances, NumPy), Bincount (torch.bincount) and
+    Bitcast (NumPy's view of the bytes)."""
+    x = rng.permutation(60).reshape(3, 4, 5).astype(np.float32) / 7
+    for k in (1, 3, 5):
+        values, indices = torch.topk(T(x), k)
+        r.check("TopKV2/k=%d" % k,
+                lambda: r.run("TopKV2", [x, Const(k)], attrs(T=np.float32),
+                              fetch=outputs(2)),
+                {"values": values.numpy(), "indices": indices.int().numpy()})
+    scores = rng.standard_normal((6, 5)).astype(np.float32)
+    scores[1, 2] = scores[1, 4]  # a tie
+    targets = np.array([0, 2, 4, 1, 3, 4], np.int32)
+    for k in (1, 2, 4):
+        higher = (scores > scores[np.arange(6), targets][:, None]).sum(1)
+        r.check("InTopKV2/k=%d" % k,
+                lambda: r.run("InTopKV2", [scores, targets, np.array(k, np.int32)],
+                              attrs(T=np.int32)),
+                higher < k)
+    values = rng.integers(0, 6, 20).astype(np.int64)
+    _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    r.check("Unique/int64",
+            lambda: r.run("Unique", [values], attrs(T=np.int64), fetch=outputs(2)),
+            {"y": values[np.sort(first)], "idx": rank[inverse].astype(np.int32)})
+    arr = rng.integers(0, 9, (4, 5)).astype(np.int32)
+    weights = rng.standard_normal((4, 5)).astype(np.float32)
+    want = torch.bincount(T(arr).reshape(-1).long(), T(weights).reshape(-1), minlength=9)
+    r.check("Bincount/float32",
+            lambda: r.run("Bincount", [arr, np.array(6, np.int32), weights],
+                          attrs(T=np.float32)),
+            want[:6].numpy())
+    bits = rng.standard_normal((3, 2)).astype(np.float64)
+    r.check("Bitcast/float64-uint16",
+            lambda: r.run("Bitcast", [bits], attrs(T=np.float64, type=np.uint16)),
+            bits.view(np.uint16).reshape(3, 2, 4))
+    r.check("Bitcast/uint16-float64",
+            lambda: r.run("Bitcast", [bits.view(np.uint16).reshape(3, 2, 4)],
+                          attrs(T=np.uint16, type=np.float64)),
+            bits)
+
+
 def check_broadcast_gradient_args(r, rng):
     """BroadcastGradientArgs(s0, s1) = (r0, r1): r_i is exactly the
     dimensions of the broadcast shape in which s_i, left-padded with 1s, is
@@ -950,7 +995,8 @@ def main():
                        check_batch_norm, check_conv, check_pool, check_layout,
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
-                       check_gather_scatter_nd, check_segments, check_clip,
+                       check_gather_scatter_nd, check_segments,
+                       check_selection, check_clip,
                        check_broadcast_gradient_args):
             family(r, rng)
     print("%d passed, %d failed" % (r.passed, r.failed))

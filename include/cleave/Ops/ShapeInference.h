@@ -69,6 +69,8 @@ public:
   virtual std::optional<int64_t> getIntAttr(llvm::StringRef name) const = 0;
   virtual std::optional<bool> getBoolAttr(llvm::StringRef name) const = 0;
   virtual std::optional<double> getFloatAttr(llvm::StringRef name) const = 0;
+  /// A type attr's TensorFlow DataType.
+  virtual std::optional<int32_t> getTypeAttr(llvm::StringRef name) const = 0;
   virtual std::optional<std::string>
   getStringAttr(llvm::StringRef name) const = 0;
   virtual std::optional<llvm::SmallVector<int64_t>>

@@ -11,6 +11,7 @@
 
 #include "Lowering.h"
 
+#include "cleave/Ops/CheckNumerics.h"
 #include "cleave/Ops/Reverse.h"
 #include "cleave/Ops/StridedSlice.h"
 
@@ -141,7 +142,10 @@ static LogicalResult matrixBandPart(NodeLowering &ctx) {
   return success();
 }
 
-static LogicalResult checkNumerics(NodeLowering &ctx) {
+/// CheckNumerics and CheckNumericsV2: the kinds of non-finite values, or-ed
+/// over the tensor, pick the status's error (TensorFlow's message for each
+/// combination).
+template <bool isV2> static LogicalResult checkNumerics(NodeLowering &ctx) {
   int32_t dtype = ctx.dtype(0);
   if (!isFloatDType(dtype))
     return ctx.error() << "dtype " << cleave::dtypeName(dtype)
@@ -160,12 +164,17 @@ static LogicalResult checkNumerics(NodeLowering &ctx) {
                 Value v = args[0];
                 Value inf = b.create<arith::ConstantOp>(
                     loc, b.getFloatAttr(v.getType(), INFINITY));
-                Value isInf = b.create<arith::CmpFOp>(
-                    loc, FP::OEQ, b.create<math::AbsFOp>(loc, v), inf);
+                Value isPositiveInf =
+                    b.create<arith::CmpFOp>(loc, FP::OEQ, v, inf);
+                Value isNegativeInf = b.create<arith::CmpFOp>(
+                    loc, FP::OEQ, v, b.create<arith::NegFOp>(loc, inf));
                 Value isNan = b.create<arith::CmpFOp>(loc, FP::UNO, v, v);
                 return b.create<arith::SelectOp>(
-                    loc, isInf, i32(1),
-                    b.create<arith::SelectOp>(loc, isNan, i32(2), i32(0)));
+                    loc, isPositiveInf, i32(ops::kPositiveInfinity),
+                    b.create<arith::SelectOp>(
+                        loc, isNegativeInf, i32(ops::kNegativeInfinity),
+                        b.create<arith::SelectOp>(
+                            loc, isNan, i32(ops::kNotANumber), i32(0))));
               });
   SmallVector<int64_t> axes;
   for (int64_t d = 0; d < int64_t(shape.size()); ++d)
@@ -182,14 +191,14 @@ static LogicalResult checkNumerics(NodeLowering &ctx) {
   Value ok = b.create<arith::CmpIOp>(
       loc, arith::CmpIPredicate::eq, status,
       b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0)));
-  for (auto [bit, what] : {std::pair<int64_t, const char *>{1, "Inf"},
-                           {2, "NaN"},
-                           {3, "Inf and NaN"}}) {
-    int64_t code = ctx.addError(message + " : Tensor had " + what + " values");
+  for (unsigned kinds = 1; kinds < 8; ++kinds) {
+    int64_t code =
+        ctx.addError(message + " : Tensor had " +
+                     ops::describeNonFinite(kinds, isV2) + " values");
     Value hit = b.create<arith::AndIOp>(
         loc, ok,
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, found,
-                                i32(bit)));
+                                i32(kinds)));
     status = b.create<arith::SelectOp>(
         loc, hit, b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(code)),
         status);
@@ -972,6 +981,101 @@ static LogicalResult tensorScatter(NodeLowering &ctx) {
   return lowerScatter(ctx, ctx.tensor(0), shape, 1, 2, combine);
 }
 
+/// Bitcast: the same bytes as another type (little-endian, as the host
+/// stores them): element by element between types of one size; to a
+/// smaller type each element's pieces along a new last dimension; to a
+/// larger one the pieces of the last dimension (its size the ratio) put
+/// together.
+static LogicalResult bitcast(NodeLowering &ctx) {
+  int32_t from = ctx.dtype(0);
+  int32_t to = ctx.getType("type").value_or(0);
+  Type fromType = ctx.elementType(from), toType = ctx.elementType(to);
+  if (!fromType || !toType || !fromType.isIntOrFloat() ||
+      !toType.isIntOrFloat() || from == cleave::kBool || to == cleave::kBool)
+    return ctx.error() << "Bitcast from " << cleave::dtypeName(from) << " to "
+                       << cleave::dtypeName(to) << " is not supported",
+           failure();
+  unsigned fromBits = fromType.getIntOrFloatBitWidth(),
+           toBits = toType.getIntOrFloatBitWidth();
+  const std::vector<int64_t> &input = ctx.shape(0);
+  std::vector<int64_t> out = input;
+  if (fromBits > toBits) {
+    out.push_back(fromBits / toBits);
+  } else if (fromBits < toBits) {
+    if (input.empty() || input.back() != int64_t(toBits / fromBits))
+      return ctx.error() << "Cannot bitcast from " << cleave::dtypeName(from)
+                         << " to " << cleave::dtypeName(to) << ": shape "
+                         << cleave::shapeString(input),
+             failure();
+    out.pop_back();
+  }
+  OpBuilder &b = ctx.b;
+  Value source = ctx.tensor(0);
+  // To and from integers of the same width.
+  auto asInteger = [](OpBuilder &nb, Location l, Value v) -> Value {
+    unsigned bits = v.getType().getIntOrFloatBitWidth();
+    if (v.getType().isInteger(bits))
+      return v;
+    return nb.create<arith::BitcastOp>(l, nb.getIntegerType(bits), v);
+  };
+  auto fromInteger = [&](OpBuilder &nb, Location l, Value v) -> Value {
+    return v.getType() == toType ? v
+                                 : nb.create<arith::BitcastOp>(l, toType, v);
+  };
+  int64_t rank = out.size();
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{ctx.tensorType(out, to)}, ValueRange{},
+      ValueRange{ctx.empty(out, to)},
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < int64_t(input.size()); ++d)
+          at.push_back(nb.create<linalg::IndexOp>(l, std::min(d, rank - 1)));
+        Value result;
+        if (fromBits == toBits) {
+          result = fromInteger(
+              nb, l,
+              asInteger(nb, l, nb.create<tensor::ExtractOp>(l, source, at)));
+        } else if (fromBits > toBits) {
+          // Piece j of the element: its bits from toBits * j up.
+          Value whole =
+              asInteger(nb, l, nb.create<tensor::ExtractOp>(l, source, at));
+          Value piece = nb.create<arith::IndexCastOp>(
+              l, whole.getType(), nb.create<linalg::IndexOp>(l, rank - 1));
+          Value shift = nb.create<arith::MulIOp>(
+              l, piece,
+              nb.create<arith::ConstantOp>(
+                  l, nb.getIntegerAttr(whole.getType(), toBits)));
+          Value shifted = nb.create<arith::ShRUIOp>(l, whole, shift);
+          result = fromInteger(nb, l,
+                               nb.create<arith::TruncIOp>(
+                                   l, nb.getIntegerType(toBits), shifted));
+        } else {
+          Type wide = nb.getIntegerType(toBits);
+          Value sum =
+              nb.create<arith::ConstantOp>(l, nb.getIntegerAttr(wide, 0));
+          for (unsigned j = 0; j < toBits / fromBits; ++j) {
+            SmallVector<Value> pieceAt(at.begin(), at.end() - 1);
+            pieceAt.push_back(nb.create<arith::ConstantIndexOp>(l, j));
+            Value piece = nb.create<arith::ExtUIOp>(
+                l, wide,
+                asInteger(nb, l,
+                          nb.create<tensor::ExtractOp>(l, source, pieceAt)));
+            Value shifted = nb.create<arith::ShLIOp>(
+                l, piece,
+                nb.create<arith::ConstantOp>(
+                    l, nb.getIntegerAttr(wide, fromBits * j)));
+            sum = nb.create<arith::OrIOp>(l, sum, shifted);
+          }
+          result = fromInteger(nb, l, sum);
+        }
+        nb.create<linalg::YieldOp>(l, result);
+      });
+  ctx.setOutput(0, generic.getResult(0), to);
+  return success();
+}
+
 /// OneHot: on where the index equals the position along `axis`.
 static LogicalResult oneHot(NodeLowering &ctx) {
   FailureOr<std::vector<int64_t>> out = ctx.inferredOutputShape({1});
@@ -1020,7 +1124,9 @@ LoweringTable cleave::conversion::getArrayLowerings() {
       {"IdentityN", forward},
       {"Snapshot", forward},
       {"StopGradient", forward},
-      {"CheckNumerics", checkNumerics},
+      {"CheckNumerics", checkNumerics<false>},
+      {"CheckNumericsV2", checkNumerics<true>},
+      {"Bitcast", bitcast},
       {"MatrixBandPart", matrixBandPart},
       {"ReverseV2", reverseV2},
       {"PreventGradient", forward},

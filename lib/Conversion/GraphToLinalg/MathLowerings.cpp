@@ -1249,6 +1249,59 @@ static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
   return success();
 }
 
+/// Bincount: size is a compile-time constant (the result's shape); each
+/// element of arr below it adds its weight (or 1 without weights) to its
+/// bin, one at a time; a negative one is TensorFlow's error, through the
+/// status.
+static LogicalResult bincount(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> size = ctx.constantInts(1);
+  if (failed(size))
+    return failure();
+  if (!ctx.shape(1).empty())
+    return ctx.error() << "Shape must be rank 0 but is rank "
+                       << ctx.shape(1).size();
+  int64_t bins = size->front();
+  if (bins < 0)
+    return ctx.error() << "size (" << bins << ") must be non-negative";
+  const std::vector<int64_t> &arr = ctx.shape(0), &weights = ctx.shape(2);
+  int32_t dtype = ctx.dtype(2);
+  int64_t n = 1, weightCount = 1;
+  for (int64_t d : arr)
+    n *= d;
+  for (int64_t d : weights)
+    weightCount *= d;
+  bool weighted = weightCount > 0;
+  if (weighted && weights != arr)
+    return ctx.error() << "weights must be the same shape as arr or a "
+                          "length-0 tensor; got weights shape "
+                       << cleave::shapeString(weights) << " and arr shape "
+                       << cleave::shapeString(arr);
+  if (!ctx.elementType(dtype) || !ctx.elementType(dtype).isIntOrFloat() ||
+      dtype == kBool)
+    return unsupportedDType(ctx, dtype);
+  Location loc = ctx.loc;
+  Value flatArr = ctx.reshape(ctx.tensor(0), arr, {n}, kInt32);
+  Value rows = weighted ? ctx.reshape(ctx.tensor(2), weights, {n, 1}, dtype)
+                        : ctx.filled({n, 1}, dtype, ctx.scalar(dtype, 1));
+  int64_t code = ctx.addError("Input arr must be non-negative!");
+  Value result = scatterRows(
+      ctx, /*initial=*/nullptr, rows, n, 1, bins, dtype, ScatterCombine::Add,
+      [&](OpBuilder &b, Value row) -> std::array<Value, 3> {
+        Value id = b.create<arith::IndexCastOp>(
+            loc, b.getIndexType(),
+            b.create<tensor::ExtractOp>(loc, flatArr, ValueRange{row}));
+        Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+        Value limit = b.create<arith::ConstantIndexOp>(loc, bins);
+        return {
+            id,
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id, limit),
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, zero)};
+      },
+      code);
+  ctx.setOutput(0, ctx.reshape(result, {bins, 1}, {bins}, dtype), dtype);
+  return success();
+}
+
 namespace {
 /// The reduction of a sorted-segment op.
 enum class SegmentReduce { Sum, Mean, Prod, Max, Min };
@@ -1471,6 +1524,7 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Pow", binary<Binary::Pow>},
       {"SquaredDifference", binary<Binary::SquaredDifference>},
       {"Atan2", binary<Binary::Atan2>},
+      {"Bincount", bincount},
       {"SegmentSum", segmentReduce<SegmentReduce::Sum>},
       {"SegmentMean", segmentReduce<SegmentReduce::Mean>},
       {"SegmentProd", segmentReduce<SegmentReduce::Prod>},

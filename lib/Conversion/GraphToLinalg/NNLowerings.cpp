@@ -28,8 +28,11 @@
 #include "cleave/Ops/ElementwiseOps.h"
 #include "cleave/Ops/NNShapeChecks.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
@@ -1137,6 +1140,165 @@ template <bool isGrad> static LogicalResult leakyRelu(NodeLowering &ctx) {
   return success();
 }
 
+/// TopKV2: k is a compile-time constant (the results' shape); the
+/// selection calls the kernel library (cleave_cpu_topk), which runs the
+/// reference kernel's code, so ties come out in the same order.
+static LogicalResult topKV2(NodeLowering &ctx) {
+  FailureOr<std::vector<int64_t>> kValue = ctx.constantInts(1);
+  if (failed(kValue))
+    return failure();
+  if (!ctx.shape(1).empty())
+    return ctx.error() << "k must be scalar, got shape "
+                       << cleave::shapeString(ctx.shape(1));
+  int64_t k = kValue->front();
+  const std::vector<int64_t> &input = ctx.shape(0);
+  int32_t dtype = ctx.dtype(0);
+  int32_t indexType = ctx.getType("index_type").value_or(cleave::kInt32);
+  if (k < 0)
+    return ctx.error() << "Need k >= 0, got " << k;
+  if (input.empty())
+    return ctx.error() << "input must be >= 1-D, got shape "
+                       << cleave::shapeString(input);
+  int64_t n = input.back(), rows = 1;
+  if (n < k)
+    return ctx.error() << "input must have at least k columns. Had " << n
+                       << ", needed " << k;
+  if (dtype == cleave::kBool || !ctx.elementType(dtype) ||
+      !ctx.elementType(dtype).isIntOrFloat())
+    return ctx.error() << "dtype " << cleave::dtypeName(dtype)
+                       << " is not supported";
+  for (size_t d = 0; d + 1 < input.size(); ++d)
+    rows *= input[d];
+  std::vector<int64_t> shape = input;
+  shape.back() = k;
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  auto allocate = [&](int32_t type) -> Value {
+    RankedTensorType tensorType = ctx.tensorType(shape, type);
+    return b.create<memref::AllocOp>(
+        loc,
+        MemRefType::get(tensorType.getShape(), tensorType.getElementType()));
+  };
+  Value values = allocate(dtype), indices = allocate(indexType);
+  auto i64 = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v));
+  };
+  Type index = b.getIndexType(), i64Type = b.getI64Type();
+  b.create<func::CallOp>(
+      loc,
+      ctx.declareRuntimeFunction(
+          "cleave_cpu_topk",
+          {i64Type, i64Type, index, i64Type, i64Type, i64Type, index, index},
+          {}),
+      ValueRange{
+          i64(dtype), i64(indexType), ctx.bufferAddress(ctx.tensor(0)),
+          i64(rows), i64(n), i64(k),
+          b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, values),
+          b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, indices)});
+  auto asTensor = [&](Value buffer, int32_t type) -> Value {
+    return b.create<bufferization::ToTensorOp>(loc, ctx.tensorType(shape, type),
+                                               buffer, /*restrict=*/true,
+                                               /*writable=*/true);
+  };
+  ctx.setOutput(0, asTensor(values, dtype), dtype);
+  ctx.setOutput(1, asTensor(indices, indexType), indexType);
+  return success();
+}
+
+/// InTopKV2: per row, whether fewer than k classes score strictly higher
+/// than the target, which must be in range and score a finite value: the
+/// target's score and validity per row, then a count over the classes.
+static LogicalResult inTopKV2(NodeLowering &ctx) {
+  const std::vector<int64_t> &predictions = ctx.shape(0),
+                             &targets = ctx.shape(1);
+  if (predictions.size() != 2)
+    return ctx.error() << "predictions must be 2-dimensional";
+  if (targets.size() != 1)
+    return ctx.error() << "targets must be 1-dimensional";
+  if (!ctx.shape(2).empty())
+    return ctx.error() << "k must be 0 D";
+  int64_t batch = predictions[0], classes = predictions[1];
+  if (targets[0] != batch)
+    return ctx.error() << "First dimension of predictions " << batch
+                       << " must match length of targets " << targets[0];
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  Value scores = ctx.tensor(0), targetTensor = ctx.tensor(1);
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  auto asI64 = [&](OpBuilder &nb, Location l, Value v) -> Value {
+    return v.getType() == i64 ? v : nb.create<arith::ExtSIOp>(l, i64, v);
+  };
+  // The target's score per row, NaN where the target is out of range (a
+  // NaN target score is never in the top k).
+  Value targetScores = ctx.map(
+      {targetTensor}, {batch}, cleave::kFloat,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value target = asI64(nb, l, args[0]);
+        auto constant = [&](int64_t v) -> Value {
+          return nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(v));
+        };
+        Value inside = nb.create<arith::AndIOp>(
+            l,
+            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, target,
+                                     constant(0)),
+            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, target,
+                                     constant(classes)));
+        Value at = nb.create<arith::IndexCastOp>(
+            l, nb.getIndexType(),
+            nb.create<arith::SelectOp>(l, inside, target, constant(0)));
+        Value row = nb.create<linalg::IndexOp>(l, 0);
+        Value score =
+            classes
+                ? nb.create<tensor::ExtractOp>(l, scores, ValueRange{row, at})
+                      .getResult()
+                : nb.create<arith::ConstantOp>(l, nb.getFloatAttr(f32, 0))
+                      .getResult();
+        Value nan = nb.create<arith::ConstantOp>(l, nb.getFloatAttr(f32, NAN));
+        Value inf =
+            nb.create<arith::ConstantOp>(l, nb.getFloatAttr(f32, INFINITY));
+        Value finite =
+            nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE,
+                                     nb.create<math::AbsFOp>(l, score), inf);
+        return nb.create<arith::SelectOp>(
+            l, nb.create<arith::AndIOp>(l, inside, finite), score, nan);
+      });
+  // How many classes score higher, per row.
+  MLIRContext *context = b.getContext();
+  AffineExpr r = getAffineDimExpr(0, context), c = getAffineDimExpr(1, context);
+  Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  Value counts = ctx.filled({batch}, cleave::kInt64, zero);
+  auto count = b.create<linalg::GenericOp>(
+      loc, TypeRange{counts.getType()}, ValueRange{scores, targetScores},
+      ValueRange{counts},
+      SmallVector<AffineMap>{AffineMap::get(2, 0, {r, c}, context),
+                             AffineMap::get(2, 0, {r}, context),
+                             AffineMap::get(2, 0, {r}, context)},
+      SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                       utils::IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value higher = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT,
+                                                args[0], args[1]);
+        nb.create<linalg::YieldOp>(
+            l, ValueRange{nb.create<arith::AddIOp>(
+                   l, args[2], nb.create<arith::ExtUIOp>(l, i64, higher))});
+      });
+  Value k = asI64(
+      b, loc, b.create<tensor::ExtractOp>(loc, ctx.tensor(2), ValueRange{}));
+  ctx.setOutput(
+      0,
+      ctx.map({targetScores, count.getResult(0)}, {batch}, cleave::kBool,
+              [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                Value valid = nb.create<arith::CmpFOp>(
+                    l, arith::CmpFPredicate::ORD, args[0], args[0]);
+                return nb.create<arith::AndIOp>(
+                    l, valid,
+                    nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt,
+                                             args[1], k));
+              }),
+      cleave::kBool);
+  return success();
+}
+
 /// L2Loss: sum(t^2) / 2 over every element, float accumulating in double
 /// as the reference kernel and the reductions do.
 static LogicalResult l2Loss(NodeLowering &ctx) {
@@ -1177,6 +1339,8 @@ static LogicalResult l2Loss(NodeLowering &ctx) {
 LoweringTable cleave::conversion::getNNLowerings() {
   return {
       {"L2Loss", l2Loss},
+      {"TopKV2", topKV2},
+      {"InTopKV2", inTopKV2},
       {"LeakyRelu", leakyRelu<false>},
       {"LeakyReluGrad", leakyRelu<true>},
       {"Relu", activation<ops::UnaryOp::Relu>},

@@ -616,6 +616,65 @@ void addArrayCases(CaseTable &table) {
   table["ScatterNd"].push_back(node(
       "ScatterNd", {arg(literal(kInt32, {2, 1}, {1, 4})),
                     arg(randomTensor(kFloat, {2, 2})), arg(i32s({3, 2}))}));
+  // TopKV2: k a constant (the shape); ties (integers), several dtypes and
+  // index types, k = 0, a k past the row (an error both ways).
+  table["TopKV2"].push_back(node(
+      "TopKV2", {arg(randomTensor(kFloat, {3, 7})), arg(scalar(kInt32, 3))}));
+  table["TopKV2"].push_back(node(
+      "TopKV2", {arg(randomTensor(kInt8, {2, 2, 9})), arg(scalar(kInt64, 5))},
+      {{"T", "DT_INT8"}, {"Tk", "DT_INT64"}, {"index_type", "DT_INT64"}}));
+  table["TopKV2"].push_back(node(
+      "TopKV2", {arg(randomTensor(kDouble, {6})), arg(scalar(kInt32, 0))}));
+  table["TopKV2"].push_back(node(
+      "TopKV2",
+      {arg(literal(kInt32, {1, 5}, {2, 7, 2, 7, 2})), arg(scalar(kInt16, 4))},
+      {{"T", "DT_INT32"}, {"Tk", "DT_INT16"}, {"index_type", "DT_INT16"}}));
+  table["TopKV2"].push_back(node(
+      "TopKV2", {arg(randomTensor(kFloat, {2, 3})), arg(scalar(kInt32, 4))}));
+  // InTopKV2: k computed, ties, targets out of range, an infinite score.
+  const double infinity = std::numeric_limits<double>::infinity();
+  table["InTopKV2"].push_back(
+      node("InTopKV2", {arg(randomTensor(kFloat, {5, 4})),
+                        arg(i32s({0, 3, 1, 2, 3})), arg(scalar(kInt32, 2))}));
+  table["InTopKV2"].push_back(
+      node("InTopKV2",
+           {arg(literal(kFloat, {3, 3}, {1, 1, 1, 0, infinity, 2, 5, 4, 3})),
+            arg(vec(kInt64, {1, 1, -1})), arg(scalar(kInt64, 1))},
+           {{"T", "DT_INT64"}}));
+  // Bitcast: same size, to a smaller type, to a larger one, a mismatched
+  // last dimension (an error both ways).
+  table["Bitcast"].push_back(node("Bitcast",
+                                  {arg(randomTensor(kFloat, {2, 3}))},
+                                  {{"T", "DT_FLOAT"}, {"type", "DT_INT32"}}));
+  table["Bitcast"].push_back(node("Bitcast", {arg(randomTensor(kDouble, {3}))},
+                                  {{"T", "DT_DOUBLE"}, {"type", "DT_UINT16"}}));
+  table["Bitcast"].push_back(node("Bitcast", {arg(randomTensor(kInt8, {3, 4}))},
+                                  {{"T", "DT_INT8"}, {"type", "DT_FLOAT"}}));
+  table["Bitcast"].push_back(node("Bitcast",
+                                  {arg(randomTensor(kUInt16, {2, 4}))},
+                                  {{"T", "DT_UINT16"}, {"type", "DT_INT64"}}));
+  table["Bitcast"].push_back(node("Bitcast", {arg(randomTensor(kUInt8, {3}))},
+                                  {{"T", "DT_UINT8"}, {"type", "DT_INT16"}}));
+  // Bincount: size a constant, weights or counts, values past size left
+  // out, a negative value (an error both ways).
+  table["Bincount"].push_back(
+      node("Bincount", {arg(i32s({0, 4, 2, 2, 9, 1})), arg(scalar(kInt32, 5)),
+                        arg(randomTensor(kFloat, {6}))}));
+  table["Bincount"].push_back(
+      node("Bincount",
+           {arg(literal(kInt32, {2, 2}, {3, 3, 0, 3})), arg(scalar(kInt32, 4)),
+            arg(vec(kInt64, {}))},
+           {{"T", "DT_INT64"}}));
+  table["Bincount"].push_back(node(
+      "Bincount",
+      {arg(i32s({1, -1})), arg(scalar(kInt32, 3)), arg(vec(kDouble, {1, 2}))},
+      {{"T", "DT_DOUBLE"}}));
+  // CheckNumericsV2: as CheckNumerics, the infinities told apart.
+  for (Tensor value :
+       {randomTensor(kFloat, {2, 3}), vec(kDouble, {1, infinity}),
+        vec(kFloat, {-infinity, NAN, infinity})})
+    table["CheckNumericsV2"].push_back(
+        node("CheckNumericsV2", {arg(value)}, {{"message", "'checked'"}}));
   // The sorted-segment ops: ids a constant (the output's shape), with an
   // empty segment; int32 and uint8 (wrapping) too; ids not sorted (an error
   // both ways).

@@ -69,7 +69,7 @@ struct LiteralsOf {
 };
 
 constexpr LiteralsOf f32{kFloat}, f64{kDouble}, i32{kInt32}, i64{kInt64},
-    u64{kUInt64}, boolean{kBool};
+    u8{kUInt8}, u16{kUInt16}, u64{kUInt64}, boolean{kBool};
 
 /// An int32 vector of indices, sizes or shapes.
 Literal int32Vector(const Dims &values) {
@@ -770,6 +770,59 @@ std::vector<OpCase> arrayCases() {
              {i32.vec({2, -3, 4}), i64.vec({0, 0, 2})},
              {T(kInt32), typeAttr("Tindices", kInt64)},
              i32.vec({-3, std::numeric_limits<int32_t>::max(), 4})),
+      // TopKV2: descending, equal values in index order; NaN first.
+      OpCase("TopKV2")
+          .constant("x", f32({2, 4}, {1, 3, 3, 2, NAN, -1, 5, -1}))
+          .constant("k", i32(3))
+          .node("top", "TopKV2", {"x", "k"}, {T(kFloat)})
+          .expect("top:0", f32({2, 3}, {3, 3, 2, NAN, 5, -1}))
+          .expect("top:1", i32({2, 3}, {1, 2, 3, 0, 2, 1})),
+      OpCase("TopKV2Int64Indices")
+          .constant("x", i64.vec({4, -7, 9}))
+          .constant("k", i64(1))
+          .node("top", "TopKV2", {"x", "k"},
+                {T(kInt64), typeAttr("Tk", kInt64),
+                 typeAttr("index_type", kInt64)})
+          .expect("top:0", i64.vec({9}))
+          .expect("top:1", i64.vec({2})),
+      // InTopKV2: ties count as in; out-of-range or non-finite targets not.
+      single("InTopKV2", "InTopKV2",
+             {f32({4, 3}, {0.1, 0.5, 0.5, 0.9, 0.1, 0.2, 1, INFINITY, 0, 0.3,
+                           0.3, 0.3}),
+              i32.vec({2, 2, 1, 5}), i32(1)},
+             {T(kInt32)}, boolean.vec({true, false, false, false})),
+      // Unique: first-appearance order; 0.0 and -0.0 are one value.
+      OpCase("Unique")
+          .constant("x", f32.vec({2, 1, 2, 0, -0.0, 1}))
+          .node("u", "Unique", {"x"}, {T(kFloat)})
+          .expect("u:0", f32.vec({2, 1, 0}))
+          .expect("u:1", i32.vec({0, 1, 0, 2, 2, 1}))
+          .partialShapes("how many values are distinct is data: TensorFlow "
+                         "infers [?]"),
+      OpCase("UniqueStrings")
+          .constant("x", str({4}, {"b", "a", "b", "c"}))
+          .node("u", "Unique", {"x"}, {T(kString), typeAttr("out_idx", kInt64)})
+          .expect("u:0", str({3}, {"b", "a", "c"}))
+          .expect("u:1", i64.vec({0, 1, 0, 2}))
+          .partialShapes("how many values are distinct is data"),
+      // Bitcast: the bytes, little-endian; 1.0f is 0x3f800000.
+      single("BitcastSmaller", "Bitcast", {f32.vec({1, -2})},
+             {T(kFloat), typeAttr("type", kUInt16)},
+             u16({2, 2}, {0, 0x3f80, 0, 0xc000})),
+      single("BitcastLarger", "Bitcast",
+             {u8({2, 4}, {0, 0, 128, 63, 1, 0, 0, 0})},
+             {T(kUInt8), typeAttr("type", kInt32)}, i32.vec({0x3f800000, 1})),
+      single("BitcastSame", "Bitcast", {i32.vec({0x40490fdb})},
+             {T(kInt32), typeAttr("type", kFloat)}, f32.vec({3.14159274f})),
+      // Bincount: weights summed per value below size; none: counts.
+      single("Bincount", "Bincount",
+             {i32.vec({1, 3, 1, 7, 0}), i32(4), f32.vec({0.5, 2, 1, 9, 3})},
+             {T(kFloat)}, f32.vec({3, 1.5, 0, 2})),
+      single("BincountCounts", "Bincount",
+             {i32({2, 2}, {2, 2, 0, 2}), i32(3), i64.vec({})}, {T(kInt64)},
+             i64.vec({1, 0, 3})),
+      single("CheckNumericsV2", "CheckNumericsV2", {f64.vec({1, -2.5})},
+             {T(kDouble), attr("message", "s: \"m\"")}, f64.vec({1, -2.5})),
       single("ClipByValue", "ClipByValue",
              {f32.vec({-2, 0.5, 3}), f32(0), f32(1)}, {T(kFloat)},
              f32.vec({0, 0.5, 1})),

@@ -602,6 +602,10 @@ std::vector<GradCase> cases() {
        {{"x0", {2, 3}}},
        "node { name: \"y\" op: \"CheckNumerics\" input: \"x0\" " + t64 +
            " attr { key: \"message\" value { s: \"m\" } } }"},
+      {"CheckNumericsV2",
+       {{"x0", {2, 3}}},
+       "node { name: \"y\" op: \"CheckNumericsV2\" input: \"x0\" " + t64 +
+           " attr { key: \"message\" value { s: \"m\" } } }"},
       {"Softsign", {{"x0", {2, 3}, D::AwayFromZero}}, unaryCase("Softsign")},
       {"Tile",
        {{"x0", {2, 3}}},
@@ -832,6 +836,15 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"ScatterNd\" input: \"i\" input: \"x0\" "
            "input: \"shape\" " +
            t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      // TopKV2: the gradient of the chosen values goes back to their places
+      // (random values: no ties).
+      {"TopKV2",
+       {{"x0", {3, 5}}},
+       intConst("k", {2}) +
+           "node { name: \"kk\" op: \"Squeeze\" input: \"k\" attr { key: "
+           "\"T\" value { type: DT_INT32 } } }\n"
+           "node { name: \"y\" op: \"TopKV2\" input: \"x0\" input: \"kk\" " +
+           t64 + " }"},
       // Sorted segments (segment 1 empty, but for Max and Min: their identity,
       // the lowest double, would swamp the sum the check differentiates);
       // Prod away from zero.

@@ -76,6 +76,13 @@ void cleave_cpu_random(int64_t distribution, int64_t element, int64_t seeding,
 /// kernels compute it (cleave/Support/SpecialFunctions.h).
 double cleave_cpu_special(int64_t function, double x, double y);
 
+/// TopKV2: the k largest of each of `rows` rows of n elements of DataType
+/// `dtype`, and their indices (DataType `indexType`: int16, int32, int64),
+/// into rows of k (cleave/Support/TopK.h).
+void cleave_cpu_topk(int64_t dtype, int64_t indexType, const void *input,
+                     int64_t rows, int64_t n, int64_t k, void *values,
+                     void *indices);
+
 /// The threads of compiled code and the library kernels, for programs that
 /// link graph-compile's objects: cleave::cpu::setKernelThreads and
 /// configureKernelThreads below, as C functions (the generated class calls

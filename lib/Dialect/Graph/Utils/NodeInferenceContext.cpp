@@ -37,6 +37,12 @@ std::optional<double> NodeInferenceContext::getFloatAttr(StringRef name) const {
   return std::nullopt;
 }
 
+std::optional<int32_t> NodeInferenceContext::getTypeAttr(StringRef name) const {
+  if (auto type = dyn_cast_or_null<TypeAttr>(node.getTFAttr(name)))
+    return typeToDataType(type.getValue());
+  return std::nullopt;
+}
+
 std::optional<std::string>
 NodeInferenceContext::getStringAttr(StringRef name) const {
   return node.getTFString(name);

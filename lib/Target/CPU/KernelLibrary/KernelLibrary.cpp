@@ -84,6 +84,7 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
        reinterpret_cast<void *>(&cleave_cpu_host_transfer)},
       {"cleave_cpu_random", reinterpret_cast<void *>(&cleave_cpu_random)},
       {"cleave_cpu_special", reinterpret_cast<void *>(&cleave_cpu_special)},
+      {"cleave_cpu_topk", reinterpret_cast<void *>(&cleave_cpu_topk)},
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",

@@ -28,6 +28,7 @@ public:
   std::optional<int64_t> getIntAttr(llvm::StringRef name) const override;
   std::optional<bool> getBoolAttr(llvm::StringRef name) const override;
   std::optional<double> getFloatAttr(llvm::StringRef name) const override;
+  std::optional<int32_t> getTypeAttr(llvm::StringRef name) const override;
   std::optional<std::string> getStringAttr(llvm::StringRef name) const override;
   std::optional<llvm::SmallVector<int64_t>>
   getIntListAttr(llvm::StringRef name) const override;
