@@ -90,6 +90,8 @@ using KernelTable = std::vector<std::pair<llvm::StringRef, Kernel>>;
 KernelTable getArrayKernels();
 KernelTable getMathKernels();
 KernelTable getNNKernels();
+/// LRN and the resize ops, NN family ops in ImageKernels.cpp.
+KernelTable getImageKernels();
 KernelTable getStateKernels();
 KernelTable getControlFlowKernels();
 KernelTable getFunctionalKernels();

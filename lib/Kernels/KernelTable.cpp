@@ -99,6 +99,7 @@ static const llvm::StringMap<KernelEntry> &getKernelTable() {
         {OpFamily::Array, getArrayKernels()},
         {OpFamily::Math, getMathKernels()},
         {OpFamily::NN, getNNKernels()},
+        {OpFamily::NN, getImageKernels()},
         {OpFamily::State, getStateKernels()},
         {OpFamily::ControlFlow, getControlFlowKernels()},
         {OpFamily::Functional, getFunctionalKernels()},

@@ -120,6 +120,42 @@ OpTable cleave::ops::detail::getNNOps() {
        {"ksize: list(int) >= 4", "strides: list(int) >= 4", kPadding,
         kDataFormat, kFloatT}},
 
+      // Local response normalization.
+      {"LRN",
+       {"input: T"},
+       {"output: T"},
+       {"depth_radius: int = 5", "bias: float = 1.0", "alpha: float = 1.0",
+        "beta: float = 0.5", "T: {half, bfloat16, float} = DT_FLOAT"}},
+      {"LRNGrad",
+       {"input_grads: T", "input_image: T", "output_image: T"},
+       {"output: T"},
+       {"depth_radius: int = 5", "bias: float = 1.0", "alpha: float = 1.0",
+        "beta: float = 0.5", "T: {half, bfloat16, float} = DT_FLOAT"}},
+
+      // Resizing (image_ops.cc).
+      {"ResizeBilinear",
+       {"images: T", "size: int32"},
+       {"resized_images: float"},
+       {"T: {int8, uint8, int16, uint16, int32, int64, bfloat16, half, "
+        "float, double}",
+        "align_corners: bool = false", "half_pixel_centers: bool = false"}},
+      {"ResizeNearestNeighbor",
+       {"images: T", "size: int32"},
+       {"resized_images: T"},
+       {"T: {int8, uint8, int16, uint16, int32, int64, half, float, double, "
+        "bfloat16}",
+        "align_corners: bool = false", "half_pixel_centers: bool = false"}},
+      {"ResizeBilinearGrad",
+       {"grads: float", "original_image: T"},
+       {"output: T"},
+       {"T: {float, bfloat16, half, double}", "align_corners: bool = false",
+        "half_pixel_centers: bool = false"}},
+      {"ResizeNearestNeighborGrad",
+       {"grads: T", "size: int32"},
+       {"output: T"},
+       {"T: {uint8, int8, int32, half, float, double, bfloat16}",
+        "align_corners: bool = false", "half_pixel_centers: bool = false"}},
+
       // Classification.
       {"TopKV2",
        {"input: T", "k: Tk"},
@@ -413,6 +449,64 @@ static std::string fusedBatchNormGradShape(InferenceContext &ctx) {
   return "";
 }
 
+/// LRN: the input's shape, of rank 4.
+static std::string lrnShape(InferenceContext &ctx) {
+  Shape input = ctx.getInputShape(0);
+  if (std::string error = withRank(input, 4); !error.empty())
+    return error;
+  ctx.setOutput(0, input);
+  return "";
+}
+
+/// LRNGrad: the three inputs' merged shape, of rank 4.
+static std::string lrnGradShape(InferenceContext &ctx) {
+  Shape shape = ctx.getInputShape(0);
+  if (std::string error = withRank(shape, 4); !error.empty())
+    return error;
+  for (unsigned i : {1u, 2u}) {
+    std::string error;
+    std::optional<Shape> merged =
+        mergeShapes(shape, ctx.getInputShape(i), error);
+    if (!merged)
+      return error;
+    shape = *merged;
+  }
+  ctx.setOutput(0, shape);
+  return "";
+}
+
+/// [batch, size[0], size[1], channels] from the images (or grads) and a
+/// constant size: ResizeBilinear, ResizeNearestNeighbor and
+/// ResizeNearestNeighborGrad (TensorFlow's ResizeShapeFn).
+static std::string resizeShape(InferenceContext &ctx) {
+  Shape images = ctx.getInputShape(0), size = ctx.getInputShape(1);
+  if (std::string error = withRank(images, 4); !error.empty())
+    return error;
+  if (std::string error = withRank(size, 1); !error.empty())
+    return error;
+  if (size.dims[0] != Shape::kUnknown && size.dims[0] != 2)
+    return "Dimension must be 2 but is " + std::to_string(size.dims[0]);
+  Shape out = images;
+  out.dims[1] = out.dims[2] = Shape::kUnknown;
+  if (auto values = ctx.getConstantInput(1)) {
+    if (values->size() == 2) {
+      for (int64_t d : *values)
+        if (d < 0)
+          return "Dimension must be non-negative but is " + std::to_string(d);
+      out.dims[1] = (*values)[0];
+      out.dims[2] = (*values)[1];
+    }
+  }
+  ctx.setOutput(0, out);
+  return "";
+}
+
+/// ResizeBilinearGrad: the original image's shape.
+static std::string resizeBilinearGradShape(InferenceContext &ctx) {
+  ctx.setOutput(0, ctx.getInputShape(1));
+  return "";
+}
+
 /// TopKV2: the input's shape with k as its last dimension.
 static std::string topKShape(InferenceContext &ctx) {
   Shape input = ctx.getInputShape(0), k = ctx.getInputShape(1);
@@ -470,6 +564,12 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
   ShapeFnTable table = {
       {"BiasAdd", biasAddShape},
       {"TopKV2", topKShape},
+      {"LRN", lrnShape},
+      {"LRNGrad", lrnGradShape},
+      {"ResizeBilinear", resizeShape},
+      {"ResizeNearestNeighbor", resizeShape},
+      {"ResizeNearestNeighborGrad", resizeShape},
+      {"ResizeBilinearGrad", resizeBilinearGradShape},
       {"InTopKV2", inTopKShape},
       {"BiasAddGrad", biasAddGradShape},
       {"SoftmaxCrossEntropyWithLogits", crossEntropyShape},
@@ -845,10 +945,65 @@ static std::string topKGrad(GradientContext &ctx) {
   return "";
 }
 
+/// The attrs a gradient op repeats from its forward op.
+static std::vector<GradAttr>
+copiedAttrs(GradientContext &ctx, std::initializer_list<const char *> bools,
+            std::initializer_list<const char *> floats,
+            std::initializer_list<const char *> ints) {
+  std::vector<GradAttr> attrs;
+  for (const char *name : bools)
+    if (auto v = ctx.getBoolAttr(name))
+      attrs.push_back(GradAttr::boolean(name, *v));
+  for (const char *name : floats)
+    if (auto v = ctx.getFloatAttr(name))
+      attrs.push_back(GradAttr::real(name, *v));
+  for (const char *name : ints)
+    if (auto v = ctx.getIntAttr(name))
+      attrs.push_back(GradAttr::integer(name, *v));
+  return attrs;
+}
+
+/// LRN: LRNGrad(grad, input, output) with the forward op's attrs.
+static std::string lrnGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0,
+      ctx.op(
+          "LRNGrad", {ctx.getOutputGrad(0), ctx.getInput(0), ctx.getOutput(0)},
+          copiedAttrs(ctx, {}, {"bias", "alpha", "beta"}, {"depth_radius"})));
+  return "";
+}
+
+/// ResizeBilinear: ResizeBilinearGrad(grad, images).
+static std::string resizeBilinearGrad(GradientContext &ctx) {
+  ctx.setInputGrad(
+      0, ctx.op("ResizeBilinearGrad", {ctx.getOutputGrad(0), ctx.getInput(0)},
+                copiedAttrs(ctx, {"align_corners", "half_pixel_centers"}, {},
+                            {})));
+  return "";
+}
+
+/// ResizeNearestNeighbor: ResizeNearestNeighborGrad(grad, the images'
+/// height and width).
+static std::string resizeNearestNeighborGrad(GradientContext &ctx) {
+  GradTensor shape = ctx.op("Shape", {ctx.getInput(0)});
+  GradTensor size = ctx.op("Slice",
+                           {shape, ctx.intVector({1}, "Slice/begin"),
+                            ctx.intVector({2}, "Slice/size")},
+                           {GradAttr::dtype("Index", grads::kInt32)});
+  ctx.setInputGrad(
+      0, ctx.op("ResizeNearestNeighborGrad", {ctx.getOutputGrad(0), size},
+                copiedAttrs(ctx, {"align_corners", "half_pixel_centers"}, {},
+                            {})));
+  return "";
+}
+
 detail::GradFnTable cleave::ops::detail::getNNGradFns() {
   return {
       {"L2Loss", l2LossGrad},
       {"TopKV2", topKGrad},
+      {"LRN", lrnGrad},
+      {"ResizeBilinear", resizeBilinearGrad},
+      {"ResizeNearestNeighbor", resizeNearestNeighborGrad},
       {"Relu", reluGrad},
       {"Relu6", relu6Grad},
       {"LeakyRelu", leakyReluGrad},

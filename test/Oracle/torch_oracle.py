@@ -946,6 +946,62 @@ def check_selection(r, rng):
             bits)
 
 
+def check_image(r, rng):
+    """LRN (local_response_norm: PyTorch averages the window, so its alpha
+    is TensorFlow's times the window), ResizeBilinear (interpolate:
+    align_corners, and half-pixel centers as PyTorch's default) and
+    ResizeNearestNeighbor ('nearest' is TensorFlow's legacy map,
+    'nearest-exact' its half-pixel one), NHWC against NCHW."""
+    x = rng.standard_normal((2, 4, 5, 7)).astype(np.float32)
+    nchw = T(x).permute(0, 3, 1, 2)
+    for radius, bias, alpha, beta in ((2, 1.0, 0.5, 0.75), (1, 2.0, 1e-3, 0.5)):
+        size = 2 * radius + 1
+        want = F.local_response_norm(nchw, size, alpha=alpha * size, beta=beta, k=bias)
+        r.check("LRN/radius=%d" % radius,
+                lambda: r.run("LRN", [x], attrs(T=np.float32, depth_radius=radius,
+                                                bias=bias, alpha=alpha, beta=beta)),
+                want.permute(0, 2, 3, 1).numpy())
+    for out in ((7, 3), (2, 9)):
+        for align, half in ((True, False), (False, True)):
+            want = F.interpolate(nchw, size=out, mode="bilinear", align_corners=align)
+            r.check("ResizeBilinear/%s/align=%s" % (out, align),
+                    lambda: r.run("ResizeBilinear", [x, Const(out)],
+                                  attrs(T=np.float32, align_corners=align,
+                                        half_pixel_centers=half)),
+                    want.permute(0, 2, 3, 1).numpy())
+        for mode, half in (("nearest", False), ("nearest-exact", True)):
+            want = F.interpolate(nchw, size=out, mode=mode)
+            r.check("ResizeNearestNeighbor/%s/%s" % (out, mode),
+                    lambda: r.run("ResizeNearestNeighbor", [x, Const(out)],
+                                  attrs(T=np.float32, half_pixel_centers=half)),
+                    want.permute(0, 2, 3, 1).numpy())
+    # The gradient ops against autograd of the forward functions.
+    def vjp(fn, g):
+        leaf = nchw.clone().requires_grad_()
+        (grad,) = torch.autograd.grad(fn(leaf), leaf, T(g).permute(0, 3, 1, 2))
+        return grad.permute(0, 2, 3, 1).numpy()
+    g = rng.standard_normal((2, 6, 3, 7)).astype(np.float32)
+    for align, half in ((True, False), (False, True)):
+        r.check("ResizeBilinearGrad/align=%s" % align,
+                lambda: r.run("ResizeBilinearGrad", [g, x],
+                              attrs(T=np.float32, align_corners=align,
+                                    half_pixel_centers=half)),
+                vjp(lambda t: F.interpolate(t, size=(6, 3), mode="bilinear",
+                                            align_corners=align), g))
+    for mode, half in (("nearest", False), ("nearest-exact", True)):
+        r.check("ResizeNearestNeighborGrad/%s" % mode,
+                lambda: r.run("ResizeNearestNeighborGrad", [g, Const((4, 5))],
+                              attrs(T=np.float32, half_pixel_centers=half)),
+                vjp(lambda t: F.interpolate(t, size=(6, 3), mode=mode), g))
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    y = r.run("LRN", [x], attrs(T=np.float32, depth_radius=2, alpha=0.5, beta=0.75))
+    r.check("LRNGrad",
+            lambda: r.run("LRNGrad", [dy, x, y],
+                          attrs(T=np.float32, depth_radius=2, alpha=0.5, beta=0.75)),
+            vjp(lambda t: F.local_response_norm(t, 5, alpha=2.5, beta=0.75, k=1.0), dy),
+            rtol=1e-4, atol=1e-5)
+
+
 def check_broadcast_gradient_args(r, rng):
     """BroadcastGradientArgs(s0, s1) = (r0, r1): r_i is exactly the
     dimensions of the broadcast shape in which s_i, left-padded with 1s, is
@@ -996,7 +1052,7 @@ def main():
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
                        check_gather_scatter_nd, check_segments,
-                       check_selection, check_clip,
+                       check_selection, check_image, check_clip,
                        check_broadcast_gradient_args):
             family(r, rng)
     print("%d passed, %d failed" % (r.passed, r.failed))

@@ -50,6 +50,7 @@ static const llvm::StringMap<LoweringEntry> &getLoweringTable() {
         {OpFamily::Array, getArrayLowerings()},
         {OpFamily::Math, getMathLowerings()},
         {OpFamily::NN, getNNLowerings()},
+        {OpFamily::NN, getImageLowerings()},
         {OpFamily::State, getStateLowerings()},
         {OpFamily::ControlFlow, getControlFlowLowerings()},
         {OpFamily::Functional, getFunctionalLowerings()},

@@ -210,6 +210,8 @@ using LoweringTable = std::vector<std::pair<llvm::StringRef, Lowering>>;
 LoweringTable getArrayLowerings();
 LoweringTable getMathLowerings();
 LoweringTable getNNLowerings();
+/// LRN and the resize ops: NN family ops in ImageLowerings.cpp.
+LoweringTable getImageLowerings();
 LoweringTable getStateLowerings();
 LoweringTable getControlFlowLowerings();
 LoweringTable getFunctionalLowerings();

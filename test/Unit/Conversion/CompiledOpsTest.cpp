@@ -616,6 +616,55 @@ void addArrayCases(CaseTable &table) {
   table["ScatterNd"].push_back(node(
       "ScatterNd", {arg(literal(kInt32, {2, 1}, {1, 4})),
                     arg(randomTensor(kFloat, {2, 2})), arg(i32s({3, 2}))}));
+  // LRN and LRNGrad: radii past the channels and within, the attrs.
+  table["LRN"].push_back(node("LRN", {arg(moderate(kFloat, {2, 3, 3, 7}))},
+                              {{"depth_radius", "2"},
+                               {"alpha", "0.5"},
+                               {"beta", "0.75"},
+                               {"bias", "2.0"}}));
+  table["LRN"].push_back(node("LRN", {arg(moderate(kFloat, {1, 2, 2, 3}))},
+                              {{"depth_radius", "5"}}));
+  {
+    Tensor x = moderate(kFloat, {2, 2, 3, 6});
+    table["LRNGrad"].push_back(
+        node("LRNGrad",
+             {arg(moderate(kFloat, {2, 2, 3, 6})), arg(x),
+              arg(moderate(kFloat, {2, 2, 3, 6}))},
+             {{"depth_radius", "1"}, {"alpha", "0.25"}}));
+  }
+  // The resize ops: every coordinate map, up and down, ints and floats;
+  // align_corners with half_pixel_centers (an error both ways).
+  for (auto [align, halfPixel] :
+       {std::pair{"false", "false"}, std::pair{"true", "false"},
+        std::pair{"false", "true"}, std::pair{"true", "true"}}) {
+    Attrs attrs = {{"align_corners", align}, {"half_pixel_centers", halfPixel}};
+    table["ResizeBilinear"].push_back(node(
+        "ResizeBilinear",
+        {arg(randomTensor(kFloat, {2, 3, 5, 2})), arg(i32s({7, 4}))}, attrs));
+    table["ResizeNearestNeighbor"].push_back(
+        node("ResizeNearestNeighbor",
+             {arg(randomTensor(kInt32, {1, 4, 3, 3})), arg(i32s({2, 7}))}, [&] {
+               Attrs withType = attrs;
+               withType.push_back({"T", "DT_INT32"});
+               return withType;
+             }()));
+    table["ResizeBilinearGrad"].push_back(
+        node("ResizeBilinearGrad",
+             {arg(randomTensor(kFloat, {2, 6, 3, 2})),
+              arg(randomTensor(kDouble, {2, 4, 5, 2}))},
+             [&] {
+               Attrs withType = attrs;
+               withType.push_back({"T", "DT_DOUBLE"});
+               return withType;
+             }()));
+    table["ResizeNearestNeighborGrad"].push_back(node(
+        "ResizeNearestNeighborGrad",
+        {arg(randomTensor(kFloat, {1, 5, 2, 3})), arg(i32s({3, 4}))}, attrs));
+  }
+  table["ResizeBilinear"].push_back(
+      node("ResizeBilinear",
+           {arg(randomTensor(kUInt8, {1, 6, 6, 1})), arg(i32s({2, 3}))},
+           {{"T", "DT_UINT8"}}));
   // TopKV2: k a constant (the shape); ties (integers), several dtypes and
   // index types, k = 0, a k past the row (an error both ways).
   table["TopKV2"].push_back(node(

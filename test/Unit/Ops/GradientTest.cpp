@@ -836,6 +836,32 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"ScatterNd\" input: \"i\" input: \"x0\" "
            "input: \"shape\" " +
            t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      // LRN (float only: a float graph), the resize ops (to a size that is not
+      // a multiple, with each coordinate map).
+      {"LRN",
+       {{"x0", {1, 2, 2, 5}, D::Positive}},
+       "node { name: \"y\" op: \"LRN\" input: \"x0\" attr { key: \"T\" value "
+       "{ type: DT_FLOAT } } attr { key: \"depth_radius\" value { i: 2 } } "
+       "attr { key: \"alpha\" value { f: 0.5 } } attr { key: \"beta\" value "
+       "{ f: 0.75 } } }",
+       "y",
+       false,
+       /*float32=*/true},
+      {"ResizeBilinear",
+       {{"x0", {2, 3, 4, 2}}},
+       intConst("size", {5, 3}) +
+           "node { name: \"y\" op: \"ResizeBilinear\" input: \"x0\" input: "
+           "\"size\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: "
+           "\"half_pixel_centers\" value { b: true } } }",
+       "y",
+       false,
+       /*float32=*/true},
+      {"ResizeNearestNeighbor",
+       {{"x0", {1, 3, 4, 2}}},
+       intConst("size", {5, 7}) +
+           "node { name: \"y\" op: \"ResizeNearestNeighbor\" input: \"x0\" "
+           "input: \"size\" " +
+           t64 + " attr { key: \"align_corners\" value { b: true } } }"},
       // TopKV2: the gradient of the chosen values goes back to their places
       // (random values: no ties).
       {"TopKV2",
