@@ -2,6 +2,7 @@
 
 #include "KernelContext.h"
 
+#include "cleave/Ops/Einsum.h"
 #include "cleave/Ops/ElementwiseOps.h"
 #include "cleave/Support/SpecialFunctions.h"
 
@@ -1024,6 +1025,71 @@ static LogicalResult unsortedSegmentSum(KernelContext &ctx) {
   return success();
 }
 
+/// Einsum: out[output labels] = the sum over the other labels of the
+/// product of the inputs' elements (cleave/Ops/Einsum.h), floats summed in
+/// double, integers wrapping.
+static LogicalResult einsum(KernelContext &ctx) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor &t : ctx.inputs)
+    shapes.push_back(t.shape());
+  ops::EinsumPlan plan;
+  if (std::string error =
+          ops::planEinsum(ctx.getString("equation").value_or(""), shapes, plan);
+      !error.empty())
+    return ctx.error() << error;
+  int32_t dtype = ctx.inputs[0].dtype();
+  size_t labels = plan.labelSizes.size();
+  std::vector<int64_t> outShape = plan.outputShape();
+  Tensor out(dtype, outShape);
+  // Each label's step in each input (summed over a diagonal's dims; 0 where
+  // broadcast) and in the output.
+  std::vector<std::vector<int64_t>> steps(ctx.inputs.size(),
+                                          std::vector<int64_t>(labels, 0));
+  for (auto [i, t] : llvm::enumerate(ctx.inputs)) {
+    std::vector<int64_t> strides = stridesOf(t.shape());
+    for (auto [axis, label] : llvm::enumerate(plan.inputLabels[i]))
+      if (!plan.broadcast[i][axis])
+        steps[i][label] += strides[axis];
+  }
+  std::vector<int64_t> outSteps(labels, 0), outStrides = stridesOf(outShape);
+  for (auto [axis, label] : llvm::enumerate(plan.outputLabels))
+    outSteps[label] = outStrides[axis];
+  int64_t total = 1;
+  for (int64_t size : plan.labelSizes)
+    total *= size;
+  LogicalResult typed = dispatchNumeric(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+    std::vector<Acc> sums(out.numElements(), Acc(0));
+    std::vector<int64_t> index(labels, 0);
+    for (int64_t n = 0; n < total; ++n) {
+      Acc product = Acc(1);
+      for (auto [i, t] : llvm::enumerate(ctx.inputs)) {
+        int64_t at = 0;
+        for (size_t l = 0; l < labels; ++l)
+          at += index[l] * steps[i][l];
+        product = wrappingMul(product, Acc(t.data<T>()[at]));
+      }
+      int64_t to = 0;
+      for (size_t l = 0; l < labels; ++l)
+        to += index[l] * outSteps[l];
+      sums[to] = wrappingAdd(sums[to], product);
+      // The next combination of labels (the last one fastest).
+      for (size_t l = labels; l-- > 0;) {
+        if (++index[l] < plan.labelSizes[l])
+          break;
+        index[l] = 0;
+      }
+    }
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.data<T>()[i] = T(sums[i]);
+  });
+  if (failed(typed) || dtype == kBool)
+    return ctx.error() << "dtype " << dtypeName(dtype) << " is not supported";
+  ctx.outputs[0] = out;
+  return success();
+}
+
 /// Bincount: bins[v] sums the weights of the elements of arr equal to v
 /// (counts them without weights), for v < size; larger values are left
 /// out, negative ones an error.
@@ -1143,6 +1209,7 @@ static LogicalResult segmentReduce(KernelContext &ctx) {
 KernelTable cleave::interp::getMathKernels() {
   return {
       {"UnsortedSegmentSum", unsortedSegmentSum},
+      {"Einsum", einsum},
       {"Bincount", bincount},
       {"SegmentSum", segmentReduce<SegmentReduce::Sum>},
       {"SegmentMean", segmentReduce<SegmentReduce::Mean>},

@@ -8,6 +8,9 @@
 #include "CommonShapeFns.h"
 #include "OpTables.h"
 
+#include "cleave/Ops/Einsum.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -256,6 +259,10 @@ OpTable cleave::ops::detail::getMathOps() {
        {"data: T", "segment_ids: Tindices"},
        {"output: T"},
        {"T: realnumbertype", "Tindices: {int32, int64}"}},
+      {"Einsum",
+       {"inputs: N * T"},
+       {"output: T"},
+       {"equation: string", "N: int >= 1", "T: type"}},
       {"Bincount",
        {"arr: int32", "size: int32", "weights: T"},
        {"bins: T"},
@@ -470,6 +477,26 @@ static std::string segmentReductionShape(InferenceContext &ctx) {
   return "";
 }
 
+/// Einsum: the output's labels' sizes (cleave/Ops/Einsum.h).
+static std::string einsumShape(InferenceContext &ctx) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    Shape shape = ctx.getInputShape(i);
+    if (!shape.hasRank()) {
+      ctx.setOutput(0, Shape::unknown());
+      return "";
+    }
+    shapes.emplace_back(shape.dims.begin(), shape.dims.end());
+  }
+  EinsumPlan plan;
+  if (std::string error =
+          planEinsum(ctx.getStringAttr("equation").value_or(""), shapes, plan);
+      !error.empty())
+    return error;
+  ctx.setOutput(0, Shape::of(plan.outputShape()));
+  return "";
+}
+
 /// Bincount: [size], size a scalar.
 static std::string bincountShape(InferenceContext &ctx) {
   Shape size = ctx.getInputShape(1);
@@ -500,6 +527,7 @@ detail::ShapeFnTable cleave::ops::detail::getMathShapeFns() {
       {"LinSpace", linSpaceShape},
       {"UnsortedSegmentSum", unsortedSegmentSumShape},
       {"Bincount", bincountShape},
+      {"Einsum", einsumShape},
       {"SegmentSum", segmentReductionShape},
       {"SegmentMean", segmentReductionShape},
       {"SegmentProd", segmentReductionShape},
@@ -1507,6 +1535,58 @@ static std::string segmentProdGrad(GradientContext &ctx) {
   return "";
 }
 
+/// Einsum: each input's gradient is the Einsum of the output's gradient
+/// (and the other input) onto the input's labels; labels only that input
+/// has, summed by the forward op, come back by broadcasting. Equations
+/// with an ellipsis or a label repeated within an input have no rule yet.
+static std::string einsumGrad(GradientContext &ctx) {
+  std::string equation = ctx.getStringAttr("equation").value_or("");
+  std::vector<std::string> inputs;
+  std::string output;
+  if (std::string error = splitEinsum(equation, inputs, output); !error.empty())
+    return error;
+  for (const std::string &in : inputs) {
+    std::string sorted = in;
+    std::sort(sorted.begin(), sorted.end());
+    if (in.find('.') != std::string::npos ||
+        std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return "Einsum's gradient is not implemented for an ellipsis or a "
+             "label repeated within an input: '" +
+             equation + "'";
+  }
+  GradTensor grad = ctx.getOutputGrad(0);
+  unsigned n = inputs.size();
+  for (unsigned i = 0; i < n; ++i) {
+    const std::string &mine = inputs[i];
+    std::string other = n == 2 ? inputs[1 - i] : "";
+    std::string kept;
+    std::vector<int64_t> summed;
+    for (auto [k, c] : llvm::enumerate(mine)) {
+      if (output.find(c) != std::string::npos ||
+          other.find(c) != std::string::npos)
+        kept += c;
+      else
+        summed.push_back(k);
+    }
+    std::vector<GradTensor> operands = {grad};
+    if (n == 2)
+      operands.push_back(ctx.getInput(1 - i));
+    std::string gradEquation =
+        output + (n == 2 ? "," + other : "") + "->" + kept;
+    GradTensor g = ctx.op("Einsum", operands,
+                          {GradAttr::string("equation", gradEquation),
+                           GradAttr::integer("N", n)});
+    if (!summed.empty()) {
+      for (int64_t axis : summed)
+        g = ctx.op("ExpandDims",
+                   {g, ctx.scalar(axis, grads::kInt32, "ExpandDims/dim")});
+      g = ctx.op("BroadcastTo", {g, ctx.op("Shape", {ctx.getInput(i)})});
+    }
+    ctx.setInputGrad(i, g);
+  }
+  return "";
+}
+
 /// UnsortedSegmentSum: each data row gets its segment's gradient, rows with
 /// a negative segment id (dropped by the sum) zeros (_GatherDropNegatives).
 static std::string unsortedSegmentSumGrad(GradientContext &ctx) {
@@ -1543,6 +1623,7 @@ detail::GradFnTable cleave::ops::detail::getMathGradFns() {
   return {
       {"AddV2", addGrad},
       {"UnsortedSegmentSum", unsortedSegmentSumGrad},
+      {"Einsum", einsumGrad},
       {"SegmentSum", segmentSumGrad},
       {"SegmentMean", segmentMeanGrad},
       {"SegmentProd", segmentProdGrad},

@@ -1002,6 +1002,22 @@ def check_image(r, rng):
             rtol=1e-4, atol=1e-5)
 
 
+def check_einsum(r, rng):
+    """Einsum against torch.einsum: products, batches broadcast by an
+    ellipsis, a diagonal, reductions, implicit outputs."""
+    cases = [("ij,jk->ik", [(3, 4), (4, 5)]), ("bij,bkj->bik", [(2, 3, 4), (2, 5, 4)]),
+             ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]), ("ii->i", [(4, 4)]),
+             ("ijk->ki", [(2, 3, 4)]), ("ij,ij->", [(3, 4), (3, 4)]), ("ab,bc", [(2, 3), (3, 4)]),
+             ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)])]
+    for equation, shapes in cases:
+        xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        r.check("Einsum/%s" % equation,
+                lambda: r.run("Einsum", xs, attrs(T=np.float32, N=len(xs),
+                                                  equation=equation)),
+                torch.einsum(equation, *[T(x) for x in xs]).numpy(),
+                rtol=1e-4, atol=1e-5)
+
+
 def check_broadcast_gradient_args(r, rng):
     """BroadcastGradientArgs(s0, s1) = (r0, r1): r_i is exactly the
     dimensions of the broadcast shape in which s_i, left-padded with 1s, is
@@ -1052,7 +1068,7 @@ def main():
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
                        check_gather_scatter_nd, check_segments,
-                       check_selection, check_image, check_clip,
+                       check_selection, check_image, check_einsum, check_clip,
                        check_broadcast_gradient_args):
             family(r, rng)
     print("%d passed, %d failed" % (r.passed, r.failed))

@@ -11,6 +11,7 @@
 
 #include "Lowering.h"
 
+#include "cleave/Ops/Einsum.h"
 #include "cleave/Ops/ElementwiseOps.h"
 #include "cleave/Ops/ShapeInference.h"
 #include "cleave/Support/SpecialFunctions.h"
@@ -1249,6 +1250,60 @@ static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
   return success();
 }
 
+/// Einsum: one linalg.generic with a loop per label (cleave/Ops/Einsum.h):
+/// the output's labels parallel, the others reductions; a repeated label
+/// reads the diagonal, a broadcast ellipsis dimension index 0.
+static LogicalResult einsum(NodeLowering &ctx) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    shapes.push_back(ctx.shape(i));
+  ops::EinsumPlan plan;
+  if (std::string error =
+          ops::planEinsum(ctx.getString("equation").value_or(""), shapes, plan);
+      !error.empty())
+    return ctx.error() << error;
+  int32_t dtype = ctx.dtype(0);
+  if (dtype == kBool || !ctx.elementType(dtype) ||
+      !ctx.elementType(dtype).isIntOrFloat())
+    return unsupportedDType(ctx, dtype);
+  OpBuilder &b = ctx.b;
+  MLIRContext *context = b.getContext();
+  unsigned labels = plan.labelSizes.size();
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    SmallVector<AffineExpr> exprs;
+    for (auto [axis, label] : llvm::enumerate(plan.inputLabels[i]))
+      exprs.push_back(plan.broadcast[i][axis]
+                          ? getAffineConstantExpr(0, context)
+                          : getAffineDimExpr(label, context));
+    maps.push_back(AffineMap::get(labels, 0, exprs, context));
+    operands.push_back(ctx.tensor(i));
+  }
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators(labels,
+                                             utils::IteratorType::reduction);
+  for (int64_t label : plan.outputLabels) {
+    outExprs.push_back(getAffineDimExpr(label, context));
+    iterators[label] = utils::IteratorType::parallel;
+  }
+  maps.push_back(AffineMap::get(labels, 0, outExprs, context));
+  std::vector<int64_t> outShape = plan.outputShape();
+  Value init = ctx.filled(outShape, dtype, ctx.scalar(dtype, 0));
+  Type type = ctx.elementType(dtype);
+  auto generic = b.create<linalg::GenericOp>(
+      ctx.loc, TypeRange{init.getType()}, operands, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Arith a(nb, l, dtype, type);
+        Value product = args[0];
+        for (size_t i = 1; i + 1 < args.size(); ++i)
+          product = a.mul(product, args[i]);
+        nb.create<linalg::YieldOp>(l, a.add(args.back(), product));
+      });
+  ctx.setOutput(0, generic.getResult(0), dtype);
+  return success();
+}
+
 /// Bincount: size is a compile-time constant (the result's shape); each
 /// element of arr below it adds its weight (or 1 without weights) to its
 /// bin, one at a time; a negative one is TensorFlow's error, through the
@@ -1524,6 +1579,7 @@ LoweringTable cleave::conversion::getMathLowerings() {
       {"Pow", binary<Binary::Pow>},
       {"SquaredDifference", binary<Binary::SquaredDifference>},
       {"Atan2", binary<Binary::Atan2>},
+      {"Einsum", einsum},
       {"Bincount", bincount},
       {"SegmentSum", segmentReduce<SegmentReduce::Sum>},
       {"SegmentMean", segmentReduce<SegmentReduce::Mean>},

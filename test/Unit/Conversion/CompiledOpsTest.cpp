@@ -616,6 +616,37 @@ void addArrayCases(CaseTable &table) {
   table["ScatterNd"].push_back(node(
       "ScatterNd", {arg(literal(kInt32, {2, 1}, {1, 4})),
                     arg(randomTensor(kFloat, {2, 2})), arg(i32s({3, 2}))}));
+  // Einsum: matrix products with and without the output given, batches
+  // broadcast by an ellipsis, a diagonal, a reduction, an outer product,
+  // integers; mismatched labels (an error both ways).
+  struct EinsumCase {
+    const char *equation;
+    std::vector<Dims> shapes;
+    int32_t dtype;
+  };
+  for (const EinsumCase &e : std::vector<EinsumCase>{
+           {"ij,jk->ik", {{3, 4}, {4, 5}}, kFloat},
+           {"ij,jk", {{2, 3}, {3, 2}}, kDouble},
+           {"...ij,...jk->...ik", {{2, 1, 2, 3}, {3, 3, 4}}, kFloat},
+           {"bhqd,bhkd->bhqk", {{2, 2, 3, 4}, {2, 2, 5, 4}}, kFloat},
+           {"ii->i", {{4, 4}}, kFloat},
+           {"ij->", {{3, 5}}, kDouble},
+           {"i,j->ij", {{3}, {4}}, kInt32},
+           {"ij->ji", {{2, 3}}, kInt64},
+           {"ij,jk->ik", {{2, 3}, {4, 2}}, kFloat}}) {
+    std::vector<Input> inputs;
+    for (const Dims &shape : e.shapes)
+      inputs.push_back(arg(isFloat(e.dtype) ? moderate(e.dtype, shape)
+                                            : randomTensor(e.dtype, shape)));
+    table["Einsum"].push_back(
+        node("Einsum", inputs,
+             {{"equation", "'" + std::string(e.equation) + "'"},
+              {"N", std::to_string(e.shapes.size())},
+              {"T", e.dtype == kFloat    ? "DT_FLOAT"
+                    : e.dtype == kDouble ? "DT_DOUBLE"
+                    : e.dtype == kInt32  ? "DT_INT32"
+                                         : "DT_INT64"}}));
+  }
   // LRN and LRNGrad: radii past the channels and within, the attrs.
   table["LRN"].push_back(node("LRN", {arg(moderate(kFloat, {2, 3, 3, 7}))},
                               {{"depth_radius", "2"},
@@ -1670,7 +1701,14 @@ constexpr const char *kContractions[] = {"MatMul",
                                          "AvgPoolGrad",
                                          "UnsortedSegmentSum",
                                          "L2Loss",
-                                         "AddN"};
+                                         "AddN",
+                                         "Einsum",
+                                         "SegmentSum",
+                                         "SegmentMean",
+                                         "TensorScatterAdd",
+                                         "LRN",
+                                         "LRNGrad",
+                                         "ResizeBilinearGrad"};
 
 /// The case with every float input and variable replaced by its absolute
 /// value.

@@ -770,6 +770,28 @@ std::vector<OpCase> arrayCases() {
              {i32.vec({2, -3, 4}), i64.vec({0, 0, 2})},
              {T(kInt32), typeAttr("Tindices", kInt64)},
              i32.vec({-3, std::numeric_limits<int32_t>::max(), 4})),
+      // Einsum: a product, the implicit output, batches broadcast by an
+      // ellipsis, a trace, an outer product.
+      single("EinsumMatMul", "Einsum",
+             {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3, 2}, {1, 0, 0, 1, 1, 1})},
+             {T(kFloat), intAttr("N", 2), strAttr("equation", "ij,jk->ik")},
+             f32({2, 2}, {4, 5, 10, 11})),
+      single("EinsumImplicit", "Einsum",
+             {i32({2, 3}, {1, 2, 3, 4, 5, 6}), i32({3, 2}, {1, 0, 0, 1, 1, 1})},
+             {T(kInt32), intAttr("N", 2), strAttr("equation", "ba,ac")},
+             i32({2, 2}, {4, 5, 10, 11})),
+      single(
+          "EinsumEllipsis", "Einsum",
+          {f32({2, 1, 1, 2}, {1, 2, 3, 4}), f32({3, 2, 1}, {1, 1, 2, 2, 3, 3})},
+          {T(kFloat), intAttr("N", 2),
+           strAttr("equation", "...ij,...jk->...ik")},
+          f32({2, 3, 1, 1}, {3, 6, 9, 7, 14, 21})),
+      single("EinsumTrace", "Einsum",
+             {f64({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})},
+             {T(kDouble), intAttr("N", 1), strAttr("equation", "ii")}, f64(15)),
+      single("EinsumOuter", "Einsum", {f32.vec({1, 2}), f32.vec({3, 4, 5})},
+             {T(kFloat), intAttr("N", 2), strAttr("equation", "i,j->ji")},
+             f32({3, 2}, {3, 6, 4, 8, 5, 10})),
       // LRN: sums of squares over channels c-1..c+1: 5, 14, 13.
       single("LRN", "LRN", {f32({1, 1, 1, 3}, {1, 2, 3})},
              {T(kFloat), intAttr("depth_radius", 1)},

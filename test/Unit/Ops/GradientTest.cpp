@@ -836,6 +836,33 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"ScatterNd\" input: \"i\" input: \"x0\" "
            "input: \"shape\" " +
            t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      // Einsum: products, a label summed in one input only, a dot product,
+      // a transpose.
+      {"EinsumMatMul",
+       {{"x0", {2, 3}}, {"x1", {3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"ij,jk->ik\" } } }"},
+      {"EinsumBatched",
+       {{"x0", {2, 3, 4}}, {"x1", {2, 5, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"bij,bkj->bik\" } } }"},
+      {"EinsumSummed",
+       {{"x0", {3, 4}}, {"x1", {4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"ij,j->j\" } } }"},
+      {"EinsumDot",
+       {{"x0", {2, 3}}, {"x1", {2, 3}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"ij,ij->\" } } }"},
+      {"EinsumTranspose",
+       {{"x0", {2, 3}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"ij->ji\" } } }"},
       // LRN (float only: a float graph), the resize ops (to a size that is not
       // a multiple, with each coordinate map).
       {"LRN",
