@@ -1,5 +1,4 @@
-//===- Einsum.h - what an Einsum equation computes ---------------*- C++
-//-*-===//
+//===- Einsum.h - what an Einsum equation computes --------------*- C++ -*-===//
 //
 // Einsum's equation, parsed and checked against the inputs' shapes as
 // TensorFlow's EinsumShape and EinsumOp do: explicit or implicit output,
