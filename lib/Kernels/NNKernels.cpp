@@ -7,9 +7,11 @@
 #include "KernelContext.h"
 
 #include "cleave/Ops/NNShapeChecks.h"
+#include "cleave/Ops/WindowAttrs.h"
 #include "cleave/Support/TopK.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace cleave;
@@ -136,31 +138,29 @@ struct Window {
 };
 } // namespace
 
-static Window window(int64_t in, int64_t size, int64_t stride, int64_t dilation,
-                     bool same) {
-  int64_t effective = (size - 1) * dilation + 1;
-  if (!same)
-    return {in < effective ? 0 : (in - effective + stride) / stride, 0};
-  int64_t out = (in + stride - 1) / stride;
-  int64_t pad = std::max<int64_t>((out - 1) * stride + effective - in, 0);
-  return {out, pad / 2};
+/// Reads the window attrs, reordered to NHWC (cleave/Ops/WindowAttrs.h);
+/// fails with TensorFlow's message on bad values.
+static FailureOr<ops::WindowAttrs>
+windowAttrs(KernelContext &ctx, bool hasKsize, bool hasDilations) {
+  ops::WindowAttrs attrs;
+  auto list = [&](const char *name) -> std::optional<std::vector<int64_t>> {
+    return ctx.getIntList(name);
+  };
+  std::string error = ops::readWindowAttrs(
+      ctx.getString("data_format").value_or("NHWC"),
+      ctx.getString("padding").value_or(""), list("strides"),
+      hasKsize ? list("ksize") : std::nullopt,
+      hasDilations ? list("dilations") : std::nullopt,
+      list("explicit_paddings").value_or(std::vector<int64_t>()), attrs);
+  if (!error.empty())
+    return ctx.error() << error, failure();
+  return attrs;
 }
 
-/// Reads the NHWC window attrs; fails with a message on bad values.
-static LogicalResult windowAttrs(KernelContext &ctx,
-                                 std::vector<int64_t> &strides, bool &same) {
-  if (ctx.getString("data_format").value_or("NHWC") != "NHWC")
-    return ctx.error() << "only NHWC is supported by the interpreter";
-  strides = ctx.getIntList("strides").value_or(std::vector<int64_t>());
-  if (strides.size() != 4 || strides[0] != 1 || strides[3] != 1)
-    return ctx.error() << "strides must have 4 entries with batch and depth "
-                          "strides of 1";
-  std::string padding = ctx.getString("padding").value_or("");
-  if (padding != "SAME" && padding != "VALID")
-    return ctx.error() << "padding '" << padding
-                       << "' is not supported (SAME or VALID)";
-  same = padding == "SAME";
-  return success();
+static Window window(const ops::WindowAttrs &attrs, int dim, int64_t in,
+                     int64_t size) {
+  ops::WindowDim w = ops::windowDim(attrs, dim, in, size);
+  return {w.out, w.before};
 }
 
 namespace {
@@ -222,16 +222,15 @@ struct Conv {
 static FailureOr<Conv> convGeometry(KernelContext &ctx,
                                     const std::vector<int64_t> &inShape,
                                     const std::vector<int64_t> &filterShape) {
-  Conv g;
-  bool same;
-  if (failed(windowAttrs(ctx, g.strides, same)))
+  FailureOr<ops::WindowAttrs> attrs =
+      windowAttrs(ctx, /*hasKsize=*/false, /*hasDilations=*/true);
+  if (failed(attrs))
     return failure();
-  g.dilations =
-      ctx.getIntList("dilations").value_or(std::vector<int64_t>{1, 1, 1, 1});
-  if (inShape.size() != 4 || filterShape.size() != 4 || g.dilations.size() != 4)
-    return ctx.error() << "input and filter must be 4-D, and dilations have 4 "
-                          "entries",
-           failure();
+  if (inShape.size() != 4 || filterShape.size() != 4)
+    return ctx.error() << "input and filter must be 4-D", failure();
+  Conv g;
+  g.strides = attrs->strides;
+  g.dilations = attrs->dilations;
   g.n = inShape[0], g.h = inShape[1], g.w = inShape[2], g.c = inShape[3];
   g.kh = filterShape[0], g.kw = filterShape[1], g.oc = filterShape[3];
   if (filterShape[2] != g.c)
@@ -240,30 +239,27 @@ static FailureOr<Conv> convGeometry(KernelContext &ctx,
                        << filterShape[2]
                        << " (grouped convolutions are not supported yet)",
            failure();
-  g.wh = window(g.h, g.kh, g.strides[1], g.dilations[1], same);
-  g.ww = window(g.w, g.kw, g.strides[2], g.dilations[2], same);
+  g.wh = window(*attrs, 1, g.h, g.kh);
+  g.ww = window(*attrs, 2, g.w, g.kw);
   return g;
 }
 
 /// Reads a pooling op's attrs for an input of `inShape`.
 static FailureOr<Conv> poolGeometry(KernelContext &ctx,
                                     const std::vector<int64_t> &inShape) {
-  Conv g;
-  bool same;
-  if (failed(windowAttrs(ctx, g.strides, same)))
+  FailureOr<ops::WindowAttrs> attrs =
+      windowAttrs(ctx, /*hasKsize=*/true, /*hasDilations=*/false);
+  if (failed(attrs))
     return failure();
-  auto ksize = ctx.getIntList("ksize").value_or(std::vector<int64_t>());
-  if (ksize.size() != 4 || ksize[0] != 1 || ksize[3] != 1)
-    return ctx.error() << "ksize must have 4 entries with batch and depth "
-                          "sizes of 1",
-           failure();
   if (inShape.size() != 4)
     return ctx.error() << "input must be 4-D", failure();
+  Conv g;
+  g.strides = attrs->strides;
+  g.dilations = attrs->dilations;
   g.n = inShape[0], g.h = inShape[1], g.w = inShape[2], g.c = inShape[3];
-  g.kh = ksize[1], g.kw = ksize[2], g.oc = g.c;
-  g.dilations = {1, 1, 1, 1};
-  g.wh = window(g.h, g.kh, g.strides[1], 1, same);
-  g.ww = window(g.w, g.kw, g.strides[2], 1, same);
+  g.kh = attrs->ksize[1], g.kw = attrs->ksize[2], g.oc = g.c;
+  g.wh = window(*attrs, 1, g.h, g.kh);
+  g.ww = window(*attrs, 2, g.w, g.kw);
   return g;
 }
 
@@ -398,6 +394,63 @@ static LogicalResult avgPoolGrad(KernelContext &ctx) {
       dx.sums[t] += grad.getAsDouble(o) / taps.size();
   });
   ctx.outputs[0] = dx.finish(grad.dtype(), inShape);
+  return success();
+}
+
+namespace {
+/// What an input or the output of a windowed op is, for data_format.
+enum class Role { Image, ImageShape, Other };
+} // namespace
+
+/// A 4-D tensor with its dimensions permuted: out dim d is `t`'s perm[d].
+static Tensor permuted(const Tensor &t, const int64_t (&perm)[4]) {
+  std::vector<int64_t> shape(4);
+  for (int d = 0; d < 4; ++d)
+    shape[d] = t.shape()[perm[d]];
+  Tensor out(t.dtype(), shape);
+  std::vector<int64_t> strides = stridesOf(t.shape());
+  size_t bytes = dtypeSize(t.dtype());
+  int64_t at = 0;
+  for (int64_t a = 0; a < shape[0]; ++a)
+    for (int64_t b = 0; b < shape[1]; ++b)
+      for (int64_t c = 0; c < shape[2]; ++c)
+        for (int64_t d = 0; d < shape[3]; ++d, ++at) {
+          int64_t from = a * strides[perm[0]] + b * strides[perm[1]] +
+                         c * strides[perm[2]] + d * strides[perm[3]];
+          std::memcpy(out.raw() + at * bytes, t.raw() + from * bytes, bytes);
+        }
+  return out;
+}
+
+/// Runs the NHWC kernel `nhwc` on an NCHW node: its image inputs and shape
+/// inputs reordered to NHWC, its image output back to NCHW (the attrs are
+/// reordered where they are read, windowAttrs).
+template <Kernel nhwc, Role in0, Role in1, Role in2, Role out>
+static LogicalResult inDataFormat(KernelContext &ctx) {
+  if (ctx.getString("data_format").value_or("NHWC") != "NCHW")
+    return nhwc(ctx);
+  const Role roles[] = {in0, in1, in2};
+  for (size_t i = 0; i < ctx.inputs.size() && i < 3; ++i) {
+    Tensor &t = ctx.inputs[i];
+    if (roles[i] == Role::Image) {
+      if (t.rank() != 4)
+        return ctx.error() << "input " << i << " must be 4-D, got shape "
+                           << shapeString(t.shape());
+      t = permuted(t, ops::kNCHWToNHWC);
+    } else if (roles[i] == Role::ImageShape) {
+      std::vector<int64_t> shape = toInts(t);
+      if (shape.size() != 4)
+        return ctx.error() << "input " << i << " must hold 4 dimensions";
+      Tensor reordered(t.dtype(), {4});
+      for (int d = 0; d < 4; ++d)
+        reordered.setFromDouble(d, double(shape[ops::kNCHWToNHWC[d]]));
+      t = reordered;
+    }
+  }
+  if (failed(nhwc(ctx)))
+    return failure();
+  if (out == Role::Image)
+    ctx.outputs[0] = permuted(ctx.outputs[0], ops::kNHWCToNCHW);
   return success();
 }
 
@@ -756,13 +809,22 @@ KernelTable cleave::interp::getNNKernels() {
       {"EluGrad", saturatedGrad<true>},
       {"SoftplusGrad", softGrad<true>},
       {"SoftsignGrad", softGrad<false>},
-      {"Conv2D", conv2D},
-      {"Conv2DBackpropInput", conv2DBackpropInput},
-      {"Conv2DBackpropFilter", conv2DBackpropFilter},
-      {"MaxPool", pool<true>},
-      {"AvgPool", pool<false>},
-      {"MaxPoolGrad", maxPoolGrad},
-      {"AvgPoolGrad", avgPoolGrad},
+      {"Conv2D", inDataFormat<conv2D, Role::Image, Role::Other, Role::Other,
+                              Role::Image>},
+      {"Conv2DBackpropInput",
+       inDataFormat<conv2DBackpropInput, Role::ImageShape, Role::Other,
+                    Role::Image, Role::Image>},
+      {"Conv2DBackpropFilter",
+       inDataFormat<conv2DBackpropFilter, Role::Image, Role::Other, Role::Image,
+                    Role::Other>},
+      {"MaxPool", inDataFormat<pool<true>, Role::Image, Role::Other,
+                               Role::Other, Role::Image>},
+      {"AvgPool", inDataFormat<pool<false>, Role::Image, Role::Other,
+                               Role::Other, Role::Image>},
+      {"MaxPoolGrad", inDataFormat<maxPoolGrad, Role::Image, Role::Image,
+                                   Role::Image, Role::Image>},
+      {"AvgPoolGrad", inDataFormat<avgPoolGrad, Role::ImageShape, Role::Image,
+                                   Role::Other, Role::Image>},
       {"FusedBatchNormV3", fusedBatchNorm},
       {"FusedBatchNormGradV3", fusedBatchNormGrad},
   };

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommonShapeFns.h"
+
 #include "OpTables.h"
+#include "cleave/Ops/WindowAttrs.h"
 
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
@@ -299,44 +301,46 @@ static std::string crossEntropyShape(InferenceContext &ctx) {
   return "";
 }
 
-/// Conv2D / MaxPool / AvgPool: NHWC or NCHW windows with SAME or VALID
-/// padding (TensorFlow's GetWindowedOutputSize).
-static int64_t windowedSize(int64_t in, int64_t window, int64_t stride,
-                            int64_t dilation, const std::string &padding) {
-  if (in < 0 || window < 0)
-    return Shape::kUnknown;
-  int64_t effective = (window - 1) * dilation + 1;
-  if (padding == "VALID")
-    return in < effective ? 0 : (in - effective + stride) / stride;
-  return (in + stride - 1) / stride;
-}
-
-static std::string windowed(InferenceContext &ctx, const Shape &in, int64_t kh,
-                            int64_t kw, int64_t outChannels) {
-  auto strides = ctx.getIntListAttr("strides");
-  std::string padding = ctx.getStringAttr("padding").value_or("");
-  std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
-  auto dilations = ctx.getIntListAttr("dilations")
-                       .value_or(llvm::SmallVector<int64_t>{1, 1, 1, 1});
-  if (!strides || strides->size() != 4)
-    return "Sliding window strides field must specify 4 dimensions";
-  if (padding != "SAME" && padding != "VALID") {
-    ctx.setOutput(0, Shape::ofRank(4));
-    return ""; // EXPLICIT padding: not inferred yet.
-  }
+/// Conv2D / MaxPool / AvgPool: NHWC or NCHW windows with SAME, VALID or
+/// EXPLICIT padding (cleave/Ops/WindowAttrs.h, TensorFlow's
+/// GetWindowedOutputSize); `outChannels` -2 keeps the input's channels.
+static std::string windowed(InferenceContext &ctx, const Shape &in, bool isPool,
+                            int64_t kh, int64_t kw, int64_t outChannels) {
+  auto list = [&](const char *name) -> std::optional<std::vector<int64_t>> {
+    if (auto values = ctx.getIntListAttr(name))
+      return std::vector<int64_t>(values->begin(), values->end());
+    return std::nullopt;
+  };
+  WindowAttrs attrs;
+  std::string error = readWindowAttrs(
+      ctx.getStringAttr("data_format").value_or("NHWC"),
+      ctx.getStringAttr("padding").value_or(""), list("strides"),
+      isPool ? list("ksize") : std::nullopt,
+      isPool ? std::nullopt : list("dilations"),
+      list("explicit_paddings").value_or(std::vector<int64_t>()), attrs);
+  if (!error.empty())
+    return error;
   if (!in.hasRank()) {
     ctx.setOutput(0, Shape::ofRank(4));
     return "";
   }
   if (in.rank() != 4)
     return "Shape must be rank 4 but is rank " + std::to_string(in.rank());
-  bool nchw = format == "NCHW";
-  int64_t h = nchw ? 2 : 1, w = nchw ? 3 : 2, c = nchw ? 1 : 3;
+  if (isPool) {
+    kh = attrs.ksize[1];
+    kw = attrs.ksize[2];
+  }
+  // Positions in the data format of height, width and channels.
+  int64_t h = attrs.nchw ? 2 : 1, w = attrs.nchw ? 3 : 2,
+          c = attrs.nchw ? 1 : 3;
   Shape out = in;
-  out.dims[h] = windowedSize(in.dims[h], kh, (*strides)[h],
-                             dilations.size() == 4 ? dilations[h] : 1, padding);
-  out.dims[w] = windowedSize(in.dims[w], kw, (*strides)[w],
-                             dilations.size() == 4 ? dilations[w] : 1, padding);
+  auto size = [&](int dim, int64_t extent, int64_t window) {
+    if (extent < 0 || window < 0)
+      return Shape::kUnknown;
+    return windowDim(attrs, dim, extent, window).out;
+  };
+  out.dims[h] = size(1, in.dims[h], kh);
+  out.dims[w] = size(2, in.dims[w], kw);
   if (outChannels != -2)
     out.dims[c] = outChannels;
   ctx.setOutput(0, out);
@@ -349,18 +353,16 @@ static std::string conv2DShape(InferenceContext &ctx) {
     return "Shape must be rank 4 but is rank " + std::to_string(filter.rank());
   if (!filter.hasRank())
     filter = Shape::ofRank(4);
-  return windowed(ctx, ctx.getInputShape(0), filter.dims[0], filter.dims[1],
-                  filter.dims[3]);
+  return windowed(ctx, ctx.getInputShape(0), /*isPool=*/false, filter.dims[0],
+                  filter.dims[1], filter.dims[3]);
 }
 
 static std::string poolShape(InferenceContext &ctx) {
   auto ksize = ctx.getIntListAttr("ksize");
   if (!ksize || ksize->size() != 4)
     return "Sliding window ksize field must specify 4 dimensions";
-  std::string format = ctx.getStringAttr("data_format").value_or("NHWC");
-  bool nchw = format == "NCHW";
-  return windowed(ctx, ctx.getInputShape(0), (*ksize)[nchw ? 2 : 1],
-                  (*ksize)[nchw ? 3 : 2], /*keep channels*/ -2);
+  return windowed(ctx, ctx.getInputShape(0), /*isPool=*/true, 0, 0,
+                  /*keep channels*/ -2);
 }
 
 namespace {

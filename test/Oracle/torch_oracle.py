@@ -616,6 +616,52 @@ def check_pool(r, rng):
 # Layout, indexing and splitting
 # ---------------------------------------------------------------------------
 
+def check_nchw_explicit(r, rng):
+    """Conv2D and its backprops, MaxPool and AvgPool in NCHW (PyTorch's own
+    layout) and with EXPLICIT padding (F.pad before a VALID conv2d; -inf
+    for max pooling)."""
+    x = rng.standard_normal((2, 3, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 4)).astype(np.float32)  # HWIO
+    w_oihw = T(w).permute(3, 2, 0, 1)
+    cases = [("SAME", None, (1, 1, 2, 1)), ("EXPLICIT", (1, 2, 0, 3), (1, 1, 1, 2))]
+    for padding, pads, strides in cases:
+        if padding == "SAME":
+            xt = F.pad(T(x), (0, 1, 1, 1))  # SAME with a 3x2 window, stride (2,1)
+        else:
+            xt = F.pad(T(x), (pads[2], pads[3], pads[0], pads[1]))
+        explicit = [0, 0, 0, 0] + list(pads) if pads else None
+        a = attrs(T=np.float32, strides=list(strides), padding=padding,
+                  data_format="NCHW", explicit_paddings=explicit)
+        leaf = T(x).clone().requires_grad_()
+        padded = (F.pad(leaf, (0, 1, 1, 1)) if padding == "SAME" else
+                  F.pad(leaf, (pads[2], pads[3], pads[0], pads[1])))
+        wleaf = w_oihw.clone().requires_grad_()
+        y = F.conv2d(padded, wleaf, stride=strides[2:])
+        dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+        dx, dw = torch.autograd.grad(y, (leaf, wleaf), T(dy))
+        r.check("Conv2D/NCHW/%s" % padding, lambda: r.run("Conv2D", [x, w], a),
+                y.detach().numpy(), rtol=1e-4, atol=1e-5)
+        r.check("Conv2DBackpropInput/NCHW/%s" % padding,
+                lambda: r.run("Conv2DBackpropInput", [Const(x.shape), w, dy], a),
+                dx.numpy(), rtol=1e-4, atol=1e-5)
+        r.check("Conv2DBackpropFilter/NCHW/%s" % padding,
+                lambda: r.run("Conv2DBackpropFilter", [x, Const(w.shape), dy], a),
+                dw.permute(2, 3, 1, 0).numpy(), rtol=1e-4, atol=1e-4)
+    # Pooling: a 3x2 window, stride 2, VALID in NCHW; EXPLICIT max pooling.
+    pa = attrs(T=np.float32, ksize=[1, 1, 3, 2], strides=[1, 1, 2, 2],
+               padding="VALID", data_format="NCHW")
+    r.check("MaxPool/NCHW", lambda: r.run("MaxPool", [x], pa),
+            F.max_pool2d(T(x), (3, 2), stride=2).numpy())
+    r.check("AvgPool/NCHW", lambda: r.run("AvgPool", [x], pa),
+            F.avg_pool2d(T(x), (3, 2), stride=2).numpy())
+    nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    ea = attrs(T=np.float32, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1],
+               padding="EXPLICIT", explicit_paddings=[0, 0, 1, 0, 1, 1, 0, 0])
+    want = F.max_pool2d(F.pad(T(x), (1, 1, 1, 0), value=-np.inf), 2, stride=2)
+    r.check("MaxPool/EXPLICIT", lambda: r.run("MaxPool", [nhwc], ea),
+            want.permute(0, 2, 3, 1).numpy())
+
+
 def check_layout(r, rng):
     """Transpose, ReverseV2, Tile, Reshape, BroadcastTo."""
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
@@ -1064,7 +1110,8 @@ def main():
         for family in (check_binary, check_unary, check_special,
                        check_activation_grads,
                        check_reductions, check_matmul, check_softmax,
-                       check_batch_norm, check_conv, check_pool, check_layout,
+                       check_batch_norm, check_conv, check_pool,
+                       check_nchw_explicit, check_layout,
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
                        check_gather_scatter_nd, check_segments,

@@ -944,6 +944,15 @@ void NodeLowering::setOutput(unsigned i, Value tensor, int32_t dtype) {
   setOutput(i, std::move(value));
 }
 
+void NodeLowering::replaceInput(unsigned i, LoweredValue value) {
+  replacedInputs.push_back(std::move(value));
+  inputs[i] = &replacedInputs.back();
+}
+
+const LoweredValue &NodeLowering::output(unsigned i) {
+  return function.values[node.getOutputs()[i]];
+}
+
 void NodeLowering::setOutput(unsigned i, LoweredValue value) {
   function.values[node.getOutputs()[i]] = std::move(value);
 }

@@ -20,6 +20,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <deque>
+
 namespace mlir::func {
 class FuncOp;
 } // namespace mlir::func
@@ -85,6 +87,12 @@ public:
   mlir::FailureOr<std::vector<int64_t>>
   inferredOutputShape(llvm::ArrayRef<unsigned> shapeInputs,
                       unsigned output = 0);
+
+  /// Replaces input i by `value` for the rest of this node's lowering (an
+  /// NCHW input reordered for an NHWC lowering).
+  void replaceInput(unsigned i, LoweredValue value);
+  /// Output i as set so far.
+  const LoweredValue &output(unsigned i);
 
   /// Sets output i.
   void setOutput(unsigned i, mlir::Value tensor, int32_t dtype);
@@ -190,6 +198,8 @@ public:
 private:
   FunctionLowering &function;
   llvm::SmallVector<LoweredValue *> inputs;
+  /// The values of replaced inputs (stable addresses).
+  std::deque<LoweredValue> replacedInputs;
   std::vector<std::optional<std::vector<int64_t>>> outputShapes;
   bool inputFailed = false;
 };

@@ -27,6 +27,7 @@
 
 #include "cleave/Ops/ElementwiseOps.h"
 #include "cleave/Ops/NNShapeChecks.h"
+#include "cleave/Ops/WindowAttrs.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -544,18 +545,13 @@ struct Window {
 };
 } // namespace
 
-static Window makeWindow(int64_t in, int64_t size, int64_t stride,
-                         int64_t dilation, bool same) {
-  Window w{in, size, stride, dilation};
-  int64_t effective = w.effective();
-  if (!same) {
-    w.out = in < effective ? 0 : (in - effective + stride) / stride;
-    return w;
-  }
-  w.out = (in + stride - 1) / stride;
-  int64_t pad = std::max<int64_t>((w.out - 1) * stride + effective - in, 0);
-  w.padBefore = pad / 2;
-  w.padAfter = pad - w.padBefore;
+static Window makeWindow(const ops::WindowAttrs &attrs, int dim, int64_t in,
+                         int64_t size) {
+  ops::WindowDim d = ops::windowDim(attrs, dim, in, size);
+  Window w{in, size, attrs.strides[dim], attrs.dilations[dim]};
+  w.out = d.out;
+  w.padBefore = d.before;
+  w.padAfter = d.after;
   return w;
 }
 
@@ -569,38 +565,34 @@ struct Geometry {
 };
 } // namespace
 
-static FailureOr<bool> readPadding(NodeLowering &ctx,
-                                   std::vector<int64_t> &strides) {
-  if (ctx.getString("data_format").value_or("NHWC") != "NHWC")
-    return ctx.error() << "only NHWC is supported by the CPU lowering",
-           failure();
-  strides = ctx.getIntList("strides").value_or(std::vector<int64_t>());
-  if (strides.size() != 4 || strides[0] != 1 || strides[3] != 1 ||
-      strides[1] < 1 || strides[2] < 1)
-    return ctx.error() << "strides must have 4 entries with batch and depth "
-                          "strides of 1",
-           failure();
-  std::string padding = ctx.getString("padding").value_or("");
-  if (padding != "SAME" && padding != "VALID")
-    return ctx.error() << "padding '" << padding
-                       << "' is not supported (SAME or VALID)",
-           failure();
-  return padding == "SAME";
+/// The window attrs, reordered to NHWC (cleave/Ops/WindowAttrs.h), with
+/// TensorFlow's messages.
+static FailureOr<ops::WindowAttrs> readWindow(NodeLowering &ctx, bool hasKsize,
+                                              bool hasDilations) {
+  ops::WindowAttrs attrs;
+  auto list = [&](const char *name) -> std::optional<std::vector<int64_t>> {
+    return ctx.getIntList(name);
+  };
+  std::string error = ops::readWindowAttrs(
+      ctx.getString("data_format").value_or("NHWC"),
+      ctx.getString("padding").value_or(""), list("strides"),
+      hasKsize ? list("ksize") : std::nullopt,
+      hasDilations ? list("dilations") : std::nullopt,
+      list("explicit_paddings").value_or(std::vector<int64_t>()), attrs);
+  if (!error.empty())
+    return ctx.error() << error, failure();
+  return attrs;
 }
 
 static FailureOr<Geometry> convGeometry(NodeLowering &ctx,
                                         const std::vector<int64_t> &in,
                                         const std::vector<int64_t> &filter) {
-  std::vector<int64_t> strides;
-  FailureOr<bool> same = readPadding(ctx, strides);
-  if (failed(same))
+  FailureOr<ops::WindowAttrs> attrs =
+      readWindow(ctx, /*hasKsize=*/false, /*hasDilations=*/true);
+  if (failed(attrs))
     return failure();
-  std::vector<int64_t> dilations =
-      ctx.getIntList("dilations").value_or(std::vector<int64_t>{1, 1, 1, 1});
-  if (in.size() != 4 || filter.size() != 4 || dilations.size() != 4)
-    return ctx.error() << "input and filter must be 4-D, and dilations have 4 "
-                          "entries",
-           failure();
+  if (in.size() != 4 || filter.size() != 4)
+    return ctx.error() << "input and filter must be 4-D", failure();
   if (filter[2] != in[3])
     return ctx.error() << "input depth " << in[3]
                        << " does not match the filter's input depth "
@@ -609,29 +601,23 @@ static FailureOr<Geometry> convGeometry(NodeLowering &ctx,
            failure();
   Geometry g;
   g.n = in[0], g.c = in[3], g.oc = filter[3];
-  g.h = makeWindow(in[1], filter[0], strides[1], dilations[1], *same);
-  g.w = makeWindow(in[2], filter[1], strides[2], dilations[2], *same);
+  g.h = makeWindow(*attrs, 1, in[1], filter[0]);
+  g.w = makeWindow(*attrs, 2, in[2], filter[1]);
   return g;
 }
 
 static FailureOr<Geometry> poolGeometry(NodeLowering &ctx,
                                         const std::vector<int64_t> &in) {
-  std::vector<int64_t> strides;
-  FailureOr<bool> same = readPadding(ctx, strides);
-  if (failed(same))
+  FailureOr<ops::WindowAttrs> attrs =
+      readWindow(ctx, /*hasKsize=*/true, /*hasDilations=*/false);
+  if (failed(attrs))
     return failure();
-  auto ksize = ctx.getIntList("ksize").value_or(std::vector<int64_t>());
-  if (ksize.size() != 4 || ksize[0] != 1 || ksize[3] != 1 || ksize[1] < 1 ||
-      ksize[2] < 1)
-    return ctx.error() << "ksize must have 4 entries with batch and depth "
-                          "sizes of 1",
-           failure();
   if (in.size() != 4)
     return ctx.error() << "input must be 4-D", failure();
   Geometry g;
   g.n = in[0], g.c = in[3], g.oc = in[3];
-  g.h = makeWindow(in[1], ksize[1], strides[1], 1, *same);
-  g.w = makeWindow(in[2], ksize[2], strides[2], 1, *same);
+  g.h = makeWindow(*attrs, 1, in[1], attrs->ksize[1]);
+  g.w = makeWindow(*attrs, 2, in[2], attrs->ksize[2]);
   return g;
 }
 
@@ -729,8 +715,28 @@ static LogicalResult conv2DBackpropInput(NodeLowering &ctx) {
   int64_t wLow = g->w.effective() - 1 - g->w.padBefore;
   int64_t hHigh = g->h.in + g->h.effective() - 1 - spreadH - hLow;
   int64_t wHigh = g->w.in + g->w.effective() - 1 - spreadW - wLow;
-  if (hLow < 0 || wLow < 0 || hHigh < 0 || wHigh < 0)
-    return ctx.error() << "unexpected convolution geometry";
+  // Padding wider than the window (EXPLICIT) makes a side negative: the
+  // gradient rows there read only padding and are cut off instead.
+  if (hLow < 0 || wLow < 0 || hHigh < 0 || wHigh < 0) {
+    int64_t top = std::max<int64_t>(-hLow, 0),
+            left = std::max<int64_t>(-wLow, 0);
+    int64_t rows = spreadH - top - std::max<int64_t>(-hHigh, 0);
+    int64_t cols = spreadW - left - std::max<int64_t>(-wHigh, 0);
+    if (rows < 0 || cols < 0)
+      return ctx.error() << "unexpected convolution geometry";
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(top),
+                                         b.getIndexAttr(left),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {
+        b.getIndexAttr(g->n), b.getIndexAttr(rows), b.getIndexAttr(cols),
+        b.getIndexAttr(g->oc)};
+    SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+    dy = b.create<tensor::ExtractSliceOp>(
+        loc, ctx.tensorType({g->n, rows, cols, g->oc}, dtype), dy, offsets,
+        sizes, ones);
+    hLow = std::max<int64_t>(hLow, 0), wLow = std::max<int64_t>(wLow, 0);
+    hHigh = std::max<int64_t>(hHigh, 0), wHigh = std::max<int64_t>(wHigh, 0);
+  }
   dy = padSpatial(ctx, dy, *g, hLow, hHigh, wLow, wHigh, ctx.scalar(dtype, 0),
                   dtype);
   // The filter flipped in space, its channels swapped: [kh, kw, oc, c].
@@ -1336,6 +1342,70 @@ static LogicalResult l2Loss(NodeLowering &ctx) {
   return success();
 }
 
+namespace {
+/// What an input or the output of a windowed op is, for data_format.
+enum class Role { Image, ImageShape, Other };
+} // namespace
+
+/// `value` (4-D) with its dimensions permuted: result dim d is perm[d].
+static Value permuted(NodeLowering &ctx, Value value, int32_t dtype,
+                      ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::vector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  return ctx.b
+      .create<linalg::TransposeOp>(ctx.loc, value, ctx.empty(shape, dtype),
+                                   perm)
+      .getResult()[0];
+}
+
+/// Lowers an NCHW node with the NHWC lowering `nhwc`: image inputs and
+/// shape inputs reordered to NHWC, the image output back to NCHW (the
+/// attrs are reordered where they are read, readWindow).
+template <Lowering nhwc, Role in0, Role in1, Role in2, Role out>
+static LogicalResult inDataFormat(NodeLowering &ctx) {
+  if (ctx.getString("data_format").value_or("NHWC") != "NCHW")
+    return nhwc(ctx);
+  const Role roles[] = {in0, in1, in2};
+  for (unsigned i = 0; i < ctx.getNumInputs() && i < 3; ++i) {
+    LoweredValue value = ctx.input(i);
+    if (roles[i] == Role::Image) {
+      if (value.shape.size() != 4)
+        return ctx.error() << "input " << i << " must be 4-D, got shape "
+                           << cleave::shapeString(value.shape);
+      value.tensor =
+          permuted(ctx, ctx.tensor(i), value.dtype, ops::kNCHWToNHWC);
+      value.constant.reset();
+      for (int d = 0; d < 4; ++d)
+        value.shape[d] = ctx.shape(i)[ops::kNCHWToNHWC[d]];
+    } else if (roles[i] == Role::ImageShape) {
+      FailureOr<std::vector<int64_t>> shape = ctx.constantInts(i);
+      if (failed(shape))
+        return failure();
+      if (shape->size() != 4)
+        return ctx.error() << "input " << i << " must hold 4 dimensions";
+      Tensor reordered(value.dtype, {4});
+      for (int d = 0; d < 4; ++d)
+        reordered.setFromDouble(d, double((*shape)[ops::kNCHWToNHWC[d]]));
+      value.tensor = nullptr;
+      value.constant = reordered;
+    } else {
+      continue;
+    }
+    ctx.replaceInput(i, std::move(value));
+  }
+  if (failed(nhwc(ctx)))
+    return failure();
+  if (out == Role::Image) {
+    LoweredValue result = ctx.output(0);
+    ctx.setOutput(0,
+                  permuted(ctx, result.tensor, result.dtype, ops::kNHWCToNCHW),
+                  result.dtype);
+  }
+  return success();
+}
+
 LoweringTable cleave::conversion::getNNLowerings() {
   return {
       {"L2Loss", l2Loss},
@@ -1362,12 +1432,21 @@ LoweringTable cleave::conversion::getNNLowerings() {
       {"FusedBatchNormV3", fusedBatchNorm},
       {"FusedBatchNormGradV3", fusedBatchNormGrad},
 
-      {"Conv2D", conv2D},
-      {"Conv2DBackpropInput", conv2DBackpropInput},
-      {"Conv2DBackpropFilter", conv2DBackpropFilter},
-      {"MaxPool", pool<true>},
-      {"AvgPool", pool<false>},
-      {"MaxPoolGrad", maxPoolGrad},
-      {"AvgPoolGrad", avgPoolGrad},
+      {"Conv2D", inDataFormat<conv2D, Role::Image, Role::Other, Role::Other,
+                              Role::Image>},
+      {"Conv2DBackpropInput",
+       inDataFormat<conv2DBackpropInput, Role::ImageShape, Role::Other,
+                    Role::Image, Role::Image>},
+      {"Conv2DBackpropFilter",
+       inDataFormat<conv2DBackpropFilter, Role::Image, Role::Other, Role::Image,
+                    Role::Other>},
+      {"MaxPool", inDataFormat<pool<true>, Role::Image, Role::Other,
+                               Role::Other, Role::Image>},
+      {"AvgPool", inDataFormat<pool<false>, Role::Image, Role::Other,
+                               Role::Other, Role::Image>},
+      {"MaxPoolGrad", inDataFormat<maxPoolGrad, Role::Image, Role::Image,
+                                   Role::Image, Role::Image>},
+      {"AvgPoolGrad", inDataFormat<avgPoolGrad, Role::ImageShape, Role::Image,
+                                   Role::Other, Role::Image>},
   };
 }

@@ -1127,6 +1127,87 @@ void addNNCases(CaseTable &table) {
                                             arg(moderate(kDouble, {1, 1, 2, 2}))},
                                  {{"strides", "[1, 1, 1, 1]"}, {"padding", "'VALID'"}}));
 
+  // NCHW and EXPLICIT padding: the convolution, its backprops, the pools
+  // and their gradients (shapes in the data format's order).
+  {
+    auto dims = [](const Dims &d) {
+      return i32s(std::vector<double>(d.begin(), d.end()));
+    };
+    Attrs nchw = {{"strides", "[1, 1, 2, 1]"},
+                  {"padding", "'SAME'"},
+                  {"data_format", "'NCHW'"}};
+    Dims input = {2, 3, 5, 6}, filter = {3, 2, 3, 4}, out = {2, 4, 5, 3};
+    table["Conv2D"].push_back(node(
+        "Conv2D", {arg(moderate(kFloat, input)), arg(moderate(kFloat, filter))},
+        nchw));
+    table["Conv2DBackpropInput"].push_back(
+        node("Conv2DBackpropInput",
+             {arg(dims(input)), arg(moderate(kFloat, filter)),
+              arg(moderate(kFloat, out))},
+             nchw));
+    table["Conv2DBackpropFilter"].push_back(
+        node("Conv2DBackpropFilter",
+             {arg(moderate(kFloat, input)), arg(dims(filter)),
+              arg(moderate(kFloat, out))},
+             nchw));
+    // EXPLICIT: (1, 2) rows and (0, 3) columns, NHWC and NCHW.
+    Attrs explicitNHWC = {{"strides", "[1, 2, 1, 1]"},
+                          {"padding", "'EXPLICIT'"},
+                          {"explicit_paddings", "[0, 0, 1, 2, 0, 3, 0, 0]"}};
+    Dims xInput = {1, 5, 4, 2}, xFilter = {3, 3, 2, 2}, xOut = {1, 3, 5, 2};
+    table["Conv2D"].push_back(
+        node("Conv2D",
+             {arg(moderate(kFloat, xInput)), arg(moderate(kFloat, xFilter))},
+             explicitNHWC));
+    table["Conv2DBackpropInput"].push_back(
+        node("Conv2DBackpropInput",
+             {arg(dims(xInput)), arg(moderate(kFloat, xFilter)),
+              arg(moderate(kFloat, xOut))},
+             explicitNHWC));
+    table["Conv2DBackpropFilter"].push_back(
+        node("Conv2DBackpropFilter",
+             {arg(moderate(kFloat, xInput)), arg(dims(xFilter)),
+              arg(moderate(kFloat, xOut))},
+             explicitNHWC));
+    Attrs explicitNCHW = {{"strides", "[1, 1, 1, 2]"},
+                          {"padding", "'EXPLICIT'"},
+                          {"explicit_paddings", "[0, 0, 0, 0, 2, 1, 1, 1]"},
+                          {"data_format", "'NCHW'"}};
+    table["Conv2D"].push_back(node("Conv2D",
+                                   {arg(moderate(kFloat, {1, 2, 4, 5})),
+                                    arg(moderate(kFloat, {2, 2, 2, 3}))},
+                                   explicitNCHW));
+    Attrs poolNCHW = {{"ksize", "[1, 1, 3, 2]"},
+                      {"strides", "[1, 1, 2, 2]"},
+                      {"padding", "'SAME'"},
+                      {"data_format", "'NCHW'"}};
+    Dims poolIn = {2, 3, 5, 4}, poolOut = {2, 3, 3, 2};
+    table["MaxPool"].push_back(
+        node("MaxPool", {arg(randomTensor(kFloat, poolIn))}, poolNCHW));
+    table["AvgPool"].push_back(
+        node("AvgPool", {arg(moderate(kFloat, poolIn))}, poolNCHW));
+    table["MaxPoolGrad"].push_back(node(
+        "MaxPoolGrad",
+        {arg(randomTensor(kFloat, poolIn, {-100, 100})),
+         arg(randomTensor(kFloat, poolOut)), arg(moderate(kFloat, poolOut))},
+        poolNCHW));
+    table["AvgPoolGrad"].push_back(
+        node("AvgPoolGrad", {arg(dims(poolIn)), arg(moderate(kFloat, poolOut))},
+             poolNCHW));
+    Attrs poolExplicit = {{"ksize", "[1, 2, 2, 1]"},
+                          {"strides", "[1, 2, 2, 1]"},
+                          {"padding", "'EXPLICIT'"},
+                          {"explicit_paddings", "[0, 0, 1, 0, 1, 1, 0, 0]"}};
+    table["MaxPool"].push_back(node(
+        "MaxPool", {arg(randomTensor(kFloat, {1, 4, 3, 2}))}, poolExplicit));
+    table["MaxPoolGrad"].push_back(
+        node("MaxPoolGrad",
+             {arg(randomTensor(kFloat, {1, 4, 3, 2}, {-100, 100})),
+              arg(randomTensor(kFloat, {1, 2, 2, 2})),
+              arg(moderate(kFloat, {1, 2, 2, 2}))},
+             poolExplicit));
+  }
+
   struct Pool { Dims input; const char *ksize, *strides, *padding; Dims out; };
   for (const Pool &pool : std::vector<Pool>{
            {{1, 4, 4, 2}, "[1, 2, 2, 1]", "[1, 2, 2, 1]", "'VALID'", {1, 2, 2, 2}},

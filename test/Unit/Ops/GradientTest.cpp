@@ -529,6 +529,23 @@ std::vector<GradCase> cases() {
       {"Conv2DValidStride2",
        {{"x0", {2, 5, 5, 1}}, {"x1", {2, 2, 1, 2}}},
        conv2D("VALID", 2)},
+      // NCHW with EXPLICIT padding: the rules pass the layout and the
+      // paddings on to the backprops.
+      {"Conv2DNCHWExplicit",
+       {{"x0", {1, 2, 4, 5}}, {"x1", {3, 2, 2, 3}}},
+       "node { name: \"y\" op: \"Conv2D\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"strides\" value { list { i: 1 i: 1 i: 2 i: 1 } } } "
+           "attr { key: \"padding\" value { s: \"EXPLICIT\" } } attr { key: "
+           "\"explicit_paddings\" value { list { i: 0 i: 0 i: 0 i: 0 i: 1 i: "
+           "2 i: 0 i: 1 } } } attr { key: \"data_format\" value { s: "
+           "\"NCHW\" } } }"},
+      {"AvgPoolNCHW",
+       {{"x0", {1, 2, 5, 4}}},
+       "node { name: \"y\" op: \"AvgPool\" input: \"x0\" " + t64 +
+           " attr { key: \"ksize\" value { list { i: 1 i: 1 i: 3 i: 2 } } } "
+           "attr { key: \"strides\" value { list { i: 1 i: 1 i: 2 i: 2 } } } "
+           "attr { key: \"padding\" value { s: \"SAME\" } } attr { key: "
+           "\"data_format\" value { s: \"NCHW\" } } }"},
       {"MaxPool", {{"x0", {1, 4, 4, 2}}}, pool("MaxPool", "VALID")},
       {"MaxPoolSame", {{"x0", {1, 3, 3, 1}}}, pool("MaxPool", "SAME")},
       {"AvgPool", {{"x0", {1, 4, 4, 2}}}, pool("AvgPool", "SAME")},
