@@ -6,6 +6,7 @@
 #include "cleave/Ops/Reverse.h"
 #include "cleave/Ops/ShapeInference.h"
 #include "cleave/Ops/StridedSlice.h"
+#include "cleave/Tensor/TensorList.h"
 
 #include <cmath>
 #include <cstring>
@@ -820,6 +821,22 @@ static LogicalResult broadcastGradientArgs(KernelContext &ctx) {
 template <int value> static LogicalResult likeKernel(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0];
   Tensor out(in.dtype(), in.shape());
+  // ZerosLike of a TensorList: a list as long, its items zeros (the zero
+  // gradient of a list, as TensorFlow's zeros_like for variants).
+  if (in.dtype() == kVariant && value == 0) {
+    for (int64_t i = 0; i < in.numElements(); ++i) {
+      const TensorList *list = in.list(i);
+      if (!list)
+        continue;
+      auto zeros = std::make_shared<TensorList>(*list);
+      for (Tensor &item : zeros->items)
+        if (item.isValid())
+          item = Tensor(item.dtype(), item.shape());
+      out.setList(i, std::move(zeros));
+    }
+    ctx.outputs[0] = out;
+    return success();
+  }
   for (int64_t i = 0; value && i < out.numElements(); ++i)
     if (!out.setFromDouble(i, value))
       return ctx.error() << "unsupported dtype " << dtypeName(in.dtype());

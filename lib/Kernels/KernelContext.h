@@ -99,6 +99,8 @@ KernelTable getRandomKernels();
 KernelTable getTPUKernels();
 KernelTable getHostKernels();
 KernelTable getDataKernels();
+/// The TensorList ops, Data family ops in ListKernels.cpp.
+KernelTable getListKernels();
 KernelTable getIOKernels();
 
 /// The kernel of a one-input element-wise op (MathKernels.cpp, which

@@ -107,6 +107,7 @@ static const llvm::StringMap<KernelEntry> &getKernelTable() {
         {OpFamily::TPU, getTPUKernels()},
         {OpFamily::Host, getHostKernels()},
         {OpFamily::Data, getDataKernels()},
+        {OpFamily::Data, getListKernels()},
         {OpFamily::IO, getIOKernels()}};
     for (const auto &[family, kernels] : families)
       for (const auto &[name, kernel] : kernels) {

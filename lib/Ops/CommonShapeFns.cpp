@@ -179,7 +179,7 @@ ShapeFn cleave::ops::lookupShapeFn(llvm::StringRef opType) {
          {getArrayShapeFns(), getMathShapeFns(), getNNShapeFns(),
           getControlFlowShapeFns(), getStateShapeFns(), getFunctionalShapeFns(),
           getRandomShapeFns(), getHostShapeFns(), getTPUShapeFns(),
-          getIOShapeFns()})
+          getIOShapeFns(), getDataShapeFns()})
       for (const auto &[name, fn] : family) {
         if (!lookupOp(name))
           llvm::report_fatal_error(

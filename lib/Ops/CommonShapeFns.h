@@ -28,6 +28,7 @@ ShapeFnTable getRandomShapeFns();
 ShapeFnTable getHostShapeFns();
 ShapeFnTable getTPUShapeFns();
 ShapeFnTable getIOShapeFns();
+ShapeFnTable getDataShapeFns();
 
 namespace shapes {
 /// Every output has the shape of input 0.

@@ -7,8 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonShapeFns.h"
 #include "OpTables.h"
 
+using namespace cleave::ops;
 using namespace cleave::ops::detail;
 
 static constexpr const char *kUnknownShape = "element_shape: shape = "
@@ -167,5 +169,178 @@ OpTable cleave::ops::detail::getDataOps() {
         "sparse_types: list({float, int64, string}) >= 0",
         "Tdense: list({float, int64, string}) >= 0",
         "dense_shapes: list(shape) >= 0"}},
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// TensorList shape functions and gradients (list_ops.cc, list_ops.py)
+//===----------------------------------------------------------------------===//
+
+/// An element_shape input as a shape: a constant -1 scalar is an unknown
+/// rank, -1 in a vector an unknown dimension.
+static Shape elementShapeInput(InferenceContext &ctx, unsigned index) {
+  Shape input = ctx.getInputShape(index);
+  auto values = ctx.getConstantInput(index);
+  if (!values || (input.hasRank() && input.rank() == 0))
+    return Shape::unknown();
+  Shape shape = Shape::of({});
+  for (int64_t d : *values)
+    shape.dims.push_back(d < 0 ? Shape::kUnknown : d);
+  return shape;
+}
+
+/// The list handle: a scalar.
+static std::string listHandleShape(InferenceContext &ctx) {
+  ctx.setOutput(0, Shape::scalar());
+  return "";
+}
+
+static std::string listGetItemShape(InferenceContext &ctx) {
+  ctx.setOutput(0, elementShapeInput(ctx, 2));
+  return "";
+}
+
+static std::string listStackShape(InferenceContext &ctx) {
+  Shape element = elementShapeInput(ctx, 1);
+  if (!element.hasRank()) {
+    ctx.setOutput(0, Shape::unknown());
+    return "";
+  }
+  int64_t count = ctx.getIntAttr("num_elements").value_or(-1);
+  Shape out = Shape::of({count < 0 ? Shape::kUnknown : count});
+  out.dims.append(element.dims.begin(), element.dims.end());
+  ctx.setOutput(0, out);
+  return "";
+}
+
+static std::string listPopBackShape(InferenceContext &ctx) {
+  ctx.setOutput(0, Shape::scalar());
+  ctx.setOutput(1, elementShapeInput(ctx, 1));
+  return "";
+}
+
+ShapeFnTable cleave::ops::detail::getDataShapeFns() {
+  return {
+      {"EmptyTensorList", listHandleShape},
+      {"TensorListReserve", listHandleShape},
+      {"TensorListFromTensor", listHandleShape},
+      {"TensorListSetItem", listHandleShape},
+      {"TensorListPushBack", listHandleShape},
+      {"TensorListGetItem", listGetItemShape},
+      {"TensorListStack", listStackShape},
+      {"TensorListPopBack", listPopBackShape},
+      {"TensorListLength", shapes::scalar},
+      // A vector, or a -1 scalar for an unknown rank: not known here.
+      {"TensorListElementShape", shapes::none},
+  };
+}
+
+/// The element dtype attr a list op's gradient repeats.
+static GradAttr elementDType(int32_t dtype) {
+  return GradAttr::dtype("element_dtype", dtype);
+}
+
+/// TensorListStack: the gradient's rows as a list.
+static std::string listStackGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  GradTensor rowShape =
+      ctx.op("Slice",
+             {ctx.op("Shape", {grad}), ctx.intVector({1}, "Slice/begin"),
+              ctx.intVector({-1}, "Slice/size")},
+             {GradAttr::dtype("Index", grads::kInt32)});
+  ctx.setInputGrad(0, ctx.op("TensorListFromTensor", {grad, rowShape},
+                             {elementDType(ctx.getDType(grad)),
+                              GradAttr::dtype("shape_type", grads::kInt32)}));
+  return "";
+}
+
+/// TensorListFromTensor: the list's gradient stacked.
+static std::string listFromTensorGrad(GradientContext &ctx) {
+  GradTensor tensor = ctx.getInput(0);
+  GradTensor rowShape =
+      ctx.op("Slice",
+             {ctx.op("Shape", {tensor}), ctx.intVector({1}, "Slice/begin"),
+              ctx.intVector({-1}, "Slice/size")},
+             {GradAttr::dtype("Index", grads::kInt32)});
+  ctx.setInputGrad(0,
+                   ctx.op("TensorListStack", {ctx.getOutputGrad(0), rowShape},
+                          {elementDType(ctx.getDType(tensor))}));
+  return "";
+}
+
+/// TensorListGetItem: a list of the input's length with only the item's
+/// gradient set (the rest read as zeros).
+static std::string listGetItemGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0), list = ctx.getInput(0);
+  int32_t dtype = ctx.getDType(grad);
+  GradTensor elementShape =
+      ctx.op("TensorListElementShape", {list},
+             {GradAttr::dtype("shape_type", grads::kInt32)});
+  GradTensor length = ctx.op("TensorListLength", {list});
+  GradTensor reserved = ctx.op(
+      "TensorListReserve", {elementShape, length},
+      {elementDType(dtype), GradAttr::dtype("shape_type", grads::kInt32)});
+  ctx.setInputGrad(0, ctx.op("TensorListSetItem",
+                             {reserved, ctx.getInput(1), grad},
+                             {elementDType(dtype)}));
+  return "";
+}
+
+/// TensorListSetItem: the list's gradient with the item's place zeroed;
+/// the item's gradient read from that place.
+static std::string listSetItemGrad(GradientContext &ctx) {
+  if (ctx.getBoolAttr("resize_if_index_out_of_bounds").value_or(false))
+    return "TensorListSetItem with resize_if_index_out_of_bounds has no "
+           "gradient (as in TensorFlow)";
+  GradTensor grad = ctx.getOutputGrad(0), item = ctx.getInput(2);
+  int32_t dtype = ctx.getDType(item);
+  GradTensor zeros = ctx.op("ZerosLike", {item}, {}, "zeros_like");
+  ctx.setInputGrad(0,
+                   ctx.op("TensorListSetItem", {grad, ctx.getInput(1), zeros},
+                          {elementDType(dtype)}));
+  ctx.setInputGrad(2, ctx.op("TensorListGetItem",
+                             {grad, ctx.getInput(1), ctx.op("Shape", {item})},
+                             {elementDType(dtype)}));
+  return "";
+}
+
+/// TensorListPushBack: pop the pushed item's gradient off the list's.
+static std::string listPushBackGrad(GradientContext &ctx) {
+  GradTensor item = ctx.getInput(1);
+  auto popped = ctx.addNode("TensorListPopBack",
+                            {ctx.getOutputGrad(0), ctx.op("Shape", {item})},
+                            {elementDType(ctx.getDType(item))});
+  if (popped.size() != 2)
+    return "";
+  ctx.setInputGrad(0, popped[0]);
+  ctx.setInputGrad(1, popped[1]);
+  return "";
+}
+
+/// TensorListPopBack: push the popped item's gradient back.
+static std::string listPopBackGrad(GradientContext &ctx) {
+  GradTensor item = ctx.getOutput(1);
+  GradTensor itemGrad = ctx.hasOutputGrad(1)
+                            ? ctx.getOutputGrad(1)
+                            : ctx.op("ZerosLike", {item}, {}, "zeros_like");
+  // No gradient for the rest of the list: zeros as long as it (TensorFlow
+  // pushes onto an empty list, which loses the items' places).
+  GradTensor listGrad =
+      ctx.hasOutputGrad(0)
+          ? ctx.getOutputGrad(0)
+          : ctx.op("ZerosLike", {ctx.getOutput(0)}, {}, "zeros_like_1");
+  ctx.setInputGrad(0, ctx.op("TensorListPushBack", {listGrad, itemGrad},
+                             {elementDType(ctx.getDType(item))}));
+  return "";
+}
+
+GradFnTable cleave::ops::detail::getDataGradFns() {
+  return {
+      {"TensorListStack", listStackGrad},
+      {"TensorListFromTensor", listFromTensorGrad},
+      {"TensorListGetItem", listGetItemGrad},
+      {"TensorListSetItem", listSetItemGrad},
+      {"TensorListPushBack", listPushBackGrad},
+      {"TensorListPopBack", listPopBackGrad},
   };
 }

@@ -127,7 +127,8 @@ static const GradRegistry &getRegistry() {
         {OpFamily::State, getStateGradFns()},
         {OpFamily::ControlFlow, getControlFlowGradFns()},
         {OpFamily::Host, getHostGradFns()},
-        {OpFamily::TPU, getTPUGradFns()}};
+        {OpFamily::TPU, getTPUGradFns()},
+        {OpFamily::Data, getDataGradFns()}};
     for (const auto &[family, table] : families)
       for (const auto &[name, fn] : table) {
         const OpSpec *spec = lookupOp(name);

@@ -62,6 +62,7 @@ GradFnTable getStateGradFns();
 GradFnTable getControlFlowGradFns();
 GradFnTable getHostGradFns();
 GradFnTable getTPUGradFns();
+GradFnTable getDataGradFns();
 std::vector<llvm::StringRef> getNotDifferentiableOps();
 
 /// Helpers the family files' gradient rules share (Gradients.cpp).

@@ -1,6 +1,7 @@
 //===- Tensor.cpp - host tensors ------------------------------------------===//
 
 #include "cleave/Tensor/Tensor.h"
+#include "cleave/Tensor/TensorList.h"
 
 #include "cleave/Support/BufferPool.h"
 
@@ -58,6 +59,8 @@ std::string cleave::dtypeName(int32_t dtype) {
   case kBool: return "bool";
   case kString: return "string";
   case kResource: return "resource";
+  case kVariant:
+    return "variant";
   // TensorFlow's names for the dtypes Cleave holds no values of (a
   // checkpoint or graph may name them), so that errors read as
   // TensorFlow's do.
@@ -69,8 +72,8 @@ std::string cleave::dtypeName(int32_t dtype) {
   case 15: return "qint16";
   case 16: return "quint16";
   case 18: return "complex128";
-  case 19: return "half";
-  case 21: return "variant";
+  case 19:
+    return "half";
   default: return "dtype " + std::to_string(dtype);
   }
 }
@@ -97,6 +100,12 @@ Tensor::Tensor(Uninitialized, int32_t dtype, std::vector<int64_t> shape)
     if (n > (int64_t(1) << 32))
       fail(bytes);
     strings_ = std::make_shared<std::vector<std::string>>(n);
+  }
+  if (dtype == kVariant) {
+    if (n > (int64_t(1) << 32))
+      fail(bytes);
+    lists_ =
+        std::make_shared<std::vector<std::shared_ptr<const TensorList>>>(n);
   }
   bytes_ = bytes;
   // From the pool: a step's tensors reuse the last step's blocks.
@@ -156,6 +165,21 @@ bool Tensor::setFromDouble(int64_t i, double v) {
   });
 }
 
+/// How a variant element prints: TensorFlow's "<TensorList ...>" summary.
+static std::string describeVariant(const TensorList *list) {
+  if (!list)
+    return "<empty variant>";
+  std::string text = "<TensorList of " + std::to_string(list->items.size()) +
+                     " " + dtypeName(list->elementDType);
+  if (list->elementShape) {
+    text += " [";
+    for (auto [i, d] : llvm::enumerate(*list->elementShape))
+      text += (i ? "," : "") + (d < 0 ? std::string("?") : std::to_string(d));
+    text += "]";
+  }
+  return text + ">";
+}
+
 std::string Tensor::toString(int64_t maxElements) const {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -168,7 +192,9 @@ std::string Tensor::toString(int64_t maxElements) const {
   for (int64_t d = int64_t(shape_.size()) - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * shape_[d + 1];
   auto element = [&](int64_t i) {
-    if (dtype_ == kString)
+    if (dtype_ == kVariant)
+      os << describeVariant(list(i));
+    else if (dtype_ == kString)
       os << '"' << (*strings_)[i] << '"';
     else if (dtype_ == kBool)
       os << (data<bool>()[i] ? "true" : "false");

@@ -20,11 +20,13 @@
 
 namespace cleave {
 
+struct TensorList;
+
 /// DataType enum values Cleave holds values of (types.proto).
 enum DType : int32_t {
   kFloat = 1, kDouble = 2, kInt32 = 3, kUInt8 = 4, kInt16 = 5, kInt8 = 6,
   kString = 7, kInt64 = 9, kBool = 10, kUInt16 = 17, kUInt32 = 22,
-  kUInt64 = 23, kResource = 20,
+  kUInt64 = 23, kResource = 20, kVariant = 21,
 };
 
 /// Bytes per element, 0 for dtypes Cleave holds no values of.
@@ -104,6 +106,15 @@ public:
   size_t byteSize() const { return bytes_; }
   std::vector<std::string> &strings() { return *strings_; }
   const std::vector<std::string> &strings() const { return *strings_; }
+  /// Element i of a DT_VARIANT tensor: the TensorList it holds, or null
+  /// (cleave/Tensor/TensorList.h; lists are values, shared when copied).
+  const TensorList *list(int64_t i) const { return (*lists_)[i].get(); }
+  std::shared_ptr<const TensorList> sharedList(int64_t i) const {
+    return (*lists_)[i];
+  }
+  void setList(int64_t i, std::shared_ptr<const TensorList> list) {
+    (*lists_)[i] = std::move(list);
+  }
 
   /// The same elements with another shape of equal size.
   Tensor reshaped(std::vector<int64_t> shape) const;
@@ -130,6 +141,7 @@ private:
   std::shared_ptr<char> buffer_;
   size_t bytes_ = 0;
   std::shared_ptr<std::vector<std::string>> strings_;
+  std::shared_ptr<std::vector<std::shared_ptr<const TensorList>>> lists_;
 };
 
 /// "[2,?,3]" as TensorFlow prints shapes in messages (negative dims, and

@@ -830,6 +830,64 @@ std::vector<OpCase> arrayCases() {
               f32({1, 2, 2, 1}, {0, 0, 0, 0})},
              {T(kFloat)},
              f32({1, 2, 2, 1}, {16.0 / 9, 20.0 / 9, 20.0 / 9, 25.0 / 9})),
+      // TensorLists: rows in and out, items set into a reserved list (the
+      // unset ones zeros), pushed and popped, length and element shape.
+      OpCase("TensorListRows")
+          .constant("t", f32({3, 2}, {1, 2, 3, 4, 5, 6}))
+          .constant("shape", i32.vec({2}))
+          .constant("one", i32(1))
+          .node("list", "TensorListFromTensor", {"t", "shape"},
+                {typeAttr("element_dtype", kFloat),
+                 typeAttr("shape_type", kInt32)})
+          .node("item", "TensorListGetItem", {"list", "one", "shape"},
+                {typeAttr("element_dtype", kFloat)})
+          .node("length", "TensorListLength", {"list"}, {})
+          .node("stacked", "TensorListStack", {"list", "shape"},
+                {typeAttr("element_dtype", kFloat)})
+          .expect("item", f32.vec({3, 4}))
+          .expect("length", i32(3))
+          .expect("stacked", f32({3, 2}, {1, 2, 3, 4, 5, 6}))
+          .partialShapes("TensorFlow's shape function knows the count of "
+                         "stacked items only from num_elements"),
+      OpCase("TensorListReserveSetStack")
+          .constant("shape", i32.vec({2}))
+          .constant("three", i32(3))
+          .constant("index", i32(1))
+          .constant("x", f32.vec({7, 8}))
+          .node("list", "TensorListReserve", {"shape", "three"},
+                {typeAttr("element_dtype", kFloat),
+                 typeAttr("shape_type", kInt32)})
+          .node("set", "TensorListSetItem", {"list", "index", "x"},
+                {typeAttr("element_dtype", kFloat)})
+          .node("stacked", "TensorListStack", {"set", "shape"},
+                {typeAttr("element_dtype", kFloat), intAttr("num_elements", 3)})
+          .node("element_shape", "TensorListElementShape", {"set"},
+                {typeAttr("shape_type", kInt64)})
+          .expect("stacked", f32({3, 2}, {0, 0, 7, 8, 0, 0}))
+          .expect("element_shape", i64.vec({2}))
+          .partialShapes("the element shape is a list's data"),
+      OpCase("TensorListPushPop")
+          .constant("unknown", i32(-1))
+          .constant("max", i32(-1))
+          .constant("a", i32.vec({1, 2}))
+          .constant("b", i32.vec({3, 4}))
+          .node("empty", "EmptyTensorList", {"unknown", "max"},
+                {typeAttr("element_dtype", kInt32),
+                 typeAttr("shape_type", kInt32)})
+          .node("one", "TensorListPushBack", {"empty", "a"},
+                {typeAttr("element_dtype", kInt32)})
+          .node("two", "TensorListPushBack", {"one", "b"},
+                {typeAttr("element_dtype", kInt32)})
+          .node("popped", "TensorListPopBack", {"two", "unknown"},
+                {typeAttr("element_dtype", kInt32)})
+          .node("left", "TensorListLength", {"popped"}, {})
+          .node("shape", "TensorListElementShape", {"popped"},
+                {typeAttr("shape_type", kInt32)})
+          .expect("popped:1", i32.vec({3, 4}))
+          .expect("left", i32(1))
+          .expect("shape", i32(-1))
+          .partialShapes("an item's shape is data when the list's is "
+                         "unknown"),
       // TopKV2: descending, equal values in index order; NaN first.
       OpCase("TopKV2")
           .constant("x", f32({2, 4}, {1, 3, 3, 2, NAN, -1, 5, -1}))

@@ -130,6 +130,23 @@ std::string pool(const char *op, const char *padding) {
          padding + "\" } } }";
 }
 
+/// A list of x's rows ("list"), with the row shape ("shape").
+std::string listFromTensor(const char *x) {
+  return intConst("shape", {2}) +
+         "node { name: \"list\" op: "
+         "\"TensorListFromTensor\" input: \"" +
+         x +
+         "\" input: \"shape\" attr { key: \"element_dtype\" value { type: "
+         "DT_DOUBLE } } attr { key: \"shape_type\" value { type: DT_INT32 } "
+         "} }\n";
+}
+/// A list op of float64 elements.
+std::string listNode(const char *name, const char *op, const char *inputs) {
+  return std::string("node { name: \"") + name + "\" op: \"" + op +
+         "\" input: " + inputs +
+         " attr { key: \"element_dtype\" value { type: DT_DOUBLE } } }\n";
+}
+
 /// A float64 vector constant.
 std::string doubleConst(const char *name, std::vector<double> values) {
   std::string text = std::string("node { name: \"") + name +
@@ -853,6 +870,38 @@ std::vector<GradCase> cases() {
            "node { name: \"y\" op: \"ScatterNd\" input: \"i\" input: \"x0\" "
            "input: \"shape\" " +
            t64 + " attr { key: \"Tindices\" value { type: DT_INT32 } } }"},
+      // TensorLists: gradients flow through lists as lists (TensorFlow's
+      // list_ops.py rules).
+      {"TensorListStack",
+       {{"x0", {3, 2}}},
+       listFromTensor("x0") +
+           listNode("y", "TensorListStack", "\"list\" input: \"shape\"")},
+      {"TensorListGetItem",
+       {{"x0", {3, 2}}},
+       listFromTensor("x0") + intConst("one", {1}) +
+           "node { name: \"index\" op: \"Squeeze\" input: \"one\" attr { "
+           "key: \"T\" value { type: DT_INT32 } } }\n" +
+           listNode("y", "TensorListGetItem",
+                    "\"list\" input: \"index\" input: \"shape\"")},
+      {"TensorListSetItem",
+       {{"x0", {3, 2}}, {"x1", {2}}},
+       listFromTensor("x0") + intConst("one", {1}) +
+           "node { name: \"index\" op: \"Squeeze\" input: \"one\" attr { "
+           "key: \"T\" value { type: DT_INT32 } } }\n" +
+           listNode("set", "TensorListSetItem",
+                    "\"list\" input: \"index\" input: \"x1\"") +
+           listNode("y", "TensorListStack", "\"set\" input: \"shape\"")},
+      {"TensorListPushPop",
+       {{"x0", {3, 2}}, {"x1", {2}}},
+       listFromTensor("x0") +
+           listNode("pushed", "TensorListPushBack", "\"list\" input: \"x1\"") +
+           listNode("popped", "TensorListPopBack",
+                    "\"pushed\" input: \"shape\"") +
+           listNode("popped_again", "TensorListPopBack",
+                    "\"popped\" input: \"shape\"") +
+           "node { name: \"y\" op: \"Mul\" input: \"popped:1\" input: "
+           "\"popped_again:1\" " +
+           t64 + " }"},
       // Einsum: products, a label summed in one input only, a dot product,
       // a transpose.
       {"EinsumMatMul",
