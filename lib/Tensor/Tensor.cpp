@@ -59,8 +59,7 @@ std::string cleave::dtypeName(int32_t dtype) {
   case kBool: return "bool";
   case kString: return "string";
   case kResource: return "resource";
-  case kVariant:
-    return "variant";
+  case kVariant: return "variant";
   // TensorFlow's names for the dtypes Cleave holds no values of (a
   // checkpoint or graph may name them), so that errors read as
   // TensorFlow's do.
@@ -72,8 +71,7 @@ std::string cleave::dtypeName(int32_t dtype) {
   case 15: return "qint16";
   case 16: return "quint16";
   case 18: return "complex128";
-  case 19:
-    return "half";
+  case 19: return "half";
   default: return "dtype " + std::to_string(dtype);
   }
 }
