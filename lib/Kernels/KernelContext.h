@@ -92,6 +92,8 @@ KernelTable getMathKernels();
 KernelTable getNNKernels();
 /// LRN and the resize ops, NN family ops in ImageKernels.cpp.
 KernelTable getImageKernels();
+/// The 3-D convolution and pooling ops, NN family ops in VolumeKernels.cpp.
+KernelTable getVolumeKernels();
 KernelTable getStateKernels();
 KernelTable getControlFlowKernels();
 KernelTable getFunctionalKernels();

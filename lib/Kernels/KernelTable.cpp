@@ -100,6 +100,7 @@ static const llvm::StringMap<KernelEntry> &getKernelTable() {
         {OpFamily::Math, getMathKernels()},
         {OpFamily::NN, getNNKernels()},
         {OpFamily::NN, getImageKernels()},
+        {OpFamily::NN, getVolumeKernels()},
         {OpFamily::State, getStateKernels()},
         {OpFamily::ControlFlow, getControlFlowKernels()},
         {OpFamily::Functional, getFunctionalKernels()},

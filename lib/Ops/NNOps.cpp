@@ -25,6 +25,8 @@ static constexpr const char *kDataFormat =
 static constexpr const char *kDataFormat2D3D =
     "data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'";
 static constexpr const char *kFloatT = "T: {half, bfloat16, float, double}";
+static constexpr const char *kDataFormat3D =
+    "data_format: {'NDHWC', 'NCDHW'} = 'NDHWC'";
 
 static OpTableEntry activation(const char *name, const char *typeAttr) {
   return {name, {"features: T"}, {"activations: T"}, {typeAttr}};
@@ -121,6 +123,45 @@ OpTable cleave::ops::detail::getNNOps() {
        {"output: T"},
        {"ksize: list(int) >= 4", "strides: list(int) >= 4", kPadding,
         kDataFormat, kFloatT}},
+
+      // Volumes (3-D convolution and pooling).
+      {"Conv3D",
+       {"input: T", "filter: T"},
+       {"output: T"},
+       {kFloatT, "strides: list(int) >= 5", kPadding, kDataFormat3D,
+        "dilations: list(int) = [1, 1, 1, 1, 1]"}},
+      {"Conv3DBackpropInputV2",
+       {"input_sizes: Tshape", "filter: T", "out_backprop: T"},
+       {"output: T"},
+       {kFloatT, "strides: list(int) >= 5", kPadding, kDataFormat3D,
+        "dilations: list(int) = [1, 1, 1, 1, 1]",
+        "Tshape: {int32, int64} = DT_INT32"}},
+      {"Conv3DBackpropFilterV2",
+       {"input: T", "filter_sizes: int32", "out_backprop: T"},
+       {"output: T"},
+       {kFloatT, "strides: list(int) >= 5", kPadding, kDataFormat3D,
+        "dilations: list(int) = [1, 1, 1, 1, 1]"}},
+      {"MaxPool3D",
+       {"input: T"},
+       {"output: T"},
+       {"ksize: list(int) >= 5", "strides: list(int) >= 5", kPadding,
+        kDataFormat3D, "T: {half, bfloat16, float}"}},
+      {"MaxPool3DGrad",
+       {"orig_input: TInput", "orig_output: TInput", "grad: T"},
+       {"output: T"},
+       {"ksize: list(int) >= 5", "strides: list(int) >= 5", kPadding,
+        kDataFormat3D, "T: {half, bfloat16, float} = DT_FLOAT",
+        "TInput: {half, bfloat16, float} = DT_FLOAT"}},
+      {"AvgPool3D",
+       {"input: T"},
+       {"output: T"},
+       {"ksize: list(int) >= 5", "strides: list(int) >= 5", kPadding,
+        kDataFormat3D, kFloatT}},
+      {"AvgPool3DGrad",
+       {"orig_input_shape: int32", "grad: T"},
+       {"output: T"},
+       {"ksize: list(int) >= 5", "strides: list(int) >= 5", kPadding,
+        kDataFormat3D, kFloatT}},
 
       // Local response normalization.
       {"LRN",
@@ -451,6 +492,59 @@ static std::string fusedBatchNormGradShape(InferenceContext &ctx) {
   return "";
 }
 
+/// Conv3D, MaxPool3D, AvgPool3D: the windows of a 5-D input (NDHWC or
+/// NCDHW, SAME or VALID); `outChannels` -2 keeps the input's channels.
+static std::string volumeShape(InferenceContext &ctx, bool isPool,
+                               llvm::ArrayRef<int64_t> window,
+                               int64_t outChannels) {
+  Shape in = ctx.getInputShape(0);
+  if (std::string error = withRank(in, 5); !error.empty())
+    return error;
+  auto strides = ctx.getIntListAttr("strides");
+  if (!strides || strides->size() != 5)
+    return "Sliding window strides field must specify 5 dimensions";
+  auto ksize = ctx.getIntListAttr("ksize");
+  if (isPool && (!ksize || ksize->size() != 5))
+    return "Sliding window ksize field must specify 5 dimensions";
+  auto dilations = ctx.getIntListAttr("dilations")
+                       .value_or(llvm::SmallVector<int64_t>(5, 1));
+  bool ncdhw = ctx.getStringAttr("data_format").value_or("NDHWC") == "NCDHW";
+  bool same = ctx.getStringAttr("padding").value_or("") == "SAME";
+  Shape out = in;
+  for (int d = 0; d < 3; ++d) {
+    int64_t axis = ncdhw ? 2 + d : 1 + d;
+    int64_t size = isPool ? (*ksize)[axis] : window[d];
+    int64_t extent = in.dims[axis], stride = (*strides)[axis];
+    int64_t dilation = dilations.size() == 5 ? dilations[axis] : 1;
+    if (extent < 0 || size < 0 || stride < 1) {
+      out.dims[axis] = Shape::kUnknown;
+      continue;
+    }
+    int64_t effective = (size - 1) * dilation + 1;
+    out.dims[axis] = same ? (extent + stride - 1) / stride
+                     : extent < effective
+                         ? 0
+                         : (extent - effective + stride) / stride;
+  }
+  if (outChannels != -2)
+    out.dims[ncdhw ? 1 : 4] = outChannels;
+  ctx.setOutput(0, out);
+  return "";
+}
+
+static std::string conv3DShape(InferenceContext &ctx) {
+  Shape filter = ctx.getInputShape(1);
+  if (std::string error = withRank(filter, 5); !error.empty())
+    return error;
+  return volumeShape(ctx, /*isPool=*/false,
+                     {filter.dims[0], filter.dims[1], filter.dims[2]},
+                     filter.dims[4]);
+}
+
+static std::string pool3DShape(InferenceContext &ctx) {
+  return volumeShape(ctx, /*isPool=*/true, {}, -2);
+}
+
 /// LRN: the input's shape, of rank 4.
 static std::string lrnShape(InferenceContext &ctx) {
   Shape input = ctx.getInputShape(0);
@@ -567,6 +661,13 @@ detail::ShapeFnTable cleave::ops::detail::getNNShapeFns() {
       {"BiasAdd", biasAddShape},
       {"TopKV2", topKShape},
       {"LRN", lrnShape},
+      {"Conv3D", conv3DShape},
+      {"MaxPool3D", pool3DShape},
+      {"AvgPool3D", pool3DShape},
+      {"Conv3DBackpropInputV2", shapes::fromShapeInputAt<0>},
+      {"Conv3DBackpropFilterV2", shapes::fromShapeInputAt<1>},
+      {"AvgPool3DGrad", shapes::fromShapeInputAt<0>},
+      {"MaxPool3DGrad", shapes::unchanged},
       {"LRNGrad", lrnGradShape},
       {"ResizeBilinear", resizeShape},
       {"ResizeNearestNeighbor", resizeShape},
@@ -965,6 +1066,51 @@ copiedAttrs(GradientContext &ctx, std::initializer_list<const char *> bools,
   return attrs;
 }
 
+/// Conv3D: the backprops of the input and the filter (_Conv3DGrad).
+static std::string conv3DGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  std::vector<GradAttr> attrs;
+  for (const char *name : {"strides", "dilations"})
+    if (auto v = ctx.getIntListAttr(name))
+      attrs.push_back(
+          GradAttr::intList(name, std::vector<int64_t>(v->begin(), v->end())));
+  for (const char *name : {"padding", "data_format"})
+    if (auto v = ctx.getStringAttr(name))
+      attrs.push_back(GradAttr::string(name, *v));
+  ctx.setInputGrad(
+      0, ctx.op("Conv3DBackpropInputV2",
+                {ctx.op("Shape", {ctx.getInput(0)}), ctx.getInput(1), grad},
+                attrs));
+  ctx.setInputGrad(
+      1, ctx.op("Conv3DBackpropFilterV2",
+                {ctx.getInput(0),
+                 ctx.op("Shape", {ctx.getInput(1)}, {}, "Shape_1"), grad},
+                attrs));
+  return "";
+}
+
+/// MaxPool3D and AvgPool3D: their gradient ops with the same window.
+template <bool isMax> static std::string pool3DGrad(GradientContext &ctx) {
+  std::vector<GradAttr> attrs;
+  for (const char *name : {"ksize", "strides"})
+    if (auto v = ctx.getIntListAttr(name))
+      attrs.push_back(
+          GradAttr::intList(name, std::vector<int64_t>(v->begin(), v->end())));
+  for (const char *name : {"padding", "data_format"})
+    if (auto v = ctx.getStringAttr(name))
+      attrs.push_back(GradAttr::string(name, *v));
+  GradTensor grad = ctx.getOutputGrad(0);
+  if (isMax)
+    ctx.setInputGrad(0,
+                     ctx.op("MaxPool3DGrad",
+                            {ctx.getInput(0), ctx.getOutput(0), grad}, attrs));
+  else
+    ctx.setInputGrad(0,
+                     ctx.op("AvgPool3DGrad",
+                            {ctx.op("Shape", {ctx.getInput(0)}), grad}, attrs));
+  return "";
+}
+
 /// LRN: LRNGrad(grad, input, output) with the forward op's attrs.
 static std::string lrnGrad(GradientContext &ctx) {
   ctx.setInputGrad(
@@ -1004,6 +1150,9 @@ detail::GradFnTable cleave::ops::detail::getNNGradFns() {
       {"L2Loss", l2LossGrad},
       {"TopKV2", topKGrad},
       {"LRN", lrnGrad},
+      {"Conv3D", conv3DGrad},
+      {"MaxPool3D", pool3DGrad<true>},
+      {"AvgPool3D", pool3DGrad<false>},
       {"ResizeBilinear", resizeBilinearGrad},
       {"ResizeNearestNeighbor", resizeNearestNeighborGrad},
       {"Relu", reluGrad},

@@ -662,6 +662,41 @@ def check_nchw_explicit(r, rng):
             want.permute(0, 2, 3, 1).numpy())
 
 
+def check_volumes(r, rng):
+    """Conv3D (and its backprops against autograd), MaxPool3D and AvgPool3D
+    (padding not counted) in NDHWC and NCDHW against PyTorch's 3-D ops."""
+    x = rng.standard_normal((2, 3, 5, 4, 6)).astype(np.float32)  # NCDHW
+    w = rng.standard_normal((2, 3, 2, 3, 4)).astype(np.float32)  # DHWIO
+    leaf = T(x).clone().requires_grad_()
+    wleaf = T(w).permute(4, 3, 0, 1, 2).clone().requires_grad_()
+    y = F.conv3d(leaf, wleaf, stride=(1, 2, 1))
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    dx, dw = torch.autograd.grad(y, (leaf, wleaf), T(dy))
+    ndhwc = lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 4, 1))
+    a = attrs(T=np.float32, strides=[1, 1, 2, 1, 1], padding="VALID")
+    r.check("Conv3D/NDHWC", lambda: r.run("Conv3D", [ndhwc(x), w], a),
+            ndhwc(y.detach().numpy()), rtol=1e-4, atol=1e-5)
+    r.check("Conv3D/NCDHW",
+            lambda: r.run("Conv3D", [x, w],
+                          attrs(T=np.float32, strides=[1, 1, 1, 2, 1],
+                                padding="VALID", data_format="NCDHW")),
+            y.detach().numpy(), rtol=1e-4, atol=1e-5)
+    r.check("Conv3DBackpropInputV2",
+            lambda: r.run("Conv3DBackpropInputV2",
+                          [Const(ndhwc(x).shape), w, ndhwc(dy)], a),
+            ndhwc(dx.numpy()), rtol=1e-4, atol=1e-5)
+    r.check("Conv3DBackpropFilterV2",
+            lambda: r.run("Conv3DBackpropFilterV2",
+                          [ndhwc(x), Const(w.shape), ndhwc(dy)], a),
+            dw.permute(2, 3, 4, 1, 0).numpy(), rtol=1e-4, atol=1e-4)
+    p = attrs(T=np.float32, ksize=[1, 2, 2, 3, 1], strides=[1, 2, 2, 2, 1],
+              padding="VALID")
+    r.check("MaxPool3D", lambda: r.run("MaxPool3D", [ndhwc(x)], p),
+            ndhwc(F.max_pool3d(T(x), (2, 2, 3), stride=2).numpy()))
+    r.check("AvgPool3D", lambda: r.run("AvgPool3D", [ndhwc(x)], p),
+            ndhwc(F.avg_pool3d(T(x), (2, 2, 3), stride=2).numpy()))
+
+
 def check_layout(r, rng):
     """Transpose, ReverseV2, Tile, Reshape, BroadcastTo."""
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
@@ -1111,7 +1146,7 @@ def main():
                        check_activation_grads,
                        check_reductions, check_matmul, check_softmax,
                        check_batch_norm, check_conv, check_pool,
-                       check_nchw_explicit, check_layout,
+                       check_nchw_explicit, check_volumes, check_layout,
                        check_gather_select, check_strided_slice, check_split,
                        check_one_hot_where, check_band_linspace,
                        check_gather_scatter_nd, check_segments,

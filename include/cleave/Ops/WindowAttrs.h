@@ -45,7 +45,9 @@ struct WindowDim {
 };
 
 /// The output size and padding of spatial dimension `dim` (1: height, 2:
-/// width, in NHWC) of an input `in` long under a window `size` long.
+/// width, in NHWC; 1 to 3 for the 3-D ops' NDHWC, whose five strides and
+/// dilations the attrs then hold) of an input `in` long under a window
+/// `size` long.
 WindowDim windowDim(const WindowAttrs &attrs, int dim, int64_t in,
                     int64_t size);
 

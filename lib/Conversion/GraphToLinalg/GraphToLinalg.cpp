@@ -51,6 +51,7 @@ static const llvm::StringMap<LoweringEntry> &getLoweringTable() {
         {OpFamily::Math, getMathLowerings()},
         {OpFamily::NN, getNNLowerings()},
         {OpFamily::NN, getImageLowerings()},
+        {OpFamily::NN, getVolumeLowerings()},
         {OpFamily::State, getStateLowerings()},
         {OpFamily::ControlFlow, getControlFlowLowerings()},
         {OpFamily::Functional, getFunctionalLowerings()},

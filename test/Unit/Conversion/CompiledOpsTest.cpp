@@ -1208,6 +1208,30 @@ void addNNCases(CaseTable &table) {
              poolExplicit));
   }
 
+  // 3-D: SAME and VALID, strides and dilations (the backprops and NCDHW
+  // have no lowering: the reference kernels run them).
+  table["Conv3D"].push_back(
+      node("Conv3D",
+           {arg(moderate(kFloat, {1, 4, 5, 3, 2})),
+            arg(moderate(kFloat, {2, 3, 2, 2, 3}))},
+           {{"strides", "[1, 1, 2, 1, 1]"}, {"padding", "'SAME'"}}));
+  table["Conv3D"].push_back(node("Conv3D",
+                                 {arg(moderate(kDouble, {2, 5, 4, 4, 1})),
+                                  arg(moderate(kDouble, {2, 2, 2, 1, 2}))},
+                                 {{"strides", "[1, 2, 1, 1, 1]"},
+                                  {"padding", "'VALID'"},
+                                  {"dilations", "[1, 1, 2, 1, 1]"}}));
+  for (const char *op : {"MaxPool3D", "AvgPool3D"}) {
+    table[op].push_back(node(op, {arg(moderate(kFloat, {2, 5, 4, 3, 2}))},
+                             {{"ksize", "[1, 3, 2, 2, 1]"},
+                              {"strides", "[1, 2, 2, 1, 1]"},
+                              {"padding", "'SAME'"}}));
+    table[op].push_back(node(op, {arg(moderate(kFloat, {1, 4, 4, 4, 1}))},
+                             {{"ksize", "[1, 2, 2, 2, 1]"},
+                              {"strides", "[1, 2, 2, 2, 1]"},
+                              {"padding", "'VALID'"}}));
+  }
+
   struct Pool { Dims input; const char *ksize, *strides, *padding; Dims out; };
   for (const Pool &pool : std::vector<Pool>{
            {{1, 4, 4, 2}, "[1, 2, 2, 1]", "[1, 2, 2, 1]", "'VALID'", {1, 2, 2, 2}},

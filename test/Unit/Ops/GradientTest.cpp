@@ -563,6 +563,36 @@ std::vector<GradCase> cases() {
            "attr { key: \"strides\" value { list { i: 1 i: 1 i: 2 i: 2 } } } "
            "attr { key: \"padding\" value { s: \"SAME\" } } attr { key: "
            "\"data_format\" value { s: \"NCHW\" } } }"},
+      // 3-D, NDHWC and NCDHW: the rules' backprop ops run on the kernels.
+      {"Conv3D",
+       {{"x0", {1, 3, 4, 3, 2}}, {"x1", {2, 2, 2, 2, 2}}},
+       "node { name: \"y\" op: \"Conv3D\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"strides\" value { list { i: 1 i: 1 i: 2 i: 1 i: "
+           "1 } } } attr { key: \"padding\" value { s: \"SAME\" } } }"},
+      {"Conv3DNCDHW",
+       {{"x0", {1, 2, 3, 3, 4}}, {"x1", {2, 1, 2, 2, 1}}},
+       "node { name: \"y\" op: \"Conv3D\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 i: "
+           "2 } } } attr { key: \"padding\" value { s: \"VALID\" } } attr "
+           "{ key: \"data_format\" value { s: \"NCDHW\" } } }"},
+      // (float32 only: windows of two, values spread, so that the step of
+      // the float differences moves no maximum)
+      {"MaxPool3D",
+       {{"x0", {1, 2, 4, 2, 2}, D::Spread}},
+       "node { name: \"y\" op: \"MaxPool3D\" input: \"x0\" attr { key: "
+       "\"T\" value { type: DT_FLOAT } } attr { key: \"ksize\" value { list "
+       "{ i: 1 i: 1 i: 2 i: 1 i: 1 } } } attr { key: \"strides\" value { "
+       "list { i: 1 i: 1 i: 2 i: 1 i: 1 } } } attr { key: \"padding\" value "
+       "{ s: \"VALID\" } } }",
+       "y",
+       false,
+       /*float32=*/true},
+      {"AvgPool3D",
+       {{"x0", {1, 3, 3, 2, 2}}},
+       "node { name: \"y\" op: \"AvgPool3D\" input: \"x0\" " + t64 +
+           " attr { key: \"ksize\" value { list { i: 1 i: 2 i: 2 i: 2 i: 1 } "
+           "} } attr { key: \"strides\" value { list { i: 1 i: 2 i: 1 i: 1 "
+           "i: 1 } } } attr { key: \"padding\" value { s: \"SAME\" } } }"},
       {"MaxPool", {{"x0", {1, 4, 4, 2}}}, pool("MaxPool", "VALID")},
       {"MaxPoolSame", {{"x0", {1, 3, 3, 1}}}, pool("MaxPool", "SAME")},
       {"AvgPool", {{"x0", {1, 4, 4, 2}}}, pool("AvgPool", "SAME")},
