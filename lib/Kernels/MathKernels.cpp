@@ -4,6 +4,7 @@
 
 #include "cleave/Ops/Einsum.h"
 #include "cleave/Ops/ElementwiseOps.h"
+#include "cleave/Ops/SegmentChecks.h"
 #include "cleave/Support/SpecialFunctions.h"
 
 #include <cmath>
@@ -1139,25 +1140,12 @@ enum class SegmentReduce { Sum, Mean, Prod, Max, Min };
 template <SegmentReduce op>
 static LogicalResult segmentReduce(KernelContext &ctx) {
   const Tensor &data = ctx.inputs[0], &ids = ctx.inputs[1];
-  if (data.rank() < 1)
-    return ctx.error() << "input must be at least rank 1";
-  if (ids.rank() != 1)
-    return ctx.error() << "segment_ids should be a vector.";
-  if (ids.numElements() != data.shape()[0])
-    return ctx.error() << "segment_ids should be the same size as dimension "
-                          "0 of input.";
   std::vector<int64_t> segment = toInts(ids);
-  int64_t rows = segment.empty() ? 0 : segment.back() + 1;
-  if (rows < 0)
-    return ctx.error() << "segment ids must be >= 0";
-  for (size_t i = 1; i < segment.size(); ++i)
-    if (segment[i] < segment[i - 1])
-      return ctx.error() << "segment ids are not increasing";
-  if (!segment.empty() && segment.front() < 0)
-    return ctx.error() << "Segment id " << segment.front()
-                       << " out of range [0, " << rows
-                       << "), possibly because 'segment_ids' input is not "
-                          "sorted.";
+  int64_t rows = 0;
+  if (std::string error =
+          ops::checkSortedSegments(data.shape(), ids.shape(), segment, rows);
+      !error.empty())
+    return ctx.error() << error;
   std::vector<int64_t> shape = data.shape();
   shape[0] = rows;
   Tensor out(data.dtype(), shape);

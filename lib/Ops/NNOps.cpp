@@ -1066,17 +1066,25 @@ copiedAttrs(GradientContext &ctx, std::initializer_list<const char *> bools,
   return attrs;
 }
 
-/// Conv3D: the backprops of the input and the filter (_Conv3DGrad).
-static std::string conv3DGrad(GradientContext &ctx) {
-  GradTensor grad = ctx.getOutputGrad(0);
+/// The list and string attrs a 3-D op's gradient op repeats.
+static std::vector<GradAttr>
+volumeGradAttrs(GradientContext &ctx,
+                std::initializer_list<const char *> lists) {
   std::vector<GradAttr> attrs;
-  for (const char *name : {"strides", "dilations"})
+  for (const char *name : lists)
     if (auto v = ctx.getIntListAttr(name))
       attrs.push_back(
           GradAttr::intList(name, std::vector<int64_t>(v->begin(), v->end())));
   for (const char *name : {"padding", "data_format"})
     if (auto v = ctx.getStringAttr(name))
       attrs.push_back(GradAttr::string(name, *v));
+  return attrs;
+}
+
+/// Conv3D: the backprops of the input and the filter (_Conv3DGrad).
+static std::string conv3DGrad(GradientContext &ctx) {
+  GradTensor grad = ctx.getOutputGrad(0);
+  std::vector<GradAttr> attrs = volumeGradAttrs(ctx, {"strides", "dilations"});
   ctx.setInputGrad(
       0, ctx.op("Conv3DBackpropInputV2",
                 {ctx.op("Shape", {ctx.getInput(0)}), ctx.getInput(1), grad},
@@ -1091,14 +1099,7 @@ static std::string conv3DGrad(GradientContext &ctx) {
 
 /// MaxPool3D and AvgPool3D: their gradient ops with the same window.
 template <bool isMax> static std::string pool3DGrad(GradientContext &ctx) {
-  std::vector<GradAttr> attrs;
-  for (const char *name : {"ksize", "strides"})
-    if (auto v = ctx.getIntListAttr(name))
-      attrs.push_back(
-          GradAttr::intList(name, std::vector<int64_t>(v->begin(), v->end())));
-  for (const char *name : {"padding", "data_format"})
-    if (auto v = ctx.getStringAttr(name))
-      attrs.push_back(GradAttr::string(name, *v));
+  std::vector<GradAttr> attrs = volumeGradAttrs(ctx, {"ksize", "strides"});
   GradTensor grad = ctx.getOutputGrad(0);
   if (isMax)
     ctx.setInputGrad(0,

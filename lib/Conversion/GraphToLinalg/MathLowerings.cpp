@@ -13,6 +13,7 @@
 
 #include "cleave/Ops/Einsum.h"
 #include "cleave/Ops/ElementwiseOps.h"
+#include "cleave/Ops/SegmentChecks.h"
 #include "cleave/Ops/ShapeInference.h"
 #include "cleave/Support/SpecialFunctions.h"
 
@@ -1398,24 +1399,11 @@ static LogicalResult segmentReduce(NodeLowering &ctx) {
     return failure();
   const std::vector<int64_t> &data = ctx.shape(0);
   int32_t dtype = ctx.dtype(0);
-  if (data.empty())
-    return ctx.error() << "input must be at least rank 1";
-  if (ctx.shape(1).size() != 1)
-    return ctx.error() << "segment_ids should be a vector.";
-  if (int64_t(ids->size()) != data[0])
-    return ctx.error() << "segment_ids should be the same size as dimension "
-                          "0 of input.";
-  int64_t segments = ids->empty() ? 0 : ids->back() + 1;
-  if (segments < 0)
-    return ctx.error() << "segment ids must be >= 0";
-  for (size_t i = 1; i < ids->size(); ++i)
-    if ((*ids)[i] < (*ids)[i - 1])
-      return ctx.error() << "segment ids are not increasing";
-  if (!ids->empty() && ids->front() < 0)
-    return ctx.error() << "Segment id " << ids->front() << " out of range [0, "
-                       << segments
-                       << "), possibly because 'segment_ids' input is not "
-                          "sorted.";
+  int64_t segments = 0;
+  if (std::string error =
+          ops::checkSortedSegments(data, ctx.shape(1), *ids, segments);
+      !error.empty())
+    return ctx.error() << error;
   if (dtype == kBool || !ctx.elementType(dtype) ||
       !ctx.elementType(dtype).isIntOrFloat())
     return unsupportedDType(ctx, dtype);
