@@ -308,18 +308,23 @@ static bool compilableCallees(NodeOp node, std::string &why) {
 namespace {
 void Clusterer::findCandidates() {
   // Nodes downstream of a Switch or an Enter may be dead or run once per
-  // iteration; compiled code runs once per call.
-  llvm::DenseSet<Operation *> controlled;
+  // iteration; compiled code runs once per call. Which of the two says
+  // which pass makes them functional.
+  llvm::DenseSet<Operation *> inLoop, inCond;
   for (Operation *unit : order) {
     auto node = dyn_cast<NodeOp>(unit);
     StringRef op = node ? node.getOpType() : "";
-    bool isControl = op == "Switch" || op == "RefSwitch" || op == "Enter" ||
-                     op == "RefEnter";
+    bool loop = op == "Enter" || op == "RefEnter";
+    bool cond = op == "Switch" || op == "RefSwitch";
     for (Value input : unitInputs(unit))
-      if (Operation *producer = input.getDefiningOp())
-        isControl |= controlled.count(producer) > 0;
-    if (isControl)
-      controlled.insert(unit);
+      if (Operation *producer = input.getDefiningOp()) {
+        loop |= inLoop.count(producer) > 0;
+        cond |= inCond.count(producer) > 0;
+      }
+    if (loop)
+      inLoop.insert(unit);
+    else if (cond)
+      inCond.insert(unit);
   }
   for (auto node : body.getOps<NodeOp>()) {
     if (!needed.count(node))
@@ -332,8 +337,10 @@ void Clusterer::findCandidates() {
       reason = "op '" + op.str() + "' has no CPU lowering";
     } else if (!compilableCallees(node, reason)) {
       // `reason` names the node of the callee that stops it.
-    } else if (!ordered || controlled.count(node)) {
-      reason = "inside v1 control flow (run graph-functionalize-loops)";
+    } else if (!ordered || inLoop.count(node)) {
+      reason = "inside a v1 while loop (run graph-functionalize-loops)";
+    } else if (inCond.count(node)) {
+      reason = "inside a v1 conditional (run graph-functionalize-conds)";
     } else if (llvm::any_of(node.getOutputs(),
                             [&](Value v) { return fed.count(v) > 0; })) {
       reason = "its output is fed";
