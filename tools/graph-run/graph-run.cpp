@@ -223,6 +223,39 @@ static std::unique_ptr<runtime::Session> openSession(MLIRContext &context,
   return std::move(*session);
 }
 
+/// Converts a fed .npy of NumPy's default float64 (int64) to a float32
+/// (int32) placeholder's dtype, warning that it did; an error for an
+/// integer that does not fit, naming the feed and the value.
+static std::optional<std::string> convertNumpyDefault(Tensor &tensor,
+                                                      int32_t want,
+                                                      StringRef key,
+                                                      StringRef file) {
+  bool narrowFloat = tensor.dtype() == kDouble && want == kFloat;
+  bool narrowInt = tensor.dtype() == kInt64 && want == kInt32;
+  if (!narrowFloat && !narrowInt)
+    return std::nullopt;
+  Tensor converted(want, tensor.shape());
+  for (int64_t i = 0; i < tensor.numElements(); ++i) {
+    if (narrowInt) {
+      int64_t v = tensor.data<int64_t>()[i];
+      if (v < INT32_MIN || v > INT32_MAX)
+        return "--feed " + key.str() + ": " + file.str() + " holds int64 " +
+               std::to_string(v) + " at element " + std::to_string(i) +
+               ", which int32 cannot hold";
+      converted.data<int32_t>()[i] = int32_t(v);
+    } else {
+      converted.data<float>()[i] = float(tensor.data<double>()[i]);
+    }
+  }
+  llvm::errs() << "graph-run: warning: --feed " << key << ": " << file
+               << (narrowFloat ? " holds float64 (NumPy's default); converted "
+                                 "to the placeholder's float32\n"
+                               : " holds int64 (NumPy's default); converted "
+                                 "to the placeholder's int32\n");
+  tensor = converted;
+  return std::nullopt;
+}
+
 /// The step's feeds and fetches: --feed values as tensors under the names
 /// they replace, and the fetches with the keys they print under (a
 /// signature's keys, or the tensor names).
@@ -276,6 +309,13 @@ static std::optional<StepIO> readStepIO(const runtime::Session &session) {
       if (!readNpy((*bytes)->getBuffer(), *tensor, error))
         return fail("--feed " + key + ": " + value + ": " + error),
                std::nullopt;
+      // NumPy's default dtypes (float64, int64) meet float32 and int32
+      // placeholders: converted as session.run converts, with a warning;
+      // integers that do not fit stay an error.
+      int32_t want = session.getFeedDType(name);
+      if (std::optional<std::string> problem =
+              convertNumpyDefault(*tensor, want, key, value))
+        return fail(*problem), std::nullopt;
     } else {
       tensor = runtime::parseTensorLiteral(value, session.getFeedDType(name));
       if (!tensor)
