@@ -12,8 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/InitAll.h"
 #include "cleave/Executor/Executor.h"
+#include "cleave/InitAll.h"
+#include "cleave/Support/CommandLine.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Target/CPU/AheadOfTime.h"
 #include "cleave/Translate/GraphDef.h"
@@ -82,9 +83,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerGraphDefImportOptions();
   cl::HideUnrelatedOptions({&category, &getGraphDefImportCategory()});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Cleave ahead-of-time compiler: a graph to an "
-                              "object file and a C++ header\n");
+  cleave::parseToolOptions(argc, argv,
+                           "Cleave ahead-of-time compiler: a graph to an "
+                           "object file and a C++ header\n");
   DialectRegistry registry;
   cleave::registerAllDialects(registry);
   MLIRContext context(registry);

@@ -15,6 +15,7 @@
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Runtime/Freezing.h"
 #include "cleave/Runtime/SavedModel.h"
+#include "cleave/Support/CommandLine.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/graph.pb.h"
@@ -63,9 +64,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerGraphDefImportOptions();
   cl::HideUnrelatedOptions({&category, &getGraphDefImportCategory()});
-  cl::ParseCommandLineOptions(
-      argc, argv, "Cleave graph-freeze: variables to constants, as "
-                  "TensorFlow's freeze_graph\n");
+  cleave::parseToolOptions(argc, argv,
+                           "Cleave graph-freeze: variables to constants, as "
+                           "TensorFlow's freeze_graph\n");
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);

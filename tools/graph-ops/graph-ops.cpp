@@ -24,6 +24,7 @@
 #include "cleave/Ops/GradientRules.h"
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Ops/ShapeInference.h"
+#include "cleave/Support/CommandLine.h"
 #include "cleave/Tensor/Tensor.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -49,7 +50,7 @@ static cl::list<std::string> names(cl::Positional, cl::desc("[op ...]"),
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
+  cleave::parseToolOptions(
       argc, argv,
       "Lists the op registry: device support, CPU lowering, statefulness, "
       "shape "

@@ -16,6 +16,7 @@
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Runtime/Session.h"
 #include "cleave/Runtime/TensorLiteral.h"
+#include "cleave/Support/CommandLine.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 #include "cleave/Tensor/Npy.h"
@@ -412,8 +413,8 @@ int main(int argc, char **argv) {
   cl::opt<int> &threads = registerThreadsOption();
   registerGraphDefImportOptions();
   cl::HideUnrelatedOptions({&runCategory, &getGraphDefImportCategory()});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Cleave reference interpreter: runs a graph\n");
+  cleave::parseToolOptions(argc, argv,
+                           "Cleave reference interpreter: runs a graph\n");
   if (!checkOptions(threads))
     return 1;
   cleave::cpu::setKernelThreads(threads);
