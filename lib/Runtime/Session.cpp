@@ -145,10 +145,20 @@ Session::Impl::prepare(const std::vector<std::string> &feeds,
                                        : "compiled in " + d.cluster)
                  << "\n";
       StringRef noLowering = " has no CPU lowering";
-      if (options.strictCompile && StringRef(d.reason).ends_with(noLowering))
-        return error("Node '" + d.node +
-                     "': " + StringRef(d.reason).drop_back(noLowering.size()) +
-                     noLowering);
+      if (options.strictCompile && StringRef(d.reason).ends_with(noLowering)) {
+        // On the node, so that the message gives its file and line.
+        std::string message = "Node '" + d.node + "': " + d.reason;
+        graph::NodeOp node;
+        run->module->walk([&](graph::NodeOp candidate) {
+          if (!node && candidate.getName() == d.node &&
+              isa<graph::GraphOp>(candidate->getParentOp()))
+            node = candidate;
+        });
+        if (!node)
+          return error(message);
+        node.emitError() << message;
+        return reported();
+      }
     }
   }
   run->interpreter = std::make_unique<interp::Executor>(*run->module);
