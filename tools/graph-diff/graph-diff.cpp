@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Translate/InputFormat.h"
+#include "cleave/Version.h"
 #include "cleave/tf/graph.pb.h"
 #include "cleave/tf/meta_graph.pb.h"
 #include "cleave/tf/saved_model.pb.h"
@@ -21,6 +22,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "llvm/Config/llvm-config.h"
 
 #include <fstream>
 #include <memory>
@@ -87,12 +89,27 @@ static std::unique_ptr<pb::Message> load(const char *path) {
   return message;
 }
 
+static constexpr const char *kUsage =
+    "usage: graph-diff [--ignore-node-order] <a> <b>  (GraphDefs, "
+    "MetaGraphDefs or SavedModels, .pb or .pbtxt)\n"
+    "Prints the differences of two protos and exits 1 when there are "
+    "some, 0 when they are equal, 2 when one cannot be read.\n";
+
 int main(int argc, char **argv) {
+  if (argc == 2 &&
+      (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::cout << "Cleave " << CLEAVE_VERSION << " (" << CLEAVE_GIT_HASH
+              << ")\n  LLVM and MLIR " << LLVM_VERSION_STRING << "\n";
+    return 0;
+  }
   bool ignoreNodeOrder =
       argc == 4 && std::string(argv[1]) == "--ignore-node-order";
   if (argc != 3 && !ignoreNodeOrder) {
-    std::cerr << "usage: graph-diff [--ignore-node-order] <a> <b>  (GraphDefs, "
-                 "MetaGraphDefs or SavedModels, .pb or .pbtxt)\n";
+    std::cerr << kUsage;
     return 2;
   }
   const char *pathA = argv[argc - 2], *pathB = argv[argc - 1];

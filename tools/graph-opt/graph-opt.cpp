@@ -9,6 +9,7 @@
 
 #include "cleave/InitAll.h"
 #include "cleave/Runtime/Checkpointing.h"
+#include "cleave/Support/CommandLine.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/Dot.h"
 #include "cleave/Translate/GraphDef.h"
@@ -49,12 +50,16 @@ enum class Emit {
 };
 } // namespace
 
-static llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
-                                                llvm::cl::desc("<input file>"),
-                                                llvm::cl::init("-"));
-static llvm::cl::opt<std::string> outputFilename(
-    "o", llvm::cl::desc("Output filename"), llvm::cl::value_desc("filename"),
-    llvm::cl::init("-"));
+/// graph-opt's own options, listed first by --help.
+static llvm::cl::OptionCategory graphOptCategory("Cleave graph-opt options");
+
+static llvm::cl::opt<std::string>
+    inputFilename(llvm::cl::Positional, llvm::cl::desc("<input file>"),
+                  llvm::cl::init("-"), llvm::cl::cat(graphOptCategory));
+static llvm::cl::opt<std::string>
+    outputFilename("o", llvm::cl::desc("Output filename"),
+                   llvm::cl::value_desc("filename"), llvm::cl::init("-"),
+                   llvm::cl::cat(graphOptCategory));
 static llvm::cl::opt<Emit> emitFormat(
     "emit", llvm::cl::desc("What to write"), llvm::cl::init(Emit::MLIR),
     llvm::cl::values(
@@ -70,13 +75,14 @@ static llvm::cl::opt<Emit> emitFormat(
                    "a text SavedModel (saved_model.pbtxt)"),
         clEnumValN(Emit::SavedModelPb, "savedmodel-pb",
                    "a binary SavedModel (saved_model.pb)"),
-        clEnumValN(Emit::Dot, "dot", "a Graphviz graph")));
+        clEnumValN(Emit::Dot, "dot", "a Graphviz graph")),
+    llvm::cl::cat(graphOptCategory));
 
 static llvm::cl::opt<bool> listVariablesOpt(
     "list-variables",
     llvm::cl::desc("Print the graph's variables (name, dtype, shape, and "
                    "the checkpoint key its saver uses) instead of the graph"),
-    llvm::cl::init(false));
+    llvm::cl::init(false), llvm::cl::cat(graphOptCategory));
 
 /// The variables table of --list-variables.
 static LogicalResult printVariables(ModuleOp module, llvm::raw_ostream &os) {
@@ -233,6 +239,7 @@ static bool checkPassOptions(int argc, char **argv) {
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   llvm::InitLLVM init(argc, argv);
+  cleave::hideLibraryOptions({&graphOptCategory});
   DialectRegistry registry;
   cleave::registerAllDialects(registry);
   cleave::registerAllPasses();

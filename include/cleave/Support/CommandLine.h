@@ -8,8 +8,12 @@
 #ifndef CLEAVE_SUPPORT_COMMANDLINE_H
 #define CLEAVE_SUPPORT_COMMANDLINE_H
 
+#include "cleave/Version.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -18,11 +22,19 @@
 
 namespace cleave {
 
+/// --version: Cleave's version and commit, and the LLVM and MLIR it is
+/// built on.
+inline void printCleaveVersion(llvm::raw_ostream &os) {
+  os << "Cleave " << CLEAVE_VERSION << " (" << CLEAVE_GIT_HASH << ")\n"
+     << "  LLVM and MLIR " << LLVM_VERSION_STRING << "\n";
+}
+
 /// llvm::cl::ParseCommandLineOptions for a tool, exiting with status 1 on a
 /// bad command line: its messages go to stderr, except the "Too many
 /// positional arguments" that follows an unknown option (the option's
 /// value, taken for a positional, says nothing new after "Did you mean").
 inline void parseToolOptions(int argc, char **argv, const char *overview) {
+  llvm::cl::SetVersionPrinter(printCleaveVersion);
   std::string messages;
   llvm::raw_string_ostream errors(messages);
   if (llvm::cl::ParseCommandLineOptions(argc, argv, overview, &errors))
@@ -38,6 +50,26 @@ inline void parseToolOptions(int argc, char **argv, const char *overview) {
     llvm::errs() << line << "\n";
   }
   std::exit(1);
+}
+
+/// Hides every option registered so far but --help and --version and those
+/// of `keep`: the libraries' static options, above all the hundreds LLVM's
+/// code generators register when libLLVM loads (--aarch64-*, --amdgpu-*),
+/// as clang hides them. --help then shows the tool's options and those
+/// registered after this call (MLIR's); --help-hidden lists every one.
+inline void
+hideLibraryOptions(std::initializer_list<llvm::cl::OptionCategory *> keep) {
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    if (entry.first() == "help" || entry.first() == "version")
+      continue;
+    bool kept = llvm::any_of(option->Categories, [&](auto *category) {
+      return llvm::is_contained(keep, category);
+    });
+    if (!kept)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+  llvm::cl::SetVersionPrinter(printCleaveVersion);
 }
 
 } // namespace cleave
