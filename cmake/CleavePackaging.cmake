@@ -21,4 +21,4 @@ install(FILES ${CLEAVE_BINARY_DIR}/lib/cmake/cleave/CleaveConfig.cmake
 install(DIRECTORY ${CLEAVE_SOURCE_DIR}/include/cleave DESTINATION include
         FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${CLEAVE_BINARY_DIR}/include/cleave DESTINATION include
-        FILES_MATCHING PATTERN "*.inc")
+        FILES_MATCHING PATTERN "*.inc" PATTERN "*.h")
