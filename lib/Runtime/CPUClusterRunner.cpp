@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Timer.h"
 
 #include <chrono>
@@ -302,9 +303,18 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
     return giveUp();
   }
   ++statistics.compilations;
-  statistics.compileSeconds +=
+  double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  statistics.compileSeconds += seconds;
+  if (slowCompileNotes && seconds > slowCompileSeconds) {
+    unsigned nodes = 0;
+    func.walk([&](graph::NodeOp) { ++nodes; });
+    *slowCompileNotes << notePrefix << "compiled " << func.getName() << " ("
+                      << nodes << (nodes == 1 ? " node" : " nodes") << ") in "
+                      << llvm::format("%.1f", seconds) << " s\n";
+    slowCompileNotes->flush();
+  }
   auto &list = cache->bySignature[key];
   list.push_back(std::move(executable));
   return list.back().get();

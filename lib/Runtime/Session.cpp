@@ -259,6 +259,8 @@ Session::create(OwningOpRef<ModuleOp> module, StringRef path,
   runner.setStrict(options.strictCompile);
   runner.setSharesCores(impl->replicated);
   runner.setNotes(options.clusterNotes);
+  runner.setSlowCompileNotes(options.slowCompileNotes, options.notePrefix,
+                             options.slowCompileSeconds);
   impl->hostProgramCompiler =
       std::make_unique<LLVMHostProgramCompiler>(impl->module->getContext());
   return std::unique_ptr<Session>(new Session(std::move(impl)));

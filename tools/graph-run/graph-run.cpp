@@ -29,6 +29,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -114,6 +115,16 @@ static cl::opt<bool> dumpLinalg(
     cl::desc("with --backend=cpu: print each compiled cluster as linalg on "
              "tensors, before code generation"),
     cl::init(false), cl::cat(runCategory));
+static cl::opt<unsigned> logEvery(
+    "log-every",
+    cl::desc("print a progress line (step, steps per second, time left, the "
+             "first scalar fetch) to stderr every N steps (on a terminal a "
+             "line redrawn in place is the default)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<double> slowCompileSeconds(
+    "slow-compile-seconds",
+    cl::desc("say what a compilation compiled when it took longer than this"),
+    cl::init(1.0), cl::Hidden, cl::cat(runCategory));
 static cl::opt<bool> timing(
     "timing",
     cl::desc("print the time of each step and, with --backend=cpu, of "
@@ -209,6 +220,8 @@ static std::unique_ptr<runtime::Session> openSession(MLIRContext &context,
   options.channelTimeoutSeconds = channelTimeout;
   options.strictCompile = strictCompile;
   options.clusterNotes = dumpClusters ? &llvm::errs() : nullptr;
+  options.slowCompileNotes = &llvm::errs();
+  options.slowCompileSeconds = slowCompileSeconds;
   options.linalgDump = dumpLinalg ? &llvm::errs() : nullptr;
   options.hostProgramDump = dumpHostProgram ? &llvm::errs() : nullptr;
   options.notePrefix = "graph-run: ";
@@ -326,6 +339,67 @@ static std::optional<StepIO> readStepIO(const runtime::Session &session) {
   }
   return io;
 }
+
+namespace {
+/// The progress of a run of many steps: on a terminal a line on stderr
+/// redrawn in place (cleared before anything else is printed), else a
+/// line every --log-every steps.
+class Progress {
+public:
+  explicit Progress(unsigned total)
+      : total(total), start(std::chrono::steady_clock::now()),
+        live(total > 1 && !logEvery && llvm::errs().is_displayed()) {}
+
+  /// Clears the live line, so that a line printed next starts clean.
+  void clear() {
+    if (live && drawn)
+      llvm::errs() << "\r\033[K";
+    drawn = false;
+  }
+
+  /// After step `done` (1-based): the line, if one is due.
+  void stepDone(unsigned done, const StepIO &io,
+                const std::vector<Tensor> &results) {
+    auto now = std::chrono::steady_clock::now();
+    bool due =
+        logEvery ? done % logEvery == 0 || done == total
+                 : live && (now - lastDrawn > std::chrono::milliseconds(100) ||
+                            done == total);
+    if (!due)
+      return;
+    lastDrawn = now;
+    double seconds = std::chrono::duration<double>(now - start).count();
+    double rate = seconds > 0 ? done / seconds : 0;
+    std::string line =
+        llvm::formatv("step {0}/{1}, {2:f1} steps/s", done, total, rate);
+    if (rate > 0 && done < total)
+      line += llvm::formatv(", {0:f1} s left", (total - done) / rate).str();
+    for (auto [name, tensor] : llvm::zip(io.fetchKeys, results))
+      if (tensor.rank() == 0 &&
+          (isFloatDType(tensor.dtype()) || isIntegerDType(tensor.dtype()))) {
+        std::string value;
+        llvm::raw_string_ostream(value)
+            << llvm::format("%g", tensor.getAsDouble(0));
+        line += ", " + name + " = " + value;
+        break;
+      }
+    if (live) {
+      llvm::errs() << "\r\033[Kgraph-run: " << line;
+      drawn = true;
+      if (done == total)
+        clear();
+    } else {
+      llvm::errs() << "graph-run: " << line << "\n";
+    }
+    llvm::errs().flush();
+  }
+
+private:
+  unsigned total;
+  std::chrono::steady_clock::time_point start, lastDrawn;
+  bool live, drawn = false;
+};
+} // namespace
 
 /// Prints a step's fetches, and writes them under --output-dir after the
 /// last step; false when a file cannot be written.
@@ -458,16 +532,19 @@ int main(int argc, char **argv) {
   };
   std::vector<std::string> targets(targetOpts.begin(), targetOpts.end());
   std::vector<double> stepSeconds;
+  Progress progress(steps);
   for (unsigned step = 0; step < steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     auto results = session->run(io->feeds, io->fetches, targets);
     stepSeconds.push_back(std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count());
+    progress.clear();
     if (!results)
       return fail(results.takeError());
     if (!reportFetches(step, *io, *results))
       return 1;
+    progress.stepDone(step + 1, *io, *results);
     if (saveEvery && (step + 1) % saveEvery == 0 &&
         !save(savePrefix + "-" + std::to_string(step + 1), step + 1))
       return 1;

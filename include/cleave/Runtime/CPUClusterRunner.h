@@ -63,6 +63,14 @@ public:
   /// Where to say which clusters are interpreted because they did not
   /// compile, and why (null: nowhere).
   void setNotes(llvm::raw_ostream *os) { notes = os; }
+  /// Where to say what a compilation that took more than `seconds`
+  /// compiled, each line after `prefix` (null: nowhere).
+  void setSlowCompileNotes(llvm::raw_ostream *os, std::string prefix,
+                           double seconds) {
+    slowCompileNotes = os;
+    notePrefix = std::move(prefix);
+    slowCompileSeconds = seconds;
+  }
 
 private:
   struct Executable;
@@ -82,6 +90,9 @@ private:
   bool strict = false;
   bool sharesCores = false;
   llvm::raw_ostream *notes = nullptr;
+  llvm::raw_ostream *slowCompileNotes = nullptr;
+  std::string notePrefix;
+  double slowCompileSeconds = 1;
 };
 
 } // namespace cleave::runtime

@@ -70,6 +70,10 @@ struct SessionOptions {
   /// Where to say which nodes each kind of run compiles and why the others
   /// are interpreted, and which clusters fall back (null: nowhere).
   llvm::raw_ostream *clusterNotes = nullptr;
+  /// Where to say what a compilation that took more than a second compiled
+  /// (null: nowhere), after notePrefix.
+  llvm::raw_ostream *slowCompileNotes = nullptr;
+  double slowCompileSeconds = 1;
   /// Where to print each compiled cluster as linalg on tensors.
   llvm::raw_ostream *linalgDump = nullptr;
   /// Where to print each kind of run's host program and its code.
