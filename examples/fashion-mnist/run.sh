@@ -6,11 +6,18 @@
 #
 #   examples/fashion-mnist/run.sh [BUILD_DIR] [OUT_DIR] [STEPS]
 set -euo pipefail
-build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+# The build directory defaults to the checkout's, wherever this runs from.
+build=${1:-$here/../../build}
 out=${2:-$(mktemp -d)}
 steps=${3:-100}
-here=$(dirname "$0")
 bin=$build/bin
+if [[ ! -x $bin/graph-run ]]; then
+  echo "run.sh: no graph-run in $bin: build Cleave first (scripts/build.sh)," \
+       "or give the build directory as the first argument" >&2
+  exit 1
+fi
+echo "run.sh: writing the graphs, data and logs to $out"
 /usr/bin/python3 "$here/prepare.py" --out "$out" --steps "$steps"
 common=(--init init --feed "x_all=@$out/x.npy"
         --feed "labels_all=@$out/y.npy" --target GradientDescent

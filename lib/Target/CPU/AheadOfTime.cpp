@@ -115,7 +115,10 @@ static void writeHeader(llvm::raw_ostream &os,
      << ". Do not edit.\n//\n// " << className
      << " runs the compiled graph: fill the feeds, call Run(), read the "
         "fetches.\n// Variables keep their values from one Run() to the "
-        "next.\n\n";
+        "next.\n//\n// Link the object with Cleave's kernel library: "
+        "Cleave::CleaveCPUKernels with\n// CMake (find_package(Cleave)), or "
+        "-lCleaveCPUKernels -lCleaveSupport\n// -lopenblas -lomp -ldnnl -lm "
+        "by hand (libomp: LLVM's OpenMP runtime).\n\n";
   os << "#ifndef " << guard << "\n#define " << guard << "\n\n";
   os << "#include <cstddef>\n#include <cstdint>\n#include <cstdlib>\n"
         "#include <cstring>\n\n";
