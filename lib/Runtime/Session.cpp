@@ -360,6 +360,9 @@ Session::bindSignature(StringRef key, llvm::ArrayRef<std::string> inputKeys,
     }
     binding.feeds.push_back(it->second);
   }
+  for (auto &[name, tensor] : signature->inputs)
+    if (!llvm::is_contained(inputKeys, name))
+      binding.missingInputs.emplace_back(name, tensor);
   return binding;
 }
 

@@ -306,6 +306,18 @@ static std::optional<StepIO> readStepIO(const runtime::Session &session) {
           [](const llvm::ErrorInfoBase &e) { fail(e.message()); });
       return std::nullopt;
     }
+    // A signature runs with all its inputs, as TensorFlow Serving's.
+    if (!binding->missingInputs.empty()) {
+      std::string keys;
+      for (auto &[key, tensor] : binding->missingInputs)
+        keys += (keys.empty() ? "" : ", ") + key + " (" + tensor + ")";
+      return fail("--signature " + signatureKey + ": no value for its input" +
+                  (binding->missingInputs.size() == 1 ? " " : "s ") + keys +
+                  "; feed " +
+                  (binding->missingInputs.size() == 1 ? "it" : "each") +
+                  " with --feed KEY=VALUE"),
+             std::nullopt;
+    }
     feedNames = binding->feeds;
     io.fetchKeys = binding->fetchKeys;
     io.fetches = binding->fetches;

@@ -118,6 +118,9 @@ struct SignatureBinding {
   /// Output keys (all of the signature's when none were requested) and
   /// their tensor names, in order.
   std::vector<std::string> fetchKeys, fetches;
+  /// The signature's input keys that were not requested, sorted, with
+  /// their tensor names.
+  std::vector<std::pair<std::string, std::string>> missingInputs;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
