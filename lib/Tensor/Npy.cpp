@@ -5,6 +5,7 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cassert>
 #include <cstring>
 
 using namespace cleave;
@@ -116,9 +117,12 @@ bool cleave::readNpy(llvm::StringRef bytes, Tensor &tensor,
   return true;
 }
 
+bool cleave::isNpyDType(int32_t dtype) { return npyDescr(dtype) != nullptr; }
+
 std::string cleave::writeNpy(const Tensor &tensor) {
+  assert(isNpyDType(tensor.dtype()) && "no .npy descr for this dtype");
   std::string header = "{'descr': '";
-  header += npyDescr(tensor.dtype()) ? npyDescr(tensor.dtype()) : "|V1";
+  header += npyDescr(tensor.dtype());
   header += "', 'fortran_order': False, 'shape': (";
   for (size_t d = 0; d < tensor.shape().size(); ++d)
     header += (d ? ", " : "") + std::to_string(tensor.shape()[d]);

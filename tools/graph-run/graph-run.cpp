@@ -426,6 +426,12 @@ static bool reportFetches(unsigned step, const StepIO &io,
     llvm::outs().flush();
     if (outputDir.empty() || step + 1 != steps)
       continue;
+    if (!isNpyDType(tensor.dtype()))
+      return fail("--output-dir: cannot write fetch '" + name + "' (" +
+                  dtypeName(tensor.dtype()) +
+                  ") as .npy: NumPy files hold numbers and bools; it is "
+                  "printed above"),
+             false;
     std::string fileName = name;
     for (char &c : fileName)
       if (c == '/' || c == ':')

@@ -18,7 +18,9 @@ namespace cleave {
 
 /// Reads a NumPy .npy file (little-endian, C order) into a tensor.
 bool readNpy(llvm::StringRef bytes, Tensor &tensor, std::string &error);
-/// Writes a tensor as a NumPy .npy file.
+/// Whether a .npy file can hold tensors of `dtype` (numbers and bools).
+bool isNpyDType(int32_t dtype);
+/// Writes a tensor of a dtype isNpyDType accepts as a NumPy .npy file.
 std::string writeNpy(const Tensor &tensor);
 
 } // namespace cleave
