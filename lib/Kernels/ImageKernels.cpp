@@ -9,6 +9,7 @@
 
 #include "KernelContext.h"
 
+#include "cleave/Kernels/LRNParams.h"
 #include "cleave/Ops/Resize.h"
 
 #include <algorithm>
@@ -18,21 +19,6 @@
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
-
-namespace {
-/// LRN's attrs.
-struct LRNParams {
-  int64_t radius;
-  double bias, alpha, beta;
-};
-} // namespace
-
-static LRNParams lrnParams(KernelContext &ctx) {
-  return {ctx.getInt("depth_radius").value_or(5),
-          ctx.getFloat("bias").value_or(1.0),
-          ctx.getFloat("alpha").value_or(1.0),
-          ctx.getFloat("beta").value_or(0.5)};
-}
 
 /// bias + alpha * the sum of squares of the channels within the radius of
 /// each element, for the rows of `depth` channels of `x`.
@@ -60,7 +46,7 @@ static LogicalResult lrn(KernelContext &ctx) {
   if (x.dtype() != kFloat)
     return ctx.error() << "dtype " << dtypeName(x.dtype())
                        << " is not supported";
-  LRNParams p = lrnParams(ctx);
+  LRNParams p = readLRNParams(ctx);
   std::vector<double> norms = lrnNorms(x, p);
   Tensor out(x.dtype(), x.shape());
   for (int64_t i = 0; i < x.numElements(); ++i)
@@ -82,7 +68,7 @@ static LogicalResult lrnGrad(KernelContext &ctx) {
   if (x.dtype() != kFloat)
     return ctx.error() << "dtype " << dtypeName(x.dtype())
                        << " is not supported";
-  LRNParams p = lrnParams(ctx);
+  LRNParams p = readLRNParams(ctx);
   std::vector<double> norms = lrnNorms(x, p);
   int64_t depth = x.shape().back(), count = x.numElements();
   Tensor out(x.dtype(), x.shape());

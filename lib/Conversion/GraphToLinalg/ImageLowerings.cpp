@@ -11,6 +11,7 @@
 
 #include "Lowering.h"
 
+#include "cleave/Kernels/LRNParams.h"
 #include "cleave/Ops/Resize.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -24,20 +25,6 @@ using namespace cleave::conversion;
 //===----------------------------------------------------------------------===//
 // LRN
 //===----------------------------------------------------------------------===//
-
-namespace {
-struct LRNParams {
-  int64_t radius;
-  double bias, alpha, beta;
-};
-} // namespace
-
-static LRNParams lrnParams(NodeLowering &ctx) {
-  return {ctx.getInt("depth_radius").value_or(5),
-          ctx.getFloat("bias").value_or(1.0),
-          ctx.getFloat("alpha").value_or(1.0),
-          ctx.getFloat("beta").value_or(0.5)};
-}
 
 static Value f32Constant(OpBuilder &b, Location loc, double v) {
   return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(float(v)));
@@ -84,7 +71,8 @@ static Value windowSum(NodeLowering &ctx, Value value,
 
 /// bias + alpha * the windowed sum of squares.
 static Value lrnNorms(NodeLowering &ctx, Value x,
-                      const std::vector<int64_t> &shape, const LRNParams &p) {
+                      const std::vector<int64_t> &shape,
+                      const interp::LRNParams &p) {
   Value squares =
       ctx.map({x}, shape, kFloat,
               [](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -114,7 +102,7 @@ static LogicalResult lrn(NodeLowering &ctx) {
   if (failed(requireRank4Float(ctx, 0)))
     return failure();
   const std::vector<int64_t> &shape = ctx.shape(0);
-  LRNParams p = lrnParams(ctx);
+  interp::LRNParams p = interp::readLRNParams(ctx);
   Value x = ctx.tensor(0);
   Value norms = lrnNorms(ctx, x, shape, p);
   ctx.setOutput(
@@ -139,7 +127,7 @@ static LogicalResult lrnGrad(NodeLowering &ctx) {
   if (ctx.shape(0) != shape || ctx.shape(2) != shape)
     return ctx.error() << "input_grads, input_image, and out_image should "
                           "have the same shape";
-  LRNParams p = lrnParams(ctx);
+  interp::LRNParams p = interp::readLRNParams(ctx);
   Value dy = ctx.tensor(0), x = ctx.tensor(1), y = ctx.tensor(2);
   Value norms = lrnNorms(ctx, x, shape, p);
   Value terms =
