@@ -1,5 +1,4 @@
-//===- LRNParams.h - LRN's attrs ---------------------------------*- C++
-//-*-===//
+//===- LRNParams.h - LRN's attrs --------------------------------*- C++ -*-===//
 //
 // LRN and LRNGrad's attrs with TensorFlow's defaults, read alike by the
 // reference kernels and the CPU lowering.
