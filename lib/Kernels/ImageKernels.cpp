@@ -9,7 +9,7 @@
 
 #include "KernelContext.h"
 
-#include "cleave/Kernels/LRNParams.h"
+#include "cleave/Kernels/ImageAttrs.h"
 #include "cleave/Ops/Resize.h"
 
 #include <algorithm>
@@ -88,11 +88,10 @@ static LogicalResult lrnGrad(KernelContext &ctx) {
   return success();
 }
 
-/// The resize attrs, checked; the message when they conflict.
+/// The resize attrs, checked.
 static FailureOr<std::pair<bool, bool>> resizeAttrs(KernelContext &ctx) {
-  bool align = ctx.getBool("align_corners").value_or(false);
-  bool halfPixel = ctx.getBool("half_pixel_centers").value_or(false);
-  if (std::string error = ops::checkResizeAttrs(align, halfPixel);
+  bool align, halfPixel;
+  if (std::string error = interp::readResizeAttrs(ctx, align, halfPixel);
       !error.empty())
     return ctx.error() << error, failure();
   return std::make_pair(align, halfPixel);

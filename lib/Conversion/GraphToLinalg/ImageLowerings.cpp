@@ -11,7 +11,7 @@
 
 #include "Lowering.h"
 
-#include "cleave/Kernels/LRNParams.h"
+#include "cleave/Kernels/ImageAttrs.h"
 #include "cleave/Ops/Resize.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -158,11 +158,10 @@ static LogicalResult lrnGrad(NodeLowering &ctx) {
 // Resizing
 //===----------------------------------------------------------------------===//
 
-/// The attrs, checked.
+/// The resize attrs, checked.
 static FailureOr<std::pair<bool, bool>> resizeAttrs(NodeLowering &ctx) {
-  bool align = ctx.getBool("align_corners").value_or(false);
-  bool halfPixel = ctx.getBool("half_pixel_centers").value_or(false);
-  if (std::string error = ops::checkResizeAttrs(align, halfPixel);
+  bool align, halfPixel;
+  if (std::string error = interp::readResizeAttrs(ctx, align, halfPixel);
       !error.empty())
     return ctx.error() << error, failure();
   return std::make_pair(align, halfPixel);
