@@ -411,7 +411,21 @@ static std::string rangeShape(InferenceContext &ctx) {
     if (d < 0 && s < l)
       return "Requires start >= limit when delta < 0: " + text(s) + "/" +
              text(l);
-    ctx.setOutput(0, Shape::of({int64_t(std::ceil(std::fabs((l - s) / d)))}));
+    // The length as TensorFlow's RangeSize<T> computes it, in the type:
+    // integers exactly, float32 in float (its rounding can add an element).
+    int32_t type = ctx.getTypeAttr("Tidx").value_or(3 /*int32*/);
+    int64_t size;
+    if (type == 1 /*float*/) {
+      float fs = float(s), fl = float(l), fd = float(d);
+      size = int64_t(std::ceil(std::fabs((fl - fs) / fd)));
+    } else if (type == 2 /*double*/) {
+      size = int64_t(std::ceil(std::fabs((l - s) / d)));
+    } else {
+      int64_t is = int64_t(s), il = int64_t(l), id = int64_t(d);
+      int64_t span = il > is ? il - is : is - il, step = id > 0 ? id : -id;
+      size = (span + step - 1) / step;
+    }
+    ctx.setOutput(0, Shape::of({size}));
     return "";
   }
   ctx.setOutput(0, Shape::ofRank(1));

@@ -11,6 +11,8 @@
 
 #include "gtest/gtest.h"
 
+#include <map>
+
 using namespace cleave::ops;
 
 namespace {
@@ -43,6 +45,84 @@ TEST(ShapeInferenceTest, PrintsLikeTensorFlow) {
   EXPECT_EQ(Shape::of({2, -1}).str(), "[2,?]");
   EXPECT_EQ(Shape::scalar().str(), "[]");
   EXPECT_EQ(Shape::unknown().str(), "?");
+}
+
+/// A node of scalar constant inputs and type attrs, for calling a shape
+/// function directly.
+class ScalarConstants : public InferenceContext {
+public:
+  ScalarConstants(std::vector<double> values,
+                  std::map<std::string, int32_t> types)
+      : InferenceContext(1), values(std::move(values)),
+        types(std::move(types)) {}
+  unsigned getNumInputs() const override { return values.size(); }
+  Shape getInputShape(unsigned) const override { return Shape::scalar(); }
+  std::optional<llvm::SmallVector<int64_t>>
+  getConstantInput(unsigned) const override {
+    return std::nullopt;
+  }
+  std::optional<double> getConstantScalar(unsigned index) const override {
+    return values[index];
+  }
+  Shape getResourceShape(unsigned) const override { return Shape::unknown(); }
+  std::optional<int64_t> getIntAttr(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<bool> getBoolAttr(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<double> getFloatAttr(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<int32_t> getTypeAttr(llvm::StringRef name) const override {
+    auto it = types.find(name.str());
+    return it == types.end() ? std::nullopt
+                             : std::optional<int32_t>(it->second);
+  }
+  std::optional<std::string> getStringAttr(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<llvm::SmallVector<int64_t>>
+  getIntListAttr(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<Shape> getShapeAttr(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<llvm::SmallVector<Shape>>
+  getShapeListAttr(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+  std::optional<llvm::SmallVector<Shape>>
+  getFunctionResultShapes(llvm::StringRef, unsigned) const override {
+    return std::nullopt;
+  }
+  std::optional<Shape> getTensorAttrShape(llvm::StringRef) const override {
+    return std::nullopt;
+  }
+
+private:
+  std::vector<double> values;
+  std::map<std::string, int32_t> types;
+};
+
+/// Range's length in its type, as TensorFlow's RangeSize<T> (and the
+/// kernel): for float32 -14.87, -14.62, 0.005 the quotient is 50 in float
+/// arithmetic (50 elements) and just above 50 in double (51); integers
+/// exactly.
+TEST(ShapeInferenceTest, RangeCountsInItsType) {
+  ShapeFn range = lookupShapeFn("Range");
+  ASSERT_NE(range, nullptr);
+  auto length = [&](std::vector<double> values, int32_t type) {
+    ScalarConstants ctx(std::move(values), {{"Tidx", type}});
+    EXPECT_EQ(range(ctx), "");
+    return ctx.getOutputs()[0];
+  };
+  std::vector<double> floats = {float(-14.87), float(-14.62), float(0.005)};
+  EXPECT_EQ(length(floats, /*float*/ 1), Shape::of({50}));
+  EXPECT_EQ(length(floats, /*double*/ 2), Shape::of({51}));
+  EXPECT_EQ(length({10, 1, -3}, /*int32*/ 3), Shape::of({3}));
+  EXPECT_EQ(length({0, 7, 2}, /*int64*/ 9), Shape::of({4}));
 }
 
 TEST(ShapeInferenceTest, ShapeFunctionsBelongToRegisteredOps) {
