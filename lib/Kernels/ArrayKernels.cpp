@@ -312,20 +312,12 @@ static LogicalResult transpose(KernelContext &ctx) {
     return ctx.error() << "transpose expects a vector of size " << in.rank()
                        << ". But input(1) is a vector of size " << perm.size();
   std::vector<bool> seen(perm.size(), false);
-  std::vector<int64_t> outShape;
   for (int64_t p : perm) {
     if (p < 0 || p >= in.rank() || seen[p])
       return ctx.error() << shapeString(perm) << " is not a valid permutation";
     seen[p] = true;
-    outShape.push_back(in.shape()[p]);
   }
-  auto inStrides = stridesOf(in.shape()), outStrides = stridesOf(outShape);
-  ctx.outputs[0] = gather(in, outShape, [&](int64_t i) {
-    int64_t src = 0;
-    for (size_t d = 0; d < perm.size(); ++d)
-      src += (i / outStrides[d]) % outShape[d] * inStrides[perm[d]];
-    return src;
-  });
+  ctx.outputs[0] = transposed(in, perm);
   return success();
 }
 

@@ -160,6 +160,21 @@ Tensor gather(const Tensor &in, const std::vector<int64_t> &outShape,
   return out;
 }
 
+/// `in` with its dimensions permuted: result dimension d is `in`'s
+/// perm[d] (a valid permutation of its rank).
+inline Tensor transposed(const Tensor &in, llvm::ArrayRef<int64_t> perm) {
+  std::vector<int64_t> outShape;
+  for (int64_t p : perm)
+    outShape.push_back(in.shape()[p]);
+  auto inStrides = stridesOf(in.shape()), outStrides = stridesOf(outShape);
+  return gather(in, outShape, [&](int64_t i) {
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      src += (i / outStrides[d]) % outShape[d] * inStrides[perm[d]];
+    return src;
+  });
+}
+
 } // namespace cleave::interp
 
 #endif // CLEAVE_LIB_KERNELS_KERNELCONTEXT_H

@@ -4,14 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelContext.h"
+#include "DataFormat.h"
 
 #include "cleave/Ops/NNShapeChecks.h"
 #include "cleave/Ops/WindowAttrs.h"
 #include "cleave/Support/TopK.h"
 
 #include <cmath>
-#include <cstring>
 
 using namespace mlir;
 using namespace cleave;
@@ -397,63 +396,6 @@ static LogicalResult avgPoolGrad(KernelContext &ctx) {
   return success();
 }
 
-namespace {
-/// What an input or the output of a windowed op is, for data_format.
-enum class Role { Image, ImageShape, Other };
-} // namespace
-
-/// A 4-D tensor with its dimensions permuted: out dim d is `t`'s perm[d].
-static Tensor permuted(const Tensor &t, const int64_t (&perm)[4]) {
-  std::vector<int64_t> shape(4);
-  for (int d = 0; d < 4; ++d)
-    shape[d] = t.shape()[perm[d]];
-  Tensor out(t.dtype(), shape);
-  std::vector<int64_t> strides = stridesOf(t.shape());
-  size_t bytes = dtypeSize(t.dtype());
-  int64_t at = 0;
-  for (int64_t a = 0; a < shape[0]; ++a)
-    for (int64_t b = 0; b < shape[1]; ++b)
-      for (int64_t c = 0; c < shape[2]; ++c)
-        for (int64_t d = 0; d < shape[3]; ++d, ++at) {
-          int64_t from = a * strides[perm[0]] + b * strides[perm[1]] +
-                         c * strides[perm[2]] + d * strides[perm[3]];
-          std::memcpy(out.raw() + at * bytes, t.raw() + from * bytes, bytes);
-        }
-  return out;
-}
-
-/// Runs the NHWC kernel `nhwc` on an NCHW node: its image inputs and shape
-/// inputs reordered to NHWC, its image output back to NCHW (the attrs are
-/// reordered where they are read, windowAttrs).
-template <Kernel nhwc, Role in0, Role in1, Role in2, Role out>
-static LogicalResult inDataFormat(KernelContext &ctx) {
-  if (ctx.getString("data_format").value_or("NHWC") != "NCHW")
-    return nhwc(ctx);
-  const Role roles[] = {in0, in1, in2};
-  for (size_t i = 0; i < ctx.inputs.size() && i < 3; ++i) {
-    Tensor &t = ctx.inputs[i];
-    if (roles[i] == Role::Image) {
-      if (t.rank() != 4)
-        return ctx.error() << "input " << i << " must be 4-D, got shape "
-                           << shapeString(t.shape());
-      t = permuted(t, ops::kNCHWToNHWC);
-    } else if (roles[i] == Role::ImageShape) {
-      std::vector<int64_t> shape = toInts(t);
-      if (shape.size() != 4)
-        return ctx.error() << "input " << i << " must hold 4 dimensions";
-      Tensor reordered(t.dtype(), {4});
-      for (int d = 0; d < 4; ++d)
-        reordered.setFromDouble(d, double(shape[ops::kNCHWToNHWC[d]]));
-      t = reordered;
-    }
-  }
-  if (failed(nhwc(ctx)))
-    return failure();
-  if (out == Role::Image)
-    ctx.outputs[0] = permuted(ctx.outputs[0], ops::kNHWCToNCHW);
-  return success();
-}
-
 /// SoftmaxCrossEntropyWithLogits: labels are a distribution per row
 /// (broadcast to the logits' shape).
 static LogicalResult softmaxCrossEntropy(KernelContext &ctx) {
@@ -809,22 +751,23 @@ KernelTable cleave::interp::getNNKernels() {
       {"EluGrad", saturatedGrad<true>},
       {"SoftplusGrad", softGrad<true>},
       {"SoftsignGrad", softGrad<false>},
-      {"Conv2D", inDataFormat<conv2D, Role::Image, Role::Other, Role::Other,
-                              Role::Image>},
+      {"Conv2D", inDataFormat<conv2D, 4, LayoutRole::Image, LayoutRole::Image>},
       {"Conv2DBackpropInput",
-       inDataFormat<conv2DBackpropInput, Role::ImageShape, Role::Other,
-                    Role::Image, Role::Image>},
+       inDataFormat<conv2DBackpropInput, 4, LayoutRole::Image,
+                    LayoutRole::ImageShape, LayoutRole::Other,
+                    LayoutRole::Image>},
       {"Conv2DBackpropFilter",
-       inDataFormat<conv2DBackpropFilter, Role::Image, Role::Other, Role::Image,
-                    Role::Other>},
-      {"MaxPool", inDataFormat<pool<true>, Role::Image, Role::Other,
-                               Role::Other, Role::Image>},
-      {"AvgPool", inDataFormat<pool<false>, Role::Image, Role::Other,
-                               Role::Other, Role::Image>},
-      {"MaxPoolGrad", inDataFormat<maxPoolGrad, Role::Image, Role::Image,
-                                   Role::Image, Role::Image>},
-      {"AvgPoolGrad", inDataFormat<avgPoolGrad, Role::ImageShape, Role::Image,
-                                   Role::Other, Role::Image>},
+       inDataFormat<conv2DBackpropFilter, 4, LayoutRole::Other,
+                    LayoutRole::Image, LayoutRole::Other, LayoutRole::Image>},
+      {"MaxPool",
+       inDataFormat<pool<true>, 4, LayoutRole::Image, LayoutRole::Image>},
+      {"AvgPool",
+       inDataFormat<pool<false>, 4, LayoutRole::Image, LayoutRole::Image>},
+      {"MaxPoolGrad",
+       inDataFormat<maxPoolGrad, 4, LayoutRole::Image, LayoutRole::Image,
+                    LayoutRole::Image, LayoutRole::Image>},
+      {"AvgPoolGrad", inDataFormat<avgPoolGrad, 4, LayoutRole::Image,
+                                   LayoutRole::ImageShape, LayoutRole::Image>},
       {"FusedBatchNormV3", fusedBatchNorm},
       {"FusedBatchNormGradV3", fusedBatchNormGrad},
   };

@@ -7,13 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelContext.h"
+#include "DataFormat.h"
 
 #include "cleave/Ops/WindowAttrs.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 using namespace mlir;
 using namespace cleave;
@@ -122,30 +121,6 @@ static FailureOr<Volume> volumeGeometry(KernelContext &ctx,
   }
   return v;
 }
-
-/// A 5-D tensor with its dimensions permuted: out dim d is `t`'s perm[d].
-static Tensor permuted5(const Tensor &t, const int64_t (&perm)[5]) {
-  std::vector<int64_t> shape(5), strides = stridesOf(t.shape());
-  for (int d = 0; d < 5; ++d)
-    shape[d] = t.shape()[perm[d]];
-  Tensor out(t.dtype(), shape);
-  size_t bytes = dtypeSize(t.dtype());
-  std::vector<int64_t> index(5, 0);
-  for (int64_t at = 0; at < out.numElements(); ++at) {
-    int64_t from = 0;
-    for (int d = 0; d < 5; ++d)
-      from += index[d] * strides[perm[d]];
-    std::memcpy(out.raw() + at * bytes, t.raw() + from * bytes, bytes);
-    for (int d = 4; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-  return out;
-}
-
-constexpr int64_t kToNDHWC[] = {0, 2, 3, 4, 1}, kToNCDHW[] = {0, 4, 1, 2, 3};
 
 static LogicalResult conv3D(KernelContext &ctx) {
   const Tensor &in = ctx.inputs[0], &filter = ctx.inputs[1];
@@ -311,47 +286,25 @@ static LogicalResult avgPool3DGrad(KernelContext &ctx) {
   return success();
 }
 
-/// Runs an NDHWC kernel on an NCDHW node: the inputs in `images` (a bit per
-/// input) and `shapes` (shape vectors) reordered, the output back unless
-/// it is a filter.
-template <Kernel ndhwc, unsigned images, unsigned shapes, bool imageOut>
-static LogicalResult inVolumeFormat(KernelContext &ctx) {
-  if (ctx.getString("data_format").value_or("NDHWC") != "NCDHW")
-    return ndhwc(ctx);
-  for (unsigned i = 0; i < ctx.inputs.size(); ++i) {
-    Tensor &t = ctx.inputs[i];
-    if (images & (1u << i)) {
-      if (t.rank() != 5)
-        return ctx.error() << "input " << i << " must be 5-D, got shape "
-                           << shapeString(t.shape());
-      t = permuted5(t, kToNDHWC);
-    } else if (shapes & (1u << i)) {
-      std::vector<int64_t> shape = toInts(t);
-      if (shape.size() != 5)
-        return ctx.error() << "input " << i << " must hold 5 dimensions";
-      Tensor reordered(t.dtype(), {5});
-      for (int d = 0; d < 5; ++d)
-        reordered.setFromDouble(d, double(shape[kToNDHWC[d]]));
-      t = reordered;
-    }
-  }
-  if (failed(ndhwc(ctx)))
-    return failure();
-  if (imageOut)
-    ctx.outputs[0] = permuted5(ctx.outputs[0], kToNCDHW);
-  return success();
-}
-
 KernelTable cleave::interp::getVolumeKernels() {
   return {
-      {"Conv3D", inVolumeFormat<conv3D, 0b001, 0, true>},
+      {"Conv3D", inDataFormat<conv3D, 5, LayoutRole::Image, LayoutRole::Image>},
       {"Conv3DBackpropInputV2",
-       inVolumeFormat<conv3DBackpropInput, 0b100, 0b001, true>},
+       inDataFormat<conv3DBackpropInput, 5, LayoutRole::Image,
+                    LayoutRole::ImageShape, LayoutRole::Other,
+                    LayoutRole::Image>},
       {"Conv3DBackpropFilterV2",
-       inVolumeFormat<conv3DBackpropFilter, 0b101, 0, false>},
-      {"MaxPool3D", inVolumeFormat<pool3D<true>, 0b001, 0, true>},
-      {"AvgPool3D", inVolumeFormat<pool3D<false>, 0b001, 0, true>},
-      {"MaxPool3DGrad", inVolumeFormat<maxPool3DGrad, 0b111, 0, true>},
-      {"AvgPool3DGrad", inVolumeFormat<avgPool3DGrad, 0b010, 0b001, true>},
+       inDataFormat<conv3DBackpropFilter, 5, LayoutRole::Other,
+                    LayoutRole::Image, LayoutRole::Other, LayoutRole::Image>},
+      {"MaxPool3D",
+       inDataFormat<pool3D<true>, 5, LayoutRole::Image, LayoutRole::Image>},
+      {"AvgPool3D",
+       inDataFormat<pool3D<false>, 5, LayoutRole::Image, LayoutRole::Image>},
+      {"MaxPool3DGrad",
+       inDataFormat<maxPool3DGrad, 5, LayoutRole::Image, LayoutRole::Image,
+                    LayoutRole::Image, LayoutRole::Image>},
+      {"AvgPool3DGrad",
+       inDataFormat<avgPool3DGrad, 5, LayoutRole::Image, LayoutRole::ImageShape,
+                    LayoutRole::Image>},
   };
 }
