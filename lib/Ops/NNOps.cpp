@@ -509,22 +509,21 @@ static std::string volumeShape(InferenceContext &ctx, bool isPool,
   auto dilations = ctx.getIntListAttr("dilations")
                        .value_or(llvm::SmallVector<int64_t>(5, 1));
   bool ncdhw = ctx.getStringAttr("data_format").value_or("NDHWC") == "NCDHW";
-  bool same = ctx.getStringAttr("padding").value_or("") == "SAME";
+  // The 2-D ops' geometry over five dims, indexed in the data format.
+  WindowAttrs attrs;
+  attrs.same = ctx.getStringAttr("padding").value_or("") == "SAME";
+  attrs.strides.assign(strides->begin(), strides->end());
+  attrs.dilations.assign(5, 1);
+  if (dilations.size() == 5)
+    attrs.dilations.assign(dilations.begin(), dilations.end());
   Shape out = in;
   for (int d = 0; d < 3; ++d) {
-    int64_t axis = ncdhw ? 2 + d : 1 + d;
+    int axis = ncdhw ? 2 + d : 1 + d;
     int64_t size = isPool ? (*ksize)[axis] : window[d];
-    int64_t extent = in.dims[axis], stride = (*strides)[axis];
-    int64_t dilation = dilations.size() == 5 ? dilations[axis] : 1;
-    if (extent < 0 || size < 0 || stride < 1) {
-      out.dims[axis] = Shape::kUnknown;
-      continue;
-    }
-    int64_t effective = (size - 1) * dilation + 1;
-    out.dims[axis] = same ? (extent + stride - 1) / stride
-                     : extent < effective
-                         ? 0
-                         : (extent - effective + stride) / stride;
+    int64_t extent = in.dims[axis];
+    out.dims[axis] = extent < 0 || size < 0 || attrs.strides[axis] < 1
+                         ? Shape::kUnknown
+                         : windowDim(attrs, axis, extent, size).out;
   }
   if (outChannels != -2)
     out.dims[ncdhw ? 1 : 4] = outChannels;
