@@ -233,7 +233,7 @@ static int replicate(const char *path, long replicas) {
   long tagged = 0;
   for (const tf::NodeDef &node : out.node())
     tagged += node.attr().count("_tpu_replicate");
-  // After export: per-replica host nodes have no GraphDef form.
+  // Extraction timed on its own, after the export of the formed graph.
   double extractS = timePass(*module, "graph-extract-outside-compilation");
   long hostComputes = 0;
   module->walk([&](cleave::graph::NodeOp node) {

@@ -155,14 +155,41 @@ runBlock(Executor &interpreter, Block &body,
 static ChannelUse
 addHostSidesAsTargets(ModuleOp module, Block &body,
                       SmallVector<Operation *> &roots,
-                      const llvm::DenseMap<Value, Tensor> &fed) {
+                      const llvm::DenseMap<Value, Tensor> &fed,
+                      llvm::DenseSet<Operation *> &needed) {
   UnitInputs unitInputs;
-  llvm::DenseSet<Operation *> needed;
   addNeeded(body, roots, fed, unitInputs, needed);
   return addHostSides(module, body, needed, [&](ArrayRef<Operation *> senders) {
     roots.append(senders.begin(), senders.end());
     addNeeded(body, senders, fed, unitInputs, needed);
   });
+}
+
+/// The units of a run (`needed`) that send on host-transfer channels, and
+/// on which: each runs once, so once all senders of a channel have
+/// finished, nothing more can arrive on it.
+static std::map<const void *, SendCensus::Sender>
+findSenders(ModuleOp module, const llvm::DenseSet<Operation *> &needed) {
+  std::map<const void *, SendCensus::Sender> senders;
+  for (Operation *unit : needed) {
+    ChannelUse use = getChannelUse(module, {unit});
+    if (use.sentChannels.empty())
+      continue;
+    SendCensus::Sender &sender = senders[unit];
+    if (auto node = dyn_cast<NodeOp>(unit))
+      sender.name = ("'" + node.getName() + "'").str();
+    else if (auto cluster = dyn_cast<ClusterOp>(unit))
+      sender.name = ("cluster '" + cluster.getCluster() + "'").str();
+    else
+      sender.name =
+          ("cluster '" + cast<ReplicateOp>(unit).getCluster().getCluster() +
+           "'")
+              .str();
+    for (const auto &key : use.sentChannels)
+      sender.channels.push_back(key.getKey().str());
+    llvm::sort(sender.channels);
+  }
+  return senders;
 }
 
 /// Runs a region's body (a cluster, or one replica of a replicate) to its
@@ -557,6 +584,9 @@ private:
   /// was) where they go.
   LogicalResult finish(Operation *unit, unsigned frame, ArrayRef<Slot> outputs,
                        bool dead) {
+    // A unit runs in the root frame once: a sender there sends no more.
+    if (frame == kRootFrame)
+      interpreter.getRendezvous().finished(unit);
     auto node = dyn_cast<NodeOp>(unit);
     if (!node) {
       // A cluster or replicate: its results, the control token last.
@@ -934,7 +964,12 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     roots.push_back(op);
   }
   size_t firstTarget = roots.size() - targets.size();
-  ChannelUse channels = addHostSidesAsTargets(module, body, roots, fed);
+  llvm::DenseSet<Operation *> needed;
+  ChannelUse channels = addHostSidesAsTargets(module, body, roots, fed, needed);
+  SendCensus census{std::move(channels.sentChannels),
+                    std::move(channels.sentQueues), {}};
+  if (!channels.receivedChannels.empty())
+    census.senders = findSenders(module, needed);
 
   HostPrograms::Entry *program = nullptr;
   if (hostProgramsEnabled)
@@ -945,8 +980,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   // One kernel at a time; replicas and host transfers wait on channels.
   executionLock->acquire();
   rendezvous->reset(channelTimeout);
-  rendezvous->setSendCensus(
-      {std::move(channels.sentChannels), std::move(channels.sentQueues)});
+  rendezvous->setSendCensus(std::move(census));
   rendezvous->setSpinWaits(program && program->program);
   // A failed replicated step leaves the variables of the last good one.
   std::optional<llvm::StringMap<Tensor>> saved;

@@ -585,6 +585,7 @@ extern "C" int32_t cleave::interp::cleave_host_run_node(void *runPtr,
   lock.release();
   if (failed(outputs))
     return 1;
+  run.interpreter.getRendezvous().finished(node);
   for (auto [slot, tensor] : llvm::zip(step.outputs, *outputs))
     if (slot >= 0)
       frame.slots[slot] = std::move(tensor);
@@ -603,6 +604,7 @@ extern "C" int32_t cleave::interp::cleave_host_run_cluster(void *runPtr,
       enterScope(scope, outer, std::max<int64_t>(getCurrentReplica(), 0));
   if (failed(runScope(run, step.target, *body)))
     return 1;
+  run.interpreter.getRendezvous().finished(step.unit);
   for (auto [slot, result] : llvm::zip(step.outputs, scope.results))
     if (slot >= 0)
       outer.slots[slot] = body->slots[result];
@@ -665,6 +667,7 @@ extern "C" int32_t cleave::interp::cleave_host_run_replicas(void *runPtr,
   lock.acquire();
   mergeReplicaStates(interpreter.getState(), copies, atStart);
   lock.release();
+  rendezvous.finished(replicate);
   for (size_t k = 0; k < scope.results.size(); ++k)
     for (int64_t r = 0; r < n; ++r)
       if (int32_t slot = step.outputs[k * n + r]; slot >= 0)

@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Timer.h"
 
@@ -320,6 +321,23 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
   return list.back().get();
 }
 
+void CPUClusterRunner::VariableLocks::acquire(const std::vector<Key> &keys) {
+  std::unique_lock<std::mutex> guard(mutex);
+  released.wait(guard, [&] {
+    return llvm::none_of(keys, [&](const Key &key) { return held.count(key); });
+  });
+  held.insert(keys.begin(), keys.end());
+}
+
+void CPUClusterRunner::VariableLocks::release(const std::vector<Key> &keys) {
+  {
+    std::lock_guard<std::mutex> guard(mutex);
+    for (const Key &key : keys)
+      held.erase(key);
+  }
+  released.notify_all();
+}
+
 FailureOr<std::optional<std::vector<Tensor>>>
 CPUClusterRunner::call(interp::Executor &interpreter, Operation *caller,
                        Operation *function, llvm::ArrayRef<Tensor> args) {
@@ -332,6 +350,18 @@ CPUClusterRunner::call(interp::Executor &interpreter, Operation *caller,
     return std::optional<std::vector<Tensor>>();
   const LoweredFunction &lowered = (*executable)->lowered;
   ++statistics.calls;
+
+  // Held from reading the variables to writing them back; taken without
+  // the execution lock, which the holder needs to finish.
+  std::vector<VariableLocks::Key> variableKeys;
+  for (const conversion::VariableSlot &slot : lowered.variables)
+    variableKeys.push_back({&state, slot.name});
+  if (!variableKeys.empty())
+    interpreter.runUnlocked([&] { variableLocks.acquire(variableKeys); });
+  auto releaseVariables = llvm::make_scope_exit([&] {
+    if (!variableKeys.empty())
+      variableLocks.release(variableKeys);
+  });
 
   // The compiled function's arguments: data arguments, then the variables
   // it reads; its results follow as out-parameters.

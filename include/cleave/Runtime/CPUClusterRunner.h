@@ -16,8 +16,11 @@
 #include "cleave/Executor/Executor.h"
 #include "cleave/Target/CPU/CPUTarget.h"
 
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace cleave::runtime {
@@ -75,6 +78,26 @@ public:
 private:
   struct Executable;
   struct FunctionCache;
+
+  /// The variables of one state (the run's, or a replica's copy) that a
+  /// compiled call reads and writes. Compiled code runs without the
+  /// execution lock, between reading its variables and writing them back,
+  /// so two calls that update one variable at once (the host sides of
+  /// several replicas, say) would lose an update; as XLA's launch locks
+  /// the resource variables of a cluster, a call holds its variables for
+  /// its duration. Calls take all of theirs at once, so they never
+  /// deadlock on each other.
+  class VariableLocks {
+  public:
+    using Key = std::pair<const void *, std::string>;
+    void acquire(const std::vector<Key> &keys);
+    void release(const std::vector<Key> &keys);
+
+  private:
+    std::mutex mutex;
+    std::condition_variable released;
+    std::set<Key> held;
+  };
   /// The compiled code for this call; null when it does not compile (and
   /// the runner is not strict).
   mlir::FailureOr<Executable *>
@@ -83,6 +106,7 @@ private:
 
   /// By function (graph.func op): each run's graph has its own clusters.
   std::map<mlir::Operation *, std::unique_ptr<FunctionCache>> functions;
+  VariableLocks variableLocks;
   Statistics statistics;
   llvm::raw_ostream *dumpLinalg = nullptr;
   int64_t maxIterations = 1000000;

@@ -19,6 +19,7 @@
 #include "cleave/Tensor/Tensor.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -30,6 +31,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,6 +101,15 @@ private:
 struct SendCensus {
   llvm::StringSet<> channels;
   llvm::StringSet<> queues;
+  /// The units of the run's graph that send on channels, each with its
+  /// name and the channels it (or what it calls) sends on. Each runs once
+  /// per run; once every sender of a channel has finished
+  /// (Rendezvous::finished), nothing more can arrive on it.
+  struct Sender {
+    std::string name;
+    std::vector<std::string> channels;
+  };
+  std::map<const void *, Sender> senders;
 };
 
 class Rendezvous {
@@ -113,8 +124,12 @@ public:
   /// Tells what the run can send, when the runner knows all of it: a
   /// receive on an empty channel or queue nothing of the run sends on then
   /// fails at once, naming it, instead of waiting out the timeout (a
-  /// deadlock known beforehand). Without a census, receives wait.
+  /// deadlock known beforehand), and so does one on a channel whose
+  /// senders have all finished. Without a census, receives wait.
   void setSendCensus(SendCensus census);
+  /// Says that `unit` ran (or was skipped, dead) and sends no more; a
+  /// unit the census does not name as a sender is ignored.
+  void finished(const void *unit);
 
   /// Queues `values` on channel (key, replica). Never waits. Channels of
   /// the `persistent` kind (infeed and outfeed queues) keep what is not
@@ -199,6 +214,13 @@ private:
                             std::deque<std::vector<Tensor>>>;
   Channels channels, queues;
   std::optional<SendCensus> census;
+  /// Per channel of the census, how many of its senders have not finished.
+  llvm::StringMap<unsigned> runningSenders;
+  std::set<const void *> finishedSenders;
+  /// Whether the census names senders (read unlocked by finished()).
+  std::atomic<bool> tracksSenders{false};
+  /// Why nothing more can arrive on channel `key`, if so (under `mutex`).
+  std::optional<std::string> whyNothingMore(llvm::StringRef key);
   std::map<std::pair<const void *, int64_t>, std::map<int64_t, Round>> rounds;
   std::map<std::tuple<const void *, int64_t, int64_t>, int64_t> nextRound;
 };

@@ -130,11 +130,51 @@ void Rendezvous::reset(double timeoutSeconds) {
   rounds.clear();
   nextRound.clear();
   census.reset();
+  runningSenders.clear();
+  finishedSenders.clear();
+  tracksSenders = false;
 }
 
 void Rendezvous::setSendCensus(SendCensus sent) {
   std::lock_guard<std::mutex> guard(mutex);
   census = std::move(sent);
+  runningSenders.clear();
+  finishedSenders.clear();
+  for (auto &[unit, sender] : census->senders)
+    for (const std::string &key : sender.channels)
+      ++runningSenders[key];
+  tracksSenders = !census->senders.empty();
+}
+
+void Rendezvous::finished(const void *unit) {
+  if (!tracksSenders.load(std::memory_order_relaxed))
+    return;
+  std::lock_guard<std::mutex> guard(mutex);
+  if (!census)
+    return;
+  auto it = census->senders.find(unit);
+  // Finished senders stay in the census: the message names them.
+  if (it == census->senders.end() || !finishedSenders.insert(unit).second)
+    return;
+  for (const std::string &key : it->second.channels)
+    --runningSenders[key];
+  notifyChanged();
+}
+
+std::optional<std::string> Rendezvous::whyNothingMore(llvm::StringRef key) {
+  if (!census)
+    return std::nullopt;
+  if (!census->channels.contains(key))
+    return std::string("no node of this run sends on it");
+  auto running = runningSenders.find(key);
+  if (running == runningSenders.end() || running->second != 0)
+    return std::nullopt;
+  std::string names;
+  for (auto &[unit, sender] : census->senders)
+    if (llvm::is_contained(sender.channels, key))
+      names += (names.empty() ? "" : ", ") + sender.name;
+  return "every node of this run that sends on it (" + names +
+         ") has finished";
 }
 
 void Rendezvous::send(llvm::StringRef key, int64_t replica,
@@ -168,6 +208,7 @@ std::optional<std::vector<Tensor>> Rendezvous::recv(llvm::StringRef key,
                                                     int64_t replica,
                                                     std::string &error,
                                                     bool persistent) {
+  error.clear();
   auto id = std::make_pair(key.str(), replica);
   Channels &source = persistent ? queues : channels;
   auto deadline =
@@ -184,17 +225,17 @@ std::optional<std::vector<Tensor>> Rendezvous::recv(llvm::StringRef key,
         queue.pop_front();
         return values;
       }
-      if (census &&
-          !(persistent ? census->queues : census->channels).contains(key)) {
-        error = persistent
-                    ? "the " + key.str() + " queue of replica " +
-                          std::to_string(replica) +
-                          " is empty, and no node of this run enqueues to "
-                          "it: the dequeue would wait forever"
-                    : "nothing can arrive on channel '" + key.str() +
-                          "' for replica " + std::to_string(replica) +
-                          ": no node of this run sends on it, so the "
-                          "receive would wait forever";
+      std::optional<std::string> why;
+      if (persistent && census && !census->queues.contains(key))
+        error = "the " + key.str() + " queue of replica " +
+                std::to_string(replica) +
+                " is empty, and no node of this run enqueues to it: the "
+                "dequeue would wait forever";
+      else if (!persistent && (why = whyNothingMore(key)))
+        error = "nothing can arrive on channel '" + key.str() +
+                "' for replica " + std::to_string(replica) + ": " + *why +
+                ", so the receive would wait forever";
+      if (!error.empty()) {
         // The run fails here: the other parts stop waiting (and say
         // nothing more), as after cancel().
         canceller = getCurrentReplica();
@@ -208,8 +249,10 @@ std::optional<std::vector<Tensor>> Rendezvous::recv(llvm::StringRef key,
     UnlockedScope unlocked(lock);
     spinUntilChanged(seen);
     std::unique_lock<std::mutex> guard(mutex);
-    bool woken = changed.wait_until(
-        guard, deadline, [&] { return cancelled || !source[id].empty(); });
+    bool woken = changed.wait_until(guard, deadline, [&] {
+      return cancelled || !source[id].empty() ||
+             (!persistent && whyNothingMore(key));
+    });
     if (!woken) {
       error = "nothing arrived on channel '" + key.str() + "' for replica " +
               std::to_string(replica) + " within " + describeTimeout(timeout) +

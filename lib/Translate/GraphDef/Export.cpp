@@ -83,24 +83,108 @@ static LogicalResult exportCluster(ClusterOp cluster, tf::GraphDef &graphDef) {
   return success();
 }
 
+/// The name replica `replica`'s copy of host node `name` gets.
+static std::string replicaNodeName(StringRef name, int64_t replica) {
+  return (name + "/replica_" + Twine(replica)).str();
+}
+
+/// How replica `replica`'s copy of a host node names its input `input`:
+/// replica `replica`'s value of a block argument, that replica's copy of
+/// another host node, the one program key, or a value from outside as is.
+static FailureOr<std::string>
+renderReplicaInput(ReplicateOp replicate, NodeOp user, Value input,
+                   int64_t replica) {
+  Block &body = replicate.getBody().front();
+  if (auto arg = dyn_cast<BlockArgument>(input); arg && arg.getOwner() == &body)
+    return graphdef::renderInput(
+        replicate.getReplicaInput(arg.getArgNumber(), replica), false);
+  auto producer = input.getDefiningOp<NodeOp>();
+  if (!replicate->isAncestor(input.getParentBlock()->getParentOp()))
+    return graphdef::renderInput(input, false);
+  if (!producer || producer->getBlock() != &body)
+    return user.emitOpError("node '")
+               << user.getName()
+               << "' is the host side of an outside-compiled replicated "
+                  "computation and reads a value of its device side, which "
+                  "has no GraphDef form; write MLIR instead",
+           failure();
+  if (producer.getOpType() == "_XlaCompileMlirPlaceholderProgramKey")
+    return graphdef::renderInput(input, false);
+  std::string name = replicaNodeName(producer.getName(), replica);
+  if (isa<ControlType>(input.getType()))
+    return "^" + name;
+  unsigned port = cast<OpResult>(input).getResultNumber();
+  return port == 0 ? name : name + ":" + std::to_string(port);
+}
+
+/// The host side of an outside-compiled replicated computation goes back
+/// as one copy per replica, as TensorFlow's lowering of a replicate region
+/// to islands makes them: replica r's copy of node `h` is `h/replica_r`,
+/// reads replica r's inputs, and the device ordinal placeholder becomes
+/// replica r's constant ordinal (the host side's transfers name their
+/// replica by it). The program key, the same for every replica, stays one
+/// node. Read back, the copies are host nodes beside the cluster that the
+/// run ties to it by the program key and the channel keys.
+static LogicalResult exportReplicaHostNodes(ReplicateOp replicate,
+                                            ArrayRef<NodeOp> hostNodes,
+                                            tf::GraphDef &graphDef) {
+  Operation *yield = replicate.getBody().front().getTerminator();
+  for (Value v : yield->getOperands())
+    if (auto producer = v.getDefiningOp<NodeOp>())
+      return producer.emitOpError("node '")
+                 << producer.getName()
+                 << "' is the host side of an outside-compiled replicated "
+                    "computation and a result of it, which has no GraphDef "
+                    "form; write MLIR instead",
+             failure();
+  for (NodeOp node : hostNodes)
+    if (node.getOpType() == "_XlaCompileMlirPlaceholderProgramKey" &&
+        failed(exportNode(node, *graphDef.add_node(), false)))
+      return failure();
+  for (int64_t r = 0; r < replicate.getN(); ++r) {
+    for (NodeOp node : hostNodes) {
+      StringRef opType = node.getOpType();
+      if (opType == "_XlaCompileMlirPlaceholderProgramKey")
+        continue;
+      tf::NodeDef &def = *graphDef.add_node();
+      if (opType == "_TPUDeviceOrdinalPlaceholder") {
+        def.set_name(replicaNodeName(node.getName(), r));
+        def.set_op("Const");
+        auto &attrs = *def.mutable_attr();
+        attrs["dtype"].set_type(tf::DT_INT64);
+        tf::TensorProto &value = *attrs["value"].mutable_tensor();
+        value.set_dtype(tf::DT_INT64);
+        value.mutable_tensor_shape();
+        value.add_int64_val(r);
+        continue;
+      }
+      if (failed(exportNode(node, def, false)))
+        return failure();
+      def.set_name(replicaNodeName(node.getName(), r));
+      def.clear_input();
+      for (Value input : node.getInputs()) {
+        FailureOr<std::string> text =
+            renderReplicaInput(replicate, node, input, r);
+        if (failed(text))
+          return failure();
+        def.add_input(*text);
+      }
+    }
+  }
+  return success();
+}
+
 /// A replicate region goes back as its TPUReplicatedInput nodes, the
 /// TPUPartitionedInput[V2] nodes formation moved in (they read those by
-/// name), the cluster, then its TPUReplicatedOutput nodes.
+/// name), the per-replica copies of its host side, the cluster, then its
+/// TPUReplicatedOutput nodes.
 static LogicalResult exportReplicate(ReplicateOp replicate,
                                      tf::GraphDef &graphDef) {
-  SmallVector<NodeOp> partitionedInputs;
-  for (auto node : replicate.getBody().front().getOps<NodeOp>()) {
-    if (node.getOpType().starts_with("TPUPartitionedInput")) {
-      partitionedInputs.push_back(node);
-      continue;
-    }
-    // Per-replica host nodes have no flat form that reads back the same.
-    return node.emitOpError("node '")
-           << node.getName()
-           << "' is the host side of an outside-compiled replicated "
-              "computation, which has no GraphDef form; write MLIR instead, "
-              "or export before graph-extract-outside-compilation";
-  }
+  SmallVector<NodeOp> partitionedInputs, hostNodes;
+  for (auto node : replicate.getBody().front().getOps<NodeOp>())
+    (node.getOpType().starts_with("TPUPartitionedInput") ? partitionedInputs
+                                                         : hostNodes)
+        .push_back(node);
   SmallVector<FlatNode> inputs, outputs;
   getReplicatedNodes(replicate, inputs, outputs);
   for (const FlatNode &node : inputs)
@@ -109,7 +193,8 @@ static LogicalResult exportReplicate(ReplicateOp replicate,
   for (NodeOp node : partitionedInputs)
     if (failed(exportNode(node, *graphDef.add_node(), false)))
       return failure();
-  if (failed(exportCluster(replicate.getCluster(), graphDef)))
+  if (failed(exportReplicaHostNodes(replicate, hostNodes, graphDef)) ||
+      failed(exportCluster(replicate.getCluster(), graphDef)))
     return failure();
   for (const FlatNode &node : outputs)
     if (failed(exportFlatNode(replicate, node, graphDef)))
