@@ -48,7 +48,9 @@ static bool isCompilableType(Type type) {
   Type element = tensor.getElementType();
   if (auto ref = dyn_cast<RefType>(element))
     element = ref.getElementType();
-  if (isa<ResourceType>(element))
+  // A TensorList compiles as a buffer while it stays inside its cluster
+  // (dropBoundaryViolations).
+  if (isa<ResourceType, VariantType>(element))
     return true;
   int32_t dtype = typeToDataType(element);
   return dtype > 0 &&
@@ -63,6 +65,48 @@ static bool isRefValue(Value v) {
 static bool isResourceValue(Value v) {
   auto tensor = dyn_cast<TensorType>(v.getType());
   return tensor && isa<ResourceType>(tensor.getElementType());
+}
+
+static bool isVariantValue(Value v) {
+  auto tensor = dyn_cast<TensorType>(v.getType());
+  return tensor && isa<VariantType>(tensor.getElementType());
+}
+
+/// The elements of `v` when a Const node makes it and they are integers.
+static std::optional<SmallVector<int64_t>> constantInts(Value v) {
+  auto node = v.getDefiningOp<NodeOp>();
+  if (!node || node.getOpType() != "Const")
+    return std::nullopt;
+  auto tensor = dyn_cast_or_null<TensorAttr>(node.getTFAttr("value"));
+  auto dense = tensor ? dyn_cast_or_null<DenseIntElementsAttr>(
+                            tensor.getValue())
+                      : DenseIntElementsAttr();
+  if (!dense)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (const APInt &value : dense.getValues<APInt>())
+    values.push_back(value.getSExtValue());
+  return values;
+}
+
+/// Why a node that makes a TensorList cannot make it in compiled code
+/// (ListLowerings.cpp), where its constant inputs tell already; empty
+/// otherwise. Such a list stays interpreted, and so do the nodes it
+/// reaches, instead of the whole cluster failing to compile.
+static std::string whyListDoesNotCompile(NodeOp node) {
+  StringRef op = node.getOpType();
+  if (op != "EmptyTensorList" && op != "TensorListReserve")
+    return "";
+  ValueRange inputs = node.getDataInputs();
+  if (inputs.size() < 2)
+    return "";
+  if (auto shape = constantInts(inputs[0]);
+      shape && llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return "a TensorList whose element shape is not fully known";
+  if (auto bound = constantInts(inputs[1]);
+      op == "EmptyTensorList" && bound && !bound->empty() && (*bound)[0] < 0)
+    return "a TensorList without a bound (max_num_elements -1)";
+  return "";
 }
 
 /// Ops that are not worth a cluster on their own.
@@ -352,6 +396,8 @@ void Clusterer::findCandidates() {
       reason = "part of a replicated computation";
     } else if (!conversion::knowsReceivedShapes(node)) {
       reason = conversion::kUnknownReceivedShapes.str();
+    } else if (std::string why = whyListDoesNotCompile(node); !why.empty()) {
+      reason = why;
     } else {
       for (Value v : node.getInputs())
         if (!isCompilableType(v.getType()))
@@ -439,7 +485,18 @@ bool Clusterer::dropBoundaryViolations() {
       Operation *producer = input.getDefiningOp();
       if (isRefValue(input) && (!producer || !sameCluster(producer, node)))
         why = "a reference input from outside its cluster";
+      if (isVariantValue(input) && (!producer || !sameCluster(producer, node)))
+        why = "a TensorList input from outside its cluster";
     }
+    for (Value output : node.getOutputs())
+      if (isVariantValue(output) &&
+          (named.contains(node.getName()) ||
+           llvm::any_of(output.getUsers(), [&](Operation *user) {
+             Operation *consumer = unitOf(user);
+             return consumer && needed.count(consumer) &&
+                    !sameCluster(consumer, node);
+           })))
+        why = "a TensorList output used outside its cluster";
     for (Value output : node.getOutputs())
       if (isRefValue(output) || isResourceValue(output))
         for (Operation *user : output.getUsers())

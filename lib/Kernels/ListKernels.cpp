@@ -106,6 +106,7 @@ static LogicalResult emptyTensorList(KernelContext &ctx) {
   auto list = std::make_shared<TensorList>();
   list->elementDType = ctx.getType("element_dtype").value_or(0);
   list->elementShape = shapeFromTensor(ctx.inputs[0]);
+  list->maxElements = ctx.inputs[1].getAsInt(0);
   ctx.outputs[0] = handleOf(std::move(list));
   return success();
 }
@@ -270,6 +271,10 @@ static LogicalResult tensorListPushBack(KernelContext &ctx) {
                           "to a list. Op element shape: "
                        << shapeString(item.shape())
                        << " list shape: " << shapeText((*list)->elementShape);
+  int64_t size = (*list)->items.size(), bound = (*list)->maxElements;
+  if (bound != -1 && size >= bound)
+    return ctx.error() << "Tried to push item into a full list list size: "
+                       << size << " max_num_elements: " << bound;
   auto out = std::make_shared<TensorList>(**list);
   out->items.push_back(item);
   ctx.outputs[0] = handleOf(std::move(out));

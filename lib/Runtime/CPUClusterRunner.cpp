@@ -402,6 +402,7 @@ CPUClusterRunner::call(interp::Executor &interpreter, Operation *caller,
   RendezvousCollectives collectives(interpreter.getRendezvous(),
                                     replicate ? replicate.getN() : 1);
   size_t bytesNotAllocated = 0;
+  cpu::takeErrorDetail(); // a message from an earlier call that succeeded
   interpreter.runUnlocked([&] {
     cpu::CollectivesScope scope(&collectives);
     bytesNotAllocated =
@@ -423,10 +424,16 @@ CPUClusterRunner::call(interp::Executor &interpreter, Operation *caller,
     if (collectives.failed && collectives.error.empty())
       return failure(); // another replica's failure, reported there
     // On the node that failed, which the call stands for.
-    if (status > 0 && status <= int64_t(lowered.errors.size()))
-      return emitError(lowered.errors[status - 1].loc)
-                 << lowered.errors[status - 1].message << collectives.error,
+    // A check's message (a compiled TensorList's) completes an error
+    // whose text the lowering left to the run.
+    std::string detail = cpu::takeErrorDetail();
+    if (status > 0 && status <= int64_t(lowered.errors.size())) {
+      const auto &error = lowered.errors[status - 1];
+      return emitError(error.loc)
+                 << error.message << collectives.error
+                 << (StringRef(error.message).ends_with("': ") ? detail : ""),
              failure();
+    }
   }
 
   auto valueOf = [&](const conversion::ValueSource &source) -> Tensor {

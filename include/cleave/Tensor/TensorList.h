@@ -24,6 +24,9 @@ struct TensorList {
   std::optional<std::vector<int64_t>> elementShape;
   /// The items; an invalid Tensor is one not set yet (TensorListReserve).
   std::vector<Tensor> items;
+  /// How many items TensorListPushBack may make (EmptyTensorList's
+  /// max_num_elements); -1: no bound.
+  int64_t maxElements = -1;
 };
 
 } // namespace cleave

@@ -81,7 +81,8 @@ static void lowerBranch(NodeLowering &ctx, OpBuilder &nested, Location loc,
   SmallVector<Value> yielded;
   if (succeeded(results))
     for (LoweredValue &value : *results) {
-      if (value.dtype == cleave::kResource || !tensorOf(ctx, value)) {
+      if (value.dtype == cleave::kResource || value.list ||
+          !tensorOf(ctx, value)) {
         ctx.error() << "branch '" << branch
                     << "' returns a value compiled code cannot hold";
         results = failure();
@@ -305,8 +306,18 @@ static LogicalResult caseOp(NodeLowering &ctx) {
   return lowerConditional(ctx, first, branches, args, caseIndex);
 }
 
+/// Whether a list the loop body yields can take the place of `entry`'s.
+static bool sameListKind(const LoweredValue::List &entry,
+                         const LoweredValue::List &next) {
+  return entry.elementDType == next.elementDType &&
+         entry.elementShape == next.elementShape &&
+         entry.capacity == next.capacity &&
+         entry.fixedLength == next.fixedLength;
+}
+
 /// While/StatelessWhile(input...): cond and body are functions of the loop
-/// variables.
+/// variables. A TensorList loop variable is carried as its buffer, and its
+/// length when it grows or shrinks.
 static LogicalResult whileOp(NodeLowering &ctx) {
   FailureOr<StringRef> condFn = functionAttr(ctx, "cond");
   FailureOr<StringRef> bodyFn = functionAttr(ctx, "body");
@@ -316,13 +327,23 @@ static LogicalResult whileOp(NodeLowering &ctx) {
   Location loc = ctx.loc;
   SmallVector<LoweredValue> state = argsFrom(ctx, 0);
   SmallVector<Value> init;
+  // Where each loop variable's values start among the scf.while's.
+  SmallVector<unsigned> firstSlot;
   for (LoweredValue &value : state) {
+    firstSlot.push_back(init.size());
+    if (value.list) {
+      init.push_back(value.tensor);
+      if (!value.list->fixedLength)
+        init.push_back(value.list->length);
+      continue;
+    }
     if (value.dtype == cleave::kResource || !tensorOf(ctx, value))
       return ctx.error() << "a loop variable of dtype "
                          << cleave::dtypeName(value.dtype)
                          << " has no CPU lowering";
     init.push_back(value.tensor);
   }
+  unsigned numVars = state.size();
   unsigned n = init.size();
   // Extra loop variables: the iteration count and the status.
   Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
@@ -337,11 +358,14 @@ static LogicalResult whileOp(NodeLowering &ctx) {
   SmallVector<Location> locs(types.size(), loc);
   auto bind = [&](Block *block) {
     SmallVector<LoweredValue> args;
-    for (unsigned i = 0; i < n; ++i) {
+    for (unsigned i = 0; i < numVars; ++i) {
       LoweredValue value;
-      value.tensor = block->getArgument(i);
+      value.tensor = block->getArgument(firstSlot[i]);
       value.dtype = state[i].dtype;
       value.shape = state[i].shape;
+      value.list = state[i].list;
+      if (value.list && !value.list->fixedLength)
+        value.list->length = block->getArgument(firstSlot[i] + 1);
       args.push_back(value);
     }
     return args;
@@ -406,19 +430,36 @@ static LogicalResult whileOp(NodeLowering &ctx) {
                : ctx.lowerFunctionBody(*bodyFn, bind(after));
     ctx.exitRegion();
     SmallVector<Value> yielded;
-    if (succeeded(result) && result->size() != n) {
+    if (succeeded(result) && result->size() != numVars) {
       ctx.error() << "the loop body '" << *bodyFn << "' returned "
-                  << result->size() << " values for " << n
+                  << result->size() << " values for " << numVars
                   << " loop variables";
       result = failure();
     }
     if (succeeded(result)) {
       for (auto [i, value] : llvm::enumerate(*result)) {
+        if (state[i].list) {
+          if (!value.list || !sameListKind(*state[i].list, *value.list)) {
+            ctx.error() << "the loop body changes TensorList loop variable "
+                        << i << " into "
+                        << (value.list ? "one of another element type, "
+                                         "capacity or kind (pushing to or "
+                                         "popping from a list of fixed length)"
+                                       : "something else")
+                        << "; compiled loops keep their lists' buffers";
+            result = failure();
+            break;
+          }
+          yielded.push_back(value.tensor);
+          if (!value.list->fixedLength)
+            yielded.push_back(value.list->length);
+          continue;
+        }
         Value tensor =
             value.dtype == cleave::kResource ? Value() : tensorOf(ctx, value);
-        if (!tensor || tensor.getType() != types[i]) {
+        if (!tensor || tensor.getType() != types[firstSlot[i]]) {
           ctx.error() << "the loop body changes loop variable " << i
-                      << " from " << types[i] << " to "
+                      << " from " << types[firstSlot[i]] << " to "
                       << (tensor ? tensor.getType() : Type())
                       << "; compiled loops keep static shapes";
           result = failure();
@@ -443,8 +484,16 @@ static LogicalResult whileOp(NodeLowering &ctx) {
     return failure();
   }
   ctx.setStatus(loop.getResult(n + 1));
-  for (unsigned i = 0; i < n && i < ctx.node.getOutputs().size(); ++i)
-    ctx.setOutput(i, loop.getResult(i), state[i].dtype);
+  for (unsigned i = 0; i < numVars && i < ctx.node.getOutputs().size(); ++i) {
+    LoweredValue value;
+    value.tensor = loop.getResult(firstSlot[i]);
+    value.dtype = state[i].dtype;
+    value.shape = state[i].shape;
+    value.list = state[i].list;
+    if (value.list && !value.list->fixedLength)
+      value.list->length = loop.getResult(firstSlot[i] + 1);
+    ctx.setOutput(i, value);
+  }
   return success();
 }
 

@@ -56,6 +56,7 @@ static const llvm::StringMap<LoweringEntry> &getLoweringTable() {
         {OpFamily::ControlFlow, getControlFlowLowerings()},
         {OpFamily::Functional, getFunctionalLowerings()},
         {OpFamily::Random, getRandomLowerings()},
+        {OpFamily::Data, getListLowerings()},
         {OpFamily::TPU, getTPULowerings()}};
     for (const auto &[family, lowerings] : families)
       for (const auto &[name, lowering] : lowerings)
@@ -719,6 +720,9 @@ FailureOr<LoweredFunction> FunctionLowering::run() {
     if (value->dtype == kResource)
       return nodeError(producer) << "a resource handle cannot leave compiled "
                                     "code",
+             failure();
+    if (value->list)
+      return nodeError(producer) << "a TensorList cannot leave compiled code",
              failure();
     FailureOr<ValueSource> source = sourceOf(*value, producer);
     if (failed(source))

@@ -37,6 +37,21 @@ struct LoweredValue {
   std::vector<int64_t> shape;
   std::optional<cleave::Tensor> constant;
   std::string variable;
+
+  /// A TensorList (a variant scalar) in compiled code is a buffer:
+  /// `tensor` holds `capacity` items of a static element shape, the first
+  /// `length` of which are in the list (ListLowerings.cpp).
+  struct List {
+    int32_t elementDType = 0;
+    std::vector<int64_t> elementShape;
+    int64_t capacity = 0;
+    /// Lists made by TensorListReserve or TensorListFromTensor, until
+    /// something pushes or pops: their length is their capacity.
+    bool fixedLength = true;
+    /// The length, an i64 (null while fixedLength).
+    mlir::Value length;
+  };
+  std::optional<List> list;
 };
 
 class FunctionLowering;
@@ -228,6 +243,8 @@ LoweringTable getStateLowerings();
 LoweringTable getControlFlowLowerings();
 LoweringTable getFunctionalLowerings();
 LoweringTable getRandomLowerings();
+/// The TensorList ops: Data family ops in ListLowerings.cpp.
+LoweringTable getListLowerings();
 LoweringTable getTPULowerings();
 
 /// Where row `row` of a scatter goes (an index into the segments), whether

@@ -1393,6 +1393,106 @@ constexpr const char *kFunctions = R"pb(
       ret { key: "i2" value: "inc:z:0" }
       ret { key: "x2" value: "dbl:z:0" }
     }
+    function {
+      signature { name: "lists_fixed" input_arg { name: "x" type: DT_FLOAT }
+                  input_arg { name: "i" type: DT_INT32 }
+                  output_arg { name: "stacked" type: DT_FLOAT }
+                  output_arg { name: "item" type: DT_FLOAT }
+                  output_arg { name: "length" type: DT_INT32 }
+                  output_arg { name: "shape" type: DT_INT32 } }
+      node_def { name: "row_shape" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { dim { size: 1 } } int_val: 2 } } } }
+      node_def { name: "three" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { } int_val: 3 } } } }
+      node_def { name: "zero" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { } int_val: 0 } } } }
+      node_def { name: "rows" op: "TensorListFromTensor"
+                 input: "x" input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } }
+                 attr { key: "shape_type" value { type: DT_INT32 } } }
+      node_def { name: "first" op: "TensorListGetItem"
+                 input: "rows:output_handle:0" input: "zero:output:0"
+                 input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "reserved" op: "TensorListReserve"
+                 input: "row_shape:output:0" input: "three:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } }
+                 attr { key: "shape_type" value { type: DT_INT32 } } }
+      node_def { name: "set" op: "TensorListSetItem"
+                 input: "reserved:handle:0" input: "i"
+                 input: "first:item:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "read" op: "TensorListGetItem"
+                 input: "set:output_handle:0" input: "i"
+                 input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "stack" op: "TensorListStack"
+                 input: "set:output_handle:0" input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } }
+                 attr { key: "num_elements" value { i: 3 } } }
+      node_def { name: "len" op: "TensorListLength"
+                 input: "set:output_handle:0" }
+      node_def { name: "eshape" op: "TensorListElementShape"
+                 input: "set:output_handle:0"
+                 attr { key: "shape_type" value { type: DT_INT32 } } }
+      ret { key: "stacked" value: "stack:tensor:0" }
+      ret { key: "item" value: "read:item:0" }
+      ret { key: "length" value: "len:length:0" }
+      ret { key: "shape" value: "eshape:element_shape:0" }
+    }
+    function {
+      signature { name: "lists_growing" input_arg { name: "x" type: DT_FLOAT }
+                  input_arg { name: "i" type: DT_INT32 }
+                  output_arg { name: "popped" type: DT_FLOAT }
+                  output_arg { name: "length" type: DT_INT32 } }
+      node_def { name: "row_shape" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { dim { size: 1 } } int_val: 2 } } } }
+      node_def { name: "bound" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { } int_val: 4 } } } }
+      node_def { name: "rows" op: "TensorListFromTensor"
+                 input: "x" input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } }
+                 attr { key: "shape_type" value { type: DT_INT32 } } }
+      node_def { name: "row" op: "TensorListGetItem"
+                 input: "rows:output_handle:0" input: "i"
+                 input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "zero" op: "Const"
+                 attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32
+                        tensor_shape { } int_val: 0 } } } }
+      node_def { name: "first" op: "TensorListGetItem"
+                 input: "rows:output_handle:0" input: "zero:output:0"
+                 input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "empty" op: "EmptyTensorList"
+                 input: "row_shape:output:0" input: "bound:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } }
+                 attr { key: "shape_type" value { type: DT_INT32 } } }
+      node_def { name: "push1" op: "TensorListPushBack"
+                 input: "empty:handle:0" input: "row:item:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "push2" op: "TensorListPushBack"
+                 input: "push1:output_handle:0" input: "first:item:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "pop" op: "TensorListPopBack"
+                 input: "push2:output_handle:0" input: "row_shape:output:0"
+                 attr { key: "element_dtype" value { type: DT_FLOAT } } }
+      node_def { name: "len" op: "TensorListLength"
+                 input: "pop:output_handle:0" }
+      ret { key: "popped" value: "pop:tensor:0" }
+      ret { key: "length" value: "len:length:0" }
+    }
   }
 )pb";
 
@@ -1429,6 +1529,32 @@ void addControlFlowCases(CaseTable &table) {
             {"Toutputs", "[]"},
             {"send_key", "'host_compute_channel_0_args'"},
             {"recv_key", "''"}}));
+}
+
+/// The TensorList ops, which take or give lists, run inside functions
+/// (compiled lists are buffers that never leave compiled code): each op's
+/// cases call a function that uses it, with indices in range and out of
+/// it (both sides fail alike).
+void addListCases(CaseTable &table) {
+  auto call = [](const char *f, Tensor x, int index, const char *tout) {
+    Case c = node("PartitionedCall", {arg(x), arg(scalar(kInt32, index))},
+                  {{"f", f}, {"Tout", tout}});
+    c.withFunctions = true;
+    return c;
+  };
+  Tensor rows = randomTensor(kFloat, {4, 2});
+  for (const char *op :
+       {"TensorListReserve", "TensorListFromTensor", "TensorListGetItem",
+        "TensorListSetItem", "TensorListStack", "TensorListLength",
+        "TensorListElementShape"})
+    for (int index : {0, 2, 3})
+      table[op].push_back(call("lists_fixed", rows, index,
+                               "[DT_FLOAT, DT_FLOAT, DT_INT32, DT_INT32]"));
+  for (const char *op :
+       {"EmptyTensorList", "TensorListPushBack", "TensorListPopBack"})
+    for (int index : {0, 3, -1})
+      table[op].push_back(
+          call("lists_growing", rows, index, "[DT_FLOAT, DT_INT32]"));
 }
 
 /// TensorFlow's random ops: both sides run the generator of
@@ -1528,6 +1654,7 @@ const std::map<std::string, std::vector<Case>> &allCases() {
     addControlFlowCases(*table);
     addScanCases(*table);
     addRandomCases(*table);
+    addListCases(*table);
     for (StringRef op : conversion::getCPULoweredOps())
       if (!table->count(op.str()) && !llvm::is_contained(kRunWithAHost, op))
         if (const ops::OpSpec *spec = ops::lookupOp(op)) {

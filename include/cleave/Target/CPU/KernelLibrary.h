@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 extern "C" {
 
@@ -83,6 +84,11 @@ void cleave_cpu_topk(int64_t dtype, int64_t indexType, const void *input,
                      int64_t rows, int64_t n, int64_t k, void *values,
                      void *indices);
 
+/// A compiled TensorList's run-time check `check` (cleave::cpu::ListCheck)
+/// of `index` against `size`: 0 when it holds; otherwise 1, and the
+/// interpreter's message for it is kept for takeErrorDetail.
+int64_t cleave_cpu_list_check(int64_t check, int64_t index, int64_t size);
+
 /// The threads of compiled code and the library kernels, for programs that
 /// link graph-compile's objects: cleave::cpu::setKernelThreads and
 /// configureKernelThreads below, as C functions (the generated class calls
@@ -107,6 +113,22 @@ struct KernelSymbol {
 
 /// Every function above.
 const KernelSymbol *getKernelSymbols(size_t &count);
+
+/// What cleave_cpu_list_check checks: an index to read or write in
+/// [0, length), a push below the bound (index: the length, size: the
+/// bound), a pop from a list that is not empty (size: the length), a stack
+/// of the expected length (index: expected, size: the length).
+enum ListCheck : int64_t {
+  kListRead,
+  kListWrite,
+  kListPush,
+  kListPop,
+  kListStack
+};
+
+/// The message the calling thread's last failed check recorded, cleared;
+/// empty when none.
+std::string takeErrorDetail();
 
 /// The threads of compiled code's parallel loops and of the library
 /// kernels: OpenMP's pool (OpenBLAS runs single-threaded inside it); 0

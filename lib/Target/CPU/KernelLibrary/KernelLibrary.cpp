@@ -85,6 +85,8 @@ const KernelSymbol *getKernelSymbols(size_t &count) {
       {"cleave_cpu_random", reinterpret_cast<void *>(&cleave_cpu_random)},
       {"cleave_cpu_special", reinterpret_cast<void *>(&cleave_cpu_special)},
       {"cleave_cpu_topk", reinterpret_cast<void *>(&cleave_cpu_topk)},
+      {"cleave_cpu_list_check",
+       reinterpret_cast<void *>(&cleave_cpu_list_check)},
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",
