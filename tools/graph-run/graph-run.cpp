@@ -521,6 +521,19 @@ int main(int argc, char **argv) {
   std::unique_ptr<runtime::Session> session = openSession(context, sourceMgr);
   if (!session)
     return 1;
+  // A SavedModel run without saying what to compute runs its default
+  // signature, as TensorFlow Serving answers a request that names none.
+  if (signatureKey.empty() && fetchOpts.empty() && targetOpts.empty() &&
+      initOpts.empty() && savePrefix.empty() && restorePath.empty()) {
+    if (auto binding = session->bindSignature("serving_default", {}, {})) {
+      signatureKey = "serving_default";
+      llvm::errs() << "graph-run: running signature 'serving_default' "
+                      "(name another with --signature, or tensors with "
+                      "--fetch)\n";
+    } else {
+      llvm::consumeError(binding.takeError());
+    }
+  }
   std::optional<StepIO> io = readStepIO(*session);
   if (!io)
     return 1;
