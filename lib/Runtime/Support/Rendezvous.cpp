@@ -2,6 +2,9 @@
 
 #include "cleave/Runtime/Rendezvous.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 #include <chrono>
 #include <thread>
 
@@ -169,12 +172,13 @@ std::optional<std::string> Rendezvous::whyNothingMore(llvm::StringRef key) {
   auto running = runningSenders.find(key);
   if (running == runningSenders.end() || running->second != 0)
     return std::nullopt;
-  std::string names;
+  std::vector<std::string> names;
   for (auto &[unit, sender] : census->senders)
     if (llvm::is_contained(sender.channels, key))
-      names += (names.empty() ? "" : ", ") + sender.name;
-  return "every node of this run that sends on it (" + names +
-         ") has finished";
+      names.push_back(sender.name);
+  llvm::sort(names); // the census is keyed by address
+  return "every node of this run that sends on it (" +
+         llvm::join(names, ", ") + ") has finished";
 }
 
 void Rendezvous::send(llvm::StringRef key, int64_t replica,
