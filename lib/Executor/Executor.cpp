@@ -176,15 +176,10 @@ findSenders(ModuleOp module, const llvm::DenseSet<Operation *> &needed) {
     if (use.sentChannels.empty())
       continue;
     SendCensus::Sender &sender = senders[unit];
-    if (auto node = dyn_cast<NodeOp>(unit))
-      sender.name = ("'" + node.getName() + "'").str();
-    else if (auto cluster = dyn_cast<ClusterOp>(unit))
-      sender.name = ("cluster '" + cluster.getCluster() + "'").str();
-    else
-      sender.name =
-          ("cluster '" + cast<ReplicateOp>(unit).getCluster().getCluster() +
-           "'")
-              .str();
+    auto cluster = isa<ReplicateOp>(unit) ? cast<ReplicateOp>(unit).getCluster()
+                                          : dyn_cast<ClusterOp>(unit);
+    sender.name = cluster ? ("cluster '" + cluster.getCluster() + "'").str()
+                          : ("'" + cast<NodeOp>(unit).getName() + "'").str();
     for (const auto &key : use.sentChannels)
       sender.channels.push_back(key.getKey().str());
     llvm::sort(sender.channels);

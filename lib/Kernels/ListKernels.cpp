@@ -18,12 +18,7 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::interp;
 
-using Shape = std::optional<std::vector<int64_t>>;
-
-/// "[2,?]" or "<unknown>".
-static std::string shapeText(const Shape &shape) {
-  return shape ? shapeString(*shape) : std::string("<unknown>");
-}
+using Shape = ElementShape;
 
 /// An element_shape input: -1 (a scalar) is an unknown rank.
 static Shape shapeFromTensor(const Tensor &t) {
@@ -90,7 +85,7 @@ static FailureOr<Tensor> readItem(KernelContext &ctx, const TensorList &list,
   if (!shape || !fullyDefined(*shape))
     return ctx.error() << "Trying to read an uninitialized tensor but "
                           "element_shape is not fully defined: "
-                       << shapeText(shape ? *shape : list.elementShape)
+                       << elementShapeString(shape ? *shape : list.elementShape)
                        << " and no previous set item defines it",
            failure();
   return Tensor(list.elementDType, **shape);
@@ -138,7 +133,7 @@ static LogicalResult tensorListFromTensor(KernelContext &ctx) {
   std::vector<int64_t> rowShape(t.shape().begin() + 1, t.shape().end());
   Shape declared = shapeFromTensor(ctx.inputs[1]);
   if (!merged(declared, rowShape))
-    return ctx.error() << "Specified a list with shape " << shapeText(declared)
+    return ctx.error() << "Specified a list with shape " << elementShapeString(declared)
                        << " from a tensor with shape "
                        << shapeString(t.shape());
   auto list = std::make_shared<TensorList>();
@@ -195,7 +190,7 @@ static LogicalResult tensorListSetItem(KernelContext &ctx) {
     return ctx.error() << "Tried to set a tensor with incompatible shape at "
                           "a list index. Item element shape: "
                        << shapeString(item.shape())
-                       << " list shape: " << shapeText((*list)->elementShape);
+                       << " list shape: " << elementShapeString((*list)->elementShape);
   auto out = std::make_shared<TensorList>(**list);
   if (index >= size)
     out->items.resize(index + 1);
@@ -219,8 +214,8 @@ static LogicalResult tensorListStack(KernelContext &ctx) {
   std::optional<Shape> shape = merged(l.elementShape, opShape);
   if (!shape)
     return ctx.error() << "Incompatible shapes for the list and the op: "
-                       << shapeText(l.elementShape) << " vs. "
-                       << shapeText(opShape);
+                       << elementShapeString(l.elementShape) << " vs. "
+                       << elementShapeString(opShape);
   // The items' shape: a set item's, or the (then fully known) element shape.
   std::optional<std::vector<int64_t>> itemShape;
   for (const Tensor &item : l.items)
@@ -232,7 +227,7 @@ static LogicalResult tensorListStack(KernelContext &ctx) {
     if (!fullyDefined(*shape))
       return ctx.error() << "Tried to stack elements of an empty list with "
                             "non-fully-defined element_shape: "
-                         << shapeText(*shape);
+                         << elementShapeString(*shape);
     itemShape = **shape;
   }
   std::vector<int64_t> outShape = {int64_t(l.items.size())};
@@ -270,7 +265,7 @@ static LogicalResult tensorListPushBack(KernelContext &ctx) {
     return ctx.error() << "Tried to append a tensor with incompatible shape "
                           "to a list. Op element shape: "
                        << shapeString(item.shape())
-                       << " list shape: " << shapeText((*list)->elementShape);
+                       << " list shape: " << elementShapeString((*list)->elementShape);
   int64_t size = (*list)->items.size(), bound = (*list)->maxElements;
   if (bound != -1 && size >= bound)
     return ctx.error() << "Tried to push item into a full list list size: "
@@ -314,16 +309,8 @@ static LogicalResult tensorListElementShape(KernelContext &ctx) {
   FailureOr<const TensorList *> list = inputList(ctx, 0);
   if (failed(list))
     return failure();
-  int32_t type = ctx.getType("shape_type").value_or(kInt32);
-  const Shape &shape = (*list)->elementShape;
-  Tensor out(type, shape ? std::vector<int64_t>{int64_t(shape->size())}
-                         : std::vector<int64_t>{});
-  if (!shape)
-    out.setFromDouble(0, -1);
-  else
-    for (auto [i, d] : llvm::enumerate(*shape))
-      out.setFromDouble(i, double(d));
-  ctx.outputs[0] = out;
+  ctx.outputs[0] = elementShapeTensor(
+      ctx.getType("shape_type").value_or(kInt32), (*list)->elementShape);
   return success();
 }
 

@@ -142,15 +142,8 @@ struct Window {
 static FailureOr<ops::WindowAttrs>
 windowAttrs(KernelContext &ctx, bool hasKsize, bool hasDilations) {
   ops::WindowAttrs attrs;
-  auto list = [&](const char *name) -> std::optional<std::vector<int64_t>> {
-    return ctx.getIntList(name);
-  };
-  std::string error = ops::readWindowAttrs(
-      ctx.getString("data_format").value_or("NHWC"),
-      ctx.getString("padding").value_or(""), list("strides"),
-      hasKsize ? list("ksize") : std::nullopt,
-      hasDilations ? list("dilations") : std::nullopt,
-      list("explicit_paddings").value_or(std::vector<int64_t>()), attrs);
+  std::string error =
+      ops::readWindowAttrs(ctx, hasKsize, hasDilations, attrs);
   if (!error.empty())
     return ctx.error() << error, failure();
   return attrs;

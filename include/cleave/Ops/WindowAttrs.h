@@ -39,6 +39,20 @@ readWindowAttrs(const std::string &format, const std::string &padding,
                 const std::vector<int64_t> &explicitPaddings,
                 WindowAttrs &attrs);
 
+/// The same, read from a node's attrs with their defaults through `node`
+/// (a NodeAttrReader: a kernel's or a lowering's context).
+template <typename AttrReader>
+std::string readWindowAttrs(AttrReader &node, bool hasKsize,
+                            bool hasDilations, WindowAttrs &attrs) {
+  return readWindowAttrs(
+      node.getString("data_format").value_or("NHWC"),
+      node.getString("padding").value_or(""), node.getIntList("strides"),
+      hasKsize ? node.getIntList("ksize") : std::nullopt,
+      hasDilations ? node.getIntList("dilations") : std::nullopt,
+      node.getIntList("explicit_paddings").value_or(std::vector<int64_t>()),
+      attrs);
+}
+
 /// One spatial dimension of a window.
 struct WindowDim {
   int64_t out = 0, before = 0, after = 0;

@@ -356,18 +356,22 @@ static LogicalResult whileOp(NodeLowering &ctx) {
                               " iterations (see --max-iterations)");
   auto loop = b.create<scf::WhileOp>(loc, types, init);
   SmallVector<Location> locs(types.size(), loc);
+  // Loop variable i from the scf.while's values (a block's arguments, or
+  // its results).
+  auto loopVariable = [&](ValueRange carried, unsigned i) {
+    LoweredValue value;
+    value.tensor = carried[firstSlot[i]];
+    value.dtype = state[i].dtype;
+    value.shape = state[i].shape;
+    value.list = state[i].list;
+    if (value.list && !value.list->fixedLength)
+      value.list->length = carried[firstSlot[i] + 1];
+    return value;
+  };
   auto bind = [&](Block *block) {
     SmallVector<LoweredValue> args;
-    for (unsigned i = 0; i < numVars; ++i) {
-      LoweredValue value;
-      value.tensor = block->getArgument(firstSlot[i]);
-      value.dtype = state[i].dtype;
-      value.shape = state[i].shape;
-      value.list = state[i].list;
-      if (value.list && !value.list->fixedLength)
-        value.list->length = block->getArgument(firstSlot[i] + 1);
-      args.push_back(value);
-    }
+    for (unsigned i = 0; i < numVars; ++i)
+      args.push_back(loopVariable(block->getArguments(), i));
     return args;
   };
   bool failed = false;
@@ -484,16 +488,8 @@ static LogicalResult whileOp(NodeLowering &ctx) {
     return failure();
   }
   ctx.setStatus(loop.getResult(n + 1));
-  for (unsigned i = 0; i < numVars && i < ctx.node.getOutputs().size(); ++i) {
-    LoweredValue value;
-    value.tensor = loop.getResult(firstSlot[i]);
-    value.dtype = state[i].dtype;
-    value.shape = state[i].shape;
-    value.list = state[i].list;
-    if (value.list && !value.list->fixedLength)
-      value.list->length = loop.getResult(firstSlot[i] + 1);
-    ctx.setOutput(i, value);
-  }
+  for (unsigned i = 0; i < numVars && i < ctx.node.getOutputs().size(); ++i)
+    ctx.setOutput(i, loopVariable(loop.getResults(), i));
   return success();
 }
 

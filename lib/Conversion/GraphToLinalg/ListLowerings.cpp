@@ -19,6 +19,7 @@
 #include "Lowering.h"
 
 #include "cleave/Target/CPU/KernelLibrary.h"
+#include "cleave/Tensor/TensorList.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -28,15 +29,9 @@ using namespace cleave;
 using namespace cleave::conversion;
 
 using List = LoweredValue::List;
-/// An element shape as an op gives it: -1 for an unknown dimension,
-/// nullopt for an unknown rank.
-using Shape = std::optional<std::vector<int64_t>>;
+using Shape = ElementShape;
 
 static constexpr llvm::StringLiteral kListCheck = "cleave_cpu_list_check";
-
-static std::string shapeText(const Shape &shape) {
-  return shape ? shapeString(*shape) : std::string("<unknown>");
-}
 
 /// The element_shape input `i` (a compile-time constant).
 static FailureOr<Shape> elementShapeInput(NodeLowering &ctx, unsigned i) {
@@ -66,7 +61,7 @@ static FailureOr<std::vector<int64_t>> staticElementShape(NodeLowering &ctx,
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
     return ctx.error() << "a TensorList compiles when its element shape is "
                           "fully known, but it is "
-                       << shapeText(shape),
+                       << elementShapeString(shape),
            failure();
   return *shape;
 }
@@ -85,6 +80,22 @@ static FailureOr<List> listInput(NodeLowering &ctx, unsigned i) {
                        << dtypeName(value.list->elementDType),
            failure();
   return *value.list;
+}
+
+/// The list input `list` of an op that also takes the element shape it
+/// expects (input `shape`), checked to agree.
+static FailureOr<List> listWithOpShape(NodeLowering &ctx, unsigned list,
+                                       unsigned shape) {
+  FailureOr<List> value = listInput(ctx, list);
+  FailureOr<Shape> opShape = elementShapeInput(ctx, shape);
+  if (failed(value) || failed(opShape))
+    return failure();
+  if (!hasShape(value->elementShape, *opShape))
+    return ctx.error() << "Incompatible shapes for the list and the op: "
+                       << shapeString(value->elementShape) << " vs. "
+                       << elementShapeString(*opShape),
+           failure();
+  return value;
 }
 
 static Value i64Constant(NodeLowering &ctx, int64_t v) {
@@ -266,7 +277,7 @@ static LogicalResult tensorListFromTensor(NodeLowering &ctx) {
   list.capacity = shape[0];
   if (!hasShape(list.elementShape, *declared))
     return ctx.error() << "Specified a list with shape "
-                       << shapeText(*declared) << " from a tensor with shape "
+                       << elementShapeString(*declared) << " from a tensor with shape "
                        << shapeString(shape);
   setList(ctx, 0, ctx.tensor(0), std::move(list));
   return success();
@@ -274,14 +285,9 @@ static LogicalResult tensorListFromTensor(NodeLowering &ctx) {
 
 /// TensorListGetItem(list, index, element_shape).
 static LogicalResult tensorListGetItem(NodeLowering &ctx) {
-  FailureOr<List> list = listInput(ctx, 0);
-  FailureOr<Shape> opShape = elementShapeInput(ctx, 2);
-  if (failed(list) || failed(opShape))
+  FailureOr<List> list = listWithOpShape(ctx, 0, 2);
+  if (failed(list))
     return failure();
-  if (!hasShape(list->elementShape, *opShape))
-    return ctx.error() << "Incompatible shapes for the list and the op: "
-                       << shapeString(list->elementShape) << " vs. "
-                       << shapeText(*opShape);
   Value index = scalarInput(ctx, 1);
   checkAtRunTime(ctx, cpu::kListRead, index, lengthOf(ctx, *list));
   ctx.setOutput(0, readRow(ctx, *list, ctx.input(0).tensor, index),
@@ -315,14 +321,9 @@ static LogicalResult tensorListSetItem(NodeLowering &ctx) {
 /// TensorListStack(list, element_shape; num_elements): the buffer, when the
 /// list's length is its capacity.
 static LogicalResult tensorListStack(NodeLowering &ctx) {
-  FailureOr<List> list = listInput(ctx, 0);
-  FailureOr<Shape> opShape = elementShapeInput(ctx, 1);
-  if (failed(list) || failed(opShape))
+  FailureOr<List> list = listWithOpShape(ctx, 0, 1);
+  if (failed(list))
     return failure();
-  if (!hasShape(list->elementShape, *opShape))
-    return ctx.error() << "Incompatible shapes for the list and the op: "
-                       << shapeString(list->elementShape) << " vs. "
-                       << shapeText(*opShape);
   int64_t expected = ctx.getInt("num_elements").value_or(-1);
   if (list->fixedLength) {
     if (expected != -1 && expected != list->capacity)
@@ -371,14 +372,9 @@ static LogicalResult tensorListPushBack(NodeLowering &ctx) {
 
 /// TensorListPopBack(list, element_shape) -> (list, item).
 static LogicalResult tensorListPopBack(NodeLowering &ctx) {
-  FailureOr<List> list = listInput(ctx, 0);
-  FailureOr<Shape> opShape = elementShapeInput(ctx, 1);
-  if (failed(list) || failed(opShape))
+  FailureOr<List> list = listWithOpShape(ctx, 0, 1);
+  if (failed(list))
     return failure();
-  if (!hasShape(list->elementShape, *opShape))
-    return ctx.error() << "Incompatible shapes for the list and the op: "
-                       << shapeString(list->elementShape) << " vs. "
-                       << shapeText(*opShape);
   Value length = lengthOf(ctx, *list);
   checkAtRunTime(ctx, cpu::kListPop, i64Constant(ctx, 0), length);
   Value last =
@@ -417,11 +413,9 @@ static LogicalResult tensorListElementShape(NodeLowering &ctx) {
   FailureOr<List> list = listInput(ctx, 0);
   if (failed(list))
     return failure();
-  int32_t type = ctx.getType("shape_type").value_or(kInt32);
-  Tensor shape(type, {int64_t(list->elementShape.size())});
-  for (auto [i, d] : llvm::enumerate(list->elementShape))
-    shape.setFromDouble(i, double(d));
-  ctx.setConstantOutput(0, shape);
+  ctx.setConstantOutput(
+      0, elementShapeTensor(ctx.getType("shape_type").value_or(kInt32),
+                            list->elementShape));
   return success();
 }
 
