@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Optimizers.h"
+
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
@@ -25,32 +27,6 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::graph;
 
-static Type elementTypeOf(Value value) {
-  Type t = value.getType();
-  if (auto tensor = dyn_cast<TensorType>(t))
-    t = tensor.getElementType();
-  if (auto ref = dyn_cast<RefType>(t))
-    t = ref.getElementType();
-  return t;
-}
-
-static bool isVariable(NodeOp node) {
-  return node.getOpType() == "VariableV2" || node.getOpType() == "Variable" ||
-         node.getOpType() == "VarHandleOp";
-}
-
-static bool isResource(NodeOp variable) {
-  return variable.getOpType() == "VarHandleOp";
-}
-
-/// The dtype of a variable's values (a VarHandleOp's `dtype`).
-static Type valueTypeOf(NodeOp variable) {
-  if (isResource(variable))
-    if (auto dtype = dyn_cast_or_null<TypeAttr>(variable.getTFAttr("dtype")))
-      return dtype.getValue();
-  return elementTypeOf(variable.getOutputs()[0]);
-}
-
 namespace {
 /// The replicated computation a cross-replica loss lies in.
 struct ReplicatedLoss {
@@ -61,9 +37,10 @@ struct ReplicatedLoss {
 
 static FailureOr<ReplicatedLoss> findReplicatedLoss(Block &body, Value loss) {
   auto lossNode = loss.getDefiningOp<NodeOp>();
-  auto tag = lossNode ? dyn_cast_or_null<StringAttr>(
-                            lossNode.getTFAttr(kTPUReplicateAttr))
-                      : StringAttr();
+  auto tag =
+      lossNode
+          ? dyn_cast_or_null<StringAttr>(lossNode.getTFAttr(kTPUReplicateAttr))
+          : StringAttr();
   if (!tag)
     return emitError(loss.getLoc())
                << "graph-minimize: cross-replica needs a loss inside a "
@@ -107,157 +84,8 @@ class GraphMinimizePass
 public:
   using GraphMinimizePassBase::GraphMinimizePassBase;
   void runOnOperation() override;
-
-private:
-  /// Adds a registered node; `colocate` gives it that node's device and
-  /// colocation class. Failure has been diagnosed.
-  FailureOr<NodeOp> add(StringRef opType, StringRef name, ValueRange inputs,
-                        ValueRange controls,
-                        ArrayRef<NamedAttribute> attrs = {},
-                        NodeOp colocate = {}, bool exactName = false);
-  FailureOr<NodeOp> addScalar(StringRef name, double value, Type type,
-                              NodeOp colocate = {}, ValueRange controls = {});
-  /// A zero-initialized (or `initial`-initialized) variable like `like`,
-  /// named `name`, with its initializer and read: TF's slot_creator /
-  /// non-slot variable. A resource variable (VarHandleOp, AssignVariableOp,
-  /// `<name>/Read/ReadVariableOp`) when `like` is one, else a ref variable
-  /// (VariableV2, Assign, `<name>/read`). Returns the variable.
-  FailureOr<NodeOp> addVariable(StringRef name, NodeOp like, Type type,
-                                std::optional<double> initial);
-
-  /// A variable's value as TensorFlow reads it.
-  Value readOf(NodeOp variable) { return reads.lookup(variable); }
-
-  std::optional<NameUniquer> names;
-  std::optional<OpBuilder> builder;
-  DenseMap<Operation *, Value> reads;
-  /// Where new nodes point: the loss.
-  LocationAttr loc;
-  SmallVector<Value> initializers;
 };
 } // namespace
-
-FailureOr<NodeOp> GraphMinimizePass::add(StringRef opType, StringRef name,
-                                         ValueRange inputs, ValueRange controls,
-                                         ArrayRef<NamedAttribute> attrs,
-                                         NodeOp colocate, bool exactName) {
-  std::string error;
-  StringRef device = colocate ? colocate.getDevice().value_or("") : StringRef();
-  FailureOr<NodeOp> node = createRegisteredNode(
-      *builder, loc, opType, exactName ? name.str() : names->unique(name),
-      inputs, controls, attrs, device, error);
-  if (failed(node))
-    return emitError(loc) << "graph-minimize: " << error, failure();
-  if (colocate) {
-    Attribute classes = colocate.getTFAttr("_class");
-    if (!classes)
-      classes = builder->getArrayAttr(
-          builder->getStringAttr(("loc:@" + colocate.getName()).str()));
-    setTFAttr(*node, "_class", classes);
-  }
-  return node;
-}
-
-FailureOr<NodeOp> GraphMinimizePass::addScalar(StringRef name, double value,
-                                               Type type, NodeOp colocate,
-                                               ValueRange controls) {
-  auto tensorType = RankedTensorType::get({}, type);
-  DenseElementsAttr dense;
-  if (auto f = dyn_cast<FloatType>(type)) {
-    APFloat v(value);
-    bool lost;
-    v.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    dense = DenseElementsAttr::get(tensorType, v);
-  } else {
-    dense = DenseElementsAttr::get(
-        tensorType, APInt(type.getIntOrFloatBitWidth(), int64_t(value), true));
-  }
-  MLIRContext *ctx = &getContext();
-  auto tensor = TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}),
-                                dense, 1, {});
-  return add("Const", name, {}, controls,
-             {builder->getNamedAttr("dtype", TypeAttr::get(type)),
-              builder->getNamedAttr("value", tensor)},
-             colocate);
-}
-
-FailureOr<NodeOp>
-GraphMinimizePass::addVariable(StringRef name, NodeOp like, Type type,
-                               std::optional<double> initial) {
-  std::string base = names->unique(name);
-  Attribute shape =
-      initial ? Attribute(ShapeAttr::get(&getContext(), {}, false, {}))
-              : like.getTFAttr("shape");
-  if (!shape)
-    return like.emitError() << "Node '" << like.getName()
-                            << "': the variable has no 'shape' attr to "
-                               "create its slots from",
-           failure();
-  bool resource = isResource(like);
-  NamedAttrList attrs;
-  attrs.set("dtype", TypeAttr::get(type));
-  attrs.set("shape", shape);
-  if (resource)
-    attrs.set("shared_name", builder->getStringAttr(base));
-  FailureOr<NodeOp> variable =
-      add(resource ? "VarHandleOp" : "VariableV2", base, {}, {},
-          attrs.getAttrs(), like, /*exactName=*/true);
-  if (failed(variable))
-    return failure();
-  FailureOr<NodeOp> value;
-  if (initial) {
-    value = addScalar(base + "/initial_value", *initial, type, *variable);
-  } else {
-    // zeros of the variable's shape: Fill(shape, 0).
-    auto dims = cast<ShapeAttr>(shape);
-    if (dims.getUnknownRank() ||
-        llvm::any_of(dims.getDims(), [](int64_t d) { return d < 0; }))
-      return like.emitError() << "Node '" << like.getName()
-                              << "': slot variables need a fully known shape",
-             failure();
-    auto tensorType = RankedTensorType::get(dims.getDims(), type);
-    DenseElementsAttr zeros;
-    if (auto f = dyn_cast<FloatType>(type))
-      zeros = DenseElementsAttr::get(tensorType,
-                                     APFloat::getZero(f.getFloatSemantics()));
-    else
-      zeros = DenseElementsAttr::get(tensorType,
-                                     APInt(type.getIntOrFloatBitWidth(), 0));
-    MLIRContext *ctx = &getContext();
-    auto tensor = TensorAttr::get(ctx, type, dims, zeros, 1, {});
-    value = add("Const", base + "/Initializer/zeros", {}, {},
-                {builder->getNamedAttr("dtype", TypeAttr::get(type)),
-                 builder->getNamedAttr("value", tensor)},
-                *variable);
-  }
-  if (failed(value))
-    return failure();
-  Value handle = variable->getOutputs()[0];
-  FailureOr<NodeOp> assign =
-      resource ? add("AssignVariableOp", base + "/Assign",
-                     {handle, value->getOutputs()[0]}, {},
-                     {builder->getNamedAttr("dtype", TypeAttr::get(type))},
-                     *variable)
-               : add("Assign", base + "/Assign",
-                     {handle, value->getOutputs()[0]}, {},
-                     {builder->getNamedAttr("validate_shape",
-                                            builder->getBoolAttr(true)),
-                      builder->getNamedAttr("use_locking",
-                                            builder->getBoolAttr(true))},
-                     *variable);
-  if (failed(assign))
-    return failure();
-  initializers.push_back(assign->getControl());
-  FailureOr<NodeOp> read =
-      resource ? add("ReadVariableOp", base + "/Read/ReadVariableOp", handle,
-                     {}, {builder->getNamedAttr("dtype", TypeAttr::get(type))},
-                     *variable)
-               : add("Identity", base + "/read", handle, {}, {}, *variable);
-  if (failed(read))
-    return failure();
-  reads[*variable] = read->getOutputs()[0];
-  return variable;
-}
 
 void GraphMinimizePass::runOnOperation() {
   ModuleOp module = getOperation();
@@ -286,13 +114,13 @@ void GraphMinimizePass::runOnOperation() {
   if (failed(lossValues))
     return signalPassFailure();
   Value lossValue = lossValues->front();
-  loc = lossValue.getDefiningOp()->getLoc();
+  Location loc = lossValue.getDefiningOp()->getLoc();
 
   // The variables: var-list, or every variable but the global step.
   NodeOp globalStepNode;
   if (!globalStep.empty()) {
     globalStepNode = byName.lookupNode(globalStep);
-    if (!globalStepNode || !isVariable(globalStepNode)) {
+    if (!globalStepNode || !isVariableNode(globalStepNode)) {
       graph.emitError("graph-minimize: option 'global-step' names '")
           << globalStep.getValue() << "', which is no variable of the graph";
       return signalPassFailure();
@@ -302,7 +130,7 @@ void GraphMinimizePass::runOnOperation() {
   if (!varList.empty()) {
     for (StringRef name : varList) {
       NodeOp node = byName.lookupNode(name);
-      if (!node || !isVariable(node)) {
+      if (!node || !isVariableNode(node)) {
         graph.emitError("graph-minimize: option 'var-list' names '")
             << name << "', which is no variable of the graph";
         return signalPassFailure();
@@ -311,7 +139,7 @@ void GraphMinimizePass::runOnOperation() {
     }
   } else {
     for (auto node : body.getOps<NodeOp>())
-      if (isVariable(node) && node != globalStepNode)
+      if (isVariableNode(node) && node != globalStepNode)
         variables.push_back(node);
   }
   if (variables.empty()) {
@@ -327,18 +155,17 @@ void GraphMinimizePass::runOnOperation() {
       return signalPassFailure();
     replicated = *found;
     if (crossReplicaReduction == "mean") {
-      OpBuilder lb(lossValue.getContext());
-      lb.setInsertionPointAfter(lossValue.getDefiningOp());
-      builder.emplace(lb);
-      names.emplace(body);
+      NodeAdder adder(graph, loc, "graph-minimize");
+      adder.getBuilder().setInsertionPointAfter(lossValue.getDefiningOp());
       auto lossNode = lossValue.getDefiningOp<NodeOp>();
-      auto scale = addScalar(lossNode.getName().str() + "/cross_replica_scale",
-                             1.0 / replicated.numReplicas,
-                             elementTypeOf(lossValue));
+      auto scale = adder.addScalar(
+          lossNode.getName().str() + "/cross_replica_scale",
+          1.0 / replicated.numReplicas, getElementTypeOf(lossValue));
       if (failed(scale))
         return signalPassFailure();
-      auto scaled = add("Mul", lossNode.getName().str() + "/cross_replica_mean",
-                        {lossValue, scale->getOutputs()[0]}, {});
+      auto scaled =
+          adder.add("Mul", lossNode.getName().str() + "/cross_replica_mean",
+                    {lossValue, scale->getOutputs()[0]}, {});
       if (failed(scaled))
         return signalPassFailure();
       for (NodeOp n : {*scale, *scaled})
@@ -382,15 +209,14 @@ void GraphMinimizePass::runOnOperation() {
         << ":0.";
     return signalPassFailure();
   }
-  names.emplace(body);
-  builder.emplace(OpBuilder::atBlockEnd(&body));
+  NodeAdder adder(graph, loc, "graph-minimize");
   if (crossReplica) {
     // cross_replica_sum over the default group: every replica.
     SmallVector<int32_t> everyone;
     for (int64_t r = 0; r < replicated.numReplicas; ++r)
       everyone.push_back(r);
     MLIRContext *ctx = &getContext();
-    Type i32 = builder->getI32Type();
+    Type i32 = adder.getBuilder().getI32Type();
     SmallVector<int64_t> shape{1, replicated.numReplicas};
     auto groupValue = TensorAttr::get(
         ctx, i32, ShapeAttr::get(ctx, shape, false, {}),
@@ -402,13 +228,14 @@ void GraphMinimizePass::runOnOperation() {
       if (!producer ||
           getStringTFAttr(producer, kTPUReplicateAttr) != replicated.tag)
         continue;
-      auto group = add("Const", "CrossReplicaSum/group_assignment", {}, {},
-                       {builder->getNamedAttr("dtype", TypeAttr::get(i32)),
-                        builder->getNamedAttr("value", groupValue)});
+      auto group = adder.add(
+          "Const", "CrossReplicaSum/group_assignment", {}, {},
+          {adder.getBuilder().getNamedAttr("dtype", TypeAttr::get(i32)),
+           adder.getBuilder().getNamedAttr("value", groupValue)});
       if (failed(group))
         return signalPassFailure();
-      auto sum = add("CrossReplicaSum", "CrossReplicaSum",
-                     {g, group->getOutputs()[0]}, {});
+      auto sum = adder.add("CrossReplicaSum", "CrossReplicaSum",
+                           {g, group->getOutputs()[0]}, {});
       if (failed(sum))
         return signalPassFailure();
       for (NodeOp n : {*group, *sum})
@@ -416,157 +243,15 @@ void GraphMinimizePass::runOnOperation() {
       g = sum->getOutputs()[0];
     }
   }
-  Type floatType = valueTypeOf(varsWithGrads.front().first);
-  std::string optimizerName = optimizer == "sgd"        ? "GradientDescent"
-                              : optimizer == "momentum" ? "Momentum"
-                                                        : "Adam";
-
-  // _create_slots.
-  DenseMap<Operation *, SmallVector<NodeOp, 2>> slots;
-  NodeOp beta1Power, beta2Power;
-  if (optimizer == "adam") {
-    // Non-slot accumulators, colocated with the first variable by name.
-    NodeOp first = varsWithGrads.front().first;
-    for (auto &[v, g] : varsWithGrads)
-      if (v.getName() < first.getName())
-        first = v;
-    auto b1 = addVariable("beta1_power", first, floatType, beta1.getValue());
-    auto b2 = addVariable("beta2_power", first, floatType, beta2.getValue());
-    if (failed(b1) || failed(b2))
-      return signalPassFailure();
-    beta1Power = *b1;
-    beta2Power = *b2;
-  }
-  for (auto &[v, g] : varsWithGrads) {
-    SmallVector<std::string> slotNames;
-    if (optimizer == "momentum")
-      slotNames = {v.getName().str() + "/Momentum"};
-    else if (optimizer == "adam")
-      slotNames = {v.getName().str() + "/Adam", v.getName().str() + "/Adam"};
-    for (const std::string &slotName : slotNames) {
-      auto slot = addVariable(slotName, v, valueTypeOf(v), std::nullopt);
-      if (failed(slot))
-        return signalPassFailure();
-      slots[v].push_back(*slot);
-    }
-  }
-
-  // _prepare and the updates, in the optimizer's name scope.
-  std::string scope = names->unique(optimizerName) + "/";
-  auto lr = addScalar(scope + "learning_rate", learningRate, floatType);
-  if (failed(lr))
+  OptimizerConfig config;
+  config.kind = optimizer;
+  config.learningRate = learningRate;
+  config.momentum = momentum;
+  config.useNesterov = useNesterov;
+  config.beta1 = beta1;
+  config.beta2 = beta2;
+  config.epsilon = epsilon;
+  if (failed(applyGradients(adder, config, varsWithGrads, globalStepNode,
+                            initName)))
     return signalPassFailure();
-  NodeOp momentumConst, beta1Const, beta2Const, epsilonConst;
-  if (optimizer == "momentum") {
-    auto m = addScalar(scope + "momentum", momentum, floatType);
-    if (failed(m))
-      return signalPassFailure();
-    momentumConst = *m;
-  } else if (optimizer == "adam") {
-    auto b1 = addScalar(scope + "beta1", beta1, floatType);
-    auto b2 = addScalar(scope + "beta2", beta2, floatType);
-    auto eps = addScalar(scope + "epsilon", epsilon, floatType);
-    if (failed(b1) || failed(b2) || failed(eps))
-      return signalPassFailure();
-    beta1Const = *b1;
-    beta2Const = *b2;
-    epsilonConst = *eps;
-  }
-  Builder &b = *builder;
-  auto locking = b.getNamedAttr("use_locking", b.getBoolAttr(false));
-  auto nesterov = b.getNamedAttr("use_nesterov", b.getBoolAttr(useNesterov));
-  SmallVector<Value> updates;
-  for (auto &[v, g] : varsWithGrads) {
-    std::string prefix = scope + "update_" + v.getName().str() + "/";
-    Value var = v.getOutputs()[0];
-    Value lrValue = lr->getOutputs()[0];
-    // Resource variables update through the Resource* kernels.
-    std::string kind = isResource(v) ? "ResourceApply" : "Apply";
-    FailureOr<NodeOp> update;
-    if (optimizer == "sgd") {
-      update = add(kind + "GradientDescent", prefix + kind + "GradientDescent",
-                   {var, lrValue, g}, {}, {locking}, v);
-    } else if (optimizer == "momentum") {
-      update = add(kind + "Momentum", prefix + kind + "Momentum",
-                   {var, slots[v][0].getOutputs()[0], lrValue, g,
-                    momentumConst.getOutputs()[0]},
-                   {}, {locking, nesterov}, v);
-    } else {
-      update = add(
-          kind + "Adam", prefix + kind + "Adam",
-          {var, slots[v][0].getOutputs()[0], slots[v][1].getOutputs()[0],
-           readOf(beta1Power), readOf(beta2Power), lrValue,
-           beta1Const.getOutputs()[0], beta2Const.getOutputs()[0],
-           epsilonConst.getOutputs()[0], g},
-          {}, {locking, b.getNamedAttr("use_nesterov", b.getBoolAttr(false))},
-          v);
-    }
-    if (failed(update))
-      return signalPassFailure();
-    updates.push_back(update->getControl());
-  }
-
-  if (optimizer == "adam") {
-    // _finish: after the updates, beta powers advance, next to beta1_power.
-    SmallVector<Value> powerUpdates;
-    for (auto [power, beta] : {std::pair(beta1Power, beta1Const),
-                               std::pair(beta2Power, beta2Const)}) {
-      auto mul =
-          add("Mul", scope + "mul", {readOf(power), beta.getOutputs()[0]},
-              updates, {}, beta1Power);
-      if (failed(mul))
-        return signalPassFailure();
-      auto assign =
-          isResource(power)
-              ? add("AssignVariableOp", scope + "AssignVariableOp",
-                    {power.getOutputs()[0], mul->getOutputs()[0]}, updates,
-                    {b.getNamedAttr("dtype", TypeAttr::get(floatType))},
-                    beta1Power)
-              : add("Assign", scope + "Assign",
-                    {power.getOutputs()[0], mul->getOutputs()[0]}, updates,
-                    {b.getNamedAttr("validate_shape", b.getBoolAttr(true)),
-                     locking},
-                    beta1Power);
-      if (failed(assign))
-        return signalPassFailure();
-      powerUpdates.push_back(assign->getControl());
-    }
-    llvm::append_range(updates, powerUpdates);
-  }
-
-  // The train op.
-  std::string trainName = scope.substr(0, scope.size() - 1);
-  if (globalStepNode) {
-    auto group = add("NoOp", scope + "update", {}, updates);
-    Type stepType = valueTypeOf(globalStepNode);
-    // Under control_dependencies([update]), as the increment is.
-    auto one = addScalar(scope + "value", 1, stepType, globalStepNode,
-                         failed(group) ? ValueRange() : group->getControl());
-    if (failed(group) || failed(one))
-      return signalPassFailure();
-    FailureOr<NodeOp> increment =
-        isResource(globalStepNode)
-            ? add("AssignAddVariableOp", trainName,
-                  {globalStepNode.getOutputs()[0], one->getOutputs()[0]},
-                  group->getControl(), {}, globalStepNode, true)
-            : add("AssignAdd", trainName,
-                  {globalStepNode.getOutputs()[0], one->getOutputs()[0]},
-                  group->getControl(), {locking}, globalStepNode, true);
-    if (failed(increment))
-      return signalPassFailure();
-  } else if (failed(add("NoOp", trainName, {}, updates, {}, {}, true))) {
-    return signalPassFailure();
-  }
-
-  // The new variables' initializers join the graph's init op.
-  if (initializers.empty())
-    return;
-  NodeOp init = byName.lookupNode(initName);
-  if (init) {
-    SmallVector<Value> operands(init->getOperands());
-    llvm::append_range(operands, initializers);
-    init->setOperands(operands);
-  } else if (failed(add("NoOp", initName, {}, initializers, {}, {}, true))) {
-    return signalPassFailure();
-  }
 }

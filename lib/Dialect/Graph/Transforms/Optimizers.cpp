@@ -1,0 +1,384 @@
+//===- Optimizers.cpp - Optimizer.apply_gradients() over the graph --------===//
+//
+// TensorFlow 1.x's apply_gradients(): the optimizer's slot variables
+// (zero-initialized, colocated with their variable, of its kind) and
+// non-slot accumulators, its constants in its name scope, one Apply* per
+// variable colocated with it, and the train op. Names follow TensorFlow
+// (GradientDescent/update_w/ApplyGradientDescent, w/Momentum, beta1_power).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Optimizers.h"
+
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+
+bool cleave::graph::isVariableNode(NodeOp node) {
+  return node.getOpType() == "VariableV2" || node.getOpType() == "Variable" ||
+         node.getOpType() == "VarHandleOp";
+}
+
+bool cleave::graph::isResourceVariable(NodeOp variable) {
+  return variable.getOpType() == "VarHandleOp";
+}
+
+Type cleave::graph::getElementTypeOf(Value value) {
+  Type t = value.getType();
+  if (auto tensor = dyn_cast<TensorType>(t))
+    t = tensor.getElementType();
+  if (auto ref = dyn_cast<RefType>(t))
+    t = ref.getElementType();
+  return t;
+}
+
+Type cleave::graph::getVariableValueType(NodeOp variable) {
+  if (isResourceVariable(variable))
+    if (auto dtype = dyn_cast_or_null<TypeAttr>(variable.getTFAttr("dtype")))
+      return dtype.getValue();
+  return getElementTypeOf(variable.getOutputs()[0]);
+}
+
+//===----------------------------------------------------------------------===//
+// NodeAdder
+//===----------------------------------------------------------------------===//
+
+NodeAdder::NodeAdder(GraphOp graph, Location loc, StringRef pass)
+    : graph(graph), builder(OpBuilder::atBlockEnd(&graph.getBody().front())),
+      loc(loc), pass(pass.str()) {
+  refreshNames();
+}
+
+void NodeAdder::refreshNames() { names.emplace(graph.getBody().front()); }
+
+FailureOr<NodeOp> NodeAdder::add(StringRef opType, StringRef name,
+                                 ValueRange inputs, ValueRange controls,
+                                 ArrayRef<NamedAttribute> attrs,
+                                 NodeOp colocate, bool exactName) {
+  std::string error;
+  StringRef device = colocate ? colocate.getDevice().value_or("") : StringRef();
+  FailureOr<NodeOp> node = createRegisteredNode(
+      builder, loc, opType, exactName ? name.str() : names->unique(name),
+      inputs, controls, attrs, device, error);
+  if (failed(node))
+    return emitError(loc) << pass << ": " << error, failure();
+  if (colocate) {
+    Attribute classes = colocate.getTFAttr("_class");
+    if (!classes)
+      classes = builder.getArrayAttr(
+          builder.getStringAttr(("loc:@" + colocate.getName()).str()));
+    setTFAttr(*node, "_class", classes);
+  }
+  return node;
+}
+
+FailureOr<NodeOp> NodeAdder::addScalar(StringRef name, double value, Type type,
+                                       NodeOp colocate, ValueRange controls) {
+  auto tensorType = RankedTensorType::get({}, type);
+  DenseElementsAttr dense;
+  if (auto f = dyn_cast<FloatType>(type)) {
+    APFloat v(value);
+    bool lost;
+    v.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    dense = DenseElementsAttr::get(tensorType, v);
+  } else {
+    dense = DenseElementsAttr::get(
+        tensorType, APInt(type.getIntOrFloatBitWidth(), int64_t(value), true));
+  }
+  MLIRContext *ctx = builder.getContext();
+  auto tensor = TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}),
+                                dense, 1, {});
+  return add("Const", name, {}, controls,
+             {builder.getNamedAttr("dtype", TypeAttr::get(type)),
+              builder.getNamedAttr("value", tensor)},
+             colocate);
+}
+
+StringRef OptimizerConfig::getName() const {
+  return kind == "sgd"        ? "GradientDescent"
+         : kind == "momentum" ? "Momentum"
+                              : "Adam";
+}
+
+//===----------------------------------------------------------------------===//
+// apply_gradients
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The optimizer's own variables: slots and accumulators, with their
+/// initializers and reads.
+class SlotCreator {
+public:
+  explicit SlotCreator(NodeAdder &adder) : adder(adder) {}
+
+  /// A zero-initialized (or `initial`-initialized) variable like `like`,
+  /// named `name`, with its initializer and read: TF's slot_creator /
+  /// non-slot variable. A resource variable (VarHandleOp, AssignVariableOp,
+  /// `<name>/Read/ReadVariableOp`) when `like` is one, else a ref variable
+  /// (VariableV2, Assign, `<name>/read`). Returns the variable.
+  FailureOr<NodeOp> addVariable(StringRef name, NodeOp like, Type type,
+                                std::optional<double> initial);
+  /// A variable's value as TensorFlow reads it.
+  Value readOf(NodeOp variable) { return reads.lookup(variable); }
+  /// Adds the initializers to `initName`'s control inputs (creating it).
+  LogicalResult joinInit(StringRef initName);
+
+private:
+  NodeAdder &adder;
+  DenseMap<Operation *, Value> reads;
+  SmallVector<Value> initializers;
+};
+} // namespace
+
+FailureOr<NodeOp> SlotCreator::addVariable(StringRef name, NodeOp like,
+                                           Type type,
+                                           std::optional<double> initial) {
+  OpBuilder &builder = adder.getBuilder();
+  MLIRContext *ctx = builder.getContext();
+  std::string base = adder.unique(name);
+  Attribute shape = initial ? Attribute(ShapeAttr::get(ctx, {}, false, {}))
+                            : like.getTFAttr("shape");
+  if (!shape)
+    return like.emitError() << "Node '" << like.getName()
+                            << "': the variable has no 'shape' attr to "
+                               "create its slots from",
+           failure();
+  bool resource = isResourceVariable(like);
+  NamedAttrList attrs;
+  attrs.set("dtype", TypeAttr::get(type));
+  attrs.set("shape", shape);
+  if (resource)
+    attrs.set("shared_name", builder.getStringAttr(base));
+  FailureOr<NodeOp> variable =
+      adder.add(resource ? "VarHandleOp" : "VariableV2", base, {}, {},
+                attrs.getAttrs(), like, /*exactName=*/true);
+  if (failed(variable))
+    return failure();
+  FailureOr<NodeOp> value;
+  if (initial) {
+    value = adder.addScalar(base + "/initial_value", *initial, type, *variable);
+  } else {
+    // zeros of the variable's shape.
+    auto dims = cast<ShapeAttr>(shape);
+    if (dims.getUnknownRank() ||
+        llvm::any_of(dims.getDims(), [](int64_t d) { return d < 0; }))
+      return like.emitError() << "Node '" << like.getName()
+                              << "': slot variables need a fully known shape",
+             failure();
+    auto tensorType = RankedTensorType::get(dims.getDims(), type);
+    DenseElementsAttr zeros;
+    if (auto f = dyn_cast<FloatType>(type))
+      zeros = DenseElementsAttr::get(tensorType,
+                                     APFloat::getZero(f.getFloatSemantics()));
+    else
+      zeros = DenseElementsAttr::get(tensorType,
+                                     APInt(type.getIntOrFloatBitWidth(), 0));
+    auto tensor = TensorAttr::get(ctx, type, dims, zeros, 1, {});
+    value = adder.add("Const", base + "/Initializer/zeros", {}, {},
+                      {builder.getNamedAttr("dtype", TypeAttr::get(type)),
+                       builder.getNamedAttr("value", tensor)},
+                      *variable);
+  }
+  if (failed(value))
+    return failure();
+  Value handle = variable->getOutputs()[0];
+  FailureOr<NodeOp> assign =
+      resource ? adder.add("AssignVariableOp", base + "/Assign",
+                           {handle, value->getOutputs()[0]}, {},
+                           {builder.getNamedAttr("dtype", TypeAttr::get(type))},
+                           *variable)
+               : adder.add("Assign", base + "/Assign",
+                           {handle, value->getOutputs()[0]}, {},
+                           {builder.getNamedAttr("validate_shape",
+                                                 builder.getBoolAttr(true)),
+                            builder.getNamedAttr("use_locking",
+                                                 builder.getBoolAttr(true))},
+                           *variable);
+  if (failed(assign))
+    return failure();
+  initializers.push_back(assign->getControl());
+  FailureOr<NodeOp> read =
+      resource
+          ? adder.add("ReadVariableOp", base + "/Read/ReadVariableOp", handle,
+                      {}, {builder.getNamedAttr("dtype", TypeAttr::get(type))},
+                      *variable)
+          : adder.add("Identity", base + "/read", handle, {}, {}, *variable);
+  if (failed(read))
+    return failure();
+  reads[*variable] = read->getOutputs()[0];
+  return variable;
+}
+
+LogicalResult SlotCreator::joinInit(StringRef initName) {
+  if (initializers.empty())
+    return success();
+  for (auto node : adder.getGraph().getBody().front().getOps<NodeOp>()) {
+    if (node.getName() != initName)
+      continue;
+    SmallVector<Value> operands(node->getOperands());
+    llvm::append_range(operands, initializers);
+    node->setOperands(operands);
+    return success();
+  }
+  return adder.add("NoOp", initName, {}, initializers, {}, {}, true);
+}
+
+FailureOr<NodeOp>
+cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
+                              ArrayRef<std::pair<NodeOp, Value>> varsWithGrads,
+                              NodeOp globalStep, StringRef initName) {
+  StringRef kind = config.kind;
+  Type floatType = getVariableValueType(varsWithGrads.front().first);
+  SlotCreator slotCreator(adder);
+
+  // _create_slots.
+  DenseMap<Operation *, SmallVector<NodeOp, 2>> slots;
+  NodeOp beta1Power, beta2Power;
+  if (kind == "adam") {
+    // Non-slot accumulators, colocated with the first variable by name.
+    NodeOp first = varsWithGrads.front().first;
+    for (auto [v, g] : varsWithGrads)
+      if (v.getName() < first.getName())
+        first = v;
+    auto b1 =
+        slotCreator.addVariable("beta1_power", first, floatType, config.beta1);
+    auto b2 =
+        slotCreator.addVariable("beta2_power", first, floatType, config.beta2);
+    if (failed(b1) || failed(b2))
+      return failure();
+    beta1Power = *b1;
+    beta2Power = *b2;
+  }
+  for (auto [v, g] : varsWithGrads) {
+    SmallVector<std::string> slotNames;
+    if (kind == "momentum")
+      slotNames = {v.getName().str() + "/Momentum"};
+    else if (kind == "adam")
+      slotNames = {v.getName().str() + "/Adam", v.getName().str() + "/Adam"};
+    for (const std::string &slotName : slotNames) {
+      auto slot = slotCreator.addVariable(slotName, v, getVariableValueType(v),
+                                          std::nullopt);
+      if (failed(slot))
+        return failure();
+      slots[v].push_back(*slot);
+    }
+  }
+
+  // _prepare and the updates, in the optimizer's name scope.
+  std::string scope = adder.unique(config.getName()) + "/";
+  auto lr =
+      adder.addScalar(scope + "learning_rate", config.learningRate, floatType);
+  if (failed(lr))
+    return failure();
+  NodeOp momentumConst, beta1Const, beta2Const, epsilonConst;
+  if (kind == "momentum") {
+    auto m = adder.addScalar(scope + "momentum", config.momentum, floatType);
+    if (failed(m))
+      return failure();
+    momentumConst = *m;
+  } else if (kind == "adam") {
+    auto b1 = adder.addScalar(scope + "beta1", config.beta1, floatType);
+    auto b2 = adder.addScalar(scope + "beta2", config.beta2, floatType);
+    auto eps = adder.addScalar(scope + "epsilon", config.epsilon, floatType);
+    if (failed(b1) || failed(b2) || failed(eps))
+      return failure();
+    beta1Const = *b1;
+    beta2Const = *b2;
+    epsilonConst = *eps;
+  }
+  Builder &b = adder.getBuilder();
+  auto locking = b.getNamedAttr("use_locking", b.getBoolAttr(false));
+  auto nesterov =
+      b.getNamedAttr("use_nesterov", b.getBoolAttr(config.useNesterov));
+  SmallVector<Value> updates;
+  for (auto [v, g] : varsWithGrads) {
+    std::string prefix = scope + "update_" + v.getName().str() + "/";
+    Value var = v.getOutputs()[0];
+    Value lrValue = lr->getOutputs()[0];
+    // Resource variables update through the Resource* kernels.
+    std::string apply = isResourceVariable(v) ? "ResourceApply" : "Apply";
+    FailureOr<NodeOp> update;
+    if (kind == "sgd") {
+      update = adder.add(apply + "GradientDescent",
+                         prefix + apply + "GradientDescent", {var, lrValue, g},
+                         {}, {locking}, v);
+    } else if (kind == "momentum") {
+      update = adder.add(apply + "Momentum", prefix + apply + "Momentum",
+                         {var, slots[v][0].getOutputs()[0], lrValue, g,
+                          momentumConst.getOutputs()[0]},
+                         {}, {locking, nesterov}, v);
+    } else {
+      update = adder.add(
+          apply + "Adam", prefix + apply + "Adam",
+          {var, slots[v][0].getOutputs()[0], slots[v][1].getOutputs()[0],
+           slotCreator.readOf(beta1Power), slotCreator.readOf(beta2Power),
+           lrValue, beta1Const.getOutputs()[0], beta2Const.getOutputs()[0],
+           epsilonConst.getOutputs()[0], g},
+          {}, {locking, b.getNamedAttr("use_nesterov", b.getBoolAttr(false))},
+          v);
+    }
+    if (failed(update))
+      return failure();
+    updates.push_back(update->getControl());
+  }
+
+  if (kind == "adam") {
+    // _finish: after the updates, beta powers advance, next to beta1_power.
+    SmallVector<Value> powerUpdates;
+    for (auto [power, beta] : {std::pair(beta1Power, beta1Const),
+                               std::pair(beta2Power, beta2Const)}) {
+      auto mul = adder.add("Mul", scope + "mul",
+                           {slotCreator.readOf(power), beta.getOutputs()[0]},
+                           updates, {}, beta1Power);
+      if (failed(mul))
+        return failure();
+      auto assign =
+          isResourceVariable(power)
+              ? adder.add("AssignVariableOp", scope + "AssignVariableOp",
+                          {power.getOutputs()[0], mul->getOutputs()[0]},
+                          updates,
+                          {b.getNamedAttr("dtype", TypeAttr::get(floatType))},
+                          beta1Power)
+              : adder.add(
+                    "Assign", scope + "Assign",
+                    {power.getOutputs()[0], mul->getOutputs()[0]}, updates,
+                    {b.getNamedAttr("validate_shape", b.getBoolAttr(true)),
+                     locking},
+                    beta1Power);
+      if (failed(assign))
+        return failure();
+      powerUpdates.push_back(assign->getControl());
+    }
+    llvm::append_range(updates, powerUpdates);
+  }
+
+  // The train op.
+  std::string trainName = scope.substr(0, scope.size() - 1);
+  FailureOr<NodeOp> trainOp;
+  if (globalStep) {
+    auto group = adder.add("NoOp", scope + "update", {}, updates);
+    if (failed(group))
+      return failure();
+    Type stepType = getVariableValueType(globalStep);
+    // Under control_dependencies([update]), as the increment is.
+    auto one = adder.addScalar(scope + "value", 1, stepType, globalStep,
+                               group->getControl());
+    if (failed(one))
+      return failure();
+    trainOp =
+        isResourceVariable(globalStep)
+            ? adder.add("AssignAddVariableOp", trainName,
+                        {globalStep.getOutputs()[0], one->getOutputs()[0]},
+                        group->getControl(), {}, globalStep, true)
+            : adder.add("AssignAdd", trainName,
+                        {globalStep.getOutputs()[0], one->getOutputs()[0]},
+                        group->getControl(), {locking}, globalStep, true);
+  } else {
+    trainOp = adder.add("NoOp", trainName, {}, updates, {}, {}, true);
+  }
+  if (failed(trainOp) || failed(slotCreator.joinInit(initName)))
+    return failure();
+  return trainOp;
+}
