@@ -209,6 +209,10 @@ cleave::graph::inferFunctionResultTypes(FuncOp func, TypeRange argTypes) {
 }
 
 /// A call by function name: the function's result shapes.
+LogicalResult cleave::graph::inferGraphShapes(GraphOp graph) {
+  return inferBody(graph.getBody().front());
+}
+
 static std::string callByNameShape(ops::InferenceContext &ctx) {
   if (auto results = ctx.getFunctionResultShapes("", 0))
     for (unsigned i = 0; i < ctx.getNumOutputs() && i < results->size(); ++i)

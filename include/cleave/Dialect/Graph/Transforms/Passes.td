@@ -393,4 +393,85 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
   ];
 }
 
+def GraphTowersPass : Pass<"graph-towers", "::mlir::ModuleOp"> {
+  let summary = "Replicate a one-tower model over local devices, as replicate_model_fn does";
+  let description = [{
+    `tf.contrib.estimator.replicate_model_fn` as a pass over the graph of
+    one tower (the forward pass and its loss): the batch-major `inputs` are
+    split along dimension 0 on the consolidation device `/device:CPU:0`
+    (`split_inputs/split`), the tower is copied once per device under the
+    name scopes `''`, `tower_1`, ... (nodes placed on their tower's
+    device), sharing one copy of each variable, placed on `/device:CPU:0`
+    (`variable-distribution=shared-local-parameter-server`) or round-robin
+    over the devices (`shared-round-robin`).
+
+    In `train` mode each `minimize` loss is minimized as by
+    `TowerOptimizer(optimizer).minimize(loss)`: each tower's loss scaled by
+    `loss-reduction` (`averaged_loss`, loss / towers, for every reduction but
+    `sum`), its gradients (`tower_<i>/gradients`), a NoOp
+    `train_op_placeholder` in every tower but the last, and in the last
+    the gradients of all towers summed on each variable's device
+    (`gradient_aggregating/AddN`) and applied once in the first tower's
+    scope (`GradientDescent`, ...). The towers' losses, scaled again, are
+    summed into `loss` on the consolidation device (train and eval). In
+    `predict` mode the `predictions` of the towers are concatenated along
+    dimension 0 on the consolidation device. One device places the tower
+    and adds neither split nor reduction.
+
+    Errors, in the seed's words where it has them: `Tower losses need to be
+    reduced in some way, yet none reduction is specified.`, `Batch size <n>
+    needs to be divisible by the number of GPUs, which is <k>.`, `Please
+    wrap optimizers with TowerOptimizer in order to use replicate_model_fn
+    with multiple `devices`.` (the graph brings its own update), `Loss must
+    be scalar, given: ...`, devices that do not exist, unknown tensors in
+    the options, and variables whose initializer reads a split input.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"train\"",
+           "train, eval or predict (the Estimator mode)">,
+    Option<"loss", "loss", "std::string", "",
+           "the tower's loss (train and eval)">,
+    ListOption<"minimize", "minimize", "std::string",
+               "the losses TowerOptimizer.minimize is called on, in order "
+               "(default: loss)">,
+    ListOption<"inputs", "inputs", "std::string",
+               "batch-major tensors split across the towers (default: the "
+               "non-scalar placeholders the tower reads)">,
+    ListOption<"predictions", "predictions", "std::string",
+               "key=tensor (or tensor, keyed by its node): what predict "
+               "mode concatenates across the towers, named after the key">,
+    ListOption<"devices", "devices", "std::string",
+               "the towers' devices (default: every device)">,
+    Option<"numDevices", "num-devices", "int64_t", "0",
+           "the machine's virtual CPU devices, as graph-run --devices "
+           "(0: one per core)">,
+    Option<"variableDistribution", "variable-distribution", "std::string",
+           "\"shared-local-parameter-server\"",
+           "shared-local-parameter-server (variables on /CPU:0) or "
+           "shared-round-robin (over the devices)">,
+    Option<"lossReduction", "loss-reduction", "std::string",
+           "\"sum-by-nonzero-weights\"",
+           "sum, mean, sum-over-batch-size, sum-by-nonzero-weights "
+           "(tf.losses.Reduction)">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd, momentum or adam">,
+    Option<"learningRate", "learning-rate", "double", "0.01", "learning rate">,
+    Option<"momentum", "momentum", "double", "0.9", "Momentum's momentum">,
+    Option<"useNesterov", "use-nesterov", "bool", "false",
+           "Momentum with Nesterov's update">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam's beta2">,
+    Option<"epsilon", "epsilon", "double", "1e-08", "Adam's epsilon">,
+    Option<"globalStep", "global-step", "std::string", "",
+           "the variable the train op increments (a variable named "
+           "global_step is never a model variable)">,
+    Option<"aggregationMethod", "aggregation-method", "std::string",
+           "\"add_n\"", "as graph-gradient's">,
+    Option<"colocateGradientsWithOps", "colocate-gradients-with-ops", "bool",
+           "false", "as graph-gradient's">,
+    Option<"initName", "init", "std::string", "\"init\"",
+           "the node that runs the variables' initializers">
+  ];
+}
+
 #endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_PASSES_TD

@@ -24,6 +24,11 @@ namespace cleave::graph {
 std::optional<llvm::SmallVector<mlir::Type>>
 inferFunctionResultTypes(FuncOp func, mlir::TypeRange argTypes);
 
+/// What graph-infer-shapes does to the top-level graph: refines the result
+/// types of its nodes to a fixed point. Passes that change shapes (a batch
+/// split across towers) call it after widening the types they invalidated.
+mlir::LogicalResult inferGraphShapes(GraphOp graph);
+
 } // namespace cleave::graph
 
 #endif // CLEAVE_DIALECT_GRAPH_TRANSFORMS_SHAPEREFINEMENT_H

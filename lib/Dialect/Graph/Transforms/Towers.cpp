@@ -1,0 +1,783 @@
+//===- Towers.cpp - graph-towers: replicate_model_fn as a pass ------------===//
+//
+// tf.contrib.estimator.replicate_model_fn over the graph of one tower: the
+// inputs split on the consolidation device, the tower copied once per
+// device sharing the variables, each tower's loss scaled and
+// differentiated, the gradients summed on each variable's device and
+// applied once (TowerOptimizer), the towers' losses summed and their
+// predictions concatenated. Names, devices and scopes are those the seed's
+// Python builds: `split_inputs/split`, `tower_1/...`, `averaged_loss`,
+// `train_op_placeholder`, `gradient_aggregating/AddN`, `loss`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Optimizers.h"
+
+#include "cleave/Dialect/Graph/Transforms/Gradients.h"
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Transforms/ShapeRefinement.h"
+#include "cleave/Dialect/Graph/Utils/DeviceSpec.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <thread>
+
+namespace cleave::graph {
+#define GEN_PASS_DEF_GRAPHTOWERSPASS
+#include "cleave/Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace cleave::graph
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::graph;
+
+/// Where the seed consolidates: inputs are split and losses, predictions
+/// summed there ('/CPU:0' unless the only device is one GPU).
+static constexpr llvm::StringLiteral kConsolidationDevice = "/device:CPU:0";
+
+/// The device a device setter gives a node: `device` with the node's own
+/// fields on top.
+static std::string placedDevice(StringRef device, NodeOp node) {
+  std::optional<DeviceSpec> spec = DeviceSpec::parse(device);
+  std::optional<DeviceSpec> own =
+      DeviceSpec::parse(node.getDevice().value_or(""));
+  if (!spec || !own)
+    return device.str();
+  spec->mergeFrom(*own);
+  return spec->str();
+}
+
+static void setDevice(NodeOp node, StringRef device) {
+  node.setDeviceAttr(StringAttr::get(node.getContext(), device));
+}
+
+/// The nodes `node` is colocated with (`_class` entries "loc:@<name>").
+static SmallVector<StringRef> getColocationNames(NodeOp node) {
+  SmallVector<StringRef> names;
+  if (auto classes = dyn_cast_or_null<ArrayAttr>(node.getTFAttr("_class")))
+    for (Attribute entry : classes)
+      if (auto text = dyn_cast<StringAttr>(entry))
+        if (text.getValue().starts_with("loc:@"))
+          names.push_back(text.getValue().drop_front(5));
+  return names;
+}
+
+/// How Python prints a graph tensor in TF 1.x messages:
+/// Tensor("Mean:0", shape=(2, ?), dtype=float32).
+static std::string describeTensor(Value value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto node = value.getDefiningOp<NodeOp>();
+  unsigned port = cast<OpResult>(value).getResultNumber();
+  os << "Tensor(\"" << (node ? node.getName() : StringRef("?")) << ":" << port
+     << "\", shape=";
+  auto ranked = dyn_cast<RankedTensorType>(value.getType());
+  if (!ranked) {
+    os << "<unknown>";
+  } else {
+    os << "(";
+    for (auto [i, d] : llvm::enumerate(ranked.getShape())) {
+      if (i)
+        os << ", ";
+      if (ShapedType::isDynamic(d))
+        os << "?";
+      else
+        os << d;
+    }
+    os << (ranked.getRank() == 1 ? ",)" : ")");
+  }
+  std::string dtype = getPythonDTypeName(getElementTypeOf(value));
+  os << ", dtype=" << StringRef(dtype).drop_front(dtype.rfind('.') + 1) << ")";
+  return text;
+}
+
+namespace {
+class GraphTowersPass
+    : public graph::impl::GraphTowersPassBase<GraphTowersPass> {
+public:
+  using GraphTowersPassBase::GraphTowersPassBase;
+  void runOnOperation() override;
+
+private:
+  /// Checks the options and resolves the tensors they name.
+  LogicalResult readOptions(TensorNameResolver &byName);
+  /// The nodes each tower has its own copy of: everything the outputs read
+  /// but the inputs (and what computes them), placeholders, variables and
+  /// the nodes colocated with them.
+  LogicalResult findTowerNodes();
+  /// Places the variables and what is colocated with them.
+  void placeVariables();
+  /// Splits each input into one shard per tower; returns the shards.
+  FailureOr<SmallVector<SmallVector<Value>>> splitInputs(NodeAdder &adder);
+  /// The tower copies: tower 0 is the graph's own nodes, reading shard 0.
+  void buildTowers(NodeAdder &adder, ArrayRef<SmallVector<Value>> shards);
+  /// TowerOptimizer.minimize in every tower, the update in the last.
+  LogicalResult minimizeInTowers(NodeAdder &adder);
+  /// `loss` / towers in tower `t` (for reductions other than sum).
+  FailureOr<Value> scaleLoss(NodeAdder &adder, Value loss, unsigned t);
+  /// Sum (AddN) or concatenation of one value of every tower on the
+  /// consolidation device.
+  LogicalResult combineAcrossTowers(NodeAdder &adder);
+
+  /// The device of tower `t`'s copy of `node`.
+  std::string deviceInTower(NodeOp node, unsigned t);
+  /// The copy of `value` in tower `t`.
+  Value inTower(Value value, unsigned t) {
+    return t == 0 ? value : mappings[t - 1].lookupOrDefault(value);
+  }
+  /// Gives the nodes added since `before` the device `device` (merged with
+  /// what they have, as a device setter does), except colocated ones.
+  void placeNewNodes(const DenseSet<Operation *> &before, StringRef device);
+  DenseSet<Operation *> currentNodes();
+
+  GraphOp graph;
+  const TensorNameResolver *resolver = nullptr;
+  SmallVector<std::string> towerDevices;
+  SmallVector<std::string> towerScopes; ///< "", "tower_1/", ...
+  Value lossValue;
+  SmallVector<Value> minimizeLosses, inputValues, predictionValues;
+  SmallVector<std::string> predictionKeys;
+  /// The global step: not a model variable. It is incremented when the
+  /// options name it.
+  NodeOp globalStepNode, stepToIncrement;
+  bool graphHasOwnUpdate = false;
+  SetVector<Operation *> towerNodes;
+  /// Nodes that read a split input, directly or not: their shapes change.
+  DenseSet<Operation *> readsBatch;
+  SmallVector<IRMapping> mappings; ///< towers 1.. from tower 0
+  /// Each tower's losses after TowerOptimizer scaled them.
+  SmallVector<Value> scaledLosses;
+};
+} // namespace
+
+static bool isUpdateOp(StringRef opType) {
+  return opType.starts_with("Apply") || opType.starts_with("ResourceApply") ||
+         opType.starts_with("SparseApply") ||
+         opType.starts_with("ResourceSparseApply");
+}
+
+LogicalResult GraphTowersPass::readOptions(TensorNameResolver &byName) {
+  auto fail = [&](const Twine &message) {
+    graph.emitError("graph-towers: ") << message;
+    return failure();
+  };
+  if (!llvm::is_contained({"train", "eval", "predict"}, StringRef(mode)))
+    return fail("option 'mode' must be train, eval or predict, got '" + mode +
+                "'");
+  if (lossReduction == "none")
+    return graph.emitError("Tower losses need to be reduced in some way, yet "
+                           "none reduction is specified."),
+           failure();
+  if (!llvm::is_contained(
+          {"sum", "mean", "sum-over-batch-size", "sum-by-nonzero-weights"},
+          StringRef(lossReduction)))
+    return fail("option 'loss-reduction' must be sum, mean, "
+                "sum-over-batch-size or sum-by-nonzero-weights, got '" +
+                lossReduction + "'");
+  if (!llvm::is_contained(
+          {"shared-local-parameter-server", "shared-round-robin"},
+          StringRef(variableDistribution)))
+    return fail("option 'variable-distribution' must be "
+                "shared-local-parameter-server or shared-round-robin, got '" +
+                variableDistribution + "'");
+  if (!llvm::is_contained({"sgd", "momentum", "adam"}, StringRef(optimizer)))
+    return fail("option 'optimizer' must be sgd, momentum or adam, got '" +
+                optimizer + "'");
+
+  // The devices: /device:CPU:0 .. /device:CPU:<n-1>.
+  int64_t available = numDevices;
+  if (available == 0)
+    available = std::max(1u, std::thread::hardware_concurrency());
+  if (available < 0)
+    return fail("option 'num-devices' must not be negative, got " +
+                Twine(available));
+  std::string known;
+  for (int64_t d = 0; d < available && d < 4; ++d)
+    known += (d ? ", /device:CPU:" : "/device:CPU:") + std::to_string(d);
+  if (available > 4)
+    known += ", ... /device:CPU:" + std::to_string(available - 1);
+  if (devices.empty()) {
+    for (int64_t d = 0; d < available; ++d)
+      towerDevices.push_back("/device:CPU:" + std::to_string(d));
+  }
+  for (StringRef text : devices) {
+    std::optional<DeviceSpec> spec = DeviceSpec::parse(text);
+    if (!spec)
+      return fail("option 'devices' names '" + text +
+                  "', which is not a device name (/device:CPU:<n>)");
+    if (spec->job || spec->replica || spec->task || !spec->deviceType ||
+        *spec->deviceType != "CPU" || !spec->deviceIndex ||
+        *spec->deviceIndex >= available)
+      return fail("option 'devices' names '" + text +
+                  "', which is not a device of this machine; its devices "
+                  "are " +
+                  known + " (option 'num-devices')");
+    towerDevices.push_back(spec->str());
+  }
+  unsigned towers = towerDevices.size();
+  for (unsigned t = 0; t < towers; ++t)
+    towerScopes.push_back(t == 0 ? "" : "tower_" + std::to_string(t));
+
+  // The tensors.
+  if (mode != "predict") {
+    if (loss.empty())
+      return fail("option 'loss' names the tower's loss, which " + mode +
+                  " mode needs");
+    auto found = byName.resolve({loss.getValue()}, "loss");
+    if (failed(found))
+      return failure();
+    lossValue = found->front();
+    auto ranked = dyn_cast<RankedTensorType>(lossValue.getType());
+    if (ranked && ranked.hasStaticShape() && ranked.getNumElements() != 1)
+      return nodeError(lossValue.getDefiningOp<NodeOp>())
+                 << "Loss must be scalar, given: " << describeTensor(lossValue),
+             failure();
+  }
+  if (mode == "train") {
+    SmallVector<std::string> calls(minimize.begin(), minimize.end());
+    if (calls.empty())
+      calls.push_back(loss);
+    auto found = byName.resolve(calls, "minimize");
+    if (failed(found))
+      return failure();
+    minimizeLosses = *found;
+  } else if (!minimize.empty()) {
+    return fail("option 'minimize' is for train mode");
+  }
+  // Predictions are "key=tensor" (the EstimatorSpec's dict) or "tensor",
+  // keyed by its node's name.
+  SmallVector<std::string> predictionTensors;
+  for (StringRef entry : this->predictions) {
+    auto [key, tensor] = entry.split('=');
+    if (tensor.empty())
+      tensor = key;
+    predictionTensors.push_back(tensor.str());
+    predictionKeys.push_back(key == tensor ? "" : key.str());
+  }
+  auto predictions = byName.resolve(predictionTensors, "predictions");
+  if (failed(predictions))
+    return failure();
+  predictionValues = *predictions;
+  for (auto [key, value] : llvm::zip(predictionKeys, predictionValues))
+    if (key.empty())
+      key = value.getDefiningOp<NodeOp>().getName().str();
+  if (mode == "predict" && predictionValues.empty())
+    return fail("option 'predictions' names what predict mode concatenates");
+  if (!globalStep.empty()) {
+    globalStepNode = byName.lookupNode(globalStep);
+    if (!globalStepNode || !isVariableNode(globalStepNode))
+      return fail("option 'global-step' names '" + globalStep +
+                  "', which is no variable of the graph");
+    stepToIncrement = globalStepNode;
+  } else if (NodeOp named = byName.lookupNode("global_step");
+             named && isVariableNode(named)) {
+    // Not a model variable either way: the Estimator creates it outside
+    // the model_fn (training_util.get_global_step finds it by this name).
+    globalStepNode = named;
+  }
+
+  // A graph that brings its own update: the seed's TowerOptimizer check.
+  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
+    if (!isUpdateOp(node.getOpType()))
+      continue;
+    graphHasOwnUpdate = true;
+    if (mode == "train" && towers > 1)
+      return nodeError(node)
+                 << "Please wrap optimizers with TowerOptimizer in order to "
+                    "use replicate_model_fn with multiple `devices`. (The "
+                    "graph updates the variables itself; give graph-towers "
+                    "the graph without its update and the optimizer as "
+                    "options.)",
+             failure();
+  }
+
+  auto inputs = byName.resolve(
+      SmallVector<std::string>(this->inputs.begin(), this->inputs.end()),
+      "inputs");
+  if (failed(inputs))
+    return failure();
+  inputValues = *inputs;
+  return success();
+}
+
+LogicalResult GraphTowersPass::findTowerNodes() {
+  Block &body = graph.getBody().front();
+  SmallVector<Value> outputs;
+  if (lossValue)
+    outputs.push_back(lossValue);
+  llvm::append_range(outputs, minimizeLosses);
+  llvm::append_range(outputs, predictionValues);
+
+  // Default inputs: the non-scalar placeholders the outputs read.
+  auto forEachAncestor = [](ArrayRef<Operation *> roots,
+                            function_ref<bool(NodeOp)> visit) {
+    SmallVector<Operation *> stack(roots.begin(), roots.end());
+    DenseSet<Operation *> seen(roots.begin(), roots.end());
+    while (!stack.empty()) {
+      auto node = dyn_cast_or_null<NodeOp>(stack.pop_back_val());
+      if (!node || !visit(node))
+        continue;
+      for (Value input : node->getOperands())
+        if (Operation *def = input.getDefiningOp();
+            def && seen.insert(def).second)
+          stack.push_back(def);
+    }
+  };
+  SmallVector<Operation *> outputNodes;
+  for (Value v : outputs)
+    outputNodes.push_back(v.getDefiningOp());
+  if (inputValues.empty()) {
+    forEachAncestor(outputNodes, [&](NodeOp node) {
+      auto ranked = dyn_cast<RankedTensorType>(
+          node.getOutputs().empty() ? Type() : node.getOutputs()[0].getType());
+      if (node.getOpType() == "Placeholder" &&
+          !(ranked && ranked.getRank() == 0))
+        inputValues.push_back(node.getOutputs()[0]);
+      return true;
+    });
+    llvm::sort(inputValues, [](Value a, Value b) {
+      return a.getDefiningOp()->isBeforeInBlock(b.getDefiningOp());
+    });
+  }
+  unsigned towers = towerDevices.size();
+  if (towers > 1 && inputValues.empty())
+    return graph.emitError("graph-towers: the tower reads no batch to split; "
+                           "name its batch-major inputs with option 'inputs'"),
+           failure();
+
+  // What computes the inputs stays out of the towers.
+  DenseSet<Operation *> inputSide;
+  SmallVector<Operation *> inputNodes;
+  for (Value v : inputValues)
+    inputNodes.push_back(v.getDefiningOp());
+  forEachAncestor(inputNodes, [&](NodeOp node) {
+    inputSide.insert(node);
+    return true;
+  });
+  // Nodes that read a split input, directly or not.
+  for (Operation &op : body)
+    for (Value input : op.getOperands())
+      if (llvm::is_contained(inputValues, input) ||
+          readsBatch.contains(input.getDefiningOp()))
+        readsBatch.insert(&op);
+  // (Graph regions need not be ordered: iterate to a fixed point.)
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation &op : body)
+      if (!readsBatch.contains(&op))
+        for (Value input : op.getOperands())
+          if (readsBatch.contains(input.getDefiningOp())) {
+            readsBatch.insert(&op);
+            changed = true;
+            break;
+          }
+  }
+
+  DenseSet<StringRef> variableNames;
+  for (auto node : body.getOps<NodeOp>())
+    if (isVariableNode(node))
+      variableNames.insert(node.getName());
+  auto isColocatedWithVariable = [&](NodeOp node) {
+    return llvm::any_of(getColocationNames(node), [&](StringRef name) {
+      return variableNames.contains(name);
+    });
+  };
+  forEachAncestor(outputNodes, [&](NodeOp node) {
+    bool shared = inputSide.contains(node) || isVariableNode(node) ||
+                  node.getOpType() == "Placeholder" ||
+                  node.getOpType() == "PlaceholderWithDefault" ||
+                  (isColocatedWithVariable(node) && !readsBatch.contains(node));
+    if (shared)
+      return false;
+    towerNodes.insert(node);
+    return true;
+  });
+  // A node outside the towers reading a tower's value would see only the
+  // first tower's shard of the batch.
+  for (auto node : body.getOps<NodeOp>()) {
+    if (towers == 1 || towerNodes.contains(node) || inputSide.contains(node))
+      continue;
+    for (Value input : node.getDataInputs()) {
+      auto producer = input.getDefiningOp<NodeOp>();
+      if (!producer || !towerNodes.contains(producer) ||
+          !readsBatch.contains(producer))
+        continue;
+      return nodeError(node)
+                 << "graph-towers: reads '" << producer.getName()
+                 << "', which the towers compute from their shards of the "
+                    "batch, but is not part of the towers (they are what "
+                 << (mode == "predict" ? "the predictions read"
+                                       : "the losses and predictions read")
+                 << "); name it among the predictions or leave it out of "
+                    "the graph",
+             failure();
+    }
+  }
+  // In block order, so copies come out as the graph lists them.
+  SmallVector<Operation *> ordered(towerNodes.begin(), towerNodes.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  towerNodes = SetVector<Operation *>(ordered.begin(), ordered.end());
+  return success();
+}
+
+void GraphTowersPass::placeVariables() {
+  // _local_device_setter: variables on the parameter-server devices, in
+  // turn (_RoundRobinStrategy), what is colocated with them alongside.
+  SmallVector<std::string> psDevices{kConsolidationDevice.str()};
+  if (variableDistribution == "shared-round-robin")
+    psDevices.assign(towerDevices.begin(), towerDevices.end());
+  Block &body = graph.getBody().front();
+  llvm::StringMap<std::string> variableDevices;
+  unsigned next = 0;
+  for (auto node : body.getOps<NodeOp>()) {
+    if (!isVariableNode(node) || node == globalStepNode)
+      continue;
+    std::string device =
+        placedDevice(psDevices[next++ % psDevices.size()], node);
+    setDevice(node, device);
+    variableDevices[node.getName()] = device;
+  }
+  for (auto node : body.getOps<NodeOp>()) {
+    if (isVariableNode(node) || towerNodes.contains(node))
+      continue;
+    for (StringRef name : getColocationNames(node))
+      if (auto it = variableDevices.find(name); it != variableDevices.end()) {
+        setDevice(node, it->second);
+        break;
+      }
+  }
+}
+
+FailureOr<SmallVector<SmallVector<Value>>>
+GraphTowersPass::splitInputs(NodeAdder &adder) {
+  unsigned towers = towerDevices.size();
+  SmallVector<SmallVector<Value>> shards(towers);
+  OpBuilder &b = adder.getBuilder();
+  for (Value input : inputValues) {
+    auto node = input.getDefiningOp<NodeOp>();
+    auto ranked = dyn_cast<RankedTensorType>(input.getType());
+    if (ranked && ranked.getRank() == 0)
+      return nodeError(node)
+                 << "graph-towers: the towers split their inputs along "
+                    "dimension 0, but '"
+                 << node.getName() << "' is a scalar",
+             failure();
+    // ensure_divisible_by_shards, on what the shape says statically.
+    if (ranked && !ranked.isDynamicDim(0) && ranked.getDimSize(0) % towers)
+      return nodeError(node) << "Batch size " << ranked.getDimSize(0)
+                             << " needs to be divisible by the number of "
+                                "GPUs, which is "
+                             << towers << ".",
+             failure();
+    std::string name = adder.unique("split_inputs/split");
+    auto axis = adder.addScalar(name + "/split_dim", 0, b.getI32Type());
+    if (failed(axis))
+      return failure();
+    auto split = adder.add(
+        "Split", name, {axis->getOutputs()[0], input}, {},
+        {b.getNamedAttr("num_split", b.getI64IntegerAttr(towers))}, {},
+        /*exactName=*/true);
+    if (failed(split))
+      return failure();
+    for (NodeOp n : {*axis, *split})
+      setDevice(n, kConsolidationDevice);
+    for (unsigned t = 0; t < towers; ++t)
+      shards[t].push_back(split->getOutputs()[t]);
+  }
+  return shards;
+}
+
+std::string GraphTowersPass::deviceInTower(NodeOp node, unsigned t) {
+  // Made under colocate_with a shared node (an embedding lookup's gather
+  // with its variable): that node's device, not the tower's.
+  for (StringRef name : getColocationNames(node))
+    if (NodeOp target = resolver->lookupNode(name);
+        target && !towerNodes.contains(target))
+      return target.getDevice().value_or("").str();
+  return placedDevice(towerDevices[t], node);
+}
+
+void GraphTowersPass::buildTowers(NodeAdder &adder,
+                                  ArrayRef<SmallVector<Value>> shards) {
+  unsigned towers = towerDevices.size();
+  SmallVector<NodeOp> originals;
+  for (Operation *op : towerNodes)
+    originals.push_back(cast<NodeOp>(op));
+  DenseSet<StringRef> towerNames;
+  for (NodeOp node : originals)
+    towerNames.insert(node.getName());
+  MLIRContext *ctx = &getContext();
+
+  for (unsigned t = 1; t < towers; ++t) {
+    towerScopes[t] = adder.unique(towerScopes[t]) + "/";
+    IRMapping &mapping = mappings.emplace_back();
+    for (auto [input, shard] : llvm::zip(inputValues, shards[t]))
+      mapping.map(input, shard);
+    cloneNodes(adder.getBuilder(), originals, mapping);
+    for (NodeOp original : originals) {
+      auto copy = mapping.lookup(original.getControl()).getDefiningOp<NodeOp>();
+      copy.setNameAttr(
+          StringAttr::get(ctx, towerScopes[t] + original.getName().str()));
+      setDevice(copy, deviceInTower(original, t));
+      // Colocation with a node of the tower means with its copy.
+      if (auto classes =
+              dyn_cast_or_null<ArrayAttr>(copy.getTFAttr("_class"))) {
+        SmallVector<Attribute> renamed;
+        for (Attribute entry : classes) {
+          auto text = dyn_cast<StringAttr>(entry);
+          if (text && text.getValue().starts_with("loc:@") &&
+              towerNames.contains(text.getValue().drop_front(5)))
+            entry = StringAttr::get(ctx, "loc:@" + towerScopes[t] +
+                                             text.getValue().drop_front(5));
+          renamed.push_back(entry);
+        }
+        setTFAttr(copy, "_class", ArrayAttr::get(ctx, renamed));
+      }
+    }
+  }
+  // Tower 0 is the graph's own nodes, on the first device, reading shard 0.
+  for (NodeOp node : originals) {
+    setDevice(node, deviceInTower(node, 0));
+    if (towers > 1)
+      for (auto [input, shard] : llvm::zip(inputValues, shards[0]))
+        node->replaceUsesOfWith(input, shard);
+  }
+  adder.refreshNames();
+}
+
+DenseSet<Operation *> GraphTowersPass::currentNodes() {
+  DenseSet<Operation *> nodes;
+  for (Operation &op : graph.getBody().front())
+    nodes.insert(&op);
+  return nodes;
+}
+
+void GraphTowersPass::placeNewNodes(const DenseSet<Operation *> &before,
+                                    StringRef device) {
+  // Nodes made under colocate_with escape the device setter (TensorFlow
+  // clears the device functions there): they have their colocated node's.
+  for (auto node : graph.getBody().front().getOps<NodeOp>())
+    if (!before.contains(node) && getColocationNames(node).empty())
+      setDevice(node, placedDevice(device, node));
+}
+
+FailureOr<Value> GraphTowersPass::scaleLoss(NodeAdder &adder, Value loss,
+                                            unsigned t) {
+  // _scale_loss: math_ops.div(loss, 1.0 * towers, name='averaged_loss').
+  if (lossReduction == "sum" || towerDevices.size() == 1)
+    return loss;
+  std::string name = adder.unique(towerScopes[t] + "averaged_loss");
+  auto divisor = adder.addScalar(name + "/y", double(towerDevices.size()),
+                                 getElementTypeOf(loss));
+  if (failed(divisor))
+    return failure();
+  auto quotient = adder.add("RealDiv", name, {loss, divisor->getOutputs()[0]},
+                            {}, {}, {}, /*exactName=*/true);
+  if (failed(quotient))
+    return failure();
+  for (NodeOp n : {*divisor, *quotient})
+    setDevice(n, towerDevices[t]);
+  return quotient->getOutputs()[0];
+}
+
+LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
+  unsigned towers = towerDevices.size();
+  Block &body = graph.getBody().front();
+  SmallVector<NodeOp> variables;
+  for (auto node : body.getOps<NodeOp>())
+    if (isVariableNode(node) && node != globalStepNode)
+      variables.push_back(node);
+  if (variables.empty())
+    return graph.emitError("No variables to optimize."), failure();
+  SmallVector<Value> xs;
+  for (NodeOp v : variables)
+    xs.push_back(v.getOutputs()[0]);
+  GradientOptions options;
+  options.gateGradients = true;
+  options.aggregationMethod = aggregationMethod;
+  options.colocateGradientsWithOps = colocateGradientsWithOps;
+  OptimizerConfig config;
+  config.kind = optimizer;
+  config.learningRate = learningRate;
+  config.momentum = momentum;
+  config.useNesterov = useNesterov;
+  config.beta1 = beta1;
+  config.beta2 = beta2;
+  config.epsilon = epsilon;
+
+  // grads[call][tower][variable]
+  SmallVector<SmallVector<SmallVector<Value>>> grads(minimizeLosses.size());
+  SmallVector<NodeOp> trainOps;
+  for (unsigned t = 0; t < towers; ++t) {
+    for (auto [call, towerLoss] : llvm::enumerate(minimizeLosses)) {
+      // compute_gradients: of the scaled loss, in the tower's scope.
+      DenseSet<Operation *> before = currentNodes();
+      auto scaled = scaleLoss(adder, inTower(towerLoss, t), t);
+      if (failed(scaled))
+        return failure();
+      options.scopeName = towerScopes[t] + "gradients";
+      auto towerGrads = addGradients(graph, *scaled, xs, {}, {}, options);
+      if (failed(towerGrads))
+        return failure();
+      placeNewNodes(before, towerDevices[t]);
+      adder.refreshNames();
+      if (llvm::all_of(*towerGrads, [](Value g) { return !g; })) {
+        std::string list;
+        for (NodeOp v : variables)
+          list += (list.empty() ? "" : ", ") + v.getName().str();
+        return graph.emitError(
+                   "No gradients provided for any variable, check your "
+                   "graph for ops that do not support gradients, between "
+                   "variables [")
+                   << list << "] and loss "
+                   << towerLoss.getDefiningOp<NodeOp>().getName() << ":0.",
+               failure();
+      }
+      grads[call].push_back(*towerGrads);
+      if (t + 1 < towers) {
+        // Every tower but the last: a placeholder train op after its
+        // gradients.
+        SmallVector<Value> controls;
+        for (Value g : *towerGrads)
+          if (g)
+            controls.push_back(g.getDefiningOp<NodeOp>().getControl());
+        auto placeholder = adder.add(
+            "NoOp", towerScopes[t] + "train_op_placeholder", {}, controls);
+        if (failed(placeholder))
+          return failure();
+        setDevice(*placeholder, towerDevices[t]);
+        continue;
+      }
+      // The last tower: the gradients of all towers, summed on each
+      // variable's device, applied in the first tower's scope.
+      DenseSet<Operation *> beforeUpdate = currentNodes();
+      SmallVector<std::pair<NodeOp, Value>> varsWithGrads;
+      for (auto [i, v] : llvm::enumerate(variables)) {
+        SmallVector<Value> perTower;
+        for (auto &g : grads[call])
+          if (g[i])
+            perTower.push_back(g[i]);
+        if (perTower.empty())
+          continue;
+        Value sum = perTower.front();
+        if (towers > 1) {
+          auto addN =
+              adder.add("AddN", "gradient_aggregating/AddN", perTower, {});
+          if (failed(addN))
+            return failure();
+          setDevice(*addN, v.getDevice().value_or(""));
+          sum = addN->getOutputs()[0];
+        }
+        varsWithGrads.push_back({v, sum});
+      }
+      auto trainOp = applyGradients(
+          adder, config, varsWithGrads,
+          call + 1 == minimizeLosses.size() ? stepToIncrement : NodeOp(),
+          initName);
+      if (failed(trainOp))
+        return failure();
+      // Under the last tower's device setter, as the seed applies them.
+      placeNewNodes(beforeUpdate, towerDevices[t]);
+      trainOps.push_back(*trainOp);
+    }
+  }
+  if (trainOps.size() > 1) {
+    SmallVector<Value> controls;
+    for (NodeOp op : trainOps)
+      controls.push_back(op.getControl());
+    // The model_fn's tf.group, under the last tower's device setter.
+    auto group = adder.add("NoOp", "train_op", {}, controls);
+    if (failed(group))
+      return failure();
+    setDevice(*group, towerDevices.back());
+  }
+  return success();
+}
+
+LogicalResult GraphTowersPass::combineAcrossTowers(NodeAdder &adder) {
+  unsigned towers = towerDevices.size();
+  if (towers == 1)
+    return success();
+  OpBuilder &b = adder.getBuilder();
+  if (lossValue) {
+    // _scale_tower_loss in each tower, then the sum named 'loss'.
+    SmallVector<Value> losses;
+    for (unsigned t = 0; t < towers; ++t) {
+      auto scaled = scaleLoss(adder, inTower(lossValue, t), t);
+      if (failed(scaled))
+        return failure();
+      losses.push_back(*scaled);
+    }
+    auto sum = adder.add("AddN", "loss", losses, {});
+    if (failed(sum))
+      return failure();
+    setDevice(*sum, kConsolidationDevice);
+  }
+  if (mode != "predict")
+    return success();
+  // _concat_tensor_dicts: each prediction concatenated along dimension 0.
+  for (auto [key, prediction] : llvm::zip(predictionKeys, predictionValues)) {
+    SmallVector<Value> parts;
+    for (unsigned t = 0; t < towers; ++t)
+      parts.push_back(inTower(prediction, t));
+    std::string name = adder.unique(key);
+    auto axis = adder.addScalar(name + "/axis", 0, b.getI32Type());
+    if (failed(axis))
+      return failure();
+    parts.push_back(axis->getOutputs()[0]);
+    auto concat = adder.add("ConcatV2", name, parts, {}, {}, {}, true);
+    if (failed(concat))
+      return failure();
+    for (NodeOp n : {*axis, *concat})
+      setDevice(n, kConsolidationDevice);
+  }
+  return success();
+}
+
+void GraphTowersPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (failed(validateNodeDefs(module)))
+    return signalPassFailure();
+  auto graphs = module.getOps<GraphOp>();
+  if (graphs.empty()) {
+    module.emitError("graph-towers: the module has no graph.graph");
+    return signalPassFailure();
+  }
+  graph = *graphs.begin();
+  // The checks (a scalar loss, a batch the towers divide) read shapes.
+  if (failed(inferGraphShapes(graph)))
+    return signalPassFailure();
+  TensorNameResolver byName(graph, "graph-towers");
+  resolver = &byName;
+  if (failed(readOptions(byName)) || failed(findTowerNodes()))
+    return signalPassFailure();
+  Location loc =
+      lossValue ? lossValue.getLoc() : predictionValues.front().getLoc();
+  NodeAdder adder(graph, loc, "graph-towers");
+  placeVariables();
+  SmallVector<SmallVector<Value>> shards;
+  if (towerDevices.size() > 1) {
+    auto split = splitInputs(adder);
+    if (failed(split))
+      return signalPassFailure();
+    shards = std::move(*split);
+  }
+  // The shapes of what reads the batch change with the split: forget them
+  // (and any recorded _output_shapes), then infer them again.
+  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
+    if (towerDevices.size() == 1 || !readsBatch.contains(node))
+      continue;
+    setTFAttr(node, "_output_shapes", nullptr);
+    for (Value output : node.getOutputs())
+      if (auto type = dyn_cast<TensorType>(output.getType()))
+        output.setType(UnrankedTensorType::get(type.getElementType()));
+  }
+  buildTowers(adder, shards);
+  if (mode == "train" && !graphHasOwnUpdate && failed(minimizeInTowers(adder)))
+    return signalPassFailure();
+  if (failed(combineAcrossTowers(adder)) || failed(inferGraphShapes(graph)))
+    return signalPassFailure();
+}
