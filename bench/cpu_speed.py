@@ -721,6 +721,51 @@ report(times=measure(step))
 """
 
 
+def mlp_torch_body(batch):
+    """PyTorch's SGD step of mlp_forward()'s MLP at `batch` (a peer body)."""
+    return """
+B, SIZES, LR = %d, %r, %r
+x = torch.rand(B, SIZES[0])
+y = torch.randint(0, 10, (B,))
+params = []
+for i, o in zip(SIZES, SIZES[1:]):
+    limit = math.sqrt(6.0 / (i + o))
+    params += [torch.empty(o, i).uniform_(-limit, limit).requires_grad_(),
+               torch.zeros(o, requires_grad=True)]
+
+def forward():
+    h = x
+    for layer in range(3):
+        h = F.linear(h, params[2 * layer], params[2 * layer + 1])
+        if layer < 2:
+            h = F.relu(h)
+    return F.cross_entropy(h, y)
+""" % (batch, MLP_SIZES, MLP_LR) + TORCH_SGD_STEP
+
+
+def cnn_torch_body(batch):
+    """PyTorch's SGD step of the layers-tutorial CNN at `batch` (NCHW)."""
+    return """
+B, LR = %d, %r
+x = torch.rand(B, 1, 28, 28)
+y = torch.randint(0, 10, (B,))
+def glorot(shape, fan_in, fan_out):
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    return torch.empty(shape).uniform_(-limit, limit).requires_grad_()
+params = [glorot((32, 1, 5, 5), 25, 800), torch.zeros(32, requires_grad=True),
+          glorot((64, 32, 5, 5), 800, 1600), torch.zeros(64, requires_grad=True),
+          glorot((1024, 3136), 3136, 1024), torch.zeros(1024, requires_grad=True),
+          glorot((10, 1024), 1024, 10), torch.zeros(10, requires_grad=True)]
+
+def forward():
+    w1, b1, w2, b2, w3, b3, w4, b4 = params
+    h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=2)), 2)
+    h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2, padding=2)), 2)
+    h = F.relu(F.linear(h.flatten(1), w3, b3))
+    return F.cross_entropy(F.linear(h, w4, b4), y)
+""" % (batch, CNN_LR) + TORCH_SGD_STEP
+
+
 def bench_mlp(tmp, thread_counts):
     forward = write(os.path.join(tmp, "mlp-forward.pbtxt"), mlp_forward())
     graph = training_step(forward, os.path.join(tmp, "mlp-step.pbtxt"), MLP_LR)
@@ -738,24 +783,7 @@ def bench_mlp(tmp, thread_counts):
     pairs = list(zip(MLP_SIZES, MLP_SIZES[1:]))
     flop = 2.0 * MLP_BATCH * (2 * sum(i * o for i, o in pairs) +
                               sum(i * o for i, o in pairs[1:]))
-    torch_body = """
-B, SIZES, LR = %d, %r, %r
-x = torch.rand(B, SIZES[0])
-y = torch.randint(0, 10, (B,))
-params = []
-for i, o in zip(SIZES, SIZES[1:]):
-    limit = math.sqrt(6.0 / (i + o))
-    params += [torch.empty(o, i).uniform_(-limit, limit).requires_grad_(),
-               torch.zeros(o, requires_grad=True)]
-
-def forward():
-    h = x
-    for layer in range(3):
-        h = F.linear(h, params[2 * layer], params[2 * layer + 1])
-        if layer < 2:
-            h = F.relu(h)
-    return F.cross_entropy(h, y)
-""" % (MLP_BATCH, MLP_SIZES, MLP_LR) + TORCH_SGD_STEP
+    torch_body = mlp_torch_body(MLP_BATCH)
     return train_runs("mlp", args, thread_counts, torch_body,
                       2 if CFG.quick else 3, flop)
 
@@ -780,25 +808,7 @@ def bench_cnn(tmp, thread_counts):
     conv1, conv2 = 2.0 * b * 28 * 28 * 32 * 25, 2.0 * b * 14 * 14 * 64 * 800
     dense1, dense2 = 2.0 * b * 3136 * 1024, 2.0 * b * 1024 * 10
     flop = 2 * (conv1 + conv2 + dense1 + dense2) + conv2 + dense1 + dense2
-    torch_body = """
-B, LR = %d, %r
-x = torch.rand(B, 1, 28, 28)
-y = torch.randint(0, 10, (B,))
-def glorot(shape, fan_in, fan_out):
-    limit = math.sqrt(6.0 / (fan_in + fan_out))
-    return torch.empty(shape).uniform_(-limit, limit).requires_grad_()
-params = [glorot((32, 1, 5, 5), 25, 800), torch.zeros(32, requires_grad=True),
-          glorot((64, 32, 5, 5), 800, 1600), torch.zeros(64, requires_grad=True),
-          glorot((1024, 3136), 3136, 1024), torch.zeros(1024, requires_grad=True),
-          glorot((10, 1024), 1024, 10), torch.zeros(10, requires_grad=True)]
-
-def forward():
-    w1, b1, w2, b2, w3, b3, w4, b4 = params
-    h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=2)), 2)
-    h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2, padding=2)), 2)
-    h = F.relu(F.linear(h.flatten(1), w3, b3))
-    return F.cross_entropy(F.linear(h, w4, b4), y)
-""" % (CNN_BATCH, CNN_LR) + TORCH_SGD_STEP
+    torch_body = cnn_torch_body(CNN_BATCH)
     return train_runs("cnn", args, thread_counts, torch_body,
                       0 if CFG.quick else 2, flop)
 

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/AutoClustering/AutoClustering.h"
+#include "cleave/Dialect/Graph/Utils/DeviceSpec.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 
 #include "cleave/Conversion/GraphToLinalg.h"
@@ -417,6 +418,30 @@ void Clusterer::formClusters() {
   auto isSource = [&](Operation *unit) {
     return candidates.count(unit) && unitInputs(unit).empty();
   };
+  // A cluster never spans devices (as XLA's): an edge into another
+  // device's node climbs a level as an interpreted node's does, so that no
+  // path leaves a cluster and comes back to it at its level.
+  auto deviceOf = [](Operation *unit) -> int64_t {
+    auto node = dyn_cast<NodeOp>(unit);
+    return node ? getRuntimeCPUDevice(node.getDevice().value_or("")) : 0;
+  };
+  // A node that starts its device's work and hands some to another device
+  // (the split that gives each tower its share of the batch) ends its
+  // cluster: the other device waits for it, not for all its own device
+  // does after it.
+  auto handsWorkToOtherDevice = [&](Operation *unit) {
+    bool feedsOther = llvm::any_of(unit->getUsers(), [&](Operation *user) {
+      Operation *consumer = unitOf(user);
+      return consumer && deviceOf(consumer) != deviceOf(unit);
+    });
+    if (!feedsOther)
+      return false;
+    return llvm::none_of(unitInputs(unit), [&](Value input) {
+      Operation *producer = input.getDefiningOp();
+      return producer && candidates.count(producer) && !isSource(producer) &&
+             !fed.count(input) && deviceOf(producer) == deviceOf(unit);
+    });
+  };
   for (Operation *unit : order) {
     bool candidate = candidates.count(unit);
     int64_t h = 0;
@@ -426,8 +451,10 @@ void Clusterer::formClusters() {
           isSource(producer))
         continue;
       bool producerCandidate = candidates.count(producer);
-      h = std::max(h, level[producer] +
-                          (candidate && !producerCandidate ? 1 : 0));
+      bool climbs = candidate && (!producerCandidate ||
+                                  deviceOf(producer) != deviceOf(unit) ||
+                                  handsWorkToOtherDevice(producer));
+      h = std::max(h, level[producer] + (climbs ? 1 : 0));
     }
     level[unit] = h;
   }
@@ -439,7 +466,8 @@ void Clusterer::formClusters() {
       continue;
     std::optional<int64_t> lowest;
     for (Operation *user : unit->getUsers())
-      if (candidates.count(user) && level.count(user))
+      if (candidates.count(user) && level.count(user) &&
+          deviceOf(user) == deviceOf(unit))
         lowest = std::min(lowest.value_or(level[user]), level[user]);
     if (lowest)
       level[unit] = *lowest;
@@ -450,7 +478,7 @@ void Clusterer::formClusters() {
   // through an interpreted node, which would raise the later one's level,
   // so this makes no cycle.) Elsewhere clusters grow along edges, as in
   // mark_for_compilation.
-  llvm::DenseMap<int64_t, Operation *> firstOfLevel;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> firstOfLevel;
   for (Operation *unit : order) {
     auto node = dyn_cast<NodeOp>(unit);
     if (!candidates.count(unit))
@@ -459,11 +487,13 @@ void Clusterer::formClusters() {
     for (Value input : node.getInputs()) {
       auto producer = input.getDefiningOp<NodeOp>();
       if (producer && candidates.count(producer) && !fed.count(input) &&
-          level.count(producer) && level[producer] == level[node])
+          level.count(producer) && level[producer] == level[node] &&
+          deviceOf(producer) == deviceOf(node))
         clusters.unionSets(producer, node);
     }
     if (isDevice) {
-      auto [first, inserted] = firstOfLevel.try_emplace(level[node], node);
+      auto [first, inserted] =
+          firstOfLevel.try_emplace({level[node], deviceOf(node)}, node);
       if (!inserted)
         clusters.unionSets(first->second, node);
     }
@@ -592,11 +622,18 @@ LogicalResult Clusterer::encapsulate(MutableArrayRef<NodeOp> members,
   std::string callName = func->getSymName().str();
   for (unsigned k = 1; byName.count(callName); ++k)
     callName = func->getSymName().str() + "_" + std::to_string(k);
+  // The call runs on its members' device (a cluster has one).
+  std::string device;
+  if (llvm::any_of(members, [](NodeOp n) { return n.getDevice().has_value(); }))
+    device = "/device:CPU:" +
+             std::to_string(getRuntimeCPUDevice(
+                 members.front().getDevice().value_or("")));
   auto call = NodeOp::create(
       builder, members.front().getLoc(), func->getSymName(), callName,
       resultTypes, callInputs,
       builder.getDictionaryAttr(builder.getNamedAttr(
-          "_XlaCompiledKernel", builder.getBoolAttr(true))));
+          "_XlaCompiledKernel", builder.getBoolAttr(true))),
+      device);
   byName[callName] = call;
   for (auto [v, result] : llvm::zip(outputs, call.getOutputs()))
     v.replaceUsesWithIf(result, [&](OpOperand &use) {

@@ -11,6 +11,7 @@
 #include "Execution.h"
 
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
+#include "cleave/Dialect/Graph/Utils/DeviceSpec.h"
 #include "cleave/Dialect/Graph/Utils/HostTransfers.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
@@ -21,6 +22,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -561,7 +563,11 @@ private:
           slots.push_back({std::move(t), false});
         return slots;
       };
-      if (interp.waitsOnChannel(node)) {
+      // A compiled cluster of one of several devices runs on a thread of
+      // its own, beside the other devices' (its code runs unlocked).
+      if (interp.waitsOnChannel(node) ||
+          (interp.getParallelDevices() > 1 &&
+           node.getTFBool("_XlaCompiledKernel").value_or(false))) {
         startAsync(node, frame, [compute, inputs]() mutable {
           return compute(std::move(inputs));
         });
@@ -673,6 +679,22 @@ runBlock(Executor &interpreter, Block &body,
       collectNeeded(body, roots, fed, unitInputs);
 
   DataflowRun executor(interpreter, body, bindings, fed, needed, unitInputs);
+  // The top-level graph's compiled clusters on several devices run side by
+  // side (graph-towers' towers), each on its share of the cores.
+  bool topLevel = isa<GraphOp>(body.getParentOp());
+  unsigned devices = 1;
+  if (topLevel) {
+    SmallVector<Operation *> units;
+    for (Operation &op : body)
+      if (needed.count(&op))
+        units.push_back(&op);
+    devices = std::max(1u, Executor::countCompiledDevices(units));
+    interpreter.setParallelDevices(devices);
+  }
+  auto restoreDevices = llvm::make_scope_exit([&] {
+    if (topLevel)
+      interpreter.setParallelDevices(1);
+  });
   for (Operation &op : body)
     if (isUnit(&op) && needed.count(&op) &&
         executor.countRequiredInputs(&op) == 0)
@@ -1013,6 +1035,15 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
 void Executor::runUnlocked(llvm::function_ref<void()> work) {
   UnlockedScope unlocked(*executionLock);
   work();
+}
+
+unsigned Executor::countCompiledDevices(ArrayRef<Operation *> units) {
+  llvm::SmallDenseSet<int64_t, 4> devices;
+  for (Operation *unit : units)
+    if (auto node = dyn_cast<NodeOp>(unit);
+        node && node.getTFBool("_XlaCompiledKernel").value_or(false))
+      devices.insert(graph::getRuntimeCPUDevice(node.getDevice().value_or("")));
+  return devices.size();
 }
 
 unsigned Executor::getReplicasRunning() {

@@ -492,6 +492,11 @@ FailureOr<HostProgram> cleave::interp::buildHostProgram(
   slots.program = &program;
   for (Value v : fedValues)
     program.feedSlots.push_back(slots.get(v));
+  if (unsigned devices = Executor::countCompiledDevices(units); devices > 1) {
+    reason = "its compiled clusters are on " + std::to_string(devices) +
+             " devices, whose threads run side by side on the executor";
+    return failure();
+  }
   ProgramBuilder builder(interpreter, module, program, fedValues, reason);
   if (failed(builder.buildScope(body, units, fetchValues, slots)))
     return failure();

@@ -47,42 +47,57 @@ namespace {
 enum class Update { Assign, Add, Sub, GradientDescent };
 } // namespace
 
-/// The variable's next value: old + value, old - value, or
-/// old - alpha * value (alpha is input 1 of the Apply ops). Integers are
-/// exact and wrap; an unsupported dtype gives an invalid tensor.
 /// old + value or old - value (by `sign`), wrapping.
 template <typename T> static T wrappingStep(T old, T value, int64_t sign) {
   return sign > 0 ? wrappingAdd(old, value) : wrappingSub(old, value);
 }
 
+/// old + sign * alpha * value over floating-point elements, in double as
+/// the interpreter has always computed it (one rounding per element).
+template <typename T>
+static void floatStep(T *next, const T *old, const T *value, int64_t n,
+                      double scale) {
+  for (int64_t i = 0; i < n; ++i)
+    next[i] = T(double(old[i]) + scale * double(value[i]));
+}
+
+template <typename T>
+static void integerStep(T *next, const T *old, const T *value, int64_t n,
+                        int64_t sign) {
+  for (int64_t i = 0; i < n; ++i)
+    next[i] = wrappingStep(old[i], value[i], sign);
+}
+
+/// The variable's next value: old + value, old - value, or
+/// old - alpha * value (alpha is input 1 of the Apply ops). Integers are
+/// exact and wrap; an unsupported dtype gives an invalid tensor.
 static Tensor applyUpdate(Update kind, const Tensor &old, const Tensor &value,
                           const std::vector<Tensor> &inputs) {
-  Tensor next(old.dtype(), old.shape());
+  Tensor next = Tensor::uninitialized(old.dtype(), old.shape());
   double alpha =
       kind == Update::GradientDescent ? inputs[1].getAsDouble(0) : 1.0;
   int64_t sign = kind == Update::Add ? 1 : -1;
-  for (int64_t i = 0; i < next.numElements(); ++i) {
-    switch (old.dtype()) {
-    case kFloat:
-      next.data<float>()[i] =
-          float(old.getAsDouble(i) + sign * alpha * value.getAsDouble(i));
-      break;
-    case kDouble:
-      next.data<double>()[i] =
-          old.getAsDouble(i) + sign * alpha * value.getAsDouble(i);
-      break;
-    // Integers wrap, as TensorFlow's kernels (two's complement).
-    case kInt32:
-      next.data<int32_t>()[i] =
-          wrappingStep(old.data<int32_t>()[i], value.data<int32_t>()[i], sign);
-      break;
-    case kInt64:
-      next.data<int64_t>()[i] =
-          wrappingStep(old.data<int64_t>()[i], value.data<int64_t>()[i], sign);
-      break;
-    default:
-      return Tensor();
-    }
+  int64_t n = next.numElements();
+  switch (old.dtype()) {
+  case kFloat:
+    floatStep(next.data<float>(), old.data<float>(), value.data<float>(), n,
+              sign * alpha);
+    break;
+  case kDouble:
+    floatStep(next.data<double>(), old.data<double>(), value.data<double>(),
+              n, sign * alpha);
+    break;
+  // Integers wrap, as TensorFlow's kernels (two's complement).
+  case kInt32:
+    integerStep(next.data<int32_t>(), old.data<int32_t>(),
+                value.data<int32_t>(), n, sign);
+    break;
+  case kInt64:
+    integerStep(next.data<int64_t>(), old.data<int64_t>(),
+                value.data<int64_t>(), n, sign);
+    break;
+  default:
+    return Tensor();
   }
   return next;
 }

@@ -392,10 +392,11 @@ CPUClusterRunner::call(interp::Executor &interpreter, Operation *caller,
   std::vector<void *> packed;
   for (void *&buffer : buffers)
     packed.push_back(&buffer);
-  // Other replicas run meanwhile (the code touches only these buffers),
-  // each on its share of the cores (set on every call: the interpreter's
+  // Other replicas and devices run meanwhile (the code touches only these
+  // buffers), each on its share of the cores (set on every call: the interpreter's
   // threads serve replicas and other work in turn).
-  cpu::shareKernelThreads(std::max(1u, interpreter.getReplicasRunning()));
+  cpu::shareKernelThreads(std::max(
+      {1u, interpreter.getReplicasRunning(), interpreter.getParallelDevices()}));
   if (sharesCores)
     cpu::stopKernelThreadSpinning();
   auto replicate = caller->getParentOfType<graph::ReplicateOp>();

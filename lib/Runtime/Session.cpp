@@ -12,6 +12,7 @@
 #include "cleave/Checkpoint/CheckpointState.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Utils/DeviceSpec.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Executor/HostProgram.h"
 #include "cleave/Executor/Executor.h"
@@ -33,6 +34,7 @@
 
 #include <chrono>
 #include <map>
+#include <thread>
 
 using namespace mlir;
 using namespace cleave;
@@ -233,11 +235,48 @@ Session::open(StringRef path, MLIRContext &context,
   return create(std::move(module), path, options);
 }
 
+/// TensorFlow's placer: a node explicitly placed on a CPU device the
+/// session does not have cannot run (other device types are soft-placed).
+static LogicalResult checkDevices(ModuleOp module, int64_t devices) {
+  if (devices <= 0)
+    devices = std::max(1u, std::thread::hardware_concurrency());
+  for (auto graph : module.getOps<graph::GraphOp>()) {
+    WalkResult walk = graph.walk([&](graph::NodeOp node) {
+      StringRef device = node.getDevice().value_or("");
+      std::optional<graph::DeviceSpec> spec = graph::DeviceSpec::parse(device);
+      if (!spec || !spec->deviceType || *spec->deviceType != "CPU" ||
+          !spec->deviceIndex || *spec->deviceIndex < devices)
+        return WalkResult::advance();
+      std::string available;
+      for (int64_t d = 0; d < devices && d < 8; ++d)
+        available += (d ? ", " : "") +
+                     ("/job:localhost/replica:0/task:0/device:CPU:" +
+                      std::to_string(d));
+      if (devices > 8)
+        available += ", ...";
+      graph::nodeError(node)
+          << "Cannot assign a device for operation " << node.getName()
+          << ": it was explicitly assigned to " << device
+          << " but available devices are [ " << available
+          << " ]. Make sure the device specification refers to a valid "
+             "device. (graph-run --devices sets how many CPU devices there "
+             "are; now "
+          << devices << ")";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
 llvm::Expected<std::unique_ptr<Session>>
 Session::create(OwningOpRef<ModuleOp> module, StringRef path,
                 const SessionOptions &options) {
   if (!(options.channelTimeoutSeconds > 0))
     return error("the channel timeout must be a positive number of seconds");
+  if (failed(checkDevices(*module, options.devices)))
+    return reported();
   auto impl = std::make_unique<Impl>();
   impl->path = path.str();
   impl->options = options;

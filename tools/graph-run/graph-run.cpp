@@ -67,6 +67,12 @@ static cl::opt<int64_t>
     maxIterations("max-iterations",
                   cl::desc("fail when a loop runs this many iterations"),
                   cl::init(1000000), cl::cat(runCategory));
+static cl::opt<int64_t> devices(
+    "devices",
+    cl::desc("virtual CPU devices /device:CPU:0 ... /device:CPU:<N-1> the "
+             "graph's nodes may be placed on; their compiled clusters run "
+             "side by side (default 0: one per core)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
 static cl::opt<double> channelTimeout(
     "channel-timeout",
     cl::desc("seconds a host transfer or collective of a replicated graph "
@@ -217,6 +223,7 @@ static std::unique_ptr<runtime::Session> openSession(MLIRContext &context,
   options.backend = backend;
   options.hostPrograms = hostProgramMode;
   options.maxIterations = maxIterations;
+  options.devices = devices;
   options.channelTimeoutSeconds = channelTimeout;
   options.strictCompile = strictCompile;
   options.clusterNotes = dumpClusters ? &llvm::errs() : nullptr;
@@ -463,6 +470,9 @@ static bool checkOptions(int threads) {
            false;
   if (!(channelTimeout > 0))
     return fail("--channel-timeout must be a positive number of seconds"),
+           false;
+  if (devices < 0)
+    return fail("--devices must not be negative, got " + llvm::Twine(devices)),
            false;
   if (saveEvery && savePrefix.empty())
     return fail("--save-every needs --save=PREFIX"), false;

@@ -17,6 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -125,6 +126,11 @@ public:
   void runUnlocked(llvm::function_ref<void()> work);
   /// How many replicas run side by side now (0 outside a replicate).
   unsigned getReplicasRunning();
+  /// How many devices' compiled clusters the current run runs side by side
+  /// (1 when its compiled code is on one device): each gets its share of
+  /// the cores.
+  unsigned getParallelDevices() const { return parallelDevices; }
+  void setParallelDevices(unsigned n) { parallelDevices = std::max(1u, n); }
 
   /// Runs graphs without v1 control flow as host programs (see
   /// HostProgram.h: a fixed order, no dataflow executor) instead of on the
@@ -134,6 +140,11 @@ public:
   /// For the last run: its host program, or null with `reason` saying why
   /// it ran on the executor.
   const HostProgram *getLastHostProgram(std::string &reason) const;
+
+  /// The virtual CPU devices (graph-towers' /device:CPU:<k>) whose
+  /// compiled clusters `units` call: each device's run on a thread of its
+  /// own, so that towers on several devices run in parallel.
+  static unsigned countCompiledDevices(llvm::ArrayRef<mlir::Operation *> units);
 
 private:
   mlir::ModuleOp module;
@@ -146,6 +157,7 @@ private:
   std::unique_ptr<runtime::ExecutionLock> executionLock;
   std::unique_ptr<runtime::Rendezvous> rendezvous;
   llvm::DenseMap<mlir::Operation *, bool> functionsWaiting;
+  std::atomic<unsigned> parallelDevices{1};
   bool hostProgramsEnabled = false;
   HostProgramCompiler *hostProgramCompiler = nullptr;
   struct HostPrograms;

@@ -58,6 +58,11 @@ struct SessionOptions {
   };
   HostPrograms hostPrograms = HostPrograms::Compiled;
 
+  /// The virtual CPU devices, /device:CPU:0 ... /device:CPU:<devices-1>
+  /// (0: one per core). A node placed on a CPU device beyond them is an
+  /// error; other device types are soft-placed on CPU 0. The compiled
+  /// clusters of several devices run side by side.
+  int64_t devices = 0;
   /// A loop that runs this many iterations fails.
   int64_t maxIterations = 1000000;
   /// Seconds a host transfer or collective of a replicated graph waits

@@ -558,10 +558,22 @@ DenseSet<Operation *> GraphTowersPass::currentNodes() {
 void GraphTowersPass::placeNewNodes(const DenseSet<Operation *> &before,
                                     StringRef device) {
   // Nodes made under colocate_with escape the device setter (TensorFlow
-  // clears the device functions there): they have their colocated node's.
-  for (auto node : graph.getBody().front().getOps<NodeOp>())
-    if (!before.contains(node) && getColocationNames(node).empty())
+  // clears the device functions there): they take their colocated node's
+  // device (placed first: it comes earlier in the block).
+  llvm::StringMap<NodeOp> byName;
+  for (auto node : graph.getBody().front().getOps<NodeOp>()) {
+    byName[node.getName()] = node;
+    if (before.contains(node))
+      continue;
+    SmallVector<StringRef> colocated = getColocationNames(node);
+    if (colocated.empty()) {
       setDevice(node, placedDevice(device, node));
+    } else if (!node.getDevice()) {
+      if (NodeOp target = byName.lookup(colocated.front()))
+        if (std::optional<StringRef> targetDevice = target.getDevice())
+          setDevice(node, *targetDevice);
+    }
+  }
 }
 
 FailureOr<Value> GraphTowersPass::scaleLoss(NodeAdder &adder, Value loss,

@@ -82,3 +82,11 @@ std::string DeviceSpec::str() const {
             (deviceIndex ? std::to_string(*deviceIndex) : std::string("*"));
   return text;
 }
+
+int64_t cleave::graph::getRuntimeCPUDevice(StringRef device) {
+  std::optional<DeviceSpec> spec = DeviceSpec::parse(device);
+  if (spec && spec->deviceType && *spec->deviceType == "CPU" &&
+      spec->deviceIndex)
+    return *spec->deviceIndex;
+  return 0;
+}

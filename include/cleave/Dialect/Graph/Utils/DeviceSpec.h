@@ -35,6 +35,12 @@ struct DeviceSpec {
   std::string str() const;
 };
 
+/// The virtual CPU device (graph-run --devices) that runs a node with this
+/// `device` field: `/device:CPU:<k>` (of any job, replica and task) is k;
+/// no device, another device type or a name that does not parse is CPU 0,
+/// where soft placement puts what has no kernel elsewhere.
+int64_t getRuntimeCPUDevice(llvm::StringRef device);
+
 } // namespace cleave::graph
 
 #endif // CLEAVE_DIALECT_GRAPH_UTILS_DEVICESPEC_H
