@@ -262,6 +262,15 @@ public:
     while (true) {
       while (succeeded(result) && next < ready.size()) {
         auto [unit, frame] = ready[next++];
+        // CPU 0's compiled clusters run on this thread: start the other
+        // devices' ready work before entering one.
+        if (runsInlineOnDevice0(unit) &&
+            llvm::any_of(llvm::drop_begin(ready, next), [&](auto &entry) {
+              return !runsInlineOnDevice0(entry.first);
+            })) {
+          ready.push_back({unit, frame});
+          continue;
+        }
         if (failed(execute(unit, frame)))
           result = failure();
       }
@@ -360,6 +369,24 @@ private:
     if (isa<BlockArgument>(v)) // a function's control argument
       return {Tensor(), false};
     return {Tensor(), true}; // a Merge input that has not arrived
+  }
+
+  /// With compiled clusters on several devices: whether `unit` is a call
+  /// of one on CPU 0 (run on this thread) or on another device (run on a
+  /// thread of its own).
+  bool isCompiledCallOnDevice(Operation *unit, bool device0) {
+    auto node = dyn_cast<NodeOp>(unit);
+    if (!node || interpreter.getParallelDevices() <= 1 ||
+        !node.getTFBool("_XlaCompiledKernel").value_or(false))
+      return false;
+    return (graph::getRuntimeCPUDevice(node.getDevice().value_or("")) == 0) ==
+           device0;
+  }
+  bool runsInlineOnDevice0(Operation *unit) {
+    return isCompiledCallOnDevice(unit, true);
+  }
+  bool runsOnOtherDevice(Operation *unit) {
+    return isCompiledCallOnDevice(unit, false);
   }
 
   /// Runs `job` on a thread of its own (in the calling thread's replica),
@@ -563,11 +590,10 @@ private:
           slots.push_back({std::move(t), false});
         return slots;
       };
-      // A compiled cluster of one of several devices runs on a thread of
-      // its own, beside the other devices' (its code runs unlocked).
-      if (interp.waitsOnChannel(node) ||
-          (interp.getParallelDevices() > 1 &&
-           node.getTFBool("_XlaCompiledKernel").value_or(false))) {
+      // The compiled clusters of the devices but CPU 0 run on threads of
+      // their own, beside this one, which runs CPU 0's (their code runs
+      // unlocked).
+      if (interp.waitsOnChannel(node) || runsOnOtherDevice(node)) {
         startAsync(node, frame, [compute, inputs]() mutable {
           return compute(std::move(inputs));
         });

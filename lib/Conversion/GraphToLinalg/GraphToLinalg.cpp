@@ -25,6 +25,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <deque>
+#include <unordered_map>
 
 using namespace mlir;
 using namespace cleave;
@@ -250,7 +251,13 @@ public:
     return *folder;
   }
 
-  llvm::DenseMap<Value, LoweredValue> values;
+  /// Node-based, so that the LoweredValue pointers a NodeLowering holds to
+  /// its inputs stay valid while it adds its outputs (a DenseMap moves its
+  /// entries when it grows: Split read freed memory after its first output).
+  struct ValueHash {
+    size_t operator()(Value v) const { return hash_value(v); }
+  };
+  std::unordered_map<Value, LoweredValue, ValueHash> values;
 
   FailureOr<SmallVector<LoweredValue>>
   lowerFunctionBody(graph::NodeOp caller, StringRef function,
