@@ -163,6 +163,40 @@ LogicalResult cleave::interp::checkOpIsKnown(NodeOp node) {
          failure();
 }
 
+/// A ref input holds its variable's value when the node runs, not when
+/// the VariableV2 node ran: TensorFlow's ref tensors alias the variable's
+/// buffer, so a read ordered after an update (by a control dependency
+/// alone) sees it.
+static void readRefInputsNow(KernelHost &host, NodeOp node,
+                             std::vector<Tensor> &inputs) {
+  for (auto [i, input] : llvm::enumerate(node.getDataInputs())) {
+    auto type = dyn_cast<TensorType>(input.getType());
+    if (i >= inputs.size() || !type || !isa<RefType>(type.getElementType()))
+      continue;
+    Value ref = input;
+    std::string variable;
+    while (auto producer = ref.getDefiningOp<NodeOp>()) {
+      StringRef op = producer.getOpType();
+      if (op == "VariableV2" || op == "Variable") {
+        variable = getVariableName(producer);
+        break;
+      }
+      bool forwardsRef = op == "Identity" || op == "RefIdentity" ||
+                         op == "Assign" || op == "AssignAdd" ||
+                         op == "AssignSub";
+      if (!forwardsRef || producer.getDataInputs().empty())
+        break;
+      ref = producer.getDataInputs()[0];
+    }
+    if (variable.empty())
+      continue;
+    const State &state = host.getState();
+    auto it = state.variables.find(variable);
+    if (it != state.variables.end() && it->second.isValid())
+      inputs[i] = it->second;
+  }
+}
+
 FailureOr<std::vector<Tensor>>
 cleave::interp::runKernel(KernelHost &host, NodeOp node,
                           std::vector<Tensor> inputs, DictionaryAttr bindings) {
@@ -177,6 +211,7 @@ cleave::interp::runKernel(KernelHost &host, NodeOp node,
     return node.emitError() << "Node '" << node.getName()
                             << "': no reference kernel for op '" << op << "'",
            failure();
+  readRefInputsNow(host, node, inputs);
   KernelContext ctx(node, std::move(inputs), host, bindings);
   // A tensor too large for memory is the node's error, as TensorFlow's
   // ResourceExhausted, not the end of the process.

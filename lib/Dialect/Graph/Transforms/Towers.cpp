@@ -120,6 +120,13 @@ private:
   /// Sum (AddN) or concatenation of one value of every tower on the
   /// consolidation device.
   LogicalResult combineAcrossTowers(NodeAdder &adder);
+  /// _reduce_metric_variables: the towers' metric variables summed into
+  /// the first tower's after every tower's update, the others zeroed.
+  LogicalResult reduceMetricVariables(NodeAdder &adder);
+  /// A read of `variable`'s value after `after` (TensorFlow's reads of a
+  /// ref variable alias its buffer; Cleave's copy it when they run).
+  FailureOr<Value> readAfter(NodeAdder &adder, NodeOp variable,
+                             ValueRange after);
 
   /// The device of tower `t`'s copy of `node`.
   std::string deviceInTower(NodeOp node, unsigned t);
@@ -139,6 +146,16 @@ private:
   Value lossValue;
   SmallVector<Value> minimizeLosses, inputValues, predictionValues;
   SmallVector<std::string> predictionKeys;
+  /// Eval metrics: their value tensors and update ops; the variables only
+  /// they read, which every tower has its own copy of.
+  SmallVector<Value> metricValueTensors;
+  SmallVector<NodeOp> metricUpdateNodes;
+  SetVector<Operation *> metricVariables;
+  /// The parameter-server devices and the round-robin's next turn.
+  SmallVector<std::string> psDevices;
+  unsigned nextPsDevice = 0;
+  /// The device of tower t's copy of a metric variable (t >= 1).
+  DenseMap<std::pair<unsigned, Operation *>, std::string> copyDevices;
   /// The global step: not a model variable. It is incremented when the
   /// options name it.
   NodeOp globalStepNode, stepToIncrement;
@@ -147,8 +164,6 @@ private:
   /// Nodes that read a split input, directly or not: their shapes change.
   DenseSet<Operation *> readsBatch;
   SmallVector<IRMapping> mappings; ///< towers 1.. from tower 0
-  /// Each tower's losses after TowerOptimizer scaled them.
-  SmallVector<Value> scaledLosses;
 };
 } // namespace
 
@@ -265,6 +280,27 @@ LogicalResult GraphTowersPass::readOptions(TensorNameResolver &byName) {
       key = value.getDefiningOp<NodeOp>().getName().str();
   if (mode == "predict" && predictionValues.empty())
     return fail("option 'predictions' names what predict mode concatenates");
+  if (metricValues.size() != metricUpdates.size())
+    return fail("options 'metric-values' and 'metric-updates' name " +
+                Twine(metricValues.size()) + " and " +
+                Twine(metricUpdates.size()) +
+                " tensors: each metric has a value and an update op");
+  if (!metricValues.empty() && mode != "eval")
+    return fail("options 'metric-values' and 'metric-updates' are for eval "
+                "mode");
+  auto values = byName.resolve(
+      SmallVector<std::string>(metricValues.begin(), metricValues.end()),
+      "metric-values");
+  if (failed(values))
+    return failure();
+  metricValueTensors = *values;
+  for (StringRef name : metricUpdates) {
+    NodeOp update = byName.lookupNode(name);
+    if (!update)
+      return fail("option 'metric-updates' names '" + name +
+                  "', which is no node of the graph");
+    metricUpdateNodes.push_back(update);
+  }
   if (!globalStep.empty()) {
     globalStepNode = byName.lookupNode(globalStep);
     if (!globalStepNode || !isVariableNode(globalStepNode))
@@ -309,6 +345,10 @@ LogicalResult GraphTowersPass::findTowerNodes() {
     outputs.push_back(lossValue);
   llvm::append_range(outputs, minimizeLosses);
   llvm::append_range(outputs, predictionValues);
+  SmallVector<Value> modelOutputs = outputs;
+  llvm::append_range(outputs, metricValueTensors);
+  for (NodeOp update : metricUpdateNodes)
+    outputs.push_back(update.getControl());
 
   // Default inputs: the non-scalar placeholders the outputs read.
   auto forEachAncestor = [](ArrayRef<Operation *> roots,
@@ -375,17 +415,54 @@ LogicalResult GraphTowersPass::findTowerNodes() {
           }
   }
 
-  DenseSet<StringRef> variableNames;
+  // Metric variables: what only the metrics read. tf.metrics makes them
+  // anew in every tower (tf.Variable, not get_variable).
+  if (!metricUpdateNodes.empty()) {
+    DenseSet<Operation *> modelAncestors;
+    SmallVector<Operation *> modelNodes;
+    for (Value v : modelOutputs)
+      modelNodes.push_back(v.getDefiningOp());
+    forEachAncestor(modelNodes, [&](NodeOp node) {
+      modelAncestors.insert(node);
+      return true;
+    });
+    SmallVector<Operation *> metricNodes;
+    for (Value v : metricValueTensors)
+      metricNodes.push_back(v.getDefiningOp());
+    for (NodeOp update : metricUpdateNodes)
+      metricNodes.push_back(update);
+    SmallVector<Operation *> found;
+    forEachAncestor(metricNodes, [&](NodeOp node) {
+      if (isVariableNode(node) && node != globalStepNode &&
+          !modelAncestors.contains(node))
+        found.push_back(node);
+      return true;
+    });
+    // In the order they were made (METRIC_VARIABLES' order).
+    llvm::sort(found, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    metricVariables.insert(found.begin(), found.end());
+  }
+  DenseSet<StringRef> variableNames, metricVariableNames;
   for (auto node : body.getOps<NodeOp>())
     if (isVariableNode(node))
-      variableNames.insert(node.getName());
+      (metricVariables.contains(node) ? metricVariableNames : variableNames)
+          .insert(node.getName());
   auto isColocatedWithVariable = [&](NodeOp node) {
     return llvm::any_of(getColocationNames(node), [&](StringRef name) {
       return variableNames.contains(name);
     });
   };
+  // A metric variable's initializer and read come with it.
+  for (auto node : body.getOps<NodeOp>())
+    if (llvm::any_of(getColocationNames(node), [&](StringRef name) {
+          return metricVariableNames.contains(name);
+        }))
+      outputNodes.push_back(node);
   forEachAncestor(outputNodes, [&](NodeOp node) {
-    bool shared = inputSide.contains(node) || isVariableNode(node) ||
+    bool shared = inputSide.contains(node) ||
+                  (isVariableNode(node) && !metricVariables.contains(node)) ||
                   node.getOpType() == "Placeholder" ||
                   node.getOpType() == "PlaceholderWithDefault" ||
                   (isColocatedWithVariable(node) && !readsBatch.contains(node));
@@ -426,17 +503,16 @@ LogicalResult GraphTowersPass::findTowerNodes() {
 void GraphTowersPass::placeVariables() {
   // _local_device_setter: variables on the parameter-server devices, in
   // turn (_RoundRobinStrategy), what is colocated with them alongside.
-  SmallVector<std::string> psDevices{kConsolidationDevice.str()};
+  psDevices.assign({kConsolidationDevice.str()});
   if (variableDistribution == "shared-round-robin")
     psDevices.assign(towerDevices.begin(), towerDevices.end());
   Block &body = graph.getBody().front();
   llvm::StringMap<std::string> variableDevices;
-  unsigned next = 0;
   for (auto node : body.getOps<NodeOp>()) {
     if (!isVariableNode(node) || node == globalStepNode)
       continue;
     std::string device =
-        placedDevice(psDevices[next++ % psDevices.size()], node);
+        placedDevice(psDevices[nextPsDevice++ % psDevices.size()], node);
     setDevice(node, device);
     variableDevices[node.getName()] = device;
   }
@@ -491,12 +567,17 @@ GraphTowersPass::splitInputs(NodeAdder &adder) {
 }
 
 std::string GraphTowersPass::deviceInTower(NodeOp node, unsigned t) {
+  // A tower's own (metric) variable: on a parameter-server device.
+  if (isVariableNode(node))
+    return t == 0 ? node.getDevice().value_or("").str()
+                  : copyDevices.lookup({t, node});
   // Made under colocate_with a shared node (an embedding lookup's gather
-  // with its variable): that node's device, not the tower's.
-  for (StringRef name : getColocationNames(node))
-    if (NodeOp target = resolver->lookupNode(name);
-        target && !towerNodes.contains(target))
-      return target.getDevice().value_or("").str();
+  // with its variable) or a variable: that node's device, not the tower's.
+  for (StringRef name : getColocationNames(node)) {
+    NodeOp target = resolver->lookupNode(name);
+    if (target && (!towerNodes.contains(target) || isVariableNode(target)))
+      return deviceInTower(target, towerNodes.contains(target) ? t : 0);
+  }
   return placedDevice(towerDevices[t], node);
 }
 
@@ -513,6 +594,11 @@ void GraphTowersPass::buildTowers(NodeAdder &adder,
 
   for (unsigned t = 1; t < towers; ++t) {
     towerScopes[t] = adder.unique(towerScopes[t]) + "/";
+    // The device setter places each tower's variables in turn.
+    for (NodeOp original : originals)
+      if (isVariableNode(original))
+        copyDevices[{t, original}] = placedDevice(
+            psDevices[nextPsDevice++ % psDevices.size()], original);
     IRMapping &mapping = mappings.emplace_back();
     for (auto [input, shard] : llvm::zip(inputValues, shards[t]))
       mapping.map(input, shard);
@@ -538,6 +624,19 @@ void GraphTowersPass::buildTowers(NodeAdder &adder,
       }
     }
   }
+  // A group of a tower node's effects (the local variables' initializer)
+  // groups every tower's copy of it.
+  for (NodeOp original : originals)
+    for (Operation *user :
+         llvm::make_early_inc_range(original.getControl().getUsers())) {
+      auto group = dyn_cast<NodeOp>(user);
+      if (!group || towerNodes.contains(group) || group.getOpType() != "NoOp")
+        continue;
+      SmallVector<Value> operands(group->getOperands());
+      for (IRMapping &mapping : mappings)
+        operands.push_back(mapping.lookup(original.getControl()));
+      group->setOperands(operands);
+    }
   // Tower 0 is the graph's own nodes, on the first device, reading shard 0.
   for (NodeOp node : originals) {
     setDevice(node, deviceInTower(node, 0));
@@ -749,6 +848,96 @@ LogicalResult GraphTowersPass::combineAcrossTowers(NodeAdder &adder) {
   return success();
 }
 
+FailureOr<Value> GraphTowersPass::readAfter(NodeAdder &adder, NodeOp variable,
+                                            ValueRange after) {
+  OpBuilder &b = adder.getBuilder();
+  std::string name = variable.getName().str() + "/read";
+  auto read =
+      isResourceVariable(variable)
+          ? adder.add(
+                "ReadVariableOp", name, variable.getOutputs()[0], after,
+                {b.getNamedAttr("dtype",
+                                TypeAttr::get(getVariableValueType(variable)))},
+                variable)
+          : adder.add("Identity", name, variable.getOutputs()[0], after, {},
+                      variable);
+  if (failed(read))
+    return failure();
+  return read->getOutputs()[0];
+}
+
+LogicalResult GraphTowersPass::reduceMetricVariables(NodeAdder &adder) {
+  unsigned towers = towerDevices.size();
+  if (metricUpdateNodes.empty())
+    return success();
+  if (towers == 1)
+    return success(
+        succeeded(adder.add("NoOp", "no_eval_metric_reduction", {}, {})));
+  // Under control_dependencies(every tower's update ops).
+  SmallVector<Value> updates;
+  for (unsigned t = 0; t < towers; ++t)
+    for (NodeOp update : metricUpdateNodes)
+      updates.push_back(inTower(update.getControl(), t));
+  OpBuilder &b = adder.getBuilder();
+  SmallVector<Value> zeroings;
+  for (Operation *op : metricVariables) {
+    auto variable = cast<NodeOp>(op);
+    bool resource = isResourceVariable(variable);
+    Type type = getVariableValueType(variable);
+    SmallVector<NodeOp> replicas;
+    SmallVector<Value> replicaValues;
+    for (unsigned t = 1; t < towers; ++t) {
+      auto replica =
+          inTower(variable.getOutputs()[0], t).getDefiningOp<NodeOp>();
+      auto value = readAfter(adder, replica, updates);
+      if (failed(value))
+        return failure();
+      replicas.push_back(replica);
+      replicaValues.push_back(*value);
+    }
+    auto sum = adder.add("AddN", "AddN", replicaValues, updates);
+    if (failed(sum))
+      return failure();
+    Value handle = variable.getOutputs()[0];
+    auto reduce =
+        resource ? adder.add("AssignAddVariableOp", "AssignAddVariableOp",
+                             {handle, sum->getOutputs()[0]}, {},
+                             {b.getNamedAttr("dtype", TypeAttr::get(type))})
+                 : adder.add("AssignAdd", "AssignAdd",
+                             {handle, sum->getOutputs()[0]}, {});
+    if (failed(reduce))
+      return failure();
+    for (auto [replica, value] : llvm::zip(replicas, replicaValues)) {
+      // array_ops.zeros(shape(replica)), then assign, after the reduction.
+      auto shape = adder.add("Shape", "Shape", value, reduce->getControl());
+      if (failed(shape))
+        return failure();
+      std::string zerosName = adder.unique("zeros");
+      auto zero = adder.addScalar(zerosName + "/Const", 0, type);
+      if (failed(zero))
+        return failure();
+      auto zeros = adder.add("Fill", zerosName,
+                             {shape->getOutputs()[0], zero->getOutputs()[0]},
+                             {}, {}, {}, /*exactName=*/true);
+      if (failed(zeros))
+        return failure();
+      auto assign =
+          resource
+              ? adder.add("AssignVariableOp", "AssignVariableOp",
+                          {replica.getOutputs()[0], zeros->getOutputs()[0]},
+                          reduce->getControl(),
+                          {b.getNamedAttr("dtype", TypeAttr::get(type))})
+              : adder.add("Assign", "Assign",
+                          {replica.getOutputs()[0], zeros->getOutputs()[0]},
+                          reduce->getControl());
+      if (failed(assign))
+        return failure();
+      zeroings.push_back(assign->getControl());
+    }
+  }
+  return success(succeeded(adder.add("NoOp", "group_deps", {}, zeroings)));
+}
+
 void GraphTowersPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (failed(validateNodeDefs(module)))
@@ -790,6 +979,7 @@ void GraphTowersPass::runOnOperation() {
   buildTowers(adder, shards);
   if (mode == "train" && !graphHasOwnUpdate && failed(minimizeInTowers(adder)))
     return signalPassFailure();
-  if (failed(combineAcrossTowers(adder)) || failed(inferGraphShapes(graph)))
+  if (failed(combineAcrossTowers(adder)) ||
+      failed(reduceMetricVariables(adder)) || failed(inferGraphShapes(graph)))
     return signalPassFailure();
 }

@@ -414,6 +414,10 @@ def GraphTowersPass : Pass<"graph-towers", "::mlir::ModuleOp"> {
     (`gradient_aggregating/AddN`) and applied once in the first tower's
     scope (`GradientDescent`, ...). The towers' losses, scaled again, are
     summed into `loss` on the consolidation device (train and eval). In
+    `eval` mode each tower has its own metric variables (those only the
+    `metric-updates` and `metric-values` read), and `group_deps` adds the
+    other towers' into the first tower's and zeroes them after every
+    tower's update (`_reduce_metric_variables`). In
     `predict` mode the `predictions` of the towers are concatenated along
     dimension 0 on the consolidation device. One device places the tower
     and adds neither split nor reduction.
@@ -440,6 +444,11 @@ def GraphTowersPass : Pass<"graph-towers", "::mlir::ModuleOp"> {
     ListOption<"predictions", "predictions", "std::string",
                "key=tensor (or tensor, keyed by its node): what predict "
                "mode concatenates across the towers, named after the key">,
+    ListOption<"metricValues", "metric-values", "std::string",
+               "eval: the value tensors of the eval metrics (tf.metrics' "
+               "first results)">,
+    ListOption<"metricUpdates", "metric-updates", "std::string",
+               "eval: their update ops, in the same order">,
     ListOption<"devices", "devices", "std::string",
                "the towers' devices (default: every device)">,
     Option<"numDevices", "num-devices", "int64_t", "0",
