@@ -12,7 +12,9 @@
 #include "cleave/Checkpoint/CheckpointState.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/DeviceSpec.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Executor/HostProgram.h"
 #include "cleave/Executor/Executor.h"
@@ -128,6 +130,86 @@ struct Session::Impl {
   llvm::Expected<llvm::ArrayRef<CheckpointedVariable>> getCheckpointed();
 };
 
+static bool isV1ControlFlow(StringRef op) {
+  return llvm::is_contained({"Enter", "RefEnter", "Exit", "RefExit", "Merge",
+                             "RefMerge", "Switch", "RefSwitch",
+                             "NextIteration", "RefNextIteration", "LoopCond"},
+                            op);
+}
+
+/// For the compiled path: v1 control flow made functional, as TensorFlow's
+/// XLA path does before clustering. An Exit keeps its name as an Identity
+/// of the While's output (a Merge keeps its own through
+/// graph-functionalize-conds), so runs fetch what they fetched. A graph
+/// not in tf.while_loop / tf.cond's form, or a run that names a tensor the
+/// functional form does not have (inside a loop, a Merge's index), stays
+/// as it is, and `why` says why.
+static bool functionalizeForCompilation(OwningOpRef<ModuleOp> &module,
+                                        const jit::RunSignature &run,
+                                        std::string &why) {
+  bool any = false;
+  module->walk([&](graph::NodeOp node) {
+    any |= isV1ControlFlow(node.getOpType());
+  });
+  if (!any)
+    return false;
+  OwningOpRef<ModuleOp> copy(module->clone());
+  for (auto graph : copy->getOps<graph::GraphOp>()) {
+    Block &body = graph.getBody().front();
+    graph::NameUniquer names(body);
+    for (auto exit : llvm::make_early_inc_range(body.getOps<graph::NodeOp>())) {
+      if (exit.getOpType() != "Exit" && exit.getOpType() != "RefExit")
+        continue;
+      std::string name = exit.getName().str();
+      exit.setNameAttr(StringAttr::get(exit.getContext(),
+                                       names.unique(name + "/functionalized")));
+      OpBuilder b(exit->getContext());
+      b.setInsertionPointAfter(exit);
+      std::string error;
+      FailureOr<graph::NodeOp> identity = createRegisteredNode(
+          b, exit.getLoc(), "Identity", name, exit.getOutputs()[0], {}, {},
+          exit.getDevice().value_or(""), error);
+      if (failed(identity))
+        return why = error, false;
+      exit.getOutputs()[0].replaceAllUsesExcept(identity->getOutputs()[0],
+                                                *identity);
+      exit.getControl().replaceAllUsesWith(identity->getControl());
+    }
+  }
+  PassManager pm(copy->getContext());
+  pm.addPass(graph::createGraphFunctionalizeLoopsPass());
+  pm.addPass(graph::createGraphFunctionalizeCondsPass());
+  std::string message;
+  {
+    ScopedDiagnosticHandler capture(copy->getContext(), [&](Diagnostic &d) {
+      if (message.empty())
+        message = d.str();
+      return success();
+    });
+    if (failed(pm.run(*copy)))
+      return why = message, false;
+  }
+  // Every tensor and node the run names is still there.
+  for (auto graph : copy->getOps<graph::GraphOp>()) {
+    llvm::StringMap<graph::NodeOp> byName;
+    for (auto node : graph.getBody().front().getOps<graph::NodeOp>())
+      byName[node.getName()] = node;
+    for (const std::vector<std::string> *names :
+         {&run.feeds, &run.fetches, &run.targets})
+      for (const std::string &name : *names) {
+        auto [nodeName, port] = graph::splitTensorName(name);
+        graph::NodeOp node = byName.lookup(nodeName);
+        if (!node || (names != &run.targets &&
+                      port >= node.getOutputs().size()))
+          return why = "the run names '" + name +
+                       "', which its functional form does not have",
+                 false;
+      }
+  }
+  module = std::move(copy);
+  return true;
+}
+
 llvm::Expected<std::unique_ptr<PreparedRun>>
 Session::Impl::prepare(const std::vector<std::string> &feeds,
                        const std::vector<std::string> &fetches,
@@ -135,6 +217,14 @@ Session::Impl::prepare(const std::vector<std::string> &feeds,
   bool compiled = options.backend == SessionOptions::Backend::CPU;
   auto run = std::make_unique<PreparedRun>();
   run->module = module->clone();
+  if (compiled && options.functionalizeControlFlow) {
+    std::string why;
+    if (!functionalizeForCompilation(run->module, {feeds, fetches, targets},
+                                     why) &&
+        !why.empty() && notes())
+      *notes() << options.notePrefix
+               << "v1 control flow stays interpreted: " << why << "\n";
+  }
   if (compiled) {
     std::vector<jit::ClusteringDecision> decisions;
     if (failed(jit::clusterForCompilation(

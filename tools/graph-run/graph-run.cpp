@@ -73,6 +73,12 @@ static cl::opt<int64_t> devices(
              "graph's nodes may be placed on; their compiled clusters run "
              "side by side (default 0: one per core)"),
     cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> functionalizeControlFlow(
+    "functionalize-control-flow",
+    cl::desc("with --backend=cpu: make TensorFlow v1 control flow "
+             "functional before clustering, so that it compiles (default "
+             "true; =false leaves it to the interpreter)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<double> channelTimeout(
     "channel-timeout",
     cl::desc("seconds a host transfer or collective of a replicated graph "
@@ -224,6 +230,7 @@ static std::unique_ptr<runtime::Session> openSession(MLIRContext &context,
   options.hostPrograms = hostProgramMode;
   options.maxIterations = maxIterations;
   options.devices = devices;
+  options.functionalizeControlFlow = functionalizeControlFlow;
   options.channelTimeoutSeconds = channelTimeout;
   options.strictCompile = strictCompile;
   options.clusterNotes = dumpClusters ? &llvm::errs() : nullptr;

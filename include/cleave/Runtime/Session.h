@@ -63,6 +63,12 @@ struct SessionOptions {
   /// error; other device types are soft-placed on CPU 0. The compiled
   /// clusters of several devices run side by side.
   int64_t devices = 0;
+  /// With the CPU backend, TensorFlow v1 control flow (Switch/Merge
+  /// conditionals, Enter/Exit loops) is made functional before clustering
+  /// (graph-functionalize-loops, then -conds), as TensorFlow's XLA path
+  /// does, so that it compiles; the interpreter backend runs the graph as
+  /// written.
+  bool functionalizeControlFlow = true;
   /// A loop that runs this many iterations fails.
   int64_t maxIterations = 1000000;
   /// Seconds a host transfer or collective of a replicated graph waits
