@@ -11,6 +11,7 @@
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace cleave;
@@ -235,6 +236,129 @@ static LogicalResult applyOptimizer(KernelContext &ctx) {
   return success();
 }
 
+/// A copy of `t` that does not share its buffer (a tensor copy does).
+static Tensor copyOf(const Tensor &t) {
+  Tensor copy = Tensor::uninitialized(t.dtype(), t.shape());
+  if (t.byteSize())
+    std::memcpy(copy.raw(), t.raw(), t.byteSize());
+  return copy;
+}
+
+/// The rows `indices` name in a variable of `rows` rows: TensorFlow's
+/// error for one out of range.
+static LogicalResult checkRows(KernelContext &ctx, const Tensor &indices,
+                               int64_t rows, bool sparseApply) {
+  for (int64_t i = 0; i < indices.numElements(); ++i) {
+    int64_t row = indices.getAsInt(i);
+    if (row >= 0 && row < rows)
+      continue;
+    if (sparseApply)
+      return ctx.error() << "Index " << row << " at offset " << i
+                         << " in indices is out of range";
+    return ctx.error() << "indices[" << i << "] = " << row
+                       << " is not in [0, " << rows << ")";
+  }
+  return success();
+}
+
+/// ScatterAdd/Sub and their resource forms: each row of `updates` added
+/// to (or taken from) the row of the variable its index names; repeated
+/// indices add up.
+template <bool subtract, bool resource>
+static LogicalResult scatterUpdate(KernelContext &ctx) {
+  FailureOr<std::string> name = variableInput(ctx, 0);
+  if (failed(name))
+    return failure();
+  Tensor &slot = ctx.state.variables[*name];
+  if (!slot.isValid())
+    return ctx.error() << (resource ? "Could not find variable "
+                                    : "Attempting to use uninitialized value ")
+                       << *name;
+  const Tensor &indices = ctx.inputs[1], &updates = ctx.inputs[2];
+  const std::vector<int64_t> &shape = slot.shape();
+  // updates.shape = indices.shape + params.shape[1:], or a scalar.
+  std::vector<int64_t> expected = indices.shape();
+  if (!shape.empty())
+    expected.insert(expected.end(), shape.begin() + 1, shape.end());
+  bool scalarUpdate = updates.shape().empty();
+  if (shape.empty() || (!scalarUpdate && updates.shape() != expected))
+    return ctx.error()
+           << "Must have updates.shape = indices.shape + params.shape[1:] or "
+              "updates.shape = [], got updates.shape "
+           << shapeString(updates.shape()) << ", indices.shape "
+           << shapeString(indices.shape()) << ", params.shape "
+           << shapeString(shape);
+  if (updates.dtype() != slot.dtype())
+    return ctx.error() << "the updates' dtype does not match the variable's";
+  if (failed(checkRows(ctx, indices, shape[0], false)))
+    return failure();
+  int64_t rowSize = shape[0] ? slot.numElements() / shape[0] : 0;
+  Tensor next = copyOf(slot);
+  for (int64_t i = 0; i < indices.numElements(); ++i) {
+    int64_t row = indices.getAsInt(i);
+    for (int64_t j = 0; j < rowSize; ++j) {
+      double u = updates.getAsDouble(scalarUpdate ? 0 : i * rowSize + j);
+      int64_t at = row * rowSize + j;
+      next.setFromDouble(at, next.getAsDouble(at) + (subtract ? -u : u));
+    }
+  }
+  slot = next;
+  if (!ctx.outputs.empty())
+    ctx.outputs[0] = slot;
+  return success();
+}
+
+/// SparseApplyMomentum: Momentum's update on the rows `indices` names,
+/// one gradient row each (training_ops.cc; repeated indices apply in turn).
+static LogicalResult sparseApplyMomentum(KernelContext &ctx) {
+  std::vector<Tensor *> slots;
+  for (unsigned i = 0; i < 2; ++i) {
+    FailureOr<std::string> name = variableInput(ctx, i);
+    if (failed(name))
+      return failure();
+    Tensor &slot = ctx.state.variables[*name];
+    if (!slot.isValid())
+      return ctx.error() << "Attempting to use uninitialized value " << *name;
+    slots.push_back(&slot);
+  }
+  const Tensor &grad = ctx.inputs[3], &indices = ctx.inputs[4];
+  const std::vector<int64_t> &shape = slots[0]->shape();
+  if (slots[1]->shape() != shape)
+    return ctx.error() << "var and accum do not have the same shape"
+                       << shapeString(shape) << " "
+                       << shapeString(slots[1]->shape());
+  if (shape.empty())
+    return ctx.error() << "var must be at least 1 dimensional";
+  if (indices.shape().size() != 1)
+    return ctx.error() << "indices must be one-dimensional";
+  if (grad.shape().empty() || grad.shape()[0] != indices.numElements())
+    return ctx.error() << "grad must be the same size as indices in the "
+                          "first dimension.";
+  if (failed(checkRows(ctx, indices, shape[0], true)))
+    return failure();
+  double lr = ctx.inputs[2].getAsDouble(0), momentum = ctx.inputs[5].getAsDouble(0);
+  bool nesterov = ctx.getBool("use_nesterov").value_or(false);
+  int64_t rowSize = slots[0]->numElements() / shape[0];
+  Tensor var = copyOf(*slots[0]), accum = copyOf(*slots[1]);
+  for (int64_t i = 0; i < indices.numElements(); ++i) {
+    int64_t row = indices.getAsInt(i);
+    for (int64_t j = 0; j < rowSize; ++j) {
+      int64_t at = row * rowSize + j;
+      double g = grad.getAsDouble(i * rowSize + j);
+      double a = accum.getAsDouble(at) * momentum + g;
+      double v = var.getAsDouble(at);
+      v -= nesterov ? g * lr + a * momentum * lr : lr * a;
+      accum.setFromDouble(at, a);
+      var.setFromDouble(at, v);
+    }
+  }
+  *slots[0] = var;
+  *slots[1] = accum;
+  if (!ctx.outputs.empty())
+    ctx.outputs[0] = var;
+  return success();
+}
+
 KernelTable cleave::interp::getStateKernels() {
   return {
       {"VariableV2", variable},
@@ -254,5 +378,11 @@ KernelTable cleave::interp::getStateKernels() {
       {"ResourceApplyAdam", applyOptimizer<Optimizer::Adam>},
       {"ResourceApplyGradientDescent",
        updateResource<Update::GradientDescent>},
+      {"ScatterAdd", scatterUpdate<false, false>},
+      {"ScatterSub", scatterUpdate<true, false>},
+      {"ResourceScatterAdd", scatterUpdate<false, true>},
+      {"ResourceScatterSub", scatterUpdate<true, true>},
+      {"SparseApplyMomentum", sparseApplyMomentum},
+      {"ResourceSparseApplyMomentum", sparseApplyMomentum},
   };
 }

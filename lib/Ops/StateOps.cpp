@@ -117,6 +117,40 @@ OpTable cleave::ops::detail::getStateOps() {
        {},
        {"T: numbertype", "use_locking: bool = false",
         "use_nesterov: bool = false"}},
+
+      // Sparse updates (state_ops.cc, resource_variable_ops.cc,
+      // training_ops.cc): rows of the variable at `indices`, as an
+      // IndexedSlices gradient updates it.
+      {"ScatterAdd",
+       {"ref: Ref(T)", "indices: Tindices", "updates: T"},
+       {"output_ref: Ref(T)"},
+       {"T: numbertype", "Tindices: {int32, int64}",
+        "use_locking: bool = false"}},
+      {"ScatterSub",
+       {"ref: Ref(T)", "indices: Tindices", "updates: T"},
+       {"output_ref: Ref(T)"},
+       {"T: numbertype", "Tindices: {int32, int64}",
+        "use_locking: bool = false"}},
+      {"ResourceScatterAdd",
+       {"resource: resource", "indices: Tindices", "updates: dtype"},
+       {},
+       {"dtype: numbertype", "Tindices: {int32, int64}"}},
+      {"ResourceScatterSub",
+       {"resource: resource", "indices: Tindices", "updates: dtype"},
+       {},
+       {"dtype: numbertype", "Tindices: {int32, int64}"}},
+      {"SparseApplyMomentum",
+       {"var: Ref(T)", "accum: Ref(T)", "lr: T", "grad: T",
+        "indices: Tindices", "momentum: T"},
+       {"out: Ref(T)"},
+       {"T: numbertype", "Tindices: {int32, int64}",
+        "use_locking: bool = false", "use_nesterov: bool = false"}},
+      {"ResourceSparseApplyMomentum",
+       {"var: resource", "accum: resource", "lr: T", "grad: T",
+        "indices: Tindices", "momentum: T"},
+       {},
+       {"T: numbertype", "Tindices: {int32, int64}",
+        "use_locking: bool = false", "use_nesterov: bool = false"}},
   };
 }
 
@@ -150,6 +184,12 @@ detail::ShapeFnTable cleave::ops::detail::getStateShapeFns() {
       {"ResourceApplyGradientDescent", shapes::none},
       {"ResourceApplyMomentum", shapes::none},
       {"ResourceApplyAdam", shapes::none},
+      {"ScatterAdd", shapes::unchanged},
+      {"ScatterSub", shapes::unchanged},
+      {"ResourceScatterAdd", shapes::none},
+      {"ResourceScatterSub", shapes::none},
+      {"SparseApplyMomentum", shapes::unchanged},
+      {"ResourceSparseApplyMomentum", shapes::none},
   };
 }
 

@@ -1579,6 +1579,26 @@ OpCase refVariable(const std::string &name) {
       .node("init", "Assign", {"v", "initial"}, {T(kFloat)});
 }
 
+/// A ref variable "v" of [[1, 2], [3, 4], [5, 6]] ("init" assigns it) and
+/// the rows 2, 0, 2 of a scatter ("indices", "updates").
+OpCase rows(const std::string &name) {
+  return OpCase(name)
+      .node("v", "VariableV2", {},
+            {typeAttr("dtype", kFloat), shapeAttr("shape", {3, 2})})
+      .constant("initial", f32({3, 2}, {1, 2, 3, 4, 5, 6}))
+      .node("init", "Assign", {"v", "initial"}, {T(kFloat)})
+      .constant("indices", i32.vec({2, 0, 2}))
+      .constant("updates", f32({3, 2}, {1, 1, 10, 10, 2, 2}));
+}
+
+/// The same as a resource variable.
+OpCase resourceRows(const std::string &name) {
+  return OpCase(name)
+      .resourceVariable("v", f32({3, 2}, {1, 2, 3, 4, 5, 6}))
+      .constant("indices", i32.vec({2, 0, 2}))
+      .constant("updates", f32({3, 2}, {1, 1, 10, 10, 2, 2}));
+}
+
 std::vector<OpCase> stateCases() {
   // accum = 0.9 * [0.5, 0] + [1, -2] = [1.45, -2].
   auto momentum = [](const std::string &name, bool nesterov,
@@ -1640,6 +1660,68 @@ std::vector<OpCase> stateCases() {
           .runFirst("v/init")
           .runFirst("step")
           .expect("v/read", f32.vec({0, 4})),
+      // Rows 2, 0 and 2 again of [[1, 2], [3, 4], [5, 6]]: repeated rows
+      // add up.
+      rows("ScatterAdd")
+          .node("scatter", "ScatterAdd", {"v", "indices", "updates"},
+                {T(kFloat), typeAttr("Tindices", kInt32)})
+          .runFirst("init")
+          .expect("scatter", f32({3, 2}, {11, 12, 3, 4, 8, 9})),
+      rows("ScatterSub")
+          .node("scatter", "ScatterSub", {"v", "indices", "updates"},
+                {T(kFloat), typeAttr("Tindices", kInt32)})
+          .runFirst("init")
+          .expect("scatter", f32({3, 2}, {-9, -8, 3, 4, 2, 3})),
+      resourceRows("ResourceScatterAdd")
+          .node("scatter", "ResourceScatterAdd", {"v", "indices", "updates"},
+                {typeAttr("dtype", kFloat), typeAttr("Tindices", kInt32)})
+          .runFirst("v/init")
+          .runFirst("scatter")
+          .expect("v/read", f32({3, 2}, {11, 12, 3, 4, 8, 9})),
+      resourceRows("ResourceScatterSub")
+          .node("scatter", "ResourceScatterSub", {"v", "indices", "updates"},
+                {typeAttr("dtype", kFloat), typeAttr("Tindices", kInt32)})
+          .runFirst("v/init")
+          .runFirst("scatter")
+          .expect("v/read", f32({3, 2}, {-9, -8, 3, 4, 2, 3})),
+      // Row 1 of var [[1, 2], [3, 4]] with accum 0.5: accum = 0.9 * 0.5 +
+      // g, var -= 0.1 * accum; row 0 untouched.
+      OpCase("SparseApplyMomentum")
+          .node("var", "VariableV2", {},
+                {typeAttr("dtype", kFloat), shapeAttr("shape", {2, 2})})
+          .node("accum", "VariableV2", {},
+                {typeAttr("dtype", kFloat), shapeAttr("shape", {2, 2})})
+          .constant("var0", f32({2, 2}, {1, 2, 3, 4}))
+          .constant("accum0", f32({2, 2}, {0.5, 0.5, 0.5, 0.5}))
+          .node("var/init", "Assign", {"var", "var0"}, {T(kFloat)})
+          .node("accum/init", "Assign", {"accum", "accum0"}, {T(kFloat)})
+          .constant("lr", f32(0.1))
+          .constant("grad", f32({1, 2}, {1, -2}))
+          .constant("indices", i32.vec({1}))
+          .constant("momentum", f32(0.9))
+          .node("apply", "SparseApplyMomentum",
+                {"var", "accum", "lr", "grad", "indices", "momentum"},
+                {T(kFloat), typeAttr("Tindices", kInt32)})
+          .runFirst("var/init")
+          .runFirst("accum/init")
+          .expect("apply", f32({2, 2}, {1, 2, 3 - 0.1 * 1.45,
+                                        4 - 0.1 * (0.45 - 2)})),
+      OpCase("ResourceSparseApplyMomentum")
+          .resourceVariable("var", f32({2, 2}, {1, 2, 3, 4}))
+          .resourceVariable("accum", f32({2, 2}, {0.5, 0.5, 0.5, 0.5}))
+          .constant("lr", f32(0.1))
+          .constant("grad", f32({1, 2}, {1, -2}))
+          .constant("indices", i32.vec({1}))
+          .constant("momentum", f32(0.9))
+          .node("apply", "ResourceSparseApplyMomentum",
+                {"var", "accum", "lr", "grad", "indices", "momentum"},
+                {T(kFloat), typeAttr("Tindices", kInt32)})
+          .runFirst("var/init")
+          .runFirst("accum/init")
+          .runFirst("apply")
+          .expect("var/read",
+                  f32({2, 2}, {1, 2, 3 - 0.1 * 1.45, 4 - 0.1 * (0.45 - 2)}))
+          .expect("accum/read", f32({2, 2}, {0.5, 0.5, 1.45, 0.45 - 2})),
       // var -= lr * accum.
       momentum("ResourceApplyMomentum", /*nesterov=*/false,
                f32.vec({1 - 0.1 * 1.45, 2 + 0.1 * 2})),
@@ -2147,7 +2229,9 @@ const char *const kSupportedOps[] = {
     "VariableV2", "Assign", "AssignAdd", "VarHandleOp", "ReadVariableOp",
     "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
     "ApplyGradientDescent", "ResourceApplyGradientDescent",
-    "ResourceApplyMomentum", "ResourceApplyAdam",
+    "ResourceApplyMomentum", "ResourceApplyAdam", "ScatterAdd", "ScatterSub",
+    "ResourceScatterAdd", "ResourceScatterSub", "SparseApplyMomentum",
+    "ResourceSparseApplyMomentum",
     // Control flow.
     "Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "If",
     "StatelessIf", "While", "StatelessWhile", "PartitionedCall",

@@ -32,7 +32,12 @@ public:
         gateGradients(options.gateGradients),
         colocateGradientsWithOps(options.colocateGradientsWithOps),
         unconnectedGradients(options.unconnectedGradients),
-        scopeName(options.scopeName) {}
+        scopeName(options.scopeName),
+        keepSparseResults(options.keepSparseResults) {}
+
+  /// After run() with keepSparseResults: per x, its gradient's slices when
+  /// it is sparse.
+  SmallVector<std::optional<IndexedSlices>> sparseResults;
 
   FailureOr<SmallVector<Value>> run(Block &block, ArrayRef<Value> ys,
                                     ArrayRef<Value> xs,
@@ -81,6 +86,7 @@ private:
   std::string aggregationMethod;
   bool gateGradients, colocateGradientsWithOps;
   std::string unconnectedGradients, scopeName;
+  bool keepSparseResults;
   ModuleOp module;
   /// Sparse gradients (IndexedSlices): their values, mapped to their
   /// indices and dense shape.

@@ -641,12 +641,17 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
       if (!slot.empty())
         g = slot.front();
     }
-    if (g) {
+    std::optional<IndexedSlices> kept;
+    if (auto it = g ? slices.find(g) : slices.end();
+        keepSparseResults && it != slices.end()) {
+      kept = IndexedSlices{g, it->second.first, it->second.second};
+    } else if (g) {
       FailureOr<Value> dense = densify(b, g, x.getLoc());
       if (failed(dense))
         return failure();
       g = *dense;
     }
+    sparseResults.push_back(kept);
     if (!g && unconnectedGradients == "zero") {
       FailureOr<Value> zeros = b.zerosLike(x, x.getLoc());
       if (failed(zeros))
@@ -659,12 +664,17 @@ Differentiator::run(Block &block, ArrayRef<Value> ys, ArrayRef<Value> xs,
 }
 
 FailureOr<SmallVector<Value>>
-cleave::graph::addGradients(GraphOp graph, ArrayRef<Value> ys,
-                            ArrayRef<Value> xs, ArrayRef<Value> gradYs,
-                            ArrayRef<Value> stopGradients,
-                            const GradientOptions &options) {
-  return Differentiator(options).run(graph.getBody().front(), ys, xs, gradYs,
-                                     stopGradients);
+cleave::graph::addGradients(
+    GraphOp graph, ArrayRef<Value> ys, ArrayRef<Value> xs,
+    ArrayRef<Value> gradYs, ArrayRef<Value> stopGradients,
+    const GradientOptions &options,
+    SmallVectorImpl<std::optional<IndexedSlices>> *sparse) {
+  Differentiator differentiator(options);
+  auto results = differentiator.run(graph.getBody().front(), ys, xs, gradYs,
+                                    stopGradients);
+  if (succeeded(results) && sparse)
+    *sparse = std::move(differentiator.sparseResults);
+  return results;
 }
 
 void GraphGradientPass::runOnOperation() {

@@ -190,14 +190,19 @@ void GraphMinimizePass::runOnOperation() {
   options.gateGradients = true;
   options.aggregationMethod = aggregationMethod;
   options.colocateGradientsWithOps = colocateGradientsWithOps;
+  // compute_gradients keeps a gather's IndexedSlices for the sparse
+  // updates (CrossShardOptimizer's all-reduce makes them dense).
+  options.keepSparseResults = !crossReplica;
+  SmallVector<std::optional<IndexedSlices>> sparse;
   FailureOr<SmallVector<Value>> grads =
-      addGradients(graph, lossValue, xs, {}, {}, options);
+      addGradients(graph, lossValue, xs, {}, {}, options, &sparse);
   if (failed(grads))
     return signalPassFailure();
-  SmallVector<std::pair<NodeOp, Value>> varsWithGrads;
-  for (auto [v, g] : llvm::zip(variables, *grads))
-    if (g)
-      varsWithGrads.push_back({v, g});
+  SmallVector<VariableGradient> varsWithGrads;
+  for (auto [i, v] : llvm::enumerate(variables))
+    if (Value g = (*grads)[i])
+      varsWithGrads.push_back(
+          {v, g, i < sparse.size() ? sparse[i] : std::nullopt});
   if (varsWithGrads.empty()) {
     std::string list;
     for (NodeOp v : variables)
@@ -223,7 +228,8 @@ void GraphMinimizePass::runOnOperation() {
         DenseElementsAttr::get(RankedTensorType::get(shape, i32),
                                ArrayRef<int32_t>(everyone)),
         everyone.size(), {});
-    for (auto &[v, g] : varsWithGrads) {
+    for (VariableGradient &vg : varsWithGrads) {
+      Value &g = vg.gradient;
       auto producer = g.getDefiningOp<NodeOp>();
       if (!producer ||
           getStringTFAttr(producer, kTPUReplicateAttr) != replicated.tag)

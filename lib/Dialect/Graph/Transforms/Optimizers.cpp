@@ -225,12 +225,112 @@ LogicalResult SlotCreator::joinInit(StringRef initName) {
   return adder.add("NoOp", initName, {}, initializers, {}, {}, true);
 }
 
+/// The first dimension of a shape tensor (`array_ops.shape(x)[0]`).
+static FailureOr<Value> firstDimension(NodeAdder &adder, StringRef prefix,
+                                       Value shape, NodeOp colocate) {
+  OpBuilder &b = adder.getBuilder();
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  std::string name = adder.unique((prefix + "strided_slice").str());
+  SmallVector<Value> operands{shape};
+  for (auto [suffix, value] : {std::pair("stack", 0), std::pair("stack_1", 1),
+                               std::pair("stack_2", 1)}) {
+    auto tensor = TensorAttr::get(
+        ctx, i32, ShapeAttr::get(ctx, {1}, false, {}),
+        DenseElementsAttr::get(RankedTensorType::get({1}, i32),
+                               ArrayRef<int32_t>{int32_t(value)}),
+        1, {});
+    auto c = adder.add("Const", name + "/" + suffix, {}, {},
+                       {b.getNamedAttr("dtype", TypeAttr::get(i32)),
+                        b.getNamedAttr("value", tensor)},
+                       colocate, /*exactName=*/true);
+    if (failed(c))
+      return failure();
+    operands.push_back(c->getOutputs()[0]);
+  }
+  auto slice = adder.add(
+      "StridedSlice", name, operands, {},
+      {b.getNamedAttr("shrink_axis_mask", b.getI64IntegerAttr(1))}, colocate,
+      /*exactName=*/true);
+  if (failed(slice))
+    return failure();
+  return slice->getOutputs()[0];
+}
+
+FailureOr<IndexedSlices>
+cleave::graph::sumRepeatedRows(NodeAdder &adder, StringRef prefix,
+                               NodeOp variable, const IndexedSlices &g) {
+  auto unique = adder.add("Unique", (prefix + "Unique").str(), g.indices, {},
+                          {}, variable);
+  if (failed(unique))
+    return failure();
+  auto shape = adder.add("Shape", (prefix + "Shape").str(),
+                         unique->getOutputs()[0], {}, {}, variable);
+  if (failed(shape))
+    return failure();
+  auto rows = firstDimension(adder, prefix, shape->getOutputs()[0], variable);
+  if (failed(rows))
+    return failure();
+  auto summed = adder.add("UnsortedSegmentSum",
+                          (prefix + "UnsortedSegmentSum").str(),
+                          {g.values, unique->getOutputs()[1], *rows}, {}, {},
+                          variable);
+  if (failed(summed))
+    return failure();
+  return IndexedSlices{summed->getOutputs()[0], unique->getOutputs()[0],
+                       g.denseShape};
+}
+
+FailureOr<Value> cleave::graph::densify(NodeAdder &adder, StringRef prefix,
+                                        NodeOp variable,
+                                        const IndexedSlices &g) {
+  auto rows = firstDimension(adder, prefix, g.denseShape, variable);
+  if (failed(rows))
+    return failure();
+  auto dense = adder.add("UnsortedSegmentSum",
+                         (prefix + "UnsortedSegmentSum").str(),
+                         {g.values, g.indices, *rows}, {}, {}, variable);
+  if (failed(dense))
+    return failure();
+  return dense->getOutputs()[0];
+}
+
+/// GradientDescent's _apply_sparse_duplicate_indices: a ref variable's
+/// rows less values * lr (ScatterSub), a resource variable's plus
+/// -values * lr (ResourceScatterAdd).
+static FailureOr<NodeOp> applySparseGradientDescent(NodeAdder &adder,
+                                                    StringRef prefix,
+                                                    NodeOp variable,
+                                                    const IndexedSlices &g,
+                                                    Value lr) {
+  Value var = variable.getOutputs()[0];
+  Value values = g.values;
+  if (isResourceVariable(variable)) {
+    auto negated =
+        adder.add("Neg", (prefix + "Neg").str(), values, {}, {}, variable);
+    if (failed(negated))
+      return failure();
+    values = negated->getOutputs()[0];
+  }
+  auto delta = adder.add("Mul", (prefix + "mul").str(), {values, lr}, {}, {},
+                         variable);
+  if (failed(delta))
+    return failure();
+  if (isResourceVariable(variable))
+    return adder.add("ResourceScatterAdd",
+                     (prefix + "ResourceScatterAdd").str(),
+                     {var, g.indices, delta->getOutputs()[0]}, {}, {},
+                     variable);
+  return adder.add("ScatterSub", (prefix + "ScatterSub").str(),
+                   {var, g.indices, delta->getOutputs()[0]}, {}, {}, variable);
+}
+
 FailureOr<NodeOp>
 cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
-                              ArrayRef<std::pair<NodeOp, Value>> varsWithGrads,
+                              ArrayRef<VariableGradient> gradients,
                               NodeOp globalStep, StringRef initName) {
   StringRef kind = config.kind;
-  Type floatType = getVariableValueType(varsWithGrads.front().first);
+  Type floatType = getVariableValueType(gradients.front().variable);
   SlotCreator slotCreator(adder);
 
   // _create_slots.
@@ -238,10 +338,10 @@ cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
   NodeOp beta1Power, beta2Power;
   if (kind == "adam") {
     // Non-slot accumulators, colocated with the first variable by name.
-    NodeOp first = varsWithGrads.front().first;
-    for (auto [v, g] : varsWithGrads)
-      if (v.getName() < first.getName())
-        first = v;
+    NodeOp first = gradients.front().variable;
+    for (VariableGradient vg : gradients)
+      if (vg.variable.getName() < first.getName())
+        first = vg.variable;
     auto b1 =
         slotCreator.addVariable("beta1_power", first, floatType, config.beta1);
     auto b2 =
@@ -251,7 +351,8 @@ cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
     beta1Power = *b1;
     beta2Power = *b2;
   }
-  for (auto [v, g] : varsWithGrads) {
+  for (const VariableGradient &vg : gradients) {
+    NodeOp v = vg.variable;
     SmallVector<std::string> slotNames;
     if (kind == "momentum")
       slotNames = {v.getName().str() + "/Momentum"};
@@ -293,31 +394,57 @@ cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
   auto nesterov =
       b.getNamedAttr("use_nesterov", b.getBoolAttr(config.useNesterov));
   SmallVector<Value> updates;
-  for (auto [v, g] : varsWithGrads) {
+  for (const VariableGradient &vg : gradients) {
+    NodeOp v = vg.variable;
+    Value g = vg.gradient;
     std::string prefix = scope + "update_" + v.getName().str() + "/";
     Value var = v.getOutputs()[0];
     Value lrValue = lr->getOutputs()[0];
+    bool resource = isResourceVariable(v);
     // Resource variables update through the Resource* kernels.
-    std::string apply = isResourceVariable(v) ? "ResourceApply" : "Apply";
+    std::string apply = resource ? "ResourceApply" : "Apply";
     FailureOr<NodeOp> update;
-    if (kind == "sgd") {
-      update = adder.add(apply + "GradientDescent",
-                         prefix + apply + "GradientDescent", {var, lrValue, g},
-                         {}, {locking}, v);
-    } else if (kind == "momentum") {
-      update = adder.add(apply + "Momentum", prefix + apply + "Momentum",
-                         {var, slots[v][0].getOutputs()[0], lrValue, g,
+    if (vg.sparse && kind == "sgd") {
+      update = applySparseGradientDescent(adder, prefix, v, *vg.sparse,
+                                          lrValue);
+    } else if (vg.sparse && kind == "momentum") {
+      auto summed = sumRepeatedRows(adder, prefix, v, *vg.sparse);
+      if (failed(summed))
+        return failure();
+      std::string sparseApply =
+          resource ? "ResourceSparseApplyMomentum" : "SparseApplyMomentum";
+      update = adder.add(sparseApply, prefix + sparseApply,
+                         {var, slots[v][0].getOutputs()[0], lrValue,
+                          summed->values, summed->indices,
                           momentumConst.getOutputs()[0]},
                          {}, {locking, nesterov}, v);
     } else {
-      update = adder.add(
-          apply + "Adam", prefix + apply + "Adam",
-          {var, slots[v][0].getOutputs()[0], slots[v][1].getOutputs()[0],
-           slotCreator.readOf(beta1Power), slotCreator.readOf(beta2Power),
-           lrValue, beta1Const.getOutputs()[0], beta2Const.getOutputs()[0],
-           epsilonConst.getOutputs()[0], g},
-          {}, {locking, b.getNamedAttr("use_nesterov", b.getBoolAttr(false))},
-          v);
+      if (vg.sparse) {
+        auto dense = densify(adder, prefix, v, *vg.sparse);
+        if (failed(dense))
+          return failure();
+        g = *dense;
+      }
+      if (kind == "sgd") {
+        update = adder.add(apply + "GradientDescent",
+                           prefix + apply + "GradientDescent",
+                           {var, lrValue, g}, {}, {locking}, v);
+      } else if (kind == "momentum") {
+        update = adder.add(apply + "Momentum", prefix + apply + "Momentum",
+                           {var, slots[v][0].getOutputs()[0], lrValue, g,
+                            momentumConst.getOutputs()[0]},
+                           {}, {locking, nesterov}, v);
+      } else {
+        update = adder.add(
+            apply + "Adam", prefix + apply + "Adam",
+            {var, slots[v][0].getOutputs()[0], slots[v][1].getOutputs()[0],
+             slotCreator.readOf(beta1Power), slotCreator.readOf(beta2Power),
+             lrValue, beta1Const.getOutputs()[0], beta2Const.getOutputs()[0],
+             epsilonConst.getOutputs()[0], g},
+            {},
+            {locking, b.getNamedAttr("use_nesterov", b.getBoolAttr(false))},
+            v);
+      }
     }
     if (failed(update))
       return failure();

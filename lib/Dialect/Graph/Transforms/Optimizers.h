@@ -11,6 +11,7 @@
 #define CLEAVE_LIB_DIALECT_GRAPH_TRANSFORMS_OPTIMIZERS_H
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Transforms/Gradients.h"
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 
 #include "mlir/IR/Builders.h"
@@ -74,15 +75,41 @@ struct OptimizerConfig {
   llvm::StringRef getName() const;
 };
 
+/// An IndexedSlices with each row once: repeated indices' values summed
+/// (`_deduplicate_indexed_slices`: Unique, UnsortedSegmentSum), under
+/// `prefix`, colocated with `variable`.
+mlir::FailureOr<IndexedSlices> sumRepeatedRows(NodeAdder &adder,
+                                               llvm::StringRef prefix,
+                                               NodeOp variable,
+                                               const IndexedSlices &gradient);
+/// The dense tensor of an IndexedSlices (UnsortedSegmentSum into its
+/// shape's rows).
+mlir::FailureOr<mlir::Value> densify(NodeAdder &adder, llvm::StringRef prefix,
+                                     NodeOp variable,
+                                     const IndexedSlices &gradient);
+
+/// A variable and its gradient: dense, or the rows of an IndexedSlices
+/// (`sparse`; `gradient` is then its values).
+struct VariableGradient {
+  NodeOp variable;
+  mlir::Value gradient;
+  std::optional<IndexedSlices> sparse;
+};
+
 /// Optimizer.apply_gradients(grads_and_vars, global_step): the slots (with
 /// their initializers added to the node `initName`, created when missing),
 /// the constants, one `<scope>/update_<var>/Apply*` per variable and the
 /// train op, which it returns: a NoOp `<scope>` grouping the updates, or
 /// with `globalStep` the AssignAdd `<scope>` incrementing it after them.
+/// Sparse gradients update the rows they have, as TensorFlow's
+/// _apply_sparse: SGD by ScatterSub (ResourceScatterAdd of -lr * values),
+/// Momentum by SparseApplyMomentum after summing repeated rows (Unique,
+/// UnsortedSegmentSum); Adam, whose sparse update equals the dense one of
+/// the summed rows, densifies them.
 mlir::FailureOr<NodeOp>
 applyGradients(NodeAdder &adder, const OptimizerConfig &config,
-               llvm::ArrayRef<std::pair<NodeOp, mlir::Value>> varsWithGrads,
-               NodeOp globalStep, llvm::StringRef initName);
+               llvm::ArrayRef<VariableGradient> gradients, NodeOp globalStep,
+               llvm::StringRef initName);
 
 } // namespace cleave::graph
 

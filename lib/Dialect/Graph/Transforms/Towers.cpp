@@ -115,6 +115,12 @@ private:
   void buildTowers(NodeAdder &adder, ArrayRef<SmallVector<Value>> shards);
   /// TowerOptimizer.minimize in every tower, the update in the last.
   LogicalResult minimizeInTowers(NodeAdder &adder);
+  /// _compute_sum_on_device: the towers' gradients of `variable` summed
+  /// on its device, AddN of dense ones, the values and indices of
+  /// IndexedSlices (`sparse`, one per tower when they are) concatenated.
+  FailureOr<VariableGradient> sumOnDevice(NodeAdder &adder, NodeOp variable,
+                                          ArrayRef<Value> perTower,
+                                          ArrayRef<IndexedSlices> sparse);
   /// `loss` / towers in tower `t` (for reductions other than sum).
   FailureOr<Value> scaleLoss(NodeAdder &adder, Value loss, unsigned t);
   /// Sum (AddN) or concatenation of one value of every tower on the
@@ -694,6 +700,58 @@ FailureOr<Value> GraphTowersPass::scaleLoss(NodeAdder &adder, Value loss,
   return quotient->getOutputs()[0];
 }
 
+FailureOr<VariableGradient>
+GraphTowersPass::sumOnDevice(NodeAdder &adder, NodeOp variable,
+                             ArrayRef<Value> perTower,
+                             ArrayRef<IndexedSlices> sparse) {
+  StringRef device = variable.getDevice().value_or("");
+  if (perTower.size() == 1)
+    return VariableGradient{variable, perTower.front(),
+                            sparse.empty() ? std::nullopt
+                                           : std::optional(sparse.front())};
+  OpBuilder &b = adder.getBuilder();
+  if (sparse.size() == perTower.size()) {
+    // array_ops.concat of the values, then of the indices, axis 0.
+    SmallVector<Value> concatenated;
+    for (bool ofIndices : {false, true}) {
+      std::string name = adder.unique("gradient_aggregating/concat");
+      auto axis = adder.addScalar(name + "/axis", 0, b.getI32Type());
+      if (failed(axis))
+        return failure();
+      SmallVector<Value> parts;
+      for (const IndexedSlices &s : sparse)
+        parts.push_back(ofIndices ? s.indices : s.values);
+      parts.push_back(axis->getOutputs()[0]);
+      auto concat =
+          adder.add("ConcatV2", name, parts, {}, {}, {}, /*exactName=*/true);
+      if (failed(concat))
+        return failure();
+      for (NodeOp n : {*axis, *concat})
+        setDevice(n, device);
+      concatenated.push_back(concat->getOutputs()[0]);
+    }
+    return VariableGradient{
+        variable, concatenated[0],
+        IndexedSlices{concatenated[0], concatenated[1],
+                      sparse.front().denseShape}};
+  }
+  // Dense, or (a tower whose gradient is dense) all made dense.
+  SmallVector<Value> dense(perTower.begin(), perTower.end());
+  for (Value &g : dense)
+    for (const IndexedSlices &s : sparse)
+      if (g == s.values) {
+        auto made = densify(adder, "gradient_aggregating/", variable, s);
+        if (failed(made))
+          return failure();
+        g = *made;
+      }
+  auto addN = adder.add("AddN", "gradient_aggregating/AddN", dense, {});
+  if (failed(addN))
+    return failure();
+  setDevice(*addN, device);
+  return VariableGradient{variable, addN->getOutputs()[0], std::nullopt};
+}
+
 LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
   unsigned towers = towerDevices.size();
   Block &body = graph.getBody().front();
@@ -710,6 +768,7 @@ LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
   options.gateGradients = true;
   options.aggregationMethod = aggregationMethod;
   options.colocateGradientsWithOps = colocateGradientsWithOps;
+  options.keepSparseResults = true;
   OptimizerConfig config;
   config.kind = optimizer;
   config.learningRate = learningRate;
@@ -719,8 +778,10 @@ LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
   config.beta2 = beta2;
   config.epsilon = epsilon;
 
-  // grads[call][tower][variable]
+  // grads[call][tower][variable]: dense, or an IndexedSlices' values.
   SmallVector<SmallVector<SmallVector<Value>>> grads(minimizeLosses.size());
+  SmallVector<SmallVector<SmallVector<std::optional<IndexedSlices>>>> slices(
+      minimizeLosses.size());
   SmallVector<NodeOp> trainOps;
   for (unsigned t = 0; t < towers; ++t) {
     for (auto [call, towerLoss] : llvm::enumerate(minimizeLosses)) {
@@ -730,7 +791,9 @@ LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
       if (failed(scaled))
         return failure();
       options.scopeName = towerScopes[t] + "gradients";
-      auto towerGrads = addGradients(graph, *scaled, xs, {}, {}, options);
+      SmallVector<std::optional<IndexedSlices>> towerSlices;
+      auto towerGrads =
+          addGradients(graph, *scaled, xs, {}, {}, options, &towerSlices);
       if (failed(towerGrads))
         return failure();
       placeNewNodes(before, towerDevices[t]);
@@ -748,6 +811,7 @@ LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
                failure();
       }
       grads[call].push_back(*towerGrads);
+      slices[call].push_back(towerSlices);
       if (t + 1 < towers) {
         // Every tower but the last: a placeholder train op after its
         // gradients.
@@ -765,24 +829,23 @@ LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
       // The last tower: the gradients of all towers, summed on each
       // variable's device, applied in the first tower's scope.
       DenseSet<Operation *> beforeUpdate = currentNodes();
-      SmallVector<std::pair<NodeOp, Value>> varsWithGrads;
+      SmallVector<VariableGradient> varsWithGrads;
       for (auto [i, v] : llvm::enumerate(variables)) {
         SmallVector<Value> perTower;
-        for (auto &g : grads[call])
-          if (g[i])
-            perTower.push_back(g[i]);
+        SmallVector<IndexedSlices> sparse;
+        for (auto [g, s] : llvm::zip(grads[call], slices[call])) {
+          if (!g[i])
+            continue;
+          perTower.push_back(g[i]);
+          if (i < s.size() && s[i])
+            sparse.push_back(*s[i]);
+        }
         if (perTower.empty())
           continue;
-        Value sum = perTower.front();
-        if (towers > 1) {
-          auto addN =
-              adder.add("AddN", "gradient_aggregating/AddN", perTower, {});
-          if (failed(addN))
-            return failure();
-          setDevice(*addN, v.getDevice().value_or(""));
-          sum = addN->getOutputs()[0];
-        }
-        varsWithGrads.push_back({v, sum});
+        auto sum = sumOnDevice(adder, v, perTower, sparse);
+        if (failed(sum))
+          return failure();
+        varsWithGrads.push_back(*sum);
       }
       auto trainOp = applyGradients(
           adder, config, varsWithGrads,

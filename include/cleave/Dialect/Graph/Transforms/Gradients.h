@@ -10,9 +10,17 @@
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 
+#include <optional>
 #include <string>
 
 namespace cleave::graph {
+
+/// A gradient TensorFlow keeps as an IndexedSlices (a gather's): the rows
+/// `values` of a tensor of shape `denseShape` at `indices`, repeated
+/// indices adding up.
+struct IndexedSlices {
+  mlir::Value values, indices, denseShape;
+};
 
 /// tf.gradients()'s keyword arguments.
 struct GradientOptions {
@@ -21,17 +29,26 @@ struct GradientOptions {
   bool colocateGradientsWithOps = false;
   std::string unconnectedGradients = "none"; ///< none or zero
   std::string scopeName = "gradients";
+  /// Results that are IndexedSlices stay so (as an optimizer's
+  /// compute_gradients returns them): their values are the result and
+  /// `sparse` has the slices. Otherwise they are made dense, as
+  /// tf.gradients() returns them to graph-gradient's result identities.
+  bool keepSparseResults = false;
 };
 
 /// Adds the gradients of `ys` (seeded with `gradYs`, default ones) with
 /// respect to `xs` to `graph`, holding `stopGradients` constant, and returns
-/// one gradient per x (null when none reaches it). Diagnostics are emitted
-/// on the offending node.
+/// one gradient per x (null when none reaches it). With
+/// `keepSparseResults`, `sparse` gets one entry per x: the slices of a
+/// sparse gradient, else none. Diagnostics are emitted on the offending
+/// node.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 addGradients(GraphOp graph, llvm::ArrayRef<mlir::Value> ys,
              llvm::ArrayRef<mlir::Value> xs, llvm::ArrayRef<mlir::Value> gradYs,
              llvm::ArrayRef<mlir::Value> stopGradients,
-             const GradientOptions &options);
+             const GradientOptions &options,
+             llvm::SmallVectorImpl<std::optional<IndexedSlices>> *sparse =
+                 nullptr);
 
 /// The name of the function computing the gradient of calls of `function`:
 /// its GradientDef in the library, or one generated (`<function>_grad`) and
