@@ -421,26 +421,33 @@ void Clusterer::formClusters() {
   // A cluster never spans devices (as XLA's): an edge into another
   // device's node climbs a level as an interpreted node's does, so that no
   // path leaves a cluster and comes back to it at its level.
-  auto deviceOf = [](Operation *unit) -> int64_t {
-    auto node = dyn_cast<NodeOp>(unit);
-    return node ? getRuntimeCPUDevice(node.getDevice().value_or("")) : 0;
+  llvm::DenseMap<Operation *, int64_t> devices;
+  auto deviceOf = [&](Operation *unit) -> int64_t {
+    auto [it, inserted] = devices.try_emplace(unit, 0);
+    if (inserted)
+      if (auto node = dyn_cast<NodeOp>(unit))
+        it->second = getRuntimeCPUDevice(node.getDevice().value_or(""));
+    return it->second;
   };
   // A node that starts its device's work and hands some to another device
   // (the split that gives each tower its share of the batch) ends its
   // cluster: the other device waits for it, not for all its own device
   // does after it.
+  llvm::DenseMap<Operation *, bool> handsOff;
   auto handsWorkToOtherDevice = [&](Operation *unit) {
+    auto [it, inserted] = handsOff.try_emplace(unit, false);
+    if (!inserted)
+      return it->second;
     bool feedsOther = llvm::any_of(unit->getUsers(), [&](Operation *user) {
       Operation *consumer = unitOf(user);
       return consumer && deviceOf(consumer) != deviceOf(unit);
     });
-    if (!feedsOther)
-      return false;
-    return llvm::none_of(unitInputs(unit), [&](Value input) {
+    bool startsDevice = llvm::none_of(unitInputs(unit), [&](Value input) {
       Operation *producer = input.getDefiningOp();
       return producer && candidates.count(producer) && !isSource(producer) &&
              !fed.count(input) && deviceOf(producer) == deviceOf(unit);
     });
+    return it->second = feedsOther && startsDevice;
   };
   for (Operation *unit : order) {
     bool candidate = candidates.count(unit);

@@ -205,29 +205,73 @@ static LogicalResult applyOptimizer(KernelContext &ctx) {
   bool nesterov = ctx.getBool("use_nesterov").value_or(false);
   std::vector<Tensor> next;
   for (Tensor *slot : slots)
-    next.emplace_back(slot->dtype(), slot->shape());
-  for (int64_t i = 0; i < grad.numElements(); ++i) {
-    double g = grad.getAsDouble(i), var = slots[0]->getAsDouble(i);
+    next.push_back(Tensor::uninitialized(slot->dtype(), slot->shape()));
+  for (Tensor *slot : slots)
+    if (slot->dtype() != grad.dtype())
+      return ctx.error() << "var and grad do not have the same dtype: "
+                         << dtypeName(slot->dtype()) << " "
+                         << dtypeName(grad.dtype());
+  // Momentum: lr, momentum. Adam: lr * sqrt(1 - beta2^t) / (1 - beta1^t),
+  // beta1, beta2, epsilon.
+  double lr, momentum = 0, alpha = 0, beta1 = 0, beta2 = 0, epsilon = 0;
+  if (kind == Optimizer::Momentum) {
+    lr = scalar(2);
+    momentum = scalar(4);
+  } else {
+    lr = scalar(5);
+    alpha = lr * std::sqrt(1 - scalar(4)) / (1 - scalar(3));
+    beta1 = scalar(6);
+    beta2 = scalar(7);
+    epsilon = scalar(8);
+  }
+  // One element: var, then the accumulators, updated in double.
+  auto step = [&](double g, double &var, double &first, double &second) {
     if (kind == Optimizer::Momentum) {
-      double lr = scalar(2), momentum = scalar(4);
-      double accum = slots[1]->getAsDouble(i) * momentum + g;
-      var -= nesterov ? g * lr + accum * momentum * lr : lr * accum;
-      next[1].setFromDouble(i, accum);
+      first = first * momentum + g;
+      var -= nesterov ? g * lr + first * momentum * lr : lr * first;
     } else {
-      double beta1Power = scalar(3), beta2Power = scalar(4), lr = scalar(5),
-             beta1 = scalar(6), beta2 = scalar(7), epsilon = scalar(8);
-      double alpha = lr * std::sqrt(1 - beta2Power) / (1 - beta1Power);
-      double m = slots[1]->getAsDouble(i) + (g - slots[1]->getAsDouble(i)) *
-                                                (1 - beta1);
-      double v = slots[2]->getAsDouble(i) +
-                 (g * g - slots[2]->getAsDouble(i)) * (1 - beta2);
-      double step = nesterov ? m * beta1 + (1 - beta1) * g : m;
-      var -= alpha * step / (std::sqrt(v) + epsilon);
-      next[1].setFromDouble(i, m);
-      next[2].setFromDouble(i, v);
+      first += (g - first) * (1 - beta1);
+      second += (g * g - second) * (1 - beta2);
+      double direction = nesterov ? first * beta1 + (1 - beta1) * g : first;
+      var -= alpha * direction / (std::sqrt(second) + epsilon);
     }
-    if (!next[0].setFromDouble(i, var))
-      return ctx.error() << "unsupported dtype " << dtypeName(grad.dtype());
+  };
+  // Typed loops for float and double (the element-by-element dispatch
+  // cost more than the arithmetic on large variables).
+  auto typed = [&](auto zero) {
+    using T = decltype(zero);
+    const T *g = grad.data<T>();
+    std::vector<const T *> in;
+    std::vector<T *> out;
+    for (unsigned k = 0; k < numSlots; ++k) {
+      in.push_back(slots[k]->data<T>());
+      out.push_back(next[k].data<T>());
+    }
+    for (int64_t i = 0; i < grad.numElements(); ++i) {
+      double var = in[0][i], first = in[1][i],
+             second = numSlots > 2 ? double(in[2][i]) : 0.0;
+      step(double(g[i]), var, first, second);
+      out[0][i] = T(var);
+      out[1][i] = T(first);
+      if (numSlots > 2)
+        out[2][i] = T(second);
+    }
+  };
+  if (grad.dtype() == kFloat) {
+    typed(float());
+  } else if (grad.dtype() == kDouble) {
+    typed(double());
+  } else {
+    for (int64_t i = 0; i < grad.numElements(); ++i) {
+      double var = slots[0]->getAsDouble(i), first = slots[1]->getAsDouble(i),
+             second = numSlots > 2 ? slots[2]->getAsDouble(i) : 0.0;
+      step(grad.getAsDouble(i), var, first, second);
+      next[1].setFromDouble(i, first);
+      if (numSlots > 2)
+        next[2].setFromDouble(i, second);
+      if (!next[0].setFromDouble(i, var))
+        return ctx.error() << "unsupported dtype " << dtypeName(grad.dtype());
+    }
   }
   for (unsigned k = 0; k < numSlots; ++k)
     *slots[k] = next[k];

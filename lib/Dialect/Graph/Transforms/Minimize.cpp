@@ -204,14 +204,7 @@ void GraphMinimizePass::runOnOperation() {
       varsWithGrads.push_back(
           {v, g, i < sparse.size() ? sparse[i] : std::nullopt});
   if (varsWithGrads.empty()) {
-    std::string list;
-    for (NodeOp v : variables)
-      list += (list.empty() ? "" : ", ") + v.getName().str();
-    graph.emitError("No gradients provided for any variable, check your "
-                    "graph for ops that do not support gradients, between "
-                    "variables [")
-        << list << "] and loss " << lossValue.getDefiningOp<NodeOp>().getName()
-        << ":0.";
+    emitNoGradients(graph, variables, lossValue);
     return signalPassFailure();
   }
   NodeAdder adder(graph, loc, "graph-minimize");
@@ -249,15 +242,9 @@ void GraphMinimizePass::runOnOperation() {
       g = sum->getOutputs()[0];
     }
   }
-  OptimizerConfig config;
-  config.kind = optimizer;
-  config.learningRate = learningRate;
-  config.momentum = momentum;
-  config.useNesterov = useNesterov;
-  config.beta1 = beta1;
-  config.beta2 = beta2;
-  config.epsilon = epsilon;
-  if (failed(applyGradients(adder, config, varsWithGrads, globalStepNode,
-                            initName)))
+  if (failed(applyGradients(adder,
+                            OptimizerConfig{optimizer, learningRate, momentum,
+                                            useNesterov, beta1, beta2, epsilon},
+                            varsWithGrads, globalStepNode, initName)))
     return signalPassFailure();
 }

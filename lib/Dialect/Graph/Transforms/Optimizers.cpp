@@ -96,6 +96,20 @@ FailureOr<NodeOp> NodeAdder::addScalar(StringRef name, double value, Type type,
              colocate);
 }
 
+InFlightDiagnostic cleave::graph::emitNoGradients(GraphOp graph,
+                                                  ArrayRef<NodeOp> variables,
+                                                  Value loss) {
+  std::string list;
+  for (NodeOp v : variables)
+    list += (list.empty() ? "" : ", ") + v.getName().str();
+  auto lossNode = loss.getDefiningOp<NodeOp>();
+  return graph.emitError("No gradients provided for any variable, check "
+                         "your graph for ops that do not support gradients, "
+                         "between variables [")
+         << list << "] and loss "
+         << (lossNode ? lossNode.getName() : StringRef("?")) << ":0.";
+}
+
 StringRef OptimizerConfig::getName() const {
   return kind == "sgd"        ? "GradientDescent"
          : kind == "momentum" ? "Momentum"
@@ -271,10 +285,9 @@ cleave::graph::sumRepeatedRows(NodeAdder &adder, StringRef prefix,
   auto rows = firstDimension(adder, prefix, shape->getOutputs()[0], variable);
   if (failed(rows))
     return failure();
-  auto summed = adder.add("UnsortedSegmentSum",
-                          (prefix + "UnsortedSegmentSum").str(),
-                          {g.values, unique->getOutputs()[1], *rows}, {}, {},
-                          variable);
+  auto summed =
+      adder.add("UnsortedSegmentSum", (prefix + "UnsortedSegmentSum").str(),
+                {g.values, unique->getOutputs()[1], *rows}, {}, {}, variable);
   if (failed(summed))
     return failure();
   return IndexedSlices{summed->getOutputs()[0], unique->getOutputs()[0],
@@ -287,9 +300,9 @@ FailureOr<Value> cleave::graph::densify(NodeAdder &adder, StringRef prefix,
   auto rows = firstDimension(adder, prefix, g.denseShape, variable);
   if (failed(rows))
     return failure();
-  auto dense = adder.add("UnsortedSegmentSum",
-                         (prefix + "UnsortedSegmentSum").str(),
-                         {g.values, g.indices, *rows}, {}, {}, variable);
+  auto dense =
+      adder.add("UnsortedSegmentSum", (prefix + "UnsortedSegmentSum").str(),
+                {g.values, g.indices, *rows}, {}, {}, variable);
   if (failed(dense))
     return failure();
   return dense->getOutputs()[0];
@@ -298,11 +311,9 @@ FailureOr<Value> cleave::graph::densify(NodeAdder &adder, StringRef prefix,
 /// GradientDescent's _apply_sparse_duplicate_indices: a ref variable's
 /// rows less values * lr (ScatterSub), a resource variable's plus
 /// -values * lr (ResourceScatterAdd).
-static FailureOr<NodeOp> applySparseGradientDescent(NodeAdder &adder,
-                                                    StringRef prefix,
-                                                    NodeOp variable,
-                                                    const IndexedSlices &g,
-                                                    Value lr) {
+static FailureOr<NodeOp>
+applySparseGradientDescent(NodeAdder &adder, StringRef prefix, NodeOp variable,
+                           const IndexedSlices &g, Value lr) {
   Value var = variable.getOutputs()[0];
   Value values = g.values;
   if (isResourceVariable(variable)) {
@@ -312,15 +323,14 @@ static FailureOr<NodeOp> applySparseGradientDescent(NodeAdder &adder,
       return failure();
     values = negated->getOutputs()[0];
   }
-  auto delta = adder.add("Mul", (prefix + "mul").str(), {values, lr}, {}, {},
-                         variable);
+  auto delta =
+      adder.add("Mul", (prefix + "mul").str(), {values, lr}, {}, {}, variable);
   if (failed(delta))
     return failure();
   if (isResourceVariable(variable))
-    return adder.add("ResourceScatterAdd",
-                     (prefix + "ResourceScatterAdd").str(),
-                     {var, g.indices, delta->getOutputs()[0]}, {}, {},
-                     variable);
+    return adder.add(
+        "ResourceScatterAdd", (prefix + "ResourceScatterAdd").str(),
+        {var, g.indices, delta->getOutputs()[0]}, {}, {}, variable);
   return adder.add("ScatterSub", (prefix + "ScatterSub").str(),
                    {var, g.indices, delta->getOutputs()[0]}, {}, {}, variable);
 }
@@ -405,19 +415,19 @@ cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
     std::string apply = resource ? "ResourceApply" : "Apply";
     FailureOr<NodeOp> update;
     if (vg.sparse && kind == "sgd") {
-      update = applySparseGradientDescent(adder, prefix, v, *vg.sparse,
-                                          lrValue);
+      update =
+          applySparseGradientDescent(adder, prefix, v, *vg.sparse, lrValue);
     } else if (vg.sparse && kind == "momentum") {
       auto summed = sumRepeatedRows(adder, prefix, v, *vg.sparse);
       if (failed(summed))
         return failure();
       std::string sparseApply =
           resource ? "ResourceSparseApplyMomentum" : "SparseApplyMomentum";
-      update = adder.add(sparseApply, prefix + sparseApply,
-                         {var, slots[v][0].getOutputs()[0], lrValue,
-                          summed->values, summed->indices,
-                          momentumConst.getOutputs()[0]},
-                         {}, {locking, nesterov}, v);
+      update =
+          adder.add(sparseApply, prefix + sparseApply,
+                    {var, slots[v][0].getOutputs()[0], lrValue, summed->values,
+                     summed->indices, momentumConst.getOutputs()[0]},
+                    {}, {locking, nesterov}, v);
     } else {
       if (vg.sparse) {
         auto dense = densify(adder, prefix, v, *vg.sparse);
@@ -441,8 +451,7 @@ cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
              slotCreator.readOf(beta1Power), slotCreator.readOf(beta2Power),
              lrValue, beta1Const.getOutputs()[0], beta2Const.getOutputs()[0],
              epsilonConst.getOutputs()[0], g},
-            {},
-            {locking, b.getNamedAttr("use_nesterov", b.getBoolAttr(false))},
+            {}, {locking, b.getNamedAttr("use_nesterov", b.getBoolAttr(false))},
             v);
       }
     }

@@ -75,6 +75,11 @@ struct OptimizerConfig {
   llvm::StringRef getName() const;
 };
 
+/// compute_gradients' error when no variable gets a gradient from `loss`.
+mlir::InFlightDiagnostic emitNoGradients(GraphOp graph,
+                                         llvm::ArrayRef<NodeOp> variables,
+                                         mlir::Value loss);
+
 /// An IndexedSlices with each row once: repeated indices' values summed
 /// (`_deduplicate_indexed_slices`: Unique, UnsortedSegmentSum), under
 /// `prefix`, colocated with `variable`.

@@ -173,10 +173,15 @@ private:
 };
 } // namespace
 
+/// An optimizer's update of a variable (graph-minimize's, TensorFlow's),
+/// dense or sparse.
 static bool isUpdateOp(StringRef opType) {
   return opType.starts_with("Apply") || opType.starts_with("ResourceApply") ||
          opType.starts_with("SparseApply") ||
-         opType.starts_with("ResourceSparseApply");
+         opType.starts_with("ResourceSparseApply") ||
+         llvm::is_contained({"ScatterSub", "ScatterAdd", "ResourceScatterAdd",
+                             "ResourceScatterSub"},
+                            opType);
 }
 
 LogicalResult GraphTowersPass::readOptions(TensorNameResolver &byName) {
@@ -730,10 +735,9 @@ GraphTowersPass::sumOnDevice(NodeAdder &adder, NodeOp variable,
         setDevice(n, device);
       concatenated.push_back(concat->getOutputs()[0]);
     }
-    return VariableGradient{
-        variable, concatenated[0],
-        IndexedSlices{concatenated[0], concatenated[1],
-                      sparse.front().denseShape}};
+    return VariableGradient{variable, concatenated[0],
+                            IndexedSlices{concatenated[0], concatenated[1],
+                                          sparse.front().denseShape}};
   }
   // Dense, or (a tower whose gradient is dense) all made dense.
   SmallVector<Value> dense(perTower.begin(), perTower.end());
@@ -769,14 +773,8 @@ LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
   options.aggregationMethod = aggregationMethod;
   options.colocateGradientsWithOps = colocateGradientsWithOps;
   options.keepSparseResults = true;
-  OptimizerConfig config;
-  config.kind = optimizer;
-  config.learningRate = learningRate;
-  config.momentum = momentum;
-  config.useNesterov = useNesterov;
-  config.beta1 = beta1;
-  config.beta2 = beta2;
-  config.epsilon = epsilon;
+  OptimizerConfig config{optimizer, learningRate, momentum, useNesterov,
+                         beta1,     beta2,        epsilon};
 
   // grads[call][tower][variable]: dense, or an IndexedSlices' values.
   SmallVector<SmallVector<SmallVector<Value>>> grads(minimizeLosses.size());
@@ -798,18 +796,8 @@ LogicalResult GraphTowersPass::minimizeInTowers(NodeAdder &adder) {
         return failure();
       placeNewNodes(before, towerDevices[t]);
       adder.refreshNames();
-      if (llvm::all_of(*towerGrads, [](Value g) { return !g; })) {
-        std::string list;
-        for (NodeOp v : variables)
-          list += (list.empty() ? "" : ", ") + v.getName().str();
-        return graph.emitError(
-                   "No gradients provided for any variable, check your "
-                   "graph for ops that do not support gradients, between "
-                   "variables [")
-                   << list << "] and loss "
-                   << towerLoss.getDefiningOp<NodeOp>().getName() << ":0.",
-               failure();
-      }
+      if (llvm::all_of(*towerGrads, [](Value g) { return !g; }))
+        return emitNoGradients(graph, variables, towerLoss), failure();
       grads[call].push_back(*towerGrads);
       slices[call].push_back(towerSlices);
       if (t + 1 < towers) {
