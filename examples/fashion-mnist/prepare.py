@@ -13,7 +13,12 @@ Reads Debian's dataset-fashion-mnist IDX files and writes, into --out:
                         loss for a log line on the host (outside
                         compilation);
   single.pbtxt          the same model on the whole global batch, one
-                        replica: the oracle.
+                        replica: the oracle;
+  x_test.npy, y_test.npy the 10,000 test images and labels;
+  eval.pbtxt            the model on a batch fed as x (labels), with
+                        `accuracy` (the share of argmax(logits) that equal
+                        the labels), reading the variables a training
+                        run saved (graph-run --restore).
 
 Usage: prepare.py --out DIR [--steps 100] [--batch 32] [--replicas 2]
        [--hidden 64] [--data /usr/share/datasets/fashion-mnist]
@@ -215,6 +220,44 @@ def build(replicas, batch, hidden, rows):
     return g.text()
 
 
+def build_eval(hidden):
+    """The model's forward pass and its accuracy on a fed batch."""
+    g = Graph()
+    f32, i32 = "type: DT_FLOAT", "type: DT_INT32"
+    g.node("x", "Placeholder", (), [attr("dtype", f32),
+                                    attr("shape", shape([-1, 784]))])
+    g.node("labels", "Placeholder", (), [attr("dtype", i32),
+                                         attr("shape", shape([-1]))])
+    h = "x"
+    layers = [("dense1", 784, hidden), ("dense2", hidden, 10)]
+    for i, (name, fan_in, fan_out) in enumerate(layers):
+        for var, dims in (("kernel", [fan_in, fan_out]), ("bias", [fan_out])):
+            v = "%s/%s" % (name, var)
+            g.node(v, "VarHandleOp", (), [
+                attr("dtype", f32), attr("shape", shape(dims)),
+                attr("shared_name", 's: "%s"' % v)])
+            g.node("model/%s/%s" % (name, var), "ReadVariableOp", [v],
+                   [attr("dtype", f32)])
+        g.node("model/%s/MatMul" % name, "MatMul",
+               [h, "model/%s/kernel" % name], [attr("T", f32)])
+        h = g.node("model/%s/BiasAdd" % name, "BiasAdd",
+                   ["model/%s/MatMul" % name, "model/%s/bias" % name],
+                   [attr("T", f32)])
+        if i + 1 < len(layers):
+            h = g.node("model/%s/Relu" % name, "Relu", [h], [attr("T", f32)])
+    g.const("eval/axis", "DT_INT32", [], "int_val", [1])
+    g.node("eval/predictions", "ArgMax", [h, "eval/axis"], [
+        attr("T", f32), attr("Tidx", i32), attr("output_type", i32)])
+    g.node("eval/correct", "Equal", ["eval/predictions", "labels"],
+           [attr("T", i32)])
+    g.node("eval/correct_float", "Cast", ["eval/correct"], [
+        attr("SrcT", "type: DT_BOOL"), attr("DstT", f32)])
+    g.const("eval/axes", "DT_INT32", [1], "int_val", [0])
+    g.node("accuracy", "Mean", ["eval/correct_float", "eval/axes"],
+           [attr("T", f32), attr("Tidx", i32)])
+    return g.text()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -234,6 +277,16 @@ def main():
     np.save(os.path.join(args.out, "x.npy"),
             (images.reshape(rows, 784) / 255.0).astype(np.float32))
     np.save(os.path.join(args.out, "y.npy"), labels.astype(np.int32))
+    test_images = read_idx(os.path.join(args.data,
+                                        "t10k-images-idx3-ubyte.gz"), 10000)
+    test_labels = read_idx(os.path.join(args.data,
+                                        "t10k-labels-idx1-ubyte.gz"), 10000)
+    np.save(os.path.join(args.out, "x_test.npy"),
+            (test_images.reshape(10000, 784) / 255.0).astype(np.float32))
+    np.save(os.path.join(args.out, "y_test.npy"),
+            test_labels.astype(np.int32))
+    with open(os.path.join(args.out, "eval.pbtxt"), "w") as f:
+        f.write(build_eval(args.hidden))
     # The same global batches: replicas x batch, or one replica of all.
     for name, replicas, batch in (
             ("replicated", args.replicas, args.batch),

@@ -2,7 +2,8 @@
 # Trains the Fashion-MNIST MLP with its step replicated over two replicas,
 # gradients all-reduced, each replica's loss formatted on the host, and
 # checks it against one replica over the same global batches, and the
-# compiled replicated run against the interpreted one.
+# compiled replicated run against the interpreted one; then evaluates the
+# trained model on the test images.
 #
 #   examples/fashion-mnist/run.sh [BUILD_DIR] [OUT_DIR] [STEPS]
 set -euo pipefail
@@ -35,10 +36,16 @@ common=(--init init --feed "x_all=@$out/x.npy"
   > "$out/replicated.out" 2> "$out/replicated.log"
 "$bin/graph-run" "$out/replicated-train.pbtxt" "${common[@]}" \
   --backend=cpu --fetch output0:0 --fetch output0:1 \
-  > "$out/compiled.out" 2> "$out/compiled.log"
+  --save "$out/model/mlp" > "$out/compiled.out" 2> "$out/compiled.log"
 "$bin/graph-run" "$out/single-train.pbtxt" "${common[@]}" \
   --backend=interpreter --fetch model/loss > "$out/single.out"
 echo "host log lines: $(grep -c '^replica loss: ' "$out/replicated.log")" \
   "interpreted, $(grep -c '^replica loss: ' "$out/compiled.log") compiled"
 /usr/bin/python3 "$here/compare.py" "$out/single.out" "$out/replicated.out" \
   --compiled "$out/compiled.out"
+# The trained variables (the compiled replicated run's checkpoint) on the
+# 10,000 test images.
+accuracy=$("$bin/graph-run" "$out/eval.pbtxt" --restore "$out/model" \
+  --feed "x=@$out/x_test.npy" --feed "labels=@$out/y_test.npy" \
+  --fetch accuracy)
+echo "test accuracy after $steps steps: ${accuracy##* } on 10000 images"

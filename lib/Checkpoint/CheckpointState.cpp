@@ -168,7 +168,17 @@ llvm::Error cleave::checkpoint::recordCheckpoint(StringRef dir,
   bool haveTimestamps = old.allModelCheckpointTimestamps.size() ==
                         old.allModelCheckpointPaths.size();
 
-  std::string resolved = resolveCheckpointPath(dir, prefix);
+  // As TensorFlow's update_checkpoint_state: a relative prefix in a
+  // relative directory is recorded relative to that directory (the state
+  // file's paths are read relative to it), an absolute one as it is.
+  std::string recorded = prefix.str();
+  if (!llvm::sys::path::is_absolute(dir) &&
+      !llvm::sys::path::is_absolute(prefix)) {
+    std::string within = dir.rtrim('/').str() + "/";
+    if (dir != "." && StringRef(recorded).starts_with(within))
+      recorded = recorded.substr(within.size());
+  }
+  std::string resolved = resolveCheckpointPath(dir, recorded);
   CheckpointState state;
   state.lastPreservedTimestamp = old.lastPreservedTimestamp;
   if (maxToKeep > 0) {
@@ -182,8 +192,8 @@ llvm::Error cleave::checkpoint::recordCheckpoint(StringRef dir,
             old.allModelCheckpointTimestamps[i]);
     }
   }
-  state.modelCheckpointPath = prefix.str();
-  state.allModelCheckpointPaths.push_back(prefix.str());
+  state.modelCheckpointPath = recorded;
+  state.allModelCheckpointPaths.push_back(recorded);
   if (haveTimestamps)
     state.allModelCheckpointTimestamps.push_back(timestamp);
   else
