@@ -619,6 +619,12 @@ void GraphTowersPass::buildTowers(NodeAdder &adder,
       copy.setNameAttr(
           StringAttr::get(ctx, towerScopes[t] + original.getName().str()));
       setDevice(copy, deviceInTower(original, t));
+      // A v1 loop's copy is a loop of its own: its frame is named in the
+      // tower's scope, as tf.while_loop names it there.
+      if (auto frame =
+              dyn_cast_or_null<StringAttr>(copy.getTFAttr("frame_name")))
+        setTFAttr(copy, "frame_name",
+                  StringAttr::get(ctx, towerScopes[t] + frame.getValue()));
       // Colocation with a node of the tower means with its copy.
       if (auto classes =
               dyn_cast_or_null<ArrayAttr>(copy.getTFAttr("_class"))) {
