@@ -81,6 +81,11 @@ def commands(build, mutant, fetch):
         ("replication", opt + ["--graph-cluster-formation",
                                "--graph-extract-outside-compilation"]),
         ("auto-cluster", opt + ["--graph-auto-cluster"]),
+        # Two towers over the fetched node as the loss (mostly its
+        # diagnostics: no scalar loss, no batch to split).
+        ("towers", opt + ["--graph-infer-shapes",
+                          "--graph-towers=num-devices=2 loss=" + fetch]
+         if fetch else opt + ["--graph-towers=num-devices=2 mode=eval"]),
         ("export", [b("graph-opt"), mutant, "--emit=pbtxt", "-o", os.devnull]),
         ("interpreter", run + ["--backend=interpreter"] + fetches),
         ("cpu", run + ["--backend=cpu"] + fetches),

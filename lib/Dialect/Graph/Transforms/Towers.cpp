@@ -381,10 +381,10 @@ LogicalResult GraphTowersPass::findTowerNodes() {
     outputNodes.push_back(v.getDefiningOp());
   if (inputValues.empty()) {
     forEachAncestor(outputNodes, [&](NodeOp node) {
-      auto ranked = dyn_cast<RankedTensorType>(
-          node.getOutputs().empty() ? Type() : node.getOutputs()[0].getType());
-      if (node.getOpType() == "Placeholder" &&
-          !(ranked && ranked.getRank() == 0))
+      if (node.getOpType() != "Placeholder" || node.getOutputs().empty())
+        return true;
+      auto ranked = dyn_cast<RankedTensorType>(node.getOutputs()[0].getType());
+      if (!(ranked && ranked.getRank() == 0))
         inputValues.push_back(node.getOutputs()[0]);
       return true;
     });
