@@ -1,9 +1,10 @@
-//===- passes-fuzzer.cpp - import, functionalize, infer, differentiate ----===//
+//===- passes-fuzzer.cpp - import, functionalize, infer, towers, gradients ===//
 //
 // Small text graphs through the front half's graph-to-graph passes that
 // the interpreter fuzzer does not run: graph-functionalize-conds,
-// graph-functionalize-loops, graph-infer-shapes, then graph-gradient of
-// the last floating-point node with respect to every Placeholder and
+// graph-functionalize-loops, graph-infer-shapes, then graph-towers (two
+// towers over the last floating-point node as the loss, on a copy) and
+// graph-gradient of that node with respect to every Placeholder and
 // variable, and export of the result. Errors are fine; crashes, hangs,
 // sanitizer reports and a module that no longer verifies are findings.
 //
@@ -67,6 +68,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   if (ys.empty() || xs.empty())
     return 0;
+  // Two towers of the graph over that loss (mostly diagnostics: a loss
+  // that is no scalar, no batch to split), on a copy.
+  {
+    mlir::OwningOpRef<mlir::ModuleOp> towers(module->clone());
+    mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+    if (succeeded(mlir::parsePassPipeline(
+            "graph-towers{num-devices=2 loss=" + ys + "}", pm)) &&
+        succeeded(pm.run(*towers)) && failed(mlir::verify(*towers)))
+      std::abort();
+  }
   mlir::PassManager differentiate(&context, mlir::ModuleOp::getOperationName());
   if (failed(mlir::parsePassPipeline("graph-gradient{ys=" + ys +
                                          " xs=" + llvm::join(xs, ",") + "}",
