@@ -34,6 +34,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <array>
+#include <chrono>
 
 using namespace mlir;
 
@@ -83,6 +84,44 @@ static llvm::cl::opt<bool> listVariablesOpt(
     llvm::cl::desc("Print the graph's variables (name, dtype, shape, and "
                    "the checkpoint key its saver uses) instead of the graph"),
     llvm::cl::init(false), llvm::cl::cat(graphOptCategory));
+
+static llvm::cl::opt<double> slowSeconds(
+    "slow-seconds",
+    llvm::cl::desc("say on stderr what took longer than this many seconds: "
+                   "the import and each pass, as it ends (default 1; 0: "
+                   "everything; --mlir-timing gives the full breakdown)"),
+    llvm::cl::init(1.0), llvm::cl::cat(graphOptCategory));
+
+namespace {
+/// Says which passes ran longer than --slow-seconds, as each ends, so that
+/// a long pipeline is not silent until the end.
+class SlowPassNotes : public PassInstrumentation {
+public:
+  void runBeforePass(Pass *pass, Operation *) override {
+    starts[pass] = std::chrono::steady_clock::now();
+  }
+  void runAfterPass(Pass *pass, Operation *op) override { note(pass, op); }
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    note(pass, op);
+  }
+
+private:
+  void note(Pass *pass, Operation *op) {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - starts[pass])
+                         .count();
+    if (seconds < slowSeconds)
+      return;
+    llvm::outs().flush(); // whole lines when stdout and stderr meet
+    StringRef name = pass->getArgument();
+    llvm::errs() << "graph-opt: " << (name.empty() ? pass->getName() : name);
+    if (!isa<ModuleOp>(op))
+      llvm::errs() << " on '" << op->getName() << "'";
+    llvm::errs() << " took " << llvm::format("%.2f", seconds) << " s\n";
+  }
+  llvm::DenseMap<Pass *, std::chrono::steady_clock::time_point> starts;
+};
+} // namespace
 
 /// The variables table of --list-variables.
 static LogicalResult printVariables(ModuleOp module, llvm::raw_ostream &os) {
@@ -141,12 +180,21 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     {
       TimingScope parseTiming = timing.nest(
           format == cleave::InputFormat::MLIR ? "Parser" : "GraphDef import");
+      auto start = std::chrono::steady_clock::now();
       if (format == cleave::InputFormat::MLIR) {
         module = parseSourceFile<ModuleOp>(sourceMgr, &context);
       } else {
         module = cleave::importGraphDef(
             *raw, &context, cleave::getGraphDefImportOptionsFromCL());
       }
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      if (module && seconds >= slowSeconds)
+        llvm::errs() << "graph-opt: "
+                     << (format == cleave::InputFormat::MLIR ? "parsing"
+                                                             : "import")
+                     << " took " << llvm::format("%.2f", seconds) << " s\n";
     }
     if (!module)
       return failure();
@@ -155,6 +203,7 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();
     pm.enableTiming(timing);
+    pm.addInstrumentation(std::make_unique<SlowPassNotes>());
     if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
       return failure();
     TimingScope outputTiming = timing.nest("Output");
