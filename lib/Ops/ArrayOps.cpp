@@ -9,6 +9,7 @@
 #include "OpTables.h"
 
 #include "cleave/Ops/StridedSlice.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
@@ -293,18 +294,16 @@ static std::string reshapeShape(InferenceContext &ctx) {
     } else if (d < 0) {
       return "Size " + std::to_string(i) + " must be non-negative, not " +
              std::to_string(d);
-    } else {
-      known *= d;
+    } else if (llvm::MulOverflow(known, d, known)) {
+      return "Shape " + out.str() +
+             " is too large (more than 2**63 - 1 entries)";
     }
   }
   int64_t inCount = 1;
   bool inKnown = in.hasRank();
-  for (int64_t d : in.dims) {
-    if (d < 0)
+  for (int64_t d : in.dims)
+    if (d < 0 || llvm::MulOverflow(inCount, d, inCount))
       inKnown = false;
-    else
-      inCount *= d;
-  }
   if (inKnown) {
     if (unknownAt >= 0) {
       if (known == 0 || inCount % known)
@@ -557,11 +556,9 @@ static int64_t knownElements(const Shape &shape) {
   if (!shape.hasRank())
     return -1;
   int64_t count = 1;
-  for (int64_t d : shape.dims) {
-    if (d == Shape::kUnknown)
+  for (int64_t d : shape.dims)
+    if (d == Shape::kUnknown || llvm::MulOverflow(count, d, count))
       return -1;
-    count *= d;
-  }
   return count;
 }
 

@@ -9,6 +9,7 @@
 #include "OpTables.h"
 
 #include "cleave/Ops/Einsum.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -1177,15 +1178,15 @@ static std::string meanGrad(GradientContext &ctx) {
   // when both shapes are static.
   Shape in = ctx.getShape(ctx.getInput(0)),
         out = ctx.getShape(ctx.getOutput(0));
+  // (A count past int64 is as good as unknown: the factor is then
+  // computed at run time.)
   auto numElements = [](const Shape &s) -> std::optional<int64_t> {
     if (!s.hasRank())
       return std::nullopt;
     int64_t n = 1;
-    for (int64_t d : s.dims) {
-      if (d < 0)
+    for (int64_t d : s.dims)
+      if (d < 0 || llvm::MulOverflow(n, d, n))
         return std::nullopt;
-      n *= d;
-    }
     return n;
   };
   GradTensor factor;
