@@ -57,6 +57,13 @@ def towers_graph(forward, out, devices, options):
     return out
 
 
+def towers_graphs(forward, prefix, options):
+    """Each configuration's graph of `forward`: {name: (path, flags)}."""
+    return {name: (towers_graph(forward, "%s-%d.pbtxt" % (prefix, i), devices,
+                                options), flags)
+            for i, (name, devices, flags) in enumerate(CONFIGS)}
+
+
 def run_configs(model, graphs, feeds, fetch, target, torch_body,
                 max_steps=None):
     """Every configuration of `graphs` ({name: (path, flags)}) and PyTorch,
@@ -116,12 +123,9 @@ def bench_mlp(tmp):
             rng.random((cs.MLP_BATCH, cs.MLP_SIZES[0]), dtype=np.float32))
     np.save(os.path.join(tmp, "mlp-labels.npy"),
             rng.integers(0, 10, cs.MLP_BATCH).astype(np.int64))
-    graphs = {name: (towers_graph(forward, os.path.join(tmp, "mlp-%d.pbtxt"
-                                                        % i), devices,
-                                  "loss=loss learning-rate=%r "
-                                  "global-step=global_step" % cs.MLP_LR),
-                     flags)
-              for i, (name, devices, flags) in enumerate(CONFIGS)}
+    graphs = towers_graphs(forward, os.path.join(tmp, "mlp"),
+                           "loss=loss learning-rate=%r global-step=global_step"
+                           % cs.MLP_LR)
     feeds = ["--feed", "x=@" + os.path.join(tmp, "mlp-x.npy"), "--feed",
              "labels=@" + os.path.join(tmp, "mlp-labels.npy")]
     return run_configs("mlp", graphs, feeds, "loss", "GradientDescent",
@@ -139,12 +143,9 @@ def bench_cnn(tmp):
             rng.random((cs.CNN_BATCH, 28, 28, 1), dtype=np.float32))
     np.save(os.path.join(tmp, "cnn-labels.npy"),
             rng.integers(0, 10, cs.CNN_BATCH).astype(np.int32))
-    graphs = {name: (towers_graph(forward, os.path.join(tmp, "cnn-%d.pbtxt"
-                                                        % i), devices,
-                                  "loss=loss learning-rate=%r "
-                                  "global-step=global_step" % cs.CNN_LR),
-                     flags)
-              for i, (name, devices, flags) in enumerate(CONFIGS)}
+    graphs = towers_graphs(forward, os.path.join(tmp, "cnn"),
+                           "loss=loss learning-rate=%r global-step=global_step"
+                           % cs.CNN_LR)
     feeds = ["--feed", "x=@" + os.path.join(tmp, "cnn-x.npy"), "--feed",
              "labels=@" + os.path.join(tmp, "cnn-labels.npy")]
     return run_configs("cnn", graphs, feeds, "loss", "GradientDescent",
@@ -160,10 +161,8 @@ def bench_fashion_mnist(tmp):
                     "--batch", "32"], check=True, stdout=subprocess.DEVNULL)
     options = ("loss=model/loss inputs=batch/x,batch/labels learning-rate=0.1"
                " global-step=step")
-    graphs = {name: (towers_graph(os.path.join(out, "single.pbtxt"),
-                                  os.path.join(out, "towers-%d.pbtxt" % i),
-                                  devices, options), flags)
-              for i, (name, devices, flags) in enumerate(CONFIGS)}
+    graphs = towers_graphs(os.path.join(out, "single.pbtxt"),
+                           os.path.join(out, "towers"), options)
     replicated = os.path.join(out, "replicated-train.pbtxt")
     subprocess.run([os.path.join(cs.CFG.build, "bin", "graph-opt"),
                     os.path.join(out, "replicated.pbtxt"),

@@ -708,14 +708,12 @@ runBlock(Executor &interpreter, Block &body,
   // The top-level graph's compiled clusters on several devices run side by
   // side (graph-towers' towers), each on its share of the cores.
   bool topLevel = isa<GraphOp>(body.getParentOp());
-  unsigned devices = 1;
   if (topLevel) {
     SmallVector<Operation *> units;
     for (Operation &op : body)
       if (needed.count(&op))
         units.push_back(&op);
-    devices = std::max(1u, Executor::countCompiledDevices(units));
-    interpreter.setParallelDevices(devices);
+    interpreter.setParallelDevices(Executor::countCompiledDevices(units));
   }
   auto restoreDevices = llvm::make_scope_exit([&] {
     if (topLevel)

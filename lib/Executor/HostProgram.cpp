@@ -33,7 +33,7 @@ using namespace cleave::runtime;
 
 /// Ops whose semantics need the dataflow executor: deadness (Switch,
 /// Merge) and v1 loop frames.
-static bool needsExecutor(StringRef op) {
+bool cleave::interp::isV1ControlFlow(StringRef op) {
   return llvm::is_contained({"Switch", "RefSwitch", "_SwitchN", "Merge",
                              "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
                              "NextIteration", "RefNextIteration", "LoopCond",
@@ -203,7 +203,7 @@ LogicalResult ProgramBuilder::buildScope(Block &body,
                                          ScopeSlots &slots) {
   for (Operation *unit : units)
     if (auto node = dyn_cast<NodeOp>(unit);
-        node && needsExecutor(node.getOpType())) {
+        node && isV1ControlFlow(node.getOpType())) {
       reason = ("node '" + node.getName() + "' (" + node.getOpType() +
                 ") is v1 control flow, which needs the executor's deadness "
                 "and frames")

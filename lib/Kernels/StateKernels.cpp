@@ -182,19 +182,31 @@ namespace {
 enum class Optimizer { Momentum, Adam };
 } // namespace
 
-template <Optimizer kind>
-static LogicalResult applyOptimizer(KernelContext &ctx) {
-  unsigned numSlots = kind == Optimizer::Momentum ? 2 : 3;
+/// The variables of inputs 0 .. count-1 (var and the accumulators), each
+/// with a value.
+static FailureOr<std::vector<Tensor *>> initializedSlots(KernelContext &ctx,
+                                                         unsigned count) {
   std::vector<Tensor *> slots;
-  for (unsigned i = 0; i < numSlots; ++i) {
+  for (unsigned i = 0; i < count; ++i) {
     FailureOr<std::string> name = variableInput(ctx, i);
     if (failed(name))
       return failure();
     Tensor &slot = ctx.state.variables[*name];
     if (!slot.isValid())
-      return ctx.error() << "Attempting to use uninitialized value " << *name;
+      return ctx.error() << "Attempting to use uninitialized value " << *name,
+             failure();
     slots.push_back(&slot);
   }
+  return slots;
+}
+
+template <Optimizer kind>
+static LogicalResult applyOptimizer(KernelContext &ctx) {
+  unsigned numSlots = kind == Optimizer::Momentum ? 2 : 3;
+  FailureOr<std::vector<Tensor *>> found = initializedSlots(ctx, numSlots);
+  if (failed(found))
+    return failure();
+  std::vector<Tensor *> &slots = *found;
   const Tensor &grad = ctx.inputs[kind == Optimizer::Momentum ? 3 : 9];
   for (Tensor *slot : slots)
     if (slot->shape() != grad.shape())
@@ -355,16 +367,10 @@ static LogicalResult scatterUpdate(KernelContext &ctx) {
 /// SparseApplyMomentum: Momentum's update on the rows `indices` names,
 /// one gradient row each (training_ops.cc; repeated indices apply in turn).
 static LogicalResult sparseApplyMomentum(KernelContext &ctx) {
-  std::vector<Tensor *> slots;
-  for (unsigned i = 0; i < 2; ++i) {
-    FailureOr<std::string> name = variableInput(ctx, i);
-    if (failed(name))
-      return failure();
-    Tensor &slot = ctx.state.variables[*name];
-    if (!slot.isValid())
-      return ctx.error() << "Attempting to use uninitialized value " << *name;
-    slots.push_back(&slot);
-  }
+  FailureOr<std::vector<Tensor *>> found = initializedSlots(ctx, 2);
+  if (failed(found))
+    return failure();
+  std::vector<Tensor *> &slots = *found;
   const Tensor &grad = ctx.inputs[3], &indices = ctx.inputs[4];
   const std::vector<int64_t> &shape = slots[0]->shape();
   if (slots[1]->shape() != shape)

@@ -130,13 +130,6 @@ struct Session::Impl {
   llvm::Expected<llvm::ArrayRef<CheckpointedVariable>> getCheckpointed();
 };
 
-static bool isV1ControlFlow(StringRef op) {
-  return llvm::is_contained({"Enter", "RefEnter", "Exit", "RefExit", "Merge",
-                             "RefMerge", "Switch", "RefSwitch",
-                             "NextIteration", "RefNextIteration", "LoopCond"},
-                            op);
-}
-
 /// For the compiled path: v1 control flow made functional, as TensorFlow's
 /// XLA path does before clustering. An Exit keeps its name as an Identity
 /// of the While's output (a Merge keeps its own through
@@ -149,7 +142,7 @@ static bool functionalizeForCompilation(OwningOpRef<ModuleOp> &module,
                                         std::string &why) {
   bool any = false;
   module->walk([&](graph::NodeOp node) {
-    any |= isV1ControlFlow(node.getOpType());
+    any |= interp::isV1ControlFlow(node.getOpType());
   });
   if (!any)
     return false;

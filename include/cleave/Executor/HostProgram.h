@@ -130,6 +130,10 @@ int32_t cleave_host_join_lanes(void *run, void *frame, int32_t sequence,
                                int32_t step);
 }
 
+/// TensorFlow v1 control flow (Switch, Merge, loop frames): ops that need
+/// the dataflow executor's deadness and frames, so no host program.
+bool isV1ControlFlow(llvm::StringRef opType);
+
 /// The entry point that runs steps of `kind`, and its symbol name.
 struct HostEntryPoint {
   const char *name;

@@ -115,7 +115,7 @@ LogicalResult Differentiator::defaultGradYs(GradientBuilder &b,
       gradYs.push_back(given[i]);
       continue;
     }
-    Type yType = elementTypeOf(y);
+    Type yType = getElementTypeOf(y);
     if (colocateGradientsWithOps && failed(b.enterColocation(yOp)))
       return failure();
     b.forward = yOp;
@@ -143,7 +143,7 @@ LogicalResult Differentiator::defaultGradYs(GradientBuilder &b,
       gradY = fill->getOutputs()[0];
     } else {
       Value g = given[i];
-      Type gType = elementTypeOf(g);
+      Type gType = getElementTypeOf(g);
       bool yReal = isFloating(yType) || isa<IntegerType>(yType);
       bool gReal = isFloating(gType) || isa<IntegerType>(gType);
       if (yReal && !gReal)

@@ -27,15 +27,8 @@ using ops::GradTensor;
 inline constexpr llvm::StringLiteral kClassAttr = "_class";
 
 /// The dtype of `value` as gradients see it: a reference's gradient is a
-/// tensor of the referenced type (TensorFlow's base_dtype).
-inline Type elementTypeOf(Value value) {
-  Type type = value.getType();
-  if (auto tensor = dyn_cast<TensorType>(type))
-    type = tensor.getElementType();
-  if (auto ref = dyn_cast<RefType>(type))
-    return ref.getElementType();
-  return type;
-}
+/// tensor of the referenced type.
+using graph::getElementTypeOf;
 
 inline bool isFloating(Type t) { return isa<FloatType>(t); }
 inline bool isComplex(Type t) { return isa<ComplexType>(t); }
@@ -43,7 +36,7 @@ inline bool isComplex(Type t) { return isa<ComplexType>(t); }
 /// Tensors whose gradient is a tensor (TensorFlow's _IsTrainable, plus
 /// resources).
 inline bool isTrainable(Value v) {
-  Type t = elementTypeOf(v);
+  Type t = getElementTypeOf(v);
   return isFloating(t) || isComplex(t) || isa<ResourceType>(t);
 }
 
@@ -183,7 +176,7 @@ public:
     return i < hasGrad.size() && hasGrad[i];
   }
   int32_t getDType(GradTensor t) const override {
-    return typeToDataType(elementTypeOf(unwrap(t)));
+    return typeToDataType(getElementTypeOf(unwrap(t)));
   }
   ops::Shape getShape(GradTensor t) const override {
     auto ranked = dyn_cast<RankedTensorType>(unwrap(t).getType());

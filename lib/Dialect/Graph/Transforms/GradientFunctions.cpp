@@ -20,7 +20,7 @@ using namespace cleave::graph::gradient;
 static ArrayAttr typeListOf(Builder &builder, ValueRange values) {
   SmallVector<Attribute> types;
   for (Value v : values)
-    types.push_back(TypeAttr::get(elementTypeOf(v)));
+    types.push_back(TypeAttr::get(getElementTypeOf(v)));
   return builder.getArrayAttr(types);
 }
 
@@ -95,7 +95,7 @@ LogicalResult Differentiator::ifGrad(GradientBuilder &b, NodeOp op,
   llvm::append_range(inputs, *grads);
   if (!isCase)
     attrs.push_back(builder.getNamedAttr(
-        "Tcond", TypeAttr::get(elementTypeOf(inputs.front()))));
+        "Tcond", TypeAttr::get(getElementTypeOf(inputs.front()))));
   attrs.push_back(builder.getNamedAttr(
       "Tin", typeListOf(builder, ValueRange(inputs).drop_front())));
   attrs.push_back(builder.getNamedAttr("Tout", typeListOf(builder, args)));
@@ -487,10 +487,10 @@ FailureOr<FuncOp> Differentiator::generateGradientFunction(NodeOp call,
   MLIRContext *ctx = module.getContext();
   Builder builder(ctx);
   auto dtypeName = [](Value v) -> std::optional<std::string> {
-    int32_t dt = typeToDataType(elementTypeOf(v));
+    int32_t dt = typeToDataType(getElementTypeOf(v));
     if (dt <= 0)
       return std::nullopt;
-    return "DT_" + StringRef(getDataTypeName(elementTypeOf(v))).upper();
+    return "DT_" + StringRef(getDataTypeName(getElementTypeOf(v))).upper();
   };
   // Arguments: the callee's, then one gradient per result.
   SmallVector<Type> argTypes(body.getArgumentTypes());

@@ -25,15 +25,6 @@ bool cleave::graph::isResourceVariable(NodeOp variable) {
   return variable.getOpType() == "VarHandleOp";
 }
 
-Type cleave::graph::getElementTypeOf(Value value) {
-  Type t = value.getType();
-  if (auto tensor = dyn_cast<TensorType>(t))
-    t = tensor.getElementType();
-  if (auto ref = dyn_cast<RefType>(t))
-    t = ref.getElementType();
-  return t;
-}
-
 Type cleave::graph::getVariableValueType(NodeOp variable) {
   if (isResourceVariable(variable))
     if (auto dtype = dyn_cast_or_null<TypeAttr>(variable.getTFAttr("dtype")))

@@ -23,8 +23,6 @@ namespace cleave::graph {
 
 bool isVariableNode(NodeOp node);
 bool isResourceVariable(NodeOp variable);
-/// The element type of a tensor or ref value.
-mlir::Type getElementTypeOf(mlir::Value value);
 /// The dtype of a variable's values (a VarHandleOp's `dtype`).
 mlir::Type getVariableValueType(NodeOp variable);
 

@@ -56,6 +56,15 @@ void cleave::graph::setTFAttr(NodeOp node, StringRef name, Attribute value) {
   node.setAttrsAttr(attrs.getDictionary(node.getContext()));
 }
 
+Type cleave::graph::getElementTypeOf(Value value) {
+  Type type = value.getType();
+  if (auto tensor = dyn_cast<TensorType>(type))
+    type = tensor.getElementType();
+  if (auto ref = dyn_cast<RefType>(type))
+    return ref.getElementType();
+  return type;
+}
+
 std::string cleave::graph::getPythonDTypeName(Type elementType) {
   std::string name = getDataTypeName(elementType);
   if (name == "float")

@@ -47,6 +47,10 @@ llvm::StringRef getStringTFAttr(NodeOp node, llvm::StringRef name);
 /// `node`'s attrs with `name` set to `value` (removed when `value` is null).
 void setTFAttr(NodeOp node, llvm::StringRef name, mlir::Attribute value);
 
+/// The dtype of a tensor or ref value: a ref's referenced type
+/// (TensorFlow's base_dtype).
+mlir::Type getElementTypeOf(mlir::Value value);
+
 /// Python's name of a dtype ("tf.float32"), as TensorFlow's messages print it.
 std::string getPythonDTypeName(mlir::Type elementType);
 
