@@ -386,7 +386,8 @@ static LogicalResult sparseApplyMomentum(KernelContext &ctx) {
                           "first dimension.";
   if (failed(checkRows(ctx, indices, shape[0], true)))
     return failure();
-  double lr = ctx.inputs[2].getAsDouble(0), momentum = ctx.inputs[5].getAsDouble(0);
+  double lr = ctx.inputs[2].getAsDouble(0);
+  double momentum = ctx.inputs[5].getAsDouble(0);
   bool nesterov = ctx.getBool("use_nesterov").value_or(false);
   int64_t rowSize = slots[0]->numElements() / shape[0];
   Tensor var = copyOf(*slots[0]), accum = copyOf(*slots[1]);
