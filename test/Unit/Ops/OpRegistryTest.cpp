@@ -1,7 +1,7 @@
 //===- OpRegistryTest.cpp - unit tests of the op registry -----------------===//
 
 #include "cleave/Ops/OpRegistry.h"
-#include "../../lib/Ops/OpTables.h"
+#include "lib/Ops/OpTables.h"
 
 #include "gtest/gtest.h"
 
