@@ -8,7 +8,7 @@ packages=(
   libabsl-dev libprotobuf-dev protobuf-compiler
   libopenblas-pthread-dev libopenblas0-pthread libomp-19-dev libdnnl-dev
   libgtest-dev googletest python3 python3-numpy python3-torch
-  libsnappy-dev dataset-fashion-mnist
+  libsnappy-dev zlib1g-dev dataset-fashion-mnist
   libtcmalloc-minimal4 libjemalloc2  # the benchmarks' PyTorch peer preloads one
 )
 missing=()

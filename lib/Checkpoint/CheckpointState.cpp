@@ -160,7 +160,8 @@ llvm::Error cleave::checkpoint::removeCheckpoint(StringRef prefix) {
 llvm::Error cleave::checkpoint::recordCheckpoint(StringRef dir,
                                                  StringRef prefix,
                                                  unsigned maxToKeep,
-                                                 double timestamp) {
+                                                 double timestamp,
+                                                 bool relativePaths) {
   auto existing = readCheckpointState(dir);
   if (!existing)
     return existing.takeError();
@@ -171,9 +172,11 @@ llvm::Error cleave::checkpoint::recordCheckpoint(StringRef dir,
   // As TensorFlow's update_checkpoint_state: a relative prefix in a
   // relative directory is recorded relative to that directory (the state
   // file's paths are read relative to it), an absolute one as it is.
+  // With relativePaths (Saver's save_relative_paths, as an Estimator's
+  // Scaffold makes it), a prefix in the directory is recorded by its name.
   std::string recorded = prefix.str();
-  if (!llvm::sys::path::is_absolute(dir) &&
-      !llvm::sys::path::is_absolute(prefix)) {
+  if (relativePaths || (!llvm::sys::path::is_absolute(dir) &&
+                        !llvm::sys::path::is_absolute(prefix))) {
     std::string within = dir.rtrim('/').str() + "/";
     if (dir != "." && StringRef(recorded).starts_with(within))
       recorded = recorded.substr(within.size());

@@ -512,6 +512,55 @@ llvm::Error Session::restore(StringRef prefixOrDirectory) {
   return llvm::Error::success();
 }
 
+/// The top-level variable node named `name`, or null.
+static graph::NodeOp findVariableNode(ModuleOp module, StringRef name) {
+  graph::NodeOp found;
+  for (auto graphOp : module.getOps<graph::GraphOp>())
+    graphOp.walk([&](graph::NodeOp node) {
+      StringRef op = node.getOpType();
+      if (node.getName() == name &&
+          (op == "VariableV2" || op == "Variable" || op == "VarHandleOp"))
+        found = node;
+    });
+  return found;
+}
+
+llvm::Error Session::restoreMapped(
+    StringRef prefixOrDirectory,
+    llvm::ArrayRef<std::pair<std::string, std::string>> nodesAndKeys) {
+  auto prefix = resolveCheckpointPrefix(prefixOrDirectory);
+  if (!prefix)
+    return prefix.takeError();
+  std::vector<CheckpointedVariable> variables;
+  for (const auto &[name, key] : nodesAndKeys) {
+    graph::NodeOp node = findVariableNode(*impl->module, name);
+    if (!node)
+      return error("no variable '" + name + "' in the graph");
+    CheckpointedVariable variable;
+    variable.variable = getVariableName(node);
+    variable.node = name;
+    variable.key = key;
+    variable.dtype = attrAsDataType(node.getTFAttr("dtype")).value_or(0);
+    variable.shape = getKnownShapeAttr(node);
+    variables.push_back(std::move(variable));
+  }
+  if (llvm::Error failure =
+          restoreVariables(variables, *prefix, impl->state()))
+    return error("restoring '" + *prefix +
+                 "': " + llvm::toString(std::move(failure)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<Tensor> Session::readVariable(StringRef name) {
+  graph::NodeOp node = findVariableNode(*impl->module, name);
+  if (!node)
+    return error("no variable '" + name + "' in the graph");
+  auto it = impl->state().variables.find(getVariableName(node));
+  if (it == impl->state().variables.end() || !it->second.isValid())
+    return error("Attempting to use uninitialized value " + name);
+  return it->second;
+}
+
 std::string Session::getSavedModelVariables() const {
   return runtime::getSavedModelVariables(*impl->module, impl->path);
 }
@@ -532,7 +581,8 @@ llvm::Error Session::loadSavedModel(bool restoreVariables) {
   return result ? llvm::Error::success() : result.takeError();
 }
 
-llvm::Error Session::save(StringRef prefix, unsigned maxToKeep) {
+llvm::Error Session::save(StringRef prefix, unsigned maxToKeep,
+                          bool relativePaths) {
   auto variables = impl->getCheckpointed();
   if (!variables)
     return variables.takeError();
@@ -546,7 +596,7 @@ llvm::Error Session::save(StringRef prefix, unsigned maxToKeep) {
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
   return checkpoint::recordCheckpoint(dir.empty() ? "." : dir, prefix,
-                                      maxToKeep, now);
+                                      maxToKeep, now, relativePaths);
 }
 
 unsigned Session::getDefaultMaxToKeep() const {

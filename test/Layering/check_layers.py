@@ -25,6 +25,7 @@ LAYERS = [
     ["CleaveCPUTarget", "CleaveAutoClustering"],
     ["CleaveAheadOfTime"],
     ["CleaveRuntime"],
+    ["CleaveEstimator"],
     ["CleaveInitAll"],
 ]
 

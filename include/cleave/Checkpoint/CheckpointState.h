@@ -74,9 +74,12 @@ llvm::Error removeCheckpoint(llvm::StringRef prefix);
 /// `maxToKeep` are dropped from the list and their files deleted, after the
 /// new state is written. With `maxToKeep` == 0 nothing is deleted and the
 /// state lists only the newest checkpoint (Saver's max_to_keep=0/None).
-/// The list so far comes from the existing state file.
+/// The list so far comes from the existing state file. With
+/// `relativePaths` (Saver's save_relative_paths), a prefix inside `dir` is
+/// recorded relative to it.
 llvm::Error recordCheckpoint(llvm::StringRef dir, llvm::StringRef prefix,
-                             unsigned maxToKeep, double timestamp);
+                             unsigned maxToKeep, double timestamp,
+                             bool relativePaths = false);
 
 } // namespace cleave::checkpoint
 

@@ -193,6 +193,17 @@ public:
   /// Restores the variables the graph's saver saves from a checkpoint
   /// prefix, or the latest checkpoint of a directory.
   llvm::Error restore(llvm::StringRef prefixOrDirectory);
+  /// Restores the variable nodes `nodesAndKeys` name, each from the
+  /// tensor its key names in checkpoint `prefix` (a directory: its latest
+  /// checkpoint), as init_from_checkpoint and warm starts do. All are
+  /// checked before any is stored.
+  llvm::Error
+  restoreMapped(llvm::StringRef prefixOrDirectory,
+                llvm::ArrayRef<std::pair<std::string, std::string>>
+                    nodesAndKeys);
+  /// The value variable node `node` holds now; an error for a node that
+  /// is not a variable of the graph or has no value yet.
+  llvm::Expected<Tensor> readVariable(llvm::StringRef node);
   /// For a graph read from a SavedModel, what TensorFlow's loader does
   /// after building it: restore the SavedModel's own variables (unless
   /// `restoreVariables` is false) and run its main op with its assets.
@@ -204,8 +215,10 @@ public:
 
   /// Saves the variables the graph's saver saves as checkpoint `prefix`
   /// and records it in its directory's `checkpoint` state file, keeping
-  /// the newest `maxToKeep` (0: all).
-  llvm::Error save(llvm::StringRef prefix, unsigned maxToKeep);
+  /// the newest `maxToKeep` (0: all); with `relativePaths`, by its name
+  /// relative to the directory (Saver's save_relative_paths).
+  llvm::Error save(llvm::StringRef prefix, unsigned maxToKeep,
+                   bool relativePaths = false);
   /// The saver's max_to_keep, else 5, as TensorFlow's Saver.
   unsigned getDefaultMaxToKeep() const;
 

@@ -348,7 +348,9 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
     updates, or with `global-step` a NoOp `<scope>/update` and the
     `AssignAdd` named `<scope>` that increments the step after it. The new
     variables' initializers are added to the `init` node (created when the
-    graph has none).
+    graph has none). With `create-global-step`, a global step the graph
+    lacks is created first, as `tf.compat.v1.train.create_global_step()`
+    does (resource variable, int64, zero-initialized by `init`).
 
     With `cross-replica`, the loss lies in a computation replicated over N
     replicas, as TPUEstimator's CrossShardOptimizer wraps the optimizer:
@@ -379,6 +381,9 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
                "the variables to train (default: all but the global step)">,
     Option<"globalStep", "global-step", "std::string", "",
            "the variable the train op increments">,
+    Option<"createGlobalStep", "create-global-step", "bool", "false",
+           "create the global-step variable when the graph has none "
+           "(tf.compat.v1.train.create_global_step)">,
     Option<"aggregationMethod", "aggregation-method", "std::string",
            "\"add_n\"", "as graph-gradient's">,
     Option<"colocateGradientsWithOps", "colocate-gradients-with-ops", "bool",

@@ -1,0 +1,86 @@
+//===- Estimator.h - train, evaluate and predict from a job -----*- C++ -*-===//
+//
+// The mode-level driver: what tf.estimator.Estimator / TPUEstimator do
+// around a model_fn, for a job (Job.h). It loads the graph of each mode,
+// adds the training step (graph-minimize) when the job names an
+// optimizer, feeds the batches of the job's input, keeps global_step,
+// writes and restores checkpoints in model_dir, runs the hooks, computes
+// metrics on the host and collects predictions. Every mode runs on the
+// runtime's Session, interpreted or compiled.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_ESTIMATOR_ESTIMATOR_H
+#define CLEAVE_ESTIMATOR_ESTIMATOR_H
+
+#include "cleave/Estimator/Job.h"
+#include "cleave/Runtime/Session.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace cleave::estimator {
+
+struct EstimatorOptions {
+  runtime::SessionOptions session;
+  JobOverrides overrides;
+  /// Where the INFO lines go (TensorFlow's logging: "loss = ..., step =
+  /// ...", "Saving checkpoints for ..."); null: nowhere.
+  llvm::raw_ostream *log = nullptr;
+  /// Draw one live progress line on the log instead of the periodic
+  /// lines (for a terminal).
+  bool liveProgress = false;
+};
+
+/// What evaluate returns: the metrics by name, sorted, global_step and
+/// loss included.
+struct EvalResult {
+  int64_t globalStep = 0;
+  std::vector<std::pair<std::string, double>> metrics;
+};
+
+/// What predict returns: per requested key, the predictions of every
+/// example in input order, along dimension 0.
+struct Predictions {
+  std::vector<std::string> keys;
+  std::vector<Tensor> values;
+};
+
+class Estimator {
+public:
+  static llvm::Expected<std::unique_ptr<Estimator>>
+  create(Job job, mlir::MLIRContext &context, EstimatorOptions options);
+  ~Estimator();
+
+  /// Estimator.train(steps=..., max_steps=...).
+  llvm::Error train(std::optional<int64_t> steps,
+                    std::optional<int64_t> maxSteps);
+  /// Estimator.evaluate(steps=..., checkpoint_path=..., name=...): the
+  /// metrics also go to model_dir/eval[_name] as a TensorBoard event file.
+  llvm::Expected<EvalResult> evaluate(std::optional<int64_t> steps,
+                                      llvm::StringRef checkpoint,
+                                      llvm::StringRef name);
+  /// Estimator.predict(predict_keys=...).
+  llvm::Expected<Predictions> predict(llvm::ArrayRef<std::string> predictKeys,
+                                      llvm::StringRef checkpoint);
+
+  const RunSettings &getSettings() const;
+  /// The checkpoint train or evaluate would restore now (empty: none).
+  std::string getLatestCheckpoint() const;
+
+private:
+  struct Impl;
+  explicit Estimator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace cleave::estimator
+
+#endif // CLEAVE_ESTIMATOR_ESTIMATOR_H

@@ -1,0 +1,1105 @@
+//===- Estimator.cpp - train, evaluate and predict from a job -------------===//
+//
+// The modes as tf.estimator runs them: each mode's graph in its own
+// Session; variables restored from model_dir's latest checkpoint or
+// initialized (then warm-started and scaffolded); the input's batches fed
+// to the feature and label placeholders; hooks, checkpoints and metrics
+// on the host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Estimator/Estimator.h"
+
+#include "EventWriter.h"
+#include "MetricGraphs.h"
+
+#include "cleave/Checkpoint/TensorBundle.h"
+#include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Dialect/Graph/Transforms/Passes.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
+#include "cleave/Estimator/Input.h"
+#include "cleave/Runtime/Checkpointing.h"
+#include "cleave/Translate/GraphDef.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::estimator;
+using runtime::NamedTensors;
+using runtime::Session;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+/// A scalar as Python prints a numpy scalar in TensorFlow's log lines.
+static std::string formatScalar(const Tensor &tensor) {
+  if (!tensor.isValid() || tensor.numElements() != 1)
+    return tensor.toString(8);
+  if (isFloatDType(tensor.dtype()))
+    return llvm::formatv("{0}", llvm::format("%g", tensor.getAsDouble(0)));
+  return std::to_string(tensor.getAsInt(0));
+}
+
+//===----------------------------------------------------------------------===//
+// Graph queries
+//===----------------------------------------------------------------------===//
+
+static bool isVariableOp(StringRef op) {
+  return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
+}
+
+/// The top-level node named `name`, or null.
+static graph::NodeOp findNode(ModuleOp module, StringRef name) {
+  graph::NodeOp found;
+  for (auto graphOp : module.getOps<graph::GraphOp>())
+    graphOp.walk([&](graph::NodeOp node) {
+      if (!found && node.getName() == name)
+        found = node;
+    });
+  return found;
+}
+
+/// Whether the tensor ("node" or "node:port") exists.
+static bool hasTensor(ModuleOp module, StringRef tensor) {
+  auto [name, port] = graph::splitTensorName(tensor);
+  graph::NodeOp node = findNode(module, name);
+  return node && port < node.getOutputs().size();
+}
+
+/// The variable nodes of the graph, in order.
+static std::vector<graph::NodeOp> getVariables(ModuleOp module) {
+  std::vector<graph::NodeOp> variables;
+  for (auto graphOp : module.getOps<graph::GraphOp>())
+    graphOp.walk([&](graph::NodeOp node) {
+      if (isVariableOp(node.getOpType()))
+        variables.push_back(node);
+    });
+  return variables;
+}
+
+/// The initializer of a variable: its `<name>/Assign`, else the first
+/// Assign or AssignVariableOp of it.
+static graph::NodeOp getInitializer(graph::NodeOp variable) {
+  graph::NodeOp first;
+  for (Operation *user : variable.getOutputs()[0].getUsers()) {
+    auto node = dyn_cast<graph::NodeOp>(user);
+    if (!node || (node.getOpType() != "Assign" &&
+                  node.getOpType() != "AssignVariableOp") ||
+        node.getDataInputs().empty() ||
+        node.getDataInputs()[0] != variable.getOutputs()[0])
+      continue;
+    if (node.getName() == (variable.getName() + "/Assign").str())
+      return node;
+    if (!first)
+      first = node;
+  }
+  return first;
+}
+
+/// The nodes `op`'s control inputs name (an init NoOp's initializers).
+static llvm::StringSet<> getControlInputNames(graph::NodeOp op) {
+  llvm::StringSet<> names;
+  for (Value control : op.getControlInputs())
+    if (auto node = control.getDefiningOp<graph::NodeOp>())
+      names.insert(node.getName());
+  return names;
+}
+
+/// The latest checkpoint its `checkpoint` state file records in
+/// `modelDir`; empty when there is none (a fresh model directory).
+static llvm::Expected<std::string>
+findLatestCheckpoint(llvm::StringRef modelDir) {
+  llvm::SmallString<256> state(modelDir);
+  llvm::sys::path::append(state, "checkpoint");
+  if (!llvm::sys::fs::exists(state))
+    return std::string();
+  return runtime::resolveCheckpointPrefix(modelDir);
+}
+
+//===----------------------------------------------------------------------===//
+// Progress and logging
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// TensorFlow's training log: LoggingTensorHook's "loss = ..., step = ...
+/// (... sec)" and StepCounterHook's "global_step/sec: ..." every
+/// log_step_count_steps, or one live line on a terminal.
+class TrainingLog {
+public:
+  TrainingLog(llvm::raw_ostream *os, bool live, int64_t everySteps,
+              int64_t firstStep, int64_t lastStep)
+      : os(os), live(live && os), everySteps(everySteps),
+        firstStep(firstStep), lastStep(lastStep),
+        start(std::chrono::steady_clock::now()), lastLog(start),
+        lastLogStep(firstStep) {}
+
+  void info(const llvm::Twine &line) {
+    if (!os)
+      return;
+    clear();
+    *os << "INFO: " << line << "\n";
+    os->flush();
+  }
+
+  /// After the run that took the step from `step` to `step + steps`.
+  void stepsDone(int64_t step, int64_t steps, const std::string &loss) {
+    if (!os)
+      return;
+    int64_t done = step + steps;
+    auto now = std::chrono::steady_clock::now();
+    if (live) {
+      if (now - lastDrawn < std::chrono::milliseconds(100) && done < lastStep)
+        return;
+      lastDrawn = now;
+      double seconds = secondsSince(start);
+      double rate = seconds > 0 ? (done - firstStep) / seconds : 0;
+      *os << "\r\033[K"
+          << llvm::formatv("step {0}/{1}, {2:f1} steps/s, loss = {3}", done,
+                           lastStep, rate, loss);
+      if (rate > 0 && done < lastStep)
+        *os << llvm::formatv(", {0:f0} s left", (lastStep - done) / rate);
+      drawn = true;
+      os->flush();
+      return;
+    }
+    // As the hooks trigger: at the first step and every everySteps.
+    bool due = step == firstStep || done - lastLogStep >= everySteps;
+    if (!due)
+      return;
+    double elapsed = std::chrono::duration<double>(now - lastLog).count();
+    if (step == firstStep) {
+      info("loss = " + loss + ", step = " + llvm::Twine(step));
+    } else {
+      info(llvm::formatv("loss = {0}, step = {1} ({2:f3} sec)", loss, step,
+                         elapsed)
+               .str());
+      info(llvm::formatv("global_step/sec: {0}",
+                         llvm::format("%g", (done - lastLogStep) / elapsed))
+               .str());
+    }
+    lastLog = now;
+    lastLogStep = done;
+  }
+
+  void clear() {
+    if (drawn)
+      *os << "\r\033[K";
+    drawn = false;
+  }
+
+private:
+  llvm::raw_ostream *os;
+  bool live;
+  int64_t everySteps, firstStep, lastStep;
+  std::chrono::steady_clock::time_point start, lastLog, lastDrawn;
+  int64_t lastLogStep;
+  bool drawn = false;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Estimator
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A mode's graph in its session, with what the job binds in it.
+struct ModeSession {
+  std::unique_ptr<Session> session;
+  Mode mode;
+  /// Placeholders by input key.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string trainOp, globalStep;
+  /// For a graph without the global step: the restored checkpoint's.
+  int64_t checkpointStep = 0;
+};
+} // namespace
+
+struct Estimator::Impl {
+  Job job;
+  MLIRContext &context;
+  EstimatorOptions options;
+  RunSettings settings;
+  llvm::SourceMgr sourceMgr;
+
+  Impl(Job job, MLIRContext &context, EstimatorOptions options)
+      : job(std::move(job)), context(context), options(std::move(options)) {}
+
+  TrainingLog log(int64_t first = 0, int64_t last = 0) {
+    return TrainingLog(options.log, options.liveProgress,
+                       settings.logStepCountSteps, first, last);
+  }
+  void info(const llvm::Twine &line) { log().info(line); }
+
+  std::string getGraphPath(Mode mode) const;
+  std::string getGlobalStepName() const {
+    return job.model().global_step().empty() ? "global_step"
+                                             : job.model().global_step();
+  }
+  llvm::Expected<OwningOpRef<ModuleOp>> loadGraph(Mode mode);
+  llvm::Error addTrainingStep(ModuleOp module);
+  llvm::Error checkInputs(ModuleOp module, Mode mode);
+  llvm::Expected<ModeSession> open(Mode mode);
+  llvm::Error initialize(ModeSession &mode, llvm::StringRef checkpoint,
+                         bool *restored);
+  llvm::Error runInitializers(Session &session, bool localOnly);
+  llvm::Error restoreForEvaluation(Session &session, llvm::StringRef prefix);
+  llvm::Error warmStart(Session &session);
+  llvm::Expected<Examples> readInput(Mode mode);
+  NamedTensors feedsOf(const ModeSession &mode, const Batch &batch) const;
+  llvm::Expected<int64_t> readGlobalStep(ModeSession &mode);
+  llvm::Error save(ModeSession &mode, int64_t step);
+};
+
+Estimator::Estimator(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Estimator::~Estimator() = default;
+
+const RunSettings &Estimator::getSettings() const { return impl->settings; }
+
+llvm::Expected<std::unique_ptr<Estimator>>
+Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
+  auto impl = std::make_unique<Impl>(std::move(job), context,
+                                     std::move(options));
+  auto settings = getRunSettings(impl->job, impl->options.overrides);
+  if (!settings)
+    return settings.takeError();
+  impl->settings = std::move(*settings);
+  const Model &model = impl->job.model();
+  // Parts of the schema not built yet are refused, never ignored.
+  const Job &spec = impl->job;
+  for (auto [set, field] :
+       {std::pair{model.has_host_call(), "model.host_call"},
+        std::pair{spec.training_hooks_size() > 0, "training_hooks"},
+        std::pair{spec.evaluation_hooks_size() > 0, "evaluation_hooks"},
+        std::pair{spec.prediction_hooks_size() > 0, "prediction_hooks"}})
+    if (set)
+      return error(llvm::Twine(field) +
+                   ": not supported yet by graph-estimator "
+                   "(docs/Estimator.md, \"Where it runs today\")");
+  if (model.has_saved_model())
+    return error("model.saved_model: models from SavedModels are not "
+                 "supported yet; give the graph of each mode (model.graph)");
+  if (!model.has_graph())
+    return error("model: no graph (model.graph { train: ... eval: ... "
+                 "predict: ... } or { all: ... })");
+  if (model.features().empty())
+    return error("model.features: no features (features { key: \"x\" "
+                 "placeholder: \"x\" })");
+  if (!model.train_op().empty() && model.has_optimizer())
+    return error("model: train_op and optimizer are exclusive (the "
+                 "optimizer builds the train op)");
+  if (impl->settings.modelDir.empty()) {
+    llvm::SmallString<128> dir;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("graph-estimator", dir))
+      return error("cannot create a temporary model directory: " +
+                   ec.message());
+    impl->settings.modelDir = std::string(dir);
+    impl->info("Using temporary folder as model directory: " + dir);
+  }
+  if (!impl->settings.useTpu && impl->job.config().has_eval_on_tpu() &&
+      impl->job.config().eval_on_tpu())
+    impl->info("eval_on_tpu ignored because use_tpu is False.");
+  return std::unique_ptr<Estimator>(new Estimator(std::move(impl)));
+}
+
+std::string Estimator::Impl::getGraphPath(Mode mode) const {
+  const ModeGraphs &graphs = job.model().graph();
+  const std::string &specific = mode == Mode::Train  ? graphs.train()
+                                : mode == Mode::Eval ? graphs.eval()
+                                                     : graphs.predict();
+  return specific.empty() ? graphs.all() : specific;
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> Estimator::Impl::loadGraph(Mode mode) {
+  std::string path = getGraphPath(mode);
+  if (path.empty())
+    return error(llvm::Twine("model.graph: no graph for mode ") +
+                 getModeName(mode) + " (model.graph." +
+                 (mode == Mode::Train  ? "train"
+                  : mode == Mode::Eval ? "eval"
+                                       : "predict") +
+                 " or model.graph.all)");
+  OwningOpRef<ModuleOp> module =
+      loadGraphFile(path, &context, sourceMgr, "graph-estimator");
+  if (!module)
+    return llvm::make_error<runtime::ReportedError>();
+  return module;
+}
+
+llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module) {
+  const Model &model = job.model();
+  if (!model.has_optimizer()) {
+    if (model.train_op().empty())
+      return error("model: Missing train_op. (name the train graph's "
+                   "train_op, or an optimizer to build it)");
+    return llvm::Error::success();
+  }
+  const Optimizer &optimizer = model.optimizer();
+  graph::GraphMinimizePassOptions minimize;
+  minimize.loss = model.loss();
+  minimize.globalStep = getGlobalStepName();
+  minimize.createGlobalStep = true;
+  if (!model.init_op().empty())
+    minimize.initName = model.init_op();
+  switch (optimizer.kind_case()) {
+  case Optimizer::kSgd:
+    minimize.optimizer = "sgd";
+    minimize.learningRate = optimizer.sgd().learning_rate();
+    break;
+  case Optimizer::kMomentum: {
+    const auto &momentum = optimizer.momentum();
+    minimize.optimizer = "momentum";
+    minimize.learningRate = momentum.learning_rate();
+    if (momentum.has_momentum())
+      minimize.momentum = momentum.momentum();
+    minimize.useNesterov = momentum.use_nesterov();
+    break;
+  }
+  case Optimizer::kAdam: {
+    const auto &adam = optimizer.adam();
+    minimize.optimizer = "adam";
+    minimize.learningRate = adam.learning_rate();
+    if (adam.has_beta1())
+      minimize.beta1 = adam.beta1();
+    if (adam.has_beta2())
+      minimize.beta2 = adam.beta2();
+    if (adam.has_epsilon())
+      minimize.epsilon = adam.epsilon();
+    break;
+  }
+  case Optimizer::KIND_NOT_SET:
+    return error("model.optimizer: no optimizer kind (sgd, momentum or "
+                 "adam)");
+  }
+  PassManager pm(&context);
+  pm.addPass(graph::createGraphInferShapesPass());
+  pm.addPass(graph::createGraphMinimizePass(minimize));
+  if (failed(pm.run(module)))
+    return llvm::make_error<runtime::ReportedError>();
+  return llvm::Error::success();
+}
+
+llvm::Error Estimator::Impl::checkInputs(ModuleOp module, Mode mode) {
+  int64_t batch = settings.getPerReplicaBatchSize(mode);
+  auto check = [&](const InputBinding &binding,
+                   llvm::StringRef field) -> llvm::Error {
+    graph::NodeOp node = findNode(module, binding.placeholder());
+    if (!node)
+      return error("model." + field + ": no node '" + binding.placeholder() +
+                   "' in the " + getModeName(mode) + " graph");
+    if (node.getOpType() != "Placeholder" &&
+        node.getOpType() != "PlaceholderWithDefault")
+      return error("model." + field + ": '" + binding.placeholder() +
+                   "' is a " + node.getOpType() + ", not a Placeholder");
+    auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr("shape"));
+    if (shape && !shape.getUnknownRank() && !shape.getDims().empty() &&
+        shape.getDims()[0] >= 0 && shape.getDims()[0] != batch)
+      return error("model." + field + ": placeholder '" +
+                   binding.placeholder() + "' has batch dimension " +
+                   llvm::Twine(shape.getDims()[0]) +
+                   ", but params['batch_size'] is " + llvm::Twine(batch) +
+                   " in " + getModeName(mode));
+    return llvm::Error::success();
+  };
+  for (const InputBinding &binding : job.model().features())
+    if (llvm::Error failure = check(binding, "features"))
+      return failure;
+  if (mode != Mode::Predict)
+    for (const InputBinding &binding : job.model().labels())
+      if (llvm::Error failure = check(binding, "labels"))
+        return failure;
+  if (mode != Mode::Predict && job.model().loss().empty())
+    return error("model.loss: Missing loss.");
+  if (mode != Mode::Predict && !hasTensor(module, job.model().loss()))
+    return error("model.loss: no tensor '" + job.model().loss() + "' in the " +
+                 getModeName(mode) + " graph");
+  return llvm::Error::success();
+}
+
+llvm::Expected<ModeSession> Estimator::Impl::open(Mode mode) {
+  if (llvm::Error failure = checkBatchSize(settings, mode))
+    return std::move(failure);
+  if (settings.getReplicas(mode) > 1)
+    return error("config.num_shards: " + llvm::Twine(settings.numShards) +
+                 " replicas on the device need the replicated training "
+                 "loop (graph-training-loop), which graph-estimator does "
+                 "not build yet; use num_shards: 1, or use_tpu: false");
+  auto module = loadGraph(mode);
+  if (!module)
+    return module.takeError();
+  if (llvm::Error failure = checkInputs(**module, mode))
+    return std::move(failure);
+  ModeSession result;
+  result.mode = mode;
+  if (mode == Mode::Train) {
+    if (llvm::Error failure = addTrainingStep(**module))
+      return std::move(failure);
+    result.trainOp = job.model().has_optimizer()
+                         ? std::string(job.model().optimizer().has_adam()
+                                           ? "Adam"
+                                       : job.model().optimizer().has_momentum()
+                                           ? "Momentum"
+                                           : "GradientDescent")
+                         : job.model().train_op();
+    if (!findNode(**module, result.trainOp))
+      return error("model.train_op: no node '" + result.trainOp +
+                   "' in the train graph");
+  }
+  result.globalStep = getGlobalStepName();
+  if (graph::NodeOp step = findNode(**module, result.globalStep);
+      !step || !isVariableOp(step.getOpType())) {
+    if (mode == Mode::Train)
+      return error("model.global_step: '" + result.globalStep +
+                   "' is not a variable of the train graph (name the global "
+                   "step the train op increments)");
+    result.globalStep.clear();
+  }
+  for (const InputBinding &binding : job.model().features())
+    result.inputs.emplace_back(binding.key(), binding.placeholder());
+  if (mode != Mode::Predict)
+    for (const InputBinding &binding : job.model().labels())
+      result.inputs.emplace_back(binding.key(), binding.placeholder());
+  std::string path = getGraphPath(mode);
+  auto session = Session::create(std::move(*module), path, options.session);
+  if (!session)
+    return session.takeError();
+  result.session = std::move(*session);
+  return result;
+}
+
+llvm::Error Estimator::Impl::runInitializers(Session &session,
+                                             bool localOnly) {
+  ModuleOp module = session.getModule();
+  std::string initName = job.model().init_op();
+  if (initName.empty() && findNode(module, "init"))
+    initName = "init";
+  std::vector<std::string> targets;
+  llvm::StringSet<> byInit;
+  if (!initName.empty()) {
+    graph::NodeOp init = findNode(module, initName);
+    if (!init)
+      return error("model.init_op: no node '" + initName + "' in the graph");
+    byInit = getControlInputNames(init);
+    if (!localOnly)
+      targets.push_back(initName);
+  }
+  // Variables the init op does not initialize (local ones: metrics) by
+  // their own initializers.
+  for (graph::NodeOp variable : getVariables(module)) {
+    graph::NodeOp initializer = getInitializer(variable);
+    if (!initializer || byInit.contains(initializer.getName()))
+      continue;
+    if (!localOnly && !initName.empty() &&
+        llvm::is_contained(targets, initializer.getName()))
+      continue;
+    targets.push_back(initializer.getName().str());
+  }
+  if (!job.model().local_init_op().empty())
+    targets.push_back(job.model().local_init_op());
+  if (targets.empty())
+    return llvm::Error::success();
+  auto done = session.run({}, {}, targets);
+  return done ? llvm::Error::success() : done.takeError();
+}
+
+/// For evaluation and prediction: the checkpoint's variables; variables it
+/// lacks that the init op does not initialize (local ones) are initialized.
+llvm::Error Estimator::Impl::restoreForEvaluation(Session &session,
+                                                  llvm::StringRef prefix) {
+  auto reader = checkpoint::BundleReader::open(prefix);
+  if (!reader)
+    return reader.takeError();
+  llvm::StringSet<> keys;
+  for (const std::string &key : reader->keys())
+    keys.insert(key);
+  ModuleOp module = session.getModule();
+  std::vector<std::pair<std::string, std::string>> mapped;
+  std::vector<std::string> missing;
+  for (graph::NodeOp variable : getVariables(module)) {
+    if (keys.contains(variable.getName()))
+      mapped.emplace_back(variable.getName().str(), variable.getName().str());
+    else
+      missing.push_back(variable.getName().str());
+  }
+  if (llvm::Error failure = runInitializers(session, /*localOnly=*/true))
+    return failure;
+  // A model variable the checkpoint does not hold is Saver's error.
+  std::string initName = job.model().init_op().empty()
+                             ? std::string("init")
+                             : job.model().init_op();
+  if (graph::NodeOp init = findNode(module, initName)) {
+    llvm::StringSet<> byInit = getControlInputNames(init);
+    for (const std::string &name : missing)
+      if (graph::NodeOp initializer =
+              getInitializer(findNode(module, name));
+          initializer && byInit.contains(initializer.getName()))
+        return error("restoring '" + prefix + "': Key " + name +
+                     " not found in checkpoint");
+  }
+  info("Restoring parameters from " + prefix);
+  return session.restoreMapped(prefix, mapped);
+}
+
+llvm::Error Estimator::Impl::warmStart(Session &session) {
+  const std::string &from = job.config().warm_start_from();
+  if (!from.empty()) {
+    auto prefix = runtime::resolveCheckpointPrefix(from);
+    if (!prefix)
+      return error("config.warm_start_from: " +
+                   llvm::toString(prefix.takeError()));
+    auto reader = checkpoint::BundleReader::open(*prefix);
+    if (!reader)
+      return reader.takeError();
+    llvm::StringSet<> keys;
+    for (const std::string &key : reader->keys())
+      keys.insert(key);
+    // WarmStartSettings' default: every trainable variable the checkpoint
+    // holds under the same name (the global step is not warm-started).
+    std::vector<std::pair<std::string, std::string>> mapped;
+    for (graph::NodeOp variable : getVariables(session.getModule()))
+      if (variable.getName() != getGlobalStepName() &&
+          keys.contains(variable.getName()))
+        mapped.emplace_back(variable.getName().str(),
+                            variable.getName().str());
+    info("Warm-starting from: " + *prefix);
+    if (llvm::Error failure = session.restoreMapped(*prefix, mapped))
+      return failure;
+  }
+  const Scaffold &scaffold = job.model().scaffold();
+  if (scaffold.has_init_from_checkpoint()) {
+    const InitFromCheckpoint &init = scaffold.init_from_checkpoint();
+    auto prefix = runtime::resolveCheckpointPrefix(init.checkpoint());
+    if (!prefix)
+      return error("model.scaffold.init_from_checkpoint: " +
+                   llvm::toString(prefix.takeError()));
+    auto reader = checkpoint::BundleReader::open(*prefix);
+    if (!reader)
+      return reader.takeError();
+    std::vector<std::string> keys = reader->keys();
+    std::vector<std::pair<std::string, std::string>> mapped;
+    ModuleOp module = session.getModule();
+    for (const auto &assignment : init.assignment()) {
+      llvm::StringRef from = assignment.from(), to = assignment.to();
+      bool scoped = from.ends_with("/");
+      size_t before = mapped.size();
+      if (!scoped) {
+        if (!llvm::is_contained(keys, from))
+          return error("model.scaffold.init_from_checkpoint: Tensor " +
+                       from + " is not found in " + *prefix +
+                       " checkpoint");
+        mapped.emplace_back(to.str(), from.str());
+      } else {
+        // 'scope/' -> 'scope/': every checkpoint variable under the scope
+        // ('/': the root) into the graph's scope.
+        llvm::StringRef prefixFrom = from == "/" ? "" : from;
+        llvm::StringRef prefixTo = to == "/" ? "" : to;
+        for (const std::string &key : keys)
+          if (llvm::StringRef(key).starts_with(prefixFrom)) {
+            std::string target =
+                (prefixTo + llvm::StringRef(key).drop_front(prefixFrom.size()))
+                    .str();
+            if (findNode(module, target))
+              mapped.emplace_back(target, key);
+          }
+      }
+      if (mapped.size() == before)
+        return error("model.scaffold.init_from_checkpoint: Assignment map "
+                     "with scope only name " +
+                     from + " should map to scope only " + to +
+                     " (nothing in " + *prefix + " matches)");
+    }
+    if (llvm::Error failure = session.restoreMapped(*prefix, mapped))
+      return error("model.scaffold.init_from_checkpoint: " +
+                   llvm::toString(std::move(failure)));
+  }
+  for (const std::string *op : {&scaffold.init_op(), &scaffold.local_init_op()})
+    if (!op->empty()) {
+      auto done = session.run({}, {}, {*op});
+      if (!done)
+        return done.takeError();
+    }
+  return llvm::Error::success();
+}
+
+llvm::Error Estimator::Impl::initialize(ModeSession &mode,
+                                        llvm::StringRef checkpoint,
+                                        bool *restored) {
+  std::string prefix = checkpoint.str();
+  if (prefix.empty()) {
+    auto latest = findLatestCheckpoint(settings.modelDir);
+    if (!latest)
+      return latest.takeError();
+    prefix = *latest;
+  } else {
+    auto resolved = runtime::resolveCheckpointPrefix(prefix);
+    if (!resolved)
+      return resolved.takeError();
+    prefix = *resolved;
+  }
+  *restored = !prefix.empty();
+  if (mode.mode != Mode::Train) {
+    if (prefix.empty()) {
+      info("Could not find trained model in model_dir: " + settings.modelDir +
+           ", running initialization to " +
+           (mode.mode == Mode::Eval ? "evaluate." : "predict."));
+      if (llvm::Error failure = runInitializers(*mode.session, false))
+        return failure;
+      return warmStart(*mode.session);
+    }
+    if (mode.globalStep.empty()) {
+      // The eval and predict graphs need not hold the global step; the
+      // checkpoint does.
+      auto reader = checkpoint::BundleReader::open(prefix);
+      if (!reader)
+        return reader.takeError();
+      if (reader->lookup(getGlobalStepName())) {
+        auto step = reader->read(getGlobalStepName());
+        if (!step)
+          return step.takeError();
+        mode.checkpointStep = step->getAsInt(0);
+      }
+    }
+    return restoreForEvaluation(*mode.session, prefix);
+  }
+  if (!prefix.empty()) {
+    info("Restoring parameters from " + prefix);
+    return mode.session->restore(prefix);
+  }
+  if (llvm::Error failure = runInitializers(*mode.session, false))
+    return failure;
+  return warmStart(*mode.session);
+}
+
+llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {
+  const Input &input = job.input();
+  const Dataset &dataset = mode == Mode::Train  ? input.train()
+                           : mode == Mode::Eval ? input.eval()
+                                                : input.predict();
+  llvm::StringRef field = mode == Mode::Train  ? "input.train"
+                          : mode == Mode::Eval ? "input.eval"
+                                               : "input.predict";
+  if (!dataset.has_idx() && !dataset.has_npy())
+    return error(field + ": no input (idx { images: ... labels: ... } or "
+                         "npy { file { key: ... path: ... } })");
+  InputKeys keys;
+  keys.featureKey = job.model().features(0).key();
+  keys.labelKey =
+      job.model().labels().empty() ? "labels" : job.model().labels(0).key();
+  auto examples = readDataset(dataset, "", keys);
+  if (!examples)
+    return error(field + ": " + llvm::toString(examples.takeError()));
+  for (const InputBinding &binding : job.model().features())
+    if (!examples->find(binding.key()))
+      return error(field + ": the input has no '" + binding.key() +
+                   "' for model.features");
+  if (mode != Mode::Predict)
+    for (const InputBinding &binding : job.model().labels())
+      if (!examples->find(binding.key()))
+        return error(field + ": the input has no '" + binding.key() +
+                     "' for model.labels");
+  return examples;
+}
+
+NamedTensors Estimator::Impl::feedsOf(const ModeSession &mode,
+                                      const Batch &batch) const {
+  NamedTensors feeds;
+  for (const auto &[key, placeholder] : mode.inputs)
+    for (const auto &[column, tensor] : batch.columns)
+      if (column == key)
+        feeds.emplace_back(placeholder, tensor);
+  return feeds;
+}
+
+llvm::Expected<int64_t> Estimator::Impl::readGlobalStep(ModeSession &mode) {
+  if (mode.globalStep.empty())
+    return mode.checkpointStep;
+  auto value = mode.session->readVariable(mode.globalStep);
+  if (!value)
+    return value.takeError();
+  return value->getAsInt(0);
+}
+
+llvm::Error Estimator::Impl::save(ModeSession &mode, int64_t step) {
+  llvm::SmallString<256> prefix(settings.modelDir);
+  llvm::sys::path::append(prefix, "model.ckpt-" + std::to_string(step));
+  info("Saving checkpoints for " + llvm::Twine(step) + " into " +
+       llvm::StringRef(prefix).drop_back(std::to_string(step).size() + 1) +
+       ".");
+  return mode.session->save(prefix, unsigned(settings.keepCheckpointMax),
+                            /*relativePaths=*/true);
+}
+
+std::string Estimator::getLatestCheckpoint() const {
+  auto latest = findLatestCheckpoint(impl->settings.modelDir);
+  if (latest)
+    return *latest;
+  llvm::consumeError(latest.takeError());
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// train
+//===----------------------------------------------------------------------===//
+
+llvm::Error Estimator::train(std::optional<int64_t> steps,
+                             std::optional<int64_t> maxSteps) {
+  Impl &I = *impl;
+  if (steps && maxSteps)
+    return error("Can not provide both steps and max_steps.");
+  if (steps && *steps <= 0)
+    return error("Must specify steps > 0, given: " + llvm::Twine(*steps));
+  if (maxSteps && *maxSteps <= 0)
+    return error("Must specify max_steps > 0, given: " +
+                 llvm::Twine(*maxSteps));
+  if (I.settings.onDevice(Mode::Train) && !steps && !maxSteps)
+    return error("For TPU training, one of `steps` or `max_steps` must be "
+                 "set. Cannot be both `None`.");
+  if (maxSteps) {
+    // Estimator skips a run whose max_steps a checkpoint already reached.
+    std::string latest = getLatestCheckpoint();
+    if (!latest.empty()) {
+      llvm::StringRef digits = llvm::StringRef(latest).rsplit('-').second;
+      int64_t saved;
+      if (!digits.getAsInteger(10, saved) && saved >= *maxSteps) {
+        I.info("Skipping training since max_steps has already saved.");
+        return llvm::Error::success();
+      }
+    }
+  }
+  auto examples = I.readInput(Mode::Train);
+  if (!examples)
+    return examples.takeError();
+  I.info("Calling model_fn.");
+  auto mode = I.open(Mode::Train);
+  if (!mode)
+    return mode.takeError();
+  I.info("Done calling model_fn.");
+  bool restored = false;
+  if (llvm::Error failure = I.initialize(*mode, "", &restored))
+    return failure;
+  auto startStep = I.readGlobalStep(*mode);
+  if (!startStep)
+    return startStep.takeError();
+  int64_t step = *startStep;
+  int64_t lastStep = maxSteps ? *maxSteps
+                     : steps  ? step + *steps
+                              : std::numeric_limits<int64_t>::max();
+  if (step >= lastStep) {
+    I.info("Skipping training since max_steps has already saved.");
+    return llvm::Error::success();
+  }
+
+  const Dataset &dataset = I.job.input().train();
+  BatchStream stream(*examples, I.settings.getGlobalBatchSize(Mode::Train),
+                     dataset.has_shuffle(), dataset.shuffle().seed(),
+                     dataset.repeat(), /*padLast=*/false);
+  // The input position follows global_step, so a resumed run sees the
+  // batches an uninterrupted run would.
+  Prefetcher prefetcher(stream, step,
+                        dataset.prefetch() > 0 ? dataset.prefetch() : 2);
+
+  // Checkpoints: one at the start, at loop boundaries when due, one at
+  // the end, as CheckpointSaverHook saves them.
+  if (llvm::Error failure = I.save(*mode, step))
+    return failure;
+  int64_t lastSaveStep = step;
+  auto lastSaveTime = std::chrono::steady_clock::now();
+
+  // On the device, a launch runs iterations_per_loop steps; the hooks,
+  // the saver and the stop check run between launches.
+  int64_t perLaunch = I.settings.onDevice(Mode::Train)
+                          ? I.settings.iterationsPerLoop
+                          : 1;
+  std::vector<std::string> fetches = {I.job.model().loss()};
+  std::vector<std::string> targets = {mode->trainOp};
+  TrainingLog log = I.log(step, lastStep);
+  std::string lossText = "nan";
+  bool inputEnded = false;
+  int64_t stepsRun = 0;
+  while (step < lastStep && !inputEnded) {
+    int64_t launch = std::min(perLaunch, lastStep - step);
+    if (perLaunch > 1)
+      log.info(llvm::formatv("Enqueue next ({0}) batch(es) of data to "
+                             "infeed.",
+                             launch)
+                   .str());
+    int64_t launchStart = step;
+    for (int64_t i = 0; i < launch; ++i) {
+      std::optional<Batch> batch = prefetcher.next();
+      if (!batch) {
+        inputEnded = true;
+        break;
+      }
+      auto results = mode->session->run(I.feedsOf(*mode, *batch), fetches,
+                                        targets);
+      if (!results) {
+        log.clear();
+        return results.takeError();
+      }
+      const Tensor &loss = (*results)[0];
+      if (loss.numElements() == 1 && isFloatDType(loss.dtype()) &&
+          std::isnan(loss.getAsDouble(0))) {
+        log.clear();
+        return error("NaN loss during training.");
+      }
+      lossText = formatScalar(loss);
+      auto after = I.readGlobalStep(*mode);
+      if (!after)
+        return after.takeError();
+      if (*after == step)
+        return error("It seems that global step (tf.train.get_global_step) "
+                     "has not been increased: model.train_op '" +
+                     mode->trainOp + "' does not increment '" +
+                     mode->globalStep + "'");
+      step = *after;
+      ++stepsRun;
+    }
+    log.stepsDone(launchStart, step - launchStart, lossText);
+    bool dueBySteps = I.settings.saveCheckpointsSteps &&
+                      step - lastSaveStep >= *I.settings.saveCheckpointsSteps;
+    bool dueBySecs =
+        I.settings.saveCheckpointsSecs &&
+        secondsSince(lastSaveTime) >= *I.settings.saveCheckpointsSecs;
+    if ((dueBySteps || dueBySecs) && step != lastSaveStep &&
+        step < lastStep && !inputEnded) {
+      log.clear();
+      if (llvm::Error failure = I.save(*mode, step))
+        return failure;
+      lastSaveStep = step;
+      lastSaveTime = std::chrono::steady_clock::now();
+    }
+  }
+  log.clear();
+  if (step != lastSaveStep)
+    if (llvm::Error failure = I.save(*mode, step))
+      return failure;
+  if (stepsRun == 0)
+    I.info("Training with estimator made no steps. Perhaps input is empty "
+           "or misspecified.");
+  I.info("Loss for final step: " + lossText + ".");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// evaluate
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
+                                               llvm::StringRef checkpoint,
+                                               llvm::StringRef name) {
+  Impl &I = *impl;
+  if (steps && *steps <= 0)
+    return error("Must specify steps > 0, given: " + llvm::Twine(*steps));
+  if (I.settings.onDevice(Mode::Eval) && !steps)
+    return error("Evaluate `steps` must be set on TPU. Cannot be `None`.");
+  auto examples = I.readInput(Mode::Eval);
+  if (!examples)
+    return examples.takeError();
+  I.info("Calling model_fn.");
+  auto mode = I.open(Mode::Eval);
+  if (!mode)
+    return mode.takeError();
+  I.info("Done calling model_fn.");
+  auto metrics = MetricRunner::create(I.job, mode->session->getModule(),
+                                      I.settings.onDevice(Mode::Eval),
+                                      I.context, I.options.session);
+  if (!metrics)
+    return metrics.takeError();
+  bool restored = false;
+  if (llvm::Error failure = I.initialize(*mode, checkpoint, &restored))
+    return std::move(failure);
+  if (llvm::Error failure = (*metrics)->initialize(*mode->session))
+    return std::move(failure);
+  auto globalStep = I.readGlobalStep(*mode);
+  if (!globalStep)
+    return globalStep.takeError();
+
+  auto start = std::chrono::system_clock::now();
+  std::time_t startTime = std::chrono::system_clock::to_time_t(start);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S",
+                std::localtime(&startTime));
+  I.info(llvm::Twine("Starting evaluation at ") + stamp);
+
+  const Dataset &dataset = I.job.input().eval();
+  BatchStream stream(*examples, I.settings.getGlobalBatchSize(Mode::Eval),
+                     dataset.has_shuffle(), dataset.shuffle().seed(),
+                     dataset.repeat(), /*padLast=*/false);
+  Prefetcher prefetcher(stream, 0,
+                        dataset.prefetch() > 0 ? dataset.prefetch() : 2);
+  int64_t evaluated = 0;
+  auto began = std::chrono::steady_clock::now();
+  while (!steps || evaluated < *steps) {
+    std::optional<Batch> batch = prefetcher.next();
+    if (!batch) {
+      if (steps)
+        return error(llvm::formatv(
+                         "input.eval: the input ended after {0} of the {1} "
+                         "evaluation steps (each of {2} examples; the input "
+                         "holds {3})",
+                         evaluated, *steps, stream.getBatchSize(),
+                         examples->count)
+                         .str());
+      break;
+    }
+    if (llvm::Error failure =
+            (*metrics)->update(*mode->session, I.feedsOf(*mode, *batch)))
+      return std::move(failure);
+    ++evaluated;
+    if (steps && (*steps < 20 || evaluated % std::max<int64_t>(1, *steps / 10) ==
+                                     0 || evaluated == *steps))
+      I.info(llvm::formatv("Evaluation [{0}/{1}]", evaluated, *steps).str());
+  }
+  I.info(llvm::formatv("Inference Time : {0:f5}s", secondsSince(began)).str());
+  auto values = (*metrics)->values(*mode->session);
+  if (!values)
+    return values.takeError();
+  EvalResult result;
+  result.globalStep = *globalStep;
+  result.metrics = std::move(*values);
+  result.metrics.emplace_back("global_step", double(*globalStep));
+  llvm::sort(result.metrics);
+  std::time_t endTime = std::chrono::system_clock::to_time_t(
+      std::chrono::system_clock::now());
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H:%M:%S",
+                std::localtime(&endTime));
+  I.info(llvm::Twine("Finished evaluation at ") + stamp);
+  std::string line;
+  for (const auto &[metric, value] : result.metrics) {
+    if (!line.empty())
+      line += ", ";
+    line += metric + " = " +
+            (metric == "global_step" ? std::to_string(int64_t(value))
+                                     : llvm::formatv("{0}", llvm::format(
+                                                                "%g", value))
+                                           .str());
+  }
+  I.info("Saving dict for global step " + llvm::Twine(*globalStep) + ": " +
+         line);
+  llvm::SmallString<256> eventDir(I.settings.modelDir);
+  llvm::sys::path::append(eventDir,
+                          name.empty() ? std::string("eval")
+                                       : ("eval_" + name).str());
+  if (llvm::Error failure =
+          writeScalarEvents(eventDir, *globalStep, result.metrics))
+    return std::move(failure);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// predict
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Predictions>
+Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
+                   llvm::StringRef checkpoint) {
+  Impl &I = *impl;
+  const Model &model = I.job.model();
+  if (model.predictions().empty())
+    return error("model.predictions: Missing predictions.");
+  std::vector<std::string> keys, tensors;
+  std::vector<std::string> existing;
+  for (const NamedTensor &prediction : model.predictions())
+    existing.push_back(prediction.key());
+  for (const NamedTensor &prediction : model.predictions())
+    if (predictKeys.empty() || llvm::is_contained(predictKeys, prediction.key())) {
+      keys.push_back(prediction.key());
+      tensors.push_back(prediction.tensor());
+    }
+  if (keys.empty()) {
+    auto pyList = [](llvm::ArrayRef<std::string> list) {
+      std::string out = "[";
+      for (const std::string &item : list)
+        out += (out.size() > 1 ? ", '" : "'") + item + "'";
+      return out + "]";
+    };
+    return error("Expected to run at least one output from " +
+                 pyList(existing) + ", provided " + pyList(predictKeys) + ".");
+  }
+  auto examples = I.readInput(Mode::Predict);
+  if (!examples)
+    return examples.takeError();
+  I.info("Calling model_fn.");
+  auto mode = I.open(Mode::Predict);
+  if (!mode)
+    return mode.takeError();
+  I.info("Done calling model_fn.");
+  for (const NamedTensor &prediction : model.predictions())
+    if (!hasTensor(mode->session->getModule(), prediction.tensor()))
+      return error("model.predictions: no tensor '" + prediction.tensor() +
+                   "' (key '" + prediction.key() + "') in the predict graph");
+  bool restored = false;
+  if (llvm::Error failure = I.initialize(*mode, checkpoint, &restored))
+    return std::move(failure);
+
+  const Dataset &dataset = I.job.input().predict();
+  BatchStream stream(*examples, I.settings.getGlobalBatchSize(Mode::Predict),
+                     /*shuffle=*/false, 0, /*repeat=*/false,
+                     /*padLast=*/true);
+  Prefetcher prefetcher(stream, 0,
+                        dataset.prefetch() > 0 ? dataset.prefetch() : 2);
+  std::vector<std::vector<Tensor>> pieces(keys.size());
+  while (std::optional<Batch> batch = prefetcher.next()) {
+    auto results = mode->session->run(I.feedsOf(*mode, *batch), tensors, {});
+    if (!results)
+      return results.takeError();
+    for (size_t k = 0; k < keys.size(); ++k) {
+      const Tensor &value = (*results)[k];
+      if (value.rank() == 0 ||
+          value.shape()[0] != stream.getBatchSize())
+        return error("Batch length of predictions should be same. " +
+                     keys[k] + " has different batch length than others.");
+      // The padding rows of the last batch are dropped.
+      pieces[k].push_back(batch->validRows == value.shape()[0]
+                              ? value
+                              : sliceRows(value, 0, batch->validRows));
+    }
+  }
+  Predictions predictions;
+  predictions.keys = keys;
+  for (auto &parts : pieces) {
+    std::vector<int64_t> shape = parts.front().shape();
+    int64_t rows = 0;
+    for (const Tensor &part : parts)
+      rows += part.shape()[0];
+    shape[0] = rows;
+    Tensor all(parts.front().dtype(), shape);
+    if (all.dtype() == kString) {
+      size_t next = 0;
+      for (const Tensor &part : parts)
+        for (const std::string &value : part.strings())
+          all.strings()[next++] = value;
+    } else {
+      size_t offset = 0;
+      for (const Tensor &part : parts) {
+        std::memcpy(all.raw() + offset, part.raw(), part.byteSize());
+        offset += part.byteSize();
+      }
+    }
+    predictions.values.push_back(std::move(all));
+  }
+  return predictions;
+}

@@ -1,0 +1,79 @@
+//===- MetricGraphs.h - evaluation metrics on the host ----------*- C++ -*-===//
+//
+// TPUEstimatorSpec.eval_metrics as Cleave runs it: each batch's metric
+// tensors come out of the model's graph and feed metric_fn's graph (a
+// GraphDef the job names, or one built as tf.compat.v1.metrics builds
+// accuracy and mean), whose update ops run once per step and whose value
+// tensors are read at the end; or a plain EstimatorSpec's metric ops in
+// the model graph itself. The mean loss is always reported, as
+// Estimator's default `loss` metric.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_ESTIMATOR_METRICGRAPHS_H
+#define CLEAVE_LIB_ESTIMATOR_METRICGRAPHS_H
+
+#include "cleave/Estimator/Job.h"
+#include "cleave/Runtime/Session.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cleave::estimator {
+
+/// A metric's value tensor and update op ("node" or "node:port").
+struct MetricOps {
+  std::string name, value, update;
+};
+
+/// The metrics a graph holds by TensorFlow's names: every
+/// `<name>/update_op` with its `<name>/value`.
+std::vector<MetricOps> findGraphMetrics(mlir::ModuleOp module);
+
+/// The GraphDef text of the job's built-in metrics over placeholders named
+/// as the metric tensors' keys, of the dtypes `dtypes` gives by key.
+llvm::Expected<std::string> buildMetricGraph(
+    const BuiltinMetrics &metrics,
+    llvm::ArrayRef<std::pair<std::string, int32_t>> dtypes);
+
+class MetricRunner {
+public:
+  /// Checks the job's eval_metrics against the eval graph `model` and
+  /// prepares the metric graph's session.
+  static llvm::Expected<std::unique_ptr<MetricRunner>>
+  create(const Job &job, mlir::ModuleOp model, bool onDevice,
+         mlir::MLIRContext &context, const runtime::SessionOptions &options);
+
+  /// Initializes the metric graph's variables.
+  llvm::Error initialize(runtime::Session &model);
+  /// Runs one evaluation step on the model's batch `feeds` and the metric
+  /// updates on its tensors.
+  llvm::Error update(runtime::Session &model,
+                     const runtime::NamedTensors &feeds);
+  /// The metrics' values now, and `loss` (the mean of the steps' losses).
+  llvm::Expected<std::vector<std::pair<std::string, double>>>
+  values(runtime::Session &model);
+
+private:
+  MetricRunner() = default;
+
+  std::string loss;
+  double lossSum = 0;
+  int64_t steps = 0;
+  bool onDevice = false;
+  /// Metrics of the model graph itself.
+  std::vector<MetricOps> inGraph;
+  /// metric_fn's graph, the model tensors bound to its placeholders, and
+  /// its metrics.
+  std::unique_ptr<runtime::Session> host;
+  std::vector<std::pair<std::string, std::string>> bindings;
+  std::vector<MetricOps> hostMetrics;
+};
+
+} // namespace cleave::estimator
+
+#endif // CLEAVE_LIB_ESTIMATOR_METRICGRAPHS_H

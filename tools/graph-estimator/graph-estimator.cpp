@@ -1,0 +1,264 @@
+//===- graph-estimator.cpp - an Estimator's methods on a job --------------===//
+//
+//   graph-estimator train JOB [--steps N | --max-steps N]
+//   graph-estimator evaluate JOB [--steps N] [--checkpoint PATH] [--name N]
+//   graph-estimator predict JOB [--predict-keys K,...] [--output-dir DIR]
+//   graph-estimator latest-checkpoint JOB
+//
+// The mode-level driver over the Session library: model_dir, checkpoints,
+// input, hooks and metrics, as tf.estimator.Estimator and TPUEstimator run
+// them; see docs/Estimator.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Estimator/Estimator.h"
+#include "cleave/InitAll.h"
+#include "cleave/Support/CommandLine.h"
+#include "cleave/Support/ToolInit.h"
+#include "cleave/Tensor/Npy.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace cleave;
+using namespace cleave::estimator;
+
+static cl::SubCommand trainCommand("train", "Estimator.train: train the "
+                                            "model on the job's train input");
+static cl::SubCommand evaluateCommand(
+    "evaluate", "Estimator.evaluate: the metrics of the latest checkpoint on "
+                "the job's eval input");
+static cl::SubCommand predictCommand(
+    "predict", "Estimator.predict: the predictions of the latest checkpoint "
+               "for the job's predict input");
+static cl::SubCommand latestCommand(
+    "latest-checkpoint", "the checkpoint evaluate and predict would restore");
+
+static cl::OptionCategory category("graph-estimator options");
+
+static cl::opt<std::string> jobPath(cl::Positional, cl::desc("<job.pbtxt>"),
+                                    cl::Required,
+                                    cl::sub(cl::SubCommand::getAll()));
+static cl::opt<std::string>
+    modelDir("model-dir",
+             cl::desc("the model directory (overrides config.model_dir)"),
+             cl::sub(cl::SubCommand::getAll()), cl::cat(category));
+using Backend = runtime::SessionOptions::Backend;
+static cl::opt<Backend> backend(
+    "backend", cl::desc("how nodes run"),
+    cl::values(clEnumValN(Backend::Interpreter, "interpreter",
+                          "the reference interpreter runs every node"),
+               clEnumValN(Backend::CPU, "cpu",
+                          "compilable nodes run compiled for the host CPU")),
+    cl::init(Backend::CPU), cl::sub(cl::SubCommand::getAll()),
+    cl::cat(category));
+static cl::opt<std::string>
+    useTpu("use-tpu",
+           cl::desc("true or false: overrides config.use_tpu (false: one "
+                    "replica, the whole batch, every step from the host)"),
+           cl::value_desc("bool"), cl::sub(cl::SubCommand::getAll()),
+           cl::cat(category));
+static cl::opt<bool>
+    quiet("quiet", cl::desc("no INFO lines (errors and results only)"),
+          cl::sub(cl::SubCommand::getAll()), cl::cat(category));
+
+static cl::opt<int64_t> steps("steps",
+                              cl::desc("train: steps to run from where the "
+                                       "model is; evaluate: batches"),
+                              cl::init(0), cl::sub(trainCommand),
+                              cl::sub(evaluateCommand), cl::cat(category));
+static cl::opt<int64_t> maxSteps("max-steps",
+                                 cl::desc("train until global_step reaches N"),
+                                 cl::init(0), cl::sub(trainCommand),
+                                 cl::cat(category));
+static cl::opt<std::string>
+    checkpoint("checkpoint",
+               cl::desc("a checkpoint prefix or directory (default: the "
+                        "latest in the model directory)"),
+               cl::sub(evaluateCommand), cl::sub(predictCommand),
+               cl::cat(category));
+static cl::opt<std::string>
+    evalName("name", cl::desc("the evaluation's name: metrics go to "
+                              "<model_dir>/eval_<name>"),
+             cl::sub(evaluateCommand), cl::cat(category));
+static cl::list<std::string>
+    predictKeys("predict-keys", cl::desc("the prediction keys to return"),
+                cl::CommaSeparated, cl::sub(predictCommand),
+                cl::cat(category));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("write each prediction key's values as <key>.npy "
+                       "here instead of printing them"),
+              cl::sub(predictCommand), cl::cat(category));
+
+static int fail(Error error) {
+  runtime::logError(std::move(error), errs(), "graph-estimator: error: ");
+  return 1;
+}
+
+/// Elements [begin, begin + size of `shape`) of `all`, as numpy prints
+/// an array ("[0.1 0.9]"; a scalar bare).
+static void printValues(raw_ostream &os, const Tensor &all, int64_t begin,
+                        ArrayRef<int64_t> shape) {
+  if (shape.empty()) {
+    if (isFloatDType(all.dtype()))
+      os << format("%g", all.getAsDouble(begin));
+    else if (all.dtype() == kString)
+      os << "b'" << all.strings()[begin] << "'";
+    else
+      os << all.getAsInt(begin);
+    return;
+  }
+  int64_t inner = 1;
+  for (int64_t d : shape.drop_front())
+    inner *= d;
+  os << "[";
+  for (int64_t i = 0; i < shape[0]; ++i) {
+    if (i)
+      os << " ";
+    printValues(os, all, begin + i * inner, shape.drop_front());
+  }
+  os << "]";
+}
+
+/// One example's predictions, one line: "<index>: key = value, ...".
+static void printExample(const Predictions &predictions, int64_t row) {
+  outs() << row << ":";
+  for (size_t k = 0; k < predictions.keys.size(); ++k) {
+    const Tensor &all = predictions.values[k];
+    ArrayRef<int64_t> shape = ArrayRef<int64_t>(all.shape()).drop_front();
+    int64_t size = 1;
+    for (int64_t d : shape)
+      size *= d;
+    outs() << (k ? ", " : " ") << predictions.keys[k] << " = ";
+    printValues(outs(), all, row * size, shape);
+  }
+  outs() << "\n";
+}
+
+int main(int argc, char **argv) {
+  cleave::initTool(argc, argv);
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cleave::parseToolOptions(
+      argc, argv,
+      "Cleave's Estimator: train, evaluate and predict with a job "
+      "(docs/Estimator.md)\n\n"
+      "  graph-estimator train JOB [--steps N | --max-steps N]\n"
+      "  graph-estimator evaluate JOB [--steps N] [--checkpoint PATH]\n"
+      "  graph-estimator predict JOB [--predict-keys K,...] "
+      "[--output-dir DIR]\n");
+  if (!trainCommand && !evaluateCommand && !predictCommand &&
+      !latestCommand) {
+    errs() << "graph-estimator: error: name a command: train, evaluate, "
+              "predict or latest-checkpoint (see --help)\n";
+    return 1;
+  }
+  EstimatorOptions options;
+  options.session.backend = backend;
+  options.overrides.modelDir = modelDir;
+  if (!useTpu.empty()) {
+    if (useTpu != "true" && useTpu != "false") {
+      errs() << "graph-estimator: error: --use-tpu must be true or false, "
+                "got '"
+             << useTpu << "'\n";
+      return 1;
+    }
+    options.overrides.useTpu = useTpu == "true";
+  }
+  if (!quiet) {
+    options.log = &errs();
+    options.liveProgress = errs().is_displayed();
+  }
+  if (steps.getNumOccurrences() && steps <= 0)
+    return fail(createStringError(
+        inconvertibleErrorCode(),
+        "--steps: Must specify steps > 0, given: " + std::to_string(steps)));
+
+  mlir::DialectRegistry registry;
+  cleave::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  auto job = readJob(jobPath);
+  if (!job)
+    return fail(job.takeError());
+  auto estimator = Estimator::create(std::move(*job), context, options);
+  if (!estimator)
+    return fail(estimator.takeError());
+
+  if (latestCommand) {
+    std::string latest = (*estimator)->getLatestCheckpoint();
+    if (latest.empty())
+      return fail(createStringError(
+          inconvertibleErrorCode(),
+          "Could not find trained model in model_dir: " +
+              (*estimator)->getSettings().modelDir + "."));
+    outs() << latest << "\n";
+    return 0;
+  }
+  if (trainCommand) {
+    std::optional<int64_t> stepCount, maxStepCount;
+    if (steps.getNumOccurrences())
+      stepCount = steps;
+    if (maxSteps.getNumOccurrences())
+      maxStepCount = maxSteps;
+    if (Error error = (*estimator)->train(stepCount, maxStepCount))
+      return fail(std::move(error));
+    return 0;
+  }
+  if (evaluateCommand) {
+    std::optional<int64_t> stepCount;
+    if (steps.getNumOccurrences())
+      stepCount = steps;
+    auto result = (*estimator)->evaluate(stepCount, checkpoint, evalName);
+    if (!result)
+      return fail(result.takeError());
+    for (const auto &[name, value] : result->metrics) {
+      if (name == "global_step")
+        outs() << name << " = " << int64_t(value) << "\n";
+      else
+        outs() << name << " = " << format("%g", value) << "\n";
+    }
+    return 0;
+  }
+  std::vector<std::string> keys(predictKeys.begin(), predictKeys.end());
+  auto predictions = (*estimator)->predict(keys, checkpoint);
+  if (!predictions)
+    return fail(predictions.takeError());
+  if (!outputDir.empty()) {
+    if (std::error_code ec = sys::fs::create_directories(outputDir)) {
+      errs() << "graph-estimator: error: cannot create '" << outputDir
+             << "': " << ec.message() << "\n";
+      return 1;
+    }
+    for (size_t k = 0; k < predictions->keys.size(); ++k) {
+      SmallString<256> path(outputDir);
+      sys::path::append(path, predictions->keys[k] + ".npy");
+      std::error_code ec;
+      raw_fd_ostream os(path, ec);
+      if (!ec)
+        os << writeNpy(predictions->values[k]);
+      if (ec || os.has_error()) {
+        errs() << "graph-estimator: error: cannot write '" << path << "'\n";
+        return 1;
+      }
+    }
+    return 0;
+  }
+  int64_t rows = predictions->values.front().shape()[0];
+  for (int64_t row = 0; row < rows; ++row)
+    printExample(*predictions, row);
+  return 0;
+}
