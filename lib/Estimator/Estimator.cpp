@@ -229,11 +229,33 @@ namespace {
 struct ModeSession {
   std::unique_ptr<Session> session;
   Mode mode;
-  /// Placeholders by input key.
+  /// Placeholders by input key (the model graph's).
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string trainOp, globalStep;
   /// For a graph without the global step: the restored checkpoint's.
   int64_t checkpointStep = 0;
+
+  /// How a step runs. Off the device: the batch fed to `inputs`, the loss
+  /// and `outfeed` fetched by name. On the device (graph-training-loop):
+  /// each replica's rows fed to its infeed placeholders, the enqueues and
+  /// the computation run, each replica's loss and outfeed dequeued.
+  bool onDevice = false;
+  int64_t replicas = 1;
+  std::vector<std::string> lossFetches, targets;
+  /// The model tensors a step gives the host (metric_fn's, predictions).
+  std::vector<std::string> outfeed;
+  /// On the device: each replica's infeed placeholders, by input, and its
+  /// OutfeedDequeueTuple.
+  std::vector<std::vector<std::string>> replicaFeeds;
+  std::vector<std::string> outfeedDequeues;
+};
+
+/// One step's results: the loss (the mean over the replicas) and the
+/// outfed tensors (the replicas' concatenated in replica order).
+struct StepResult {
+  double loss = std::nan("");
+  Tensor lossTensor;
+  std::vector<Tensor> outfed;
 };
 } // namespace
 
@@ -259,16 +281,21 @@ struct Estimator::Impl {
                                              : job.model().global_step();
   }
   llvm::Expected<OwningOpRef<ModuleOp>> loadGraph(Mode mode);
-  llvm::Error addTrainingStep(ModuleOp module);
+  llvm::Error addTrainingStep(ModuleOp module, bool crossReplica);
   llvm::Error checkInputs(ModuleOp module, Mode mode);
-  llvm::Expected<ModeSession> open(Mode mode);
+  llvm::Error putOnDevice(ModuleOp module, ModeSession &mode);
+  llvm::Expected<ModeSession> open(Mode mode,
+                                   llvm::ArrayRef<std::string> outfeed = {});
+  llvm::Expected<StepResult> runStep(ModeSession &mode, const Batch &batch,
+                                     llvm::ArrayRef<std::string> extraFetches,
+                                     llvm::ArrayRef<std::string> extraTargets,
+                                     std::vector<Tensor> *extraResults);
   llvm::Error initialize(ModeSession &mode, llvm::StringRef checkpoint,
                          bool *restored);
   llvm::Error runInitializers(Session &session, bool localOnly);
   llvm::Error restoreForEvaluation(Session &session, llvm::StringRef prefix);
   llvm::Error warmStart(Session &session);
   llvm::Expected<Examples> readInput(Mode mode);
-  NamedTensors feedsOf(const ModeSession &mode, const Batch &batch) const;
   llvm::Expected<int64_t> readGlobalStep(ModeSession &mode);
   llvm::Error save(ModeSession &mode, int64_t step);
 };
@@ -349,7 +376,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> Estimator::Impl::loadGraph(Mode mode) {
   return module;
 }
 
-llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module) {
+llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
+                                             bool crossReplica) {
   const Model &model = job.model();
   if (!model.has_optimizer()) {
     if (model.train_op().empty())
@@ -362,6 +390,10 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module) {
   minimize.loss = model.loss();
   minimize.globalStep = getGlobalStepName();
   minimize.createGlobalStep = true;
+  // CrossShardOptimizer on the device: the replicas' gradients summed.
+  minimize.crossReplica = crossReplica;
+  minimize.crossReplicaReduction =
+      optimizer.reduction() == Optimizer::SUM ? "sum" : "mean";
   if (!model.init_op().empty())
     minimize.initName = model.init_op();
   switch (optimizer.kind_case()) {
@@ -439,34 +471,113 @@ llvm::Error Estimator::Impl::checkInputs(ModuleOp module, Mode mode) {
   return llvm::Error::success();
 }
 
-llvm::Expected<ModeSession> Estimator::Impl::open(Mode mode) {
+/// The tensor that names `name` after graph-training-loop: a placeholder
+/// the infeed replaced is the dequeue's output.
+static bool isCrossReplicaSum(graph::NodeOp node) {
+  return node.getOpType() == "CrossReplicaSum";
+}
+
+llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
+  const Model &model = job.model();
+  std::vector<std::string> inputs, labels;
+  for (const auto &[key, placeholder] : mode.inputs)
+    inputs.push_back(placeholder);
+  for (const InputBinding &binding : model.labels())
+    labels.push_back(binding.placeholder());
+  graph::GraphTrainingLoopPassOptions loop;
+  std::string modeName = mode.mode == Mode::Train  ? "train"
+                         : mode.mode == Mode::Eval ? "eval"
+                                                   : "predict";
+  loop.mode = modeName;
+  loop.inputs = inputs;
+  loop.labels = labels;
+  loop.batchSize = settings.getPerReplicaBatchSize(mode.mode);
+  loop.numReplicas = mode.replicas;
+  if (mode.mode != Mode::Predict)
+    loop.loss = model.loss();
+  loop.outfeed = mode.outfeed;
+  PassManager pm(&context);
+  pm.addPass(graph::createGraphInferShapesPass());
+  pm.addPass(graph::createGraphTrainingLoopPass(loop));
+  if (failed(pm.run(module)))
+    return llvm::make_error<runtime::ReportedError>();
+  for (int64_t r = 0; r < mode.replicas; ++r) {
+    std::string shard = "input_pipeline_task0/shard_" + std::to_string(r);
+    mode.replicaFeeds.emplace_back();
+    for (const std::string &placeholder : inputs)
+      mode.replicaFeeds.back().push_back(shard + "/" + placeholder);
+    mode.targets.push_back("InfeedQueue/enqueue/" + std::to_string(r));
+    if (mode.mode != Mode::Predict)
+      mode.lossFetches.push_back("output_0_shard_" + std::to_string(r));
+    if (!mode.outfeed.empty())
+      mode.outfeedDequeues.push_back(
+          r ? "OutfeedDequeueTuple_" + std::to_string(r)
+            : std::string("OutfeedDequeueTuple"));
+  }
+  // Prediction fetches nothing the computation computes (the outfeed is
+  // dequeued on the host): its outputs are run for it.
+  if (mode.mode == Mode::Predict)
+    for (int64_t r = 0; r < mode.replicas; ++r)
+      mode.targets.push_back("output_0_shard_" + std::to_string(r));
+  return llvm::Error::success();
+}
+
+llvm::Expected<ModeSession>
+Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
   if (llvm::Error failure = checkBatchSize(settings, mode))
     return std::move(failure);
-  if (settings.getReplicas(mode) > 1)
-    return error("config.num_shards: " + llvm::Twine(settings.numShards) +
-                 " replicas on the device need the replicated training "
-                 "loop (graph-training-loop), which graph-estimator does "
-                 "not build yet; use num_shards: 1, or use_tpu: false");
   auto module = loadGraph(mode);
   if (!module)
     return module.takeError();
   if (llvm::Error failure = checkInputs(**module, mode))
     return std::move(failure);
+  const Model &model = job.model();
   ModeSession result;
   result.mode = mode;
-  if (mode == Mode::Train) {
-    if (llvm::Error failure = addTrainingStep(**module))
+  result.onDevice = settings.onDevice(mode);
+  result.replicas = settings.getReplicas(mode);
+  result.outfeed.assign(outfeed.begin(), outfeed.end());
+  for (const InputBinding &binding : model.features())
+    result.inputs.emplace_back(binding.key(), binding.placeholder());
+  if (mode != Mode::Predict)
+    for (const InputBinding &binding : model.labels())
+      result.inputs.emplace_back(binding.key(), binding.placeholder());
+
+  if (mode == Mode::Train && result.onDevice && !model.has_optimizer() &&
+      result.replicas > 1) {
+    // A train op the graph has updates the variables once per replica.
+    bool crossShard = false;
+    (*module)->walk([&](graph::NodeOp node) {
+      crossShard |= isCrossReplicaSum(node);
+    });
+    if (!crossShard)
+      return error("model.train_op: CrossShardOptimizer must be used for "
+                   "model training on TPUs.");
+    return error("model.train_op: on " + llvm::Twine(result.replicas) +
+                 " replicas graph-estimator builds the training step itself "
+                 "(CrossShardOptimizer): name model.optimizer instead of a "
+                 "train op");
+  }
+  if (result.onDevice) {
+    if (llvm::Error failure = putOnDevice(**module, result))
       return std::move(failure);
-    result.trainOp = job.model().has_optimizer()
-                         ? std::string(job.model().optimizer().has_adam()
+  } else if (mode != Mode::Predict) {
+    result.lossFetches.push_back(model.loss());
+  }
+  if (mode == Mode::Train) {
+    if (llvm::Error failure = addTrainingStep(**module, result.onDevice))
+      return std::move(failure);
+    result.trainOp = model.has_optimizer()
+                         ? std::string(model.optimizer().has_adam()
                                            ? "Adam"
-                                       : job.model().optimizer().has_momentum()
+                                       : model.optimizer().has_momentum()
                                            ? "Momentum"
                                            : "GradientDescent")
-                         : job.model().train_op();
+                         : model.train_op();
     if (!findNode(**module, result.trainOp))
       return error("model.train_op: no node '" + result.trainOp +
                    "' in the train graph");
+    result.targets.push_back(result.trainOp);
   }
   result.globalStep = getGlobalStepName();
   if (graph::NodeOp step = findNode(**module, result.globalStep);
@@ -477,17 +588,74 @@ llvm::Expected<ModeSession> Estimator::Impl::open(Mode mode) {
                    "step the train op increments)");
     result.globalStep.clear();
   }
-  for (const InputBinding &binding : job.model().features())
-    result.inputs.emplace_back(binding.key(), binding.placeholder());
-  if (mode != Mode::Predict)
-    for (const InputBinding &binding : job.model().labels())
-      result.inputs.emplace_back(binding.key(), binding.placeholder());
   std::string path = getGraphPath(mode);
   auto session = Session::create(std::move(*module), path, options.session);
   if (!session)
     return session.takeError();
   result.session = std::move(*session);
   return result;
+}
+
+llvm::Expected<StepResult>
+Estimator::Impl::runStep(ModeSession &mode, const Batch &batch,
+                         llvm::ArrayRef<std::string> extraFetches,
+                         llvm::ArrayRef<std::string> extraTargets,
+                         std::vector<Tensor> *extraResults) {
+  NamedTensors feeds;
+  std::vector<std::string> fetches = mode.lossFetches;
+  for (const auto &[index, input] : llvm::enumerate(mode.inputs)) {
+    const Tensor *column = nullptr;
+    for (const auto &[key, tensor] : batch.columns)
+      if (key == input.first)
+        column = &tensor;
+    if (!mode.onDevice) {
+      feeds.emplace_back(input.second, *column);
+      continue;
+    }
+    // Replica r of R takes rows [rB/R, (r+1)B/R) of the global batch.
+    int64_t rows = column->shape()[0] / mode.replicas;
+    for (int64_t r = 0; r < mode.replicas; ++r)
+      feeds.emplace_back(mode.replicaFeeds[r][index],
+                         sliceRows(*column, r * rows, (r + 1) * rows));
+  }
+  if (mode.onDevice) {
+    for (const std::string &dequeue : mode.outfeedDequeues)
+      for (size_t k = 0; k < mode.outfeed.size(); ++k)
+        fetches.push_back(dequeue + ":" + std::to_string(k));
+  } else {
+    llvm::append_range(fetches, mode.outfeed);
+  }
+  llvm::append_range(fetches, extraFetches);
+  std::vector<std::string> targets = mode.targets;
+  llvm::append_range(targets, extraTargets);
+  auto results = mode.session->run(feeds, fetches, targets);
+  if (!results)
+    return results.takeError();
+  StepResult step;
+  size_t next = 0;
+  if (!mode.lossFetches.empty()) {
+    double sum = 0;
+    for (size_t r = 0; r < mode.lossFetches.size(); ++r)
+      sum += (*results)[next++].getAsDouble(0);
+    step.loss = sum / mode.lossFetches.size();
+    step.lossTensor = (*results)[0];
+    if (mode.lossFetches.size() > 1)
+      step.lossTensor.setFromDouble(0, step.loss);
+  }
+  if (mode.onDevice) {
+    std::vector<std::vector<Tensor>> parts(mode.outfeed.size());
+    for (size_t r = 0; r < mode.outfeedDequeues.size(); ++r)
+      for (size_t k = 0; k < mode.outfeed.size(); ++k)
+        parts[k].push_back((*results)[next++]);
+    for (auto &replicas : parts)
+      step.outfed.push_back(concatRows(replicas));
+  } else {
+    for (size_t k = 0; k < mode.outfeed.size(); ++k)
+      step.outfed.push_back((*results)[next++]);
+  }
+  if (extraResults)
+    extraResults->assign(results->begin() + next, results->end());
+  return step;
 }
 
 llvm::Error Estimator::Impl::runInitializers(Session &session,
@@ -723,16 +891,6 @@ llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {
   return examples;
 }
 
-NamedTensors Estimator::Impl::feedsOf(const ModeSession &mode,
-                                      const Batch &batch) const {
-  NamedTensors feeds;
-  for (const auto &[key, placeholder] : mode.inputs)
-    for (const auto &[column, tensor] : batch.columns)
-      if (column == key)
-        feeds.emplace_back(placeholder, tensor);
-  return feeds;
-}
-
 llvm::Expected<int64_t> Estimator::Impl::readGlobalStep(ModeSession &mode) {
   if (mode.globalStep.empty())
     return mode.checkpointStep;
@@ -833,8 +991,6 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   int64_t perLaunch = I.settings.onDevice(Mode::Train)
                           ? I.settings.iterationsPerLoop
                           : 1;
-  std::vector<std::string> fetches = {I.job.model().loss()};
-  std::vector<std::string> targets = {mode->trainOp};
   TrainingLog log = I.log(step, lastStep);
   std::string lossText = "nan";
   bool inputEnded = false;
@@ -853,19 +1009,16 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         inputEnded = true;
         break;
       }
-      auto results = mode->session->run(I.feedsOf(*mode, *batch), fetches,
-                                        targets);
-      if (!results) {
+      auto result = I.runStep(*mode, *batch, {}, {}, nullptr);
+      if (!result) {
         log.clear();
-        return results.takeError();
+        return result.takeError();
       }
-      const Tensor &loss = (*results)[0];
-      if (loss.numElements() == 1 && isFloatDType(loss.dtype()) &&
-          std::isnan(loss.getAsDouble(0))) {
+      if (std::isnan(result->loss)) {
         log.clear();
         return error("NaN loss during training.");
       }
-      lossText = formatScalar(loss);
+      lossText = formatScalar(result->lossTensor);
       auto after = I.readGlobalStep(*mode);
       if (!after)
         return after.takeError();
@@ -919,19 +1072,24 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
   if (!examples)
     return examples.takeError();
   I.info("Calling model_fn.");
-  auto mode = I.open(Mode::Eval);
+  // The metrics are checked against the graph model_fn gives; their
+  // tensors are what a step outfeeds.
+  auto graph = I.loadGraph(Mode::Eval);
+  if (!graph)
+    return graph.takeError();
+  auto metrics =
+      MetricRunner::create(I.job, **graph, I.settings.onDevice(Mode::Eval),
+                           I.context, I.options.session);
+  if (!metrics)
+    return metrics.takeError();
+  auto mode = I.open(Mode::Eval, (*metrics)->getModelTensors());
   if (!mode)
     return mode.takeError();
   I.info("Done calling model_fn.");
-  auto metrics = MetricRunner::create(I.job, mode->session->getModule(),
-                                      I.settings.onDevice(Mode::Eval),
-                                      I.context, I.options.session);
-  if (!metrics)
-    return metrics.takeError();
   bool restored = false;
   if (llvm::Error failure = I.initialize(*mode, checkpoint, &restored))
     return std::move(failure);
-  if (llvm::Error failure = (*metrics)->initialize(*mode->session))
+  if (llvm::Error failure = (*metrics)->initialize())
     return std::move(failure);
   auto globalStep = I.readGlobalStep(*mode);
   if (!globalStep)
@@ -965,8 +1123,11 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
                          .str());
       break;
     }
-    if (llvm::Error failure =
-            (*metrics)->update(*mode->session, I.feedsOf(*mode, *batch)))
+    auto result = I.runStep(*mode, *batch, (*metrics)->getModelUpdates(), {},
+                            nullptr);
+    if (!result)
+      return result.takeError();
+    if (llvm::Error failure = (*metrics)->update(result->loss, result->outfed))
       return std::move(failure);
     ++evaluated;
     if (steps && (*steps < 20 || evaluated % std::max<int64_t>(1, *steps / 10) ==
@@ -1043,14 +1204,20 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
   if (!examples)
     return examples.takeError();
   I.info("Calling model_fn.");
-  auto mode = I.open(Mode::Predict);
+  {
+    auto graph = I.loadGraph(Mode::Predict);
+    if (!graph)
+      return graph.takeError();
+    for (const NamedTensor &prediction : model.predictions())
+      if (!hasTensor(**graph, prediction.tensor()))
+        return error("model.predictions: no tensor '" + prediction.tensor() +
+                     "' (key '" + prediction.key() +
+                     "') in the predict graph");
+  }
+  auto mode = I.open(Mode::Predict, tensors);
   if (!mode)
     return mode.takeError();
   I.info("Done calling model_fn.");
-  for (const NamedTensor &prediction : model.predictions())
-    if (!hasTensor(mode->session->getModule(), prediction.tensor()))
-      return error("model.predictions: no tensor '" + prediction.tensor() +
-                   "' (key '" + prediction.key() + "') in the predict graph");
   bool restored = false;
   if (llvm::Error failure = I.initialize(*mode, checkpoint, &restored))
     return std::move(failure);
@@ -1063,13 +1230,12 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
                         dataset.prefetch() > 0 ? dataset.prefetch() : 2);
   std::vector<std::vector<Tensor>> pieces(keys.size());
   while (std::optional<Batch> batch = prefetcher.next()) {
-    auto results = mode->session->run(I.feedsOf(*mode, *batch), tensors, {});
-    if (!results)
-      return results.takeError();
+    auto result = I.runStep(*mode, *batch, {}, {}, nullptr);
+    if (!result)
+      return result.takeError();
     for (size_t k = 0; k < keys.size(); ++k) {
-      const Tensor &value = (*results)[k];
-      if (value.rank() == 0 ||
-          value.shape()[0] != stream.getBatchSize())
+      const Tensor &value = result->outfed[k];
+      if (value.rank() == 0 || value.shape()[0] != stream.getBatchSize())
         return error("Batch length of predictions should be same. " +
                      keys[k] + " has different batch length than others.");
       // The padding rows of the last batch are dropped.
@@ -1080,26 +1246,7 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
   }
   Predictions predictions;
   predictions.keys = keys;
-  for (auto &parts : pieces) {
-    std::vector<int64_t> shape = parts.front().shape();
-    int64_t rows = 0;
-    for (const Tensor &part : parts)
-      rows += part.shape()[0];
-    shape[0] = rows;
-    Tensor all(parts.front().dtype(), shape);
-    if (all.dtype() == kString) {
-      size_t next = 0;
-      for (const Tensor &part : parts)
-        for (const std::string &value : part.strings())
-          all.strings()[next++] = value;
-    } else {
-      size_t offset = 0;
-      for (const Tensor &part : parts) {
-        std::memcpy(all.raw() + offset, part.raw(), part.byteSize());
-        offset += part.byteSize();
-      }
-    }
-    predictions.values.push_back(std::move(all));
-  }
+  for (const auto &parts : pieces)
+    predictions.values.push_back(concatRows(parts));
   return predictions;
 }

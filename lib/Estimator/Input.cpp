@@ -259,6 +259,29 @@ Tensor estimator::sliceRows(const Tensor &tensor, int64_t begin, int64_t end,
   return result;
 }
 
+Tensor estimator::concatRows(llvm::ArrayRef<Tensor> tensors) {
+  if (tensors.size() == 1)
+    return tensors.front();
+  std::vector<int64_t> shape = tensors.front().shape();
+  shape[0] = 0;
+  for (const Tensor &part : tensors)
+    shape[0] += part.shape()[0];
+  Tensor all(tensors.front().dtype(), shape);
+  if (all.dtype() == kString) {
+    size_t next = 0;
+    for (const Tensor &part : tensors)
+      for (const std::string &value : part.strings())
+        all.strings()[next++] = value;
+    return all;
+  }
+  size_t offset = 0;
+  for (const Tensor &part : tensors) {
+    std::memcpy(all.raw() + offset, part.raw(), part.byteSize());
+    offset += part.byteSize();
+  }
+  return all;
+}
+
 BatchStream::BatchStream(const Examples &examples, int64_t batchSize,
                          bool shuffle, uint64_t seed, bool repeat,
                          bool padLast)

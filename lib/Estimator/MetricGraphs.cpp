@@ -248,8 +248,6 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
                      MLIRContext &context,
                      const runtime::SessionOptions &options) {
   std::unique_ptr<MetricRunner> runner(new MetricRunner);
-  runner->loss = job.model().loss();
-  runner->onDevice = onDevice;
   const EvalMetrics &spec = job.model().eval_metrics();
   bool plainSpec = job.model().spec() == Model::ESTIMATOR_SPEC;
   if (plainSpec && onDevice)
@@ -350,7 +348,10 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
                    " are provided by evaluation tensors " + kEvalTensors +
                    " but they are not needed by metric_fn " + kEvalMetrics +
                    ".");
-    runner->bindings = tensors;
+    for (const auto &[key, tensor] : tensors) {
+      runner->placeholders.push_back(key);
+      runner->modelTensors.push_back(tensor);
+    }
     if (spec.metrics_size()) {
       for (const Metric &metric : spec.metrics())
         runner->hostMetrics.push_back(
@@ -391,8 +392,7 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
   return runner;
 }
 
-llvm::Error MetricRunner::initialize(Session &model) {
-  (void)model;
+llvm::Error MetricRunner::initialize() {
   if (!host)
     return llvm::Error::success();
   std::vector<std::string> initializers;
@@ -411,29 +411,21 @@ llvm::Error MetricRunner::initialize(Session &model) {
   return done ? llvm::Error::success() : done.takeError();
 }
 
-llvm::Error MetricRunner::update(Session &model, const NamedTensors &feeds) {
-  std::vector<std::string> fetches = {loss};
+std::vector<std::string> MetricRunner::getModelUpdates() const {
+  std::vector<std::string> updates;
   for (const MetricOps &metric : inGraph)
-    fetches.push_back(metric.update);
-  for (const auto &[key, tensor] : bindings)
-    fetches.push_back(tensor);
-  auto results = model.run(feeds, fetches, {});
-  if (!results)
-    return results.takeError();
-  lossSum += (*results)[0].getAsDouble(0);
+    updates.push_back(metric.update);
+  return updates;
+}
+
+llvm::Error MetricRunner::update(double loss, llvm::ArrayRef<Tensor> tensors) {
+  lossSum += loss;
   ++steps;
   if (!host)
     return llvm::Error::success();
   NamedTensors hostFeeds;
-  size_t first = 1 + inGraph.size();
-  for (size_t i = 0; i < bindings.size(); ++i) {
-    const Tensor &tensor = (*results)[first + i];
-    if (onDevice && tensor.rank() == 0)
-      return error("model.eval_metrics.tensors: All tensors outfed from TPU "
-                   "should preserve batch size dimension, but got scalar " +
-                   bindings[i].second);
-    hostFeeds.emplace_back(bindings[i].first, tensor);
-  }
+  for (size_t i = 0; i < placeholders.size(); ++i)
+    hostFeeds.emplace_back(placeholders[i], tensors[i]);
   std::vector<std::string> updates;
   for (const MetricOps &metric : hostMetrics)
     updates.push_back(metric.update);

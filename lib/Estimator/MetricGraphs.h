@@ -49,11 +49,17 @@ public:
          mlir::MLIRContext &context, const runtime::SessionOptions &options);
 
   /// Initializes the metric graph's variables.
-  llvm::Error initialize(runtime::Session &model);
-  /// Runs one evaluation step on the model's batch `feeds` and the metric
-  /// updates on its tensors.
-  llvm::Error update(runtime::Session &model,
-                     const runtime::NamedTensors &feeds);
+  llvm::Error initialize();
+  /// The model's tensors a step must give the metrics (eval_metrics'
+  /// tensors, in order: what TPUEstimator outfeeds).
+  const std::vector<std::string> &getModelTensors() const {
+    return modelTensors;
+  }
+  /// The model's own metric update ops a step runs (in-graph metrics).
+  std::vector<std::string> getModelUpdates() const;
+  /// After one evaluation step: its loss and the values of
+  /// getModelTensors(); runs the metric graph's updates on them.
+  llvm::Error update(double loss, llvm::ArrayRef<Tensor> tensors);
   /// The metrics' values now, and `loss` (the mean of the steps' losses).
   llvm::Expected<std::vector<std::pair<std::string, double>>>
   values(runtime::Session &model);
@@ -61,16 +67,14 @@ public:
 private:
   MetricRunner() = default;
 
-  std::string loss;
   double lossSum = 0;
   int64_t steps = 0;
-  bool onDevice = false;
   /// Metrics of the model graph itself.
   std::vector<MetricOps> inGraph;
-  /// metric_fn's graph, the model tensors bound to its placeholders, and
-  /// its metrics.
+  /// metric_fn's graph, its placeholders (bound in order to
+  /// modelTensors), and its metrics.
   std::unique_ptr<runtime::Session> host;
-  std::vector<std::pair<std::string, std::string>> bindings;
+  std::vector<std::string> placeholders, modelTensors;
   std::vector<MetricOps> hostMetrics;
 };
 

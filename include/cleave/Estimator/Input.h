@@ -100,6 +100,10 @@ private:
 Tensor sliceRows(const Tensor &tensor, int64_t begin, int64_t end,
                  int64_t axis = 0);
 
+/// The tensors stacked along dimension 0 (they agree in dtype and in the
+/// other dimensions).
+Tensor concatRows(llvm::ArrayRef<Tensor> tensors);
+
 /// Prepares the batches of a stream on a host thread, up to `depth` ahead
 /// of the consumer, from `first` on.
 class Prefetcher {

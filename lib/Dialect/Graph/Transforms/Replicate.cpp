@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Dialect/Graph/Transforms/Gradients.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
@@ -75,6 +76,8 @@ private:
     FuncOp function;               ///< Set in function mode.
     SmallVector<NodeOp> callSites; ///< Function mode: one per replica (or 1).
     SmallVector<NodeOp> members;   ///< Scope mode: the scope's nodes.
+    /// Outputs mode: the tensors named, outputs whoever reads them.
+    SmallVector<Value> namedOutputs;
     /// Per replica, its input values (before mirroring).
     SmallVector<SmallVector<Value>> replicaInputs;
   };
@@ -151,9 +154,43 @@ LogicalResult GraphReplicatePass::resolve(GraphOp graph, Computation &comp) {
                                       call.getDataInputs().end());
     return checkReplicaInputs(comp, comp.callSites.front().getLoc());
   }
-  for (auto node : body.getOps<NodeOp>())
-    if (inScope(node.getName(), computation))
-      comp.members.push_back(node);
+  if (!outputs.empty()) {
+    // The nodes the outputs need, up to variables, placeholders and other
+    // computations: what tpu.replicate() traces of a computation function
+    // whose arguments are those.
+    TensorNameResolver byName(graph, "graph-replicate");
+    auto named = byName.resolve(outputs, "outputs");
+    if (failed(named))
+      return failure();
+    comp.namedOutputs = *named;
+    llvm::DenseSet<Operation *> needed;
+    SmallVector<Operation *> work;
+    for (Value v : comp.namedOutputs)
+      work.push_back(v.getDefiningOp());
+    while (!work.empty()) {
+      auto node = dyn_cast_or_null<NodeOp>(work.pop_back_val());
+      if (!node || needed.contains(node))
+        continue;
+      StringRef op = node.getOpType();
+      if (op == "VariableV2" || op == "Variable" || op == "VarHandleOp" ||
+          op == "Placeholder" || op == "PlaceholderWithDefault" ||
+          node.getTFAttr(kTPUReplicateAttr))
+        continue;
+      needed.insert(node);
+      for (Value input : node->getOperands())
+        work.push_back(input.getDefiningOp());
+    }
+    for (auto node : body.getOps<NodeOp>())
+      if (needed.contains(node))
+        comp.members.push_back(node);
+  } else {
+    for (auto node : body.getOps<NodeOp>())
+      if (inScope(node.getName(), computation))
+        comp.members.push_back(node);
+  }
+  if (comp.members.empty() && !outputs.empty())
+    return graph.emitError("graph-replicate: the outputs need no node to "
+                           "replicate (they are variables or placeholders)");
   if (comp.members.empty())
     return graph.emitError("graph-replicate: computation '")
            << computation.getValue()
@@ -353,10 +390,11 @@ void GraphReplicatePass::reportUnsupported(ArrayRef<NodeOp> members) {
 }
 
 LogicalResult GraphReplicatePass::checkOptions(GraphOp graph) {
-  if (computation.empty())
-    return graph.emitError("graph-replicate: option 'computation' is "
-                           "required (a function of the library or a name "
-                           "scope)");
+  if (computation.empty() == outputs.empty())
+    return graph.emitError("graph-replicate: give option 'computation' (a "
+                           "function of the library or a name scope) or "
+                           "option 'outputs' (the tensors the computation "
+                           "computes), not both");
   if (numReplicas < 1)
     return graph.emitError("graph-replicate: option 'num-replicas' must be "
                            "at least 1, got ")
@@ -482,13 +520,17 @@ void GraphReplicatePass::adoptScope(const Computation &comp, Replication &rep) {
         operand.set(inside);
     rep.members.push_back(node);
   }
-  // Values read outside the scope are the outputs, in graph order.
+  // The named outputs, then the values read outside the scope, in graph
+  // order.
+  llvm::SetVector<Value> outputs(comp.namedOutputs.begin(),
+                                 comp.namedOutputs.end());
   for (NodeOp node : comp.members)
     for (Value v : node.getOutputs())
       if (llvm::any_of(v.getUsers(), [&](Operation *user) {
             return !memberSet.contains(user);
           }))
-        rep.outputs.push_back(v);
+        outputs.insert(v);
+  rep.outputs.append(outputs.begin(), outputs.end());
 }
 
 void GraphReplicatePass::tagMembers(Replication &rep) {

@@ -54,6 +54,12 @@ def GraphReplicatePass : Pass<"graph-replicate", "::mlir::ModuleOp"> {
       for every replica), each value read outside is an output, whose
       users read replica 0.
 
+    Instead of `computation`, `outputs` names the tensors the computation
+    computes (as the results of the Python function `tpu.replicate()`
+    traces): the computation is the nodes they need, up to variables,
+    placeholders and other computations, which become replicated inputs;
+    the named tensors are its first outputs, whoever reads them.
+
     The pass adds `TPUReplicatedInput` `input<i>` (`index = i`), the
     cluster name (`cluster`, then `cluster_1`, ...), the pivot
     `<cluster>/pivot`, `TPUReplicateMetadata` with the metadata options,
@@ -87,6 +93,10 @@ def GraphReplicatePass : Pass<"graph-replicate", "::mlir::ModuleOp"> {
   let options = [
     Option<"computation", "computation", "std::string", "",
            "the function or name scope to replicate">,
+    ListOption<"outputs", "outputs", "std::string",
+               "instead of computation: the tensors the computation "
+               "computes; it is the nodes they need, up to variables and "
+               "placeholders">,
     Option<"numReplicas", "num-replicas", "int64_t", "1",
            "number of replicas (TPUReplicateMetadata num_replicas)">,
     ListOption<"outsideCompilation", "outside-compilation", "std::string",
@@ -485,6 +495,61 @@ def GraphTowersPass : Pass<"graph-towers", "::mlir::ModuleOp"> {
            "false", "as graph-gradient's">,
     Option<"initName", "init", "std::string", "\"init\"",
            "the node that runs the variables' initializers">
+  ];
+}
+
+def GraphTrainingLoopPass
+    : Pass<"graph-training-loop", "::mlir::ModuleOp"> {
+  let summary = "Put a mode's model on the device as TPUEstimator does: infeed, replicas, outfeed";
+  let description = [{
+    From the graph `model_fn` builds for one mode, the device side
+    TPUEstimator builds around it, with TensorFlow's names:
+
+    * the placeholders `inputs` (features and labels, in order) become the
+      outputs of `InfeedQueue/dequeue` (`InfeedDequeueTuple`, shapes with
+      the batch dimension `batch-size`, each replica's
+      `params['batch_size']`); on the host, each replica r has placeholders
+      `input_pipeline_task0/shard_<r>/<name>` feeding
+      `InfeedQueue/enqueue/<r>` (`InfeedEnqueueTuple`, `device_ordinal`
+      r);
+    * the computation, replicated over `num-replicas` replicas by
+      graph-replicate (`outputs` = the loss and the outfed tensors), is
+      what they need, up to variables;
+    * the `outfeed` tensors (metric_fn's tensors in eval, predictions in
+      predict) leave through `OutfeedEnqueueTuple`; the host dequeues them
+      with one `OutfeedDequeueTuple` per replica (`OutfeedDequeueTuple`,
+      `OutfeedDequeueTuple_1`, ...; `device_ordinal` r) and concatenates
+      the replicas' along the batch dimension.
+
+    In train mode, graph-minimize with `cross-replica` then adds the step
+    (CrossShardOptimizer). The host runs one step per run: the While loop
+    over `iterations_per_loop` that makes a launch one device call is not
+    built yet.
+
+    Errors, with TensorFlow's wording: inputs without a static shape but
+    for the batch (`The features to the model returned by input_fn must
+    have static shape. ...`), scalar outfed tensors (`All tensors outfed
+    from TPU should preserve batch size dimension, but got scalar ...`),
+    outfed tensors of dynamic shape (`The tensor with key (...) in
+    TPUEstimatorSpec.predictions has dynamic shape (should be static).
+    ...`); a placeholder whose batch dimension is not `batch-size`, and
+    bad options.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"train\"",
+           "train, eval or predict">,
+    ListOption<"inputs", "inputs", "std::string",
+               "the feature and label placeholders, in infeed order">,
+    ListOption<"labels", "labels", "std::string",
+               "which of inputs are labels (for messages)">,
+    Option<"batchSize", "batch-size", "int64_t", "0",
+           "each replica's batch (params['batch_size'])">,
+    Option<"numReplicas", "num-replicas", "int64_t", "1",
+           "replicas (TPUConfig num_shards)">,
+    Option<"loss", "loss", "std::string", "", "the scalar loss (train, eval)">,
+    ListOption<"outfeed", "outfeed", "std::string",
+               "tensors for the host: metric_fn's (eval), the predictions "
+               "(predict)">
   ];
 }
 
