@@ -11,6 +11,7 @@
 #include "cleave/Estimator/Estimator.h"
 
 #include "EventWriter.h"
+#include "HostCall.h"
 #include "MetricGraphs.h"
 
 #include "cleave/Checkpoint/TensorBundle.h"
@@ -54,13 +55,9 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// A scalar as Python prints a numpy scalar in TensorFlow's log lines.
+/// A value as TensorFlow's log lines print it (numpy's str()).
 static std::string formatScalar(const Tensor &tensor) {
-  if (!tensor.isValid() || tensor.numElements() != 1)
-    return tensor.toString(8);
-  if (isFloatDType(tensor.dtype()))
-    return llvm::formatv("{0}", llvm::format("%g", tensor.getAsDouble(0)));
-  return std::to_string(tensor.getAsInt(0));
+  return tensor.isValid() ? tensor.toNumpyString() : "None";
 }
 
 //===----------------------------------------------------------------------===//
@@ -220,6 +217,128 @@ private:
 };
 } // namespace
 
+namespace {
+/// The job's training_hooks: LoggingTensorHook, StepCounterHook,
+/// NanTensorHook and StopAtStepHook, with TensorFlow's checks.
+struct TrainingHooks {
+  std::optional<int64_t> lastStep;
+  bool failOnNanLoss = true;
+  struct Logging {
+    std::vector<std::pair<std::string, std::string>> tensors; // sorted tags
+    int64_t every;
+    std::chrono::steady_clock::time_point last;
+    bool logged = false;
+  };
+  std::vector<Logging> logging;
+  struct Counter {
+    int64_t every, lastStep;
+    std::chrono::steady_clock::time_point last;
+  };
+  std::vector<Counter> counters;
+
+  static llvm::Expected<TrainingHooks> create(const Job &job, bool onDevice,
+                                              int64_t step) {
+    TrainingHooks hooks;
+    auto now = std::chrono::steady_clock::now();
+    for (const Hook &hook : job.training_hooks()) {
+      switch (hook.kind_case()) {
+      case Hook::kLogging: {
+        const LoggingTensorHook &spec = hook.logging();
+        if (spec.every_n_iter() <= 0)
+          return error("training_hooks.logging: invalid every_n_iter=" +
+                       llvm::Twine(spec.every_n_iter()) + ".");
+        if (onDevice)
+          return error("training_hooks.logging: training_hooks must not "
+                       "capture any TPU Tensor inside the model_fn (log "
+                       "device tensors with host_call)");
+        Logging logging{{}, spec.every_n_iter(), now};
+        for (const NamedTensor &tensor : spec.tensors())
+          logging.tensors.emplace_back(tensor.key(), tensor.tensor());
+        llvm::sort(logging.tensors);
+        hooks.logging.push_back(std::move(logging));
+        break;
+      }
+      case Hook::kStepCounter:
+        if (hook.step_counter().every_n_steps() <= 0)
+          return error("training_hooks.step_counter: every_n_steps must be "
+                       "positive");
+        hooks.counters.push_back({hook.step_counter().every_n_steps(), step,
+                                  now});
+        break;
+      case Hook::kNanTensor:
+        hooks.failOnNanLoss = hook.nan_tensor().fail_on_nan_loss();
+        break;
+      case Hook::kStopAtStep: {
+        const StopAtStepHook &stop = hook.stop_at_step();
+        if (stop.num_steps() && stop.last_step())
+          return error("training_hooks.stop_at_step: Only one of num_steps "
+                       "or last_step can be specified.");
+        if (!stop.num_steps() && !stop.last_step())
+          return error("training_hooks.stop_at_step: One of num_steps or "
+                       "last_step must be specified.");
+        int64_t last = stop.last_step() ? stop.last_step()
+                                        : step + stop.num_steps();
+        hooks.lastStep = std::min(hooks.lastStep.value_or(last), last);
+        break;
+      }
+      case Hook::KIND_NOT_SET:
+        return error("training_hooks: a hook without a kind");
+      }
+    }
+    return hooks;
+  }
+
+  /// The tensors the hooks log after the step that starts at `step`.
+  std::vector<std::string> fetchesAt(int64_t step) const {
+    std::vector<std::string> fetches;
+    for (const Logging &logging : this->logging)
+      if (step % logging.every == 0)
+        for (const auto &[tag, tensor] : logging.tensors)
+          fetches.push_back(tensor);
+    return fetches;
+  }
+
+  /// LoggingTensorHook's line: "tag = value, ... (x sec)".
+  void logTensors(int64_t step, llvm::ArrayRef<Tensor> values,
+                  TrainingLog &log) {
+    size_t next = 0;
+    auto now = std::chrono::steady_clock::now();
+    for (Logging &logging : this->logging) {
+      if (step % logging.every != 0)
+        continue;
+      std::string line;
+      for (const auto &[tag, tensor] : logging.tensors)
+        line += (line.empty() ? "" : ", ") + tag + " = " +
+                formatScalar(values[next++]);
+      if (logging.logged)
+        line += llvm::formatv(" ({0:f3} sec)",
+                              std::chrono::duration<double>(now - logging.last)
+                                  .count());
+      log.info(line);
+      logging.last = now;
+      logging.logged = true;
+    }
+  }
+
+  /// StepCounterHook's "global_step/sec: ..." every every_n_steps.
+  void countSteps(int64_t step, TrainingLog &log) {
+    auto now = std::chrono::steady_clock::now();
+    for (Counter &counter : counters) {
+      if (step - counter.lastStep < counter.every)
+        continue;
+      double seconds = std::chrono::duration<double>(now - counter.last)
+                           .count();
+      log.info(llvm::formatv("global_step/sec: {0}",
+                             llvm::format("%g", (step - counter.lastStep) /
+                                                    seconds))
+                   .str());
+      counter.lastStep = step;
+      counter.last = now;
+    }
+  }
+};
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Estimator
 //===----------------------------------------------------------------------===//
@@ -317,14 +436,12 @@ Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
   // Parts of the schema not built yet are refused, never ignored.
   const Job &spec = impl->job;
   for (auto [set, field] :
-       {std::pair{model.has_host_call(), "model.host_call"},
-        std::pair{spec.training_hooks_size() > 0, "training_hooks"},
-        std::pair{spec.evaluation_hooks_size() > 0, "evaluation_hooks"},
+       {std::pair{spec.evaluation_hooks_size() > 0, "evaluation_hooks"},
         std::pair{spec.prediction_hooks_size() > 0, "prediction_hooks"}})
     if (set)
       return error(llvm::Twine(field) +
                    ": not supported yet by graph-estimator "
-                   "(docs/Estimator.md, \"Where it runs today\")");
+                   "(docs/Estimator.md, \"Where it runs\")");
   if (model.has_saved_model())
     return error("model.saved_model: models from SavedModels are not "
                  "supported yet; give the graph of each mode (model.graph)");
@@ -951,7 +1068,20 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   if (!examples)
     return examples.takeError();
   I.info("Calling model_fn.");
-  auto mode = I.open(Mode::Train);
+  // host_call's tensors are what each training step outfeeds.
+  std::unique_ptr<HostCallRunner> hostCall;
+  if (I.job.model().has_host_call()) {
+    auto graph = I.loadGraph(Mode::Train);
+    if (!graph)
+      return graph.takeError();
+    auto runner =
+        HostCallRunner::create(I.job, **graph, I.context, I.options.session);
+    if (!runner)
+      return runner.takeError();
+    hostCall = std::move(*runner);
+  }
+  auto mode = I.open(Mode::Train, hostCall ? hostCall->getModelTensors()
+                                           : std::vector<std::string>());
   if (!mode)
     return mode.takeError();
   I.info("Done calling model_fn.");
@@ -965,6 +1095,12 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   int64_t lastStep = maxSteps ? *maxSteps
                      : steps  ? step + *steps
                               : std::numeric_limits<int64_t>::max();
+  auto hooks = TrainingHooks::create(I.job, I.settings.onDevice(Mode::Train),
+                                     step);
+  if (!hooks)
+    return hooks.takeError();
+  if (hooks->lastStep)
+    lastStep = std::min(lastStep, *hooks->lastStep);
   if (step >= lastStep) {
     I.info("Skipping training since max_steps has already saved.");
     return llvm::Error::success();
@@ -1009,15 +1145,26 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         inputEnded = true;
         break;
       }
-      auto result = I.runStep(*mode, *batch, {}, {}, nullptr);
+      std::vector<Tensor> logged;
+      auto result = I.runStep(*mode, *batch, hooks->fetchesAt(step), {},
+                              &logged);
       if (!result) {
         log.clear();
         return result.takeError();
       }
       if (std::isnan(result->loss)) {
         log.clear();
-        return error("NaN loss during training.");
+        // NanTensorHook: Estimator's fails; fail_on_nan_loss: false logs.
+        if (hooks->failOnNanLoss)
+          return error("NaN loss during training.");
+        I.info("Model diverged with loss = NaN.");
       }
+      hooks->logTensors(step, logged, log);
+      if (hostCall)
+        if (llvm::Error failure = hostCall->run(result->outfed)) {
+          log.clear();
+          return failure;
+        }
       lossText = formatScalar(result->lossTensor);
       auto after = I.readGlobalStep(*mode);
       if (!after)
@@ -1031,6 +1178,7 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       ++stepsRun;
     }
     log.stepsDone(launchStart, step - launchStart, lossText);
+    hooks->countSteps(step, log);
     bool dueBySteps = I.settings.saveCheckpointsSteps &&
                       step - lastSaveStep >= *I.settings.saveCheckpointsSteps;
     bool dueBySecs =

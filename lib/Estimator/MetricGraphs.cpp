@@ -235,13 +235,61 @@ llvm::Expected<std::string> estimator::buildMetricGraph(
 }
 
 //===----------------------------------------------------------------------===//
-// MetricRunner
+// Host functions' arguments
 //===----------------------------------------------------------------------===//
 
-static const char *const kEvalMetrics =
-    "(first element of TPUEstimatorSpec.eval_metrics)";
-static const char *const kEvalTensors =
-    "(second element of TPUEstimatorSpec.eval_metrics)";
+llvm::Error estimator::bindHostArguments(
+    llvm::StringRef name, ModuleOp host,
+    const google::protobuf::RepeatedPtrField<std::string> &argumentList,
+    bool listForm, std::vector<std::pair<std::string, std::string>> &tensors) {
+  std::vector<std::string> placeholders;
+  walkNodes(host, [&](graph::NodeOp node) {
+    if (node.getOpType() == "Placeholder")
+      placeholders.push_back(node.getName().str());
+  });
+  if (listForm) {
+    std::vector<std::string> arguments(argumentList.begin(),
+                                       argumentList.end());
+    if (arguments.empty())
+      arguments = placeholders;
+    if (arguments.size() != tensors.size())
+      return error(llvm::formatv("model.{0}: In TPUEstimatorSpec.{0}, length "
+                                 "of tensors {1} does not match method args "
+                                 "of the function, which takes {2}.",
+                                 name, tensors.size(), arguments.size())
+                       .str());
+    for (size_t i = 0; i < tensors.size(); ++i)
+      tensors[i].first = arguments[i];
+  }
+  std::vector<std::string> missing, additional;
+  for (const std::string &placeholder : placeholders)
+    if (!llvm::any_of(tensors,
+                      [&](const auto &t) { return t.first == placeholder; }))
+      missing.push_back(placeholder);
+  for (const auto &[key, tensor] : tensors)
+    if (!llvm::is_contained(placeholders, key))
+      additional.push_back(key);
+  std::string fn = name == "eval_metrics" ? "metric_fn" : "host_call's function";
+  std::string first = "(first element of TPUEstimatorSpec." + name.str() + ")";
+  std::string second =
+      "(second element of TPUEstimatorSpec." + name.str() + ")";
+  std::string given =
+      name == "eval_metrics" ? "evaluation tensors" : "its tensors";
+  if (!missing.empty())
+    return error("model." + name + ": Arguments " + pythonList(missing) +
+                 " are needed by " + fn + " " + first +
+                 " but they are not provided by " + given + " " + second +
+                 ".");
+  if (!additional.empty())
+    return error("model." + name + ": Arguments " + pythonList(additional) +
+                 " are provided by " + given + " " + second +
+                 " but they are not needed by " + fn + " " + first + ".");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// MetricRunner
+//===----------------------------------------------------------------------===//
 
 llvm::Expected<std::unique_ptr<MetricRunner>>
 MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
@@ -310,44 +358,10 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
     }
     if (!hostModule)
       return llvm::make_error<runtime::ReportedError>();
-    std::vector<std::string> placeholders;
-    walkNodes(*hostModule, [&](graph::NodeOp node) {
-      if (node.getOpType() == "Placeholder")
-        placeholders.push_back(node.getName().str());
-    });
-    if (spec.tensor_list_size()) {
-      std::vector<std::string> arguments(spec.arguments().begin(),
-                                         spec.arguments().end());
-      if (arguments.empty())
-        arguments = placeholders;
-      if (arguments.size() != tensors.size())
-        return error(llvm::formatv(
-                         "model.eval_metrics: In TPUEstimatorSpec."
-                         "eval_metrics, length of tensors {0} does not match "
-                         "method args of the function, which takes {1}.",
-                         tensors.size(), arguments.size())
-                         .str());
-      for (size_t i = 0; i < tensors.size(); ++i)
-        tensors[i].first = arguments[i];
-    }
-    std::vector<std::string> missing, additional;
-    for (const std::string &placeholder : placeholders)
-      if (!llvm::any_of(tensors,
-                        [&](const auto &t) { return t.first == placeholder; }))
-        missing.push_back(placeholder);
-    for (const auto &[key, tensor] : tensors)
-      if (!llvm::is_contained(placeholders, key))
-        additional.push_back(key);
-    if (!missing.empty())
-      return error("model.eval_metrics: Arguments " + pythonList(missing) +
-                   " are needed by metric_fn " + kEvalMetrics +
-                   " but they are not provided by evaluation tensors " +
-                   kEvalTensors + ".");
-    if (!additional.empty())
-      return error("model.eval_metrics: Arguments " + pythonList(additional) +
-                   " are provided by evaluation tensors " + kEvalTensors +
-                   " but they are not needed by metric_fn " + kEvalMetrics +
-                   ".");
+    if (llvm::Error failure =
+            bindHostArguments("eval_metrics", *hostModule, spec.arguments(),
+                              spec.tensor_list_size() > 0, tensors))
+      return std::move(failure);
     for (const auto &[key, tensor] : tensors) {
       runner->placeholders.push_back(key);
       runner->modelTensors.push_back(tensor);

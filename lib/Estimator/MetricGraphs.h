@@ -40,6 +40,16 @@ llvm::Expected<std::string> buildMetricGraph(
     const BuiltinMetrics &metrics,
     llvm::ArrayRef<std::pair<std::string, int32_t>> dtypes);
 
+/// Binds the Placeholders of a host function's graph (metric_fn's,
+/// host_call's) to the model tensors `tensors` gives (key, tensor): by key
+/// (dict form), or for the list form by position to `arguments` (default:
+/// the placeholders in graph order), whose names it sets as the keys.
+/// `name` ("eval_metrics", "host_call") words TensorFlow's messages.
+llvm::Error bindHostArguments(
+    llvm::StringRef name, mlir::ModuleOp host,
+    const google::protobuf::RepeatedPtrField<std::string> &arguments,
+    bool listForm, std::vector<std::pair<std::string, std::string>> &tensors);
+
 class MetricRunner {
 public:
   /// Checks the job's eval_metrics against the eval graph `model` and

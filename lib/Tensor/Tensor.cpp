@@ -253,3 +253,29 @@ std::vector<int64_t> cleave::toInts(const Tensor &t) {
     values.push_back(t.getAsInt(i));
   return values;
 }
+
+std::string Tensor::toNumpyString(int64_t begin,
+                                  llvm::ArrayRef<int64_t> shape) const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (shape.empty()) {
+    if (isFloatDType(dtype_))
+      os << llvm::format("%g", getAsDouble(begin));
+    else if (dtype_ == kString)
+      os << "b'" << strings()[begin] << "'";
+    else if (dtype_ == kBool)
+      os << (getAsInt(begin) ? "True" : "False");
+    else
+      os << getAsInt(begin);
+    return out;
+  }
+  int64_t inner = 1;
+  for (int64_t d : shape.drop_front())
+    inner *= d;
+  os << "[";
+  for (int64_t i = 0; i < shape[0]; ++i)
+    os << (i ? " " : "") << toNumpyString(begin + i * inner, shape.drop_front());
+  os << "]";
+  return out;
+}
+

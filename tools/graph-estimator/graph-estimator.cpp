@@ -66,6 +66,11 @@ static cl::opt<std::string>
                     "replica, the whole batch, every step from the host)"),
            cl::value_desc("bool"), cl::sub(cl::SubCommand::getAll()),
            cl::cat(category));
+static cl::opt<bool> dumpClusters(
+    "dump-clusters",
+    cl::desc("with --backend=cpu: print which nodes each kind of run "
+             "compiles, and why the others are interpreted"),
+    cl::sub(cl::SubCommand::getAll()), cl::cat(category));
 static cl::opt<bool>
     quiet("quiet", cl::desc("no INFO lines (errors and results only)"),
           cl::sub(cl::SubCommand::getAll()), cl::cat(category));
@@ -104,31 +109,6 @@ static int fail(Error error) {
   return 1;
 }
 
-/// Elements [begin, begin + size of `shape`) of `all`, as numpy prints
-/// an array ("[0.1 0.9]"; a scalar bare).
-static void printValues(raw_ostream &os, const Tensor &all, int64_t begin,
-                        ArrayRef<int64_t> shape) {
-  if (shape.empty()) {
-    if (isFloatDType(all.dtype()))
-      os << format("%g", all.getAsDouble(begin));
-    else if (all.dtype() == kString)
-      os << "b'" << all.strings()[begin] << "'";
-    else
-      os << all.getAsInt(begin);
-    return;
-  }
-  int64_t inner = 1;
-  for (int64_t d : shape.drop_front())
-    inner *= d;
-  os << "[";
-  for (int64_t i = 0; i < shape[0]; ++i) {
-    if (i)
-      os << " ";
-    printValues(os, all, begin + i * inner, shape.drop_front());
-  }
-  os << "]";
-}
-
 /// One example's predictions, one line: "<index>: key = value, ...".
 static void printExample(const Predictions &predictions, int64_t row) {
   outs() << row << ":";
@@ -138,8 +118,8 @@ static void printExample(const Predictions &predictions, int64_t row) {
     int64_t size = 1;
     for (int64_t d : shape)
       size *= d;
-    outs() << (k ? ", " : " ") << predictions.keys[k] << " = ";
-    printValues(outs(), all, row * size, shape);
+    outs() << (k ? ", " : " ") << predictions.keys[k] << " = "
+           << all.toNumpyString(row * size, shape);
   }
   outs() << "\n";
 }
@@ -164,6 +144,10 @@ int main(int argc, char **argv) {
   }
   EstimatorOptions options;
   options.session.backend = backend;
+  if (dumpClusters) {
+    options.session.clusterNotes = &errs();
+    options.session.notePrefix = "graph-estimator: ";
+  }
   options.overrides.modelDir = modelDir;
   if (!useTpu.empty()) {
     if (useTpu != "true" && useTpu != "false") {

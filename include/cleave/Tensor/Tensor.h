@@ -129,6 +129,12 @@ public:
   /// "[2,3]" style shape and values as numpy prints them, e.g.
   /// "float [2,2] [[1, 2], [3, 4]]".
   std::string toString(int64_t maxElements = 64) const;
+  /// The elements from flat index `begin` in the layout of `shape`, as
+  /// numpy's str() prints an array: "[0.5 1]", "[[1 2] [3 4]]", a scalar
+  /// bare (strings as b'...').
+  std::string toNumpyString(int64_t begin, llvm::ArrayRef<int64_t> shape) const;
+  /// The whole tensor so.
+  std::string toNumpyString() const { return toNumpyString(0, shape_); }
 
 private:
   int32_t dtype_ = 0;
