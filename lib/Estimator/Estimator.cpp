@@ -706,7 +706,10 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
     result.globalStep.clear();
   }
   std::string path = getGraphPath(mode);
-  auto session = Session::create(std::move(*module), path, options.session);
+  // One replica on the device compiles as several do.
+  runtime::SessionOptions sessionOptions = options.session;
+  sessionOptions.formSingleReplica = true;
+  auto session = Session::create(std::move(*module), path, sessionOptions);
   if (!session)
     return session.takeError();
   result.session = std::move(*session);

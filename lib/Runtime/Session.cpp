@@ -75,15 +75,16 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Whether the graph holds a computation replicated more than once.
-static bool hasSeveralReplicas(ModuleOp module) {
+/// Whether the graph holds a computation replicated more than once (or,
+/// with `single`, at least once).
+static bool hasSeveralReplicas(ModuleOp module, bool single) {
   bool found = false;
   module.walk([&](Operation *op) {
     if (isa<graph::ReplicateOp>(op))
       found = true;
     if (auto node = dyn_cast<graph::NodeOp>(op))
       if (node.getOpType() == "TPUReplicateMetadata" &&
-          node.getTFInt("num_replicas").value_or(1) > 1 &&
+          node.getTFInt("num_replicas").value_or(1) > (single ? 0 : 1) &&
           node.getTFString("_tpu_replicate").value_or("") != "" &&
           node->getParentOfType<graph::GraphOp>())
         found = true;
@@ -366,7 +367,8 @@ Session::create(OwningOpRef<ModuleOp> module, StringRef path,
   // Several replicas run once their computation is formed into a
   // graph.replicate, its host nodes beside the cluster: with the CPU
   // backend, the device side of each replica is compiled.
-  impl->replicated = hasSeveralReplicas(*module);
+  impl->replicated =
+      hasSeveralReplicas(*module, options.formSingleReplica);
   if (impl->replicated) {
     PassManager pm(module->getContext());
     pm.addPass(graph::createGraphClusterFormationPass());

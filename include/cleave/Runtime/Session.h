@@ -69,6 +69,12 @@ struct SessionOptions {
   /// does, so that it compiles; the interpreter backend runs the graph as
   /// written.
   bool functionalizeControlFlow = true;
+  /// A computation replicated once (num_replicas = 1) is formed into its
+  /// replicate and host functions, and compiled, as one replicated several
+  /// times is; by default it runs interpreted as the graph has it (a
+  /// single-replica computation whose gradients have outside-compiled
+  /// parts deadlocks when formed: docs/Replication.md).
+  bool formSingleReplica = false;
   /// A loop that runs this many iterations fails.
   int64_t maxIterations = 1000000;
   /// Seconds a host transfer or collective of a replicated graph waits
