@@ -367,6 +367,9 @@ Session::create(OwningOpRef<ModuleOp> module, StringRef path,
   // Several replicas run once their computation is formed into a
   // graph.replicate, its host nodes beside the cluster: with the CPU
   // backend, the device side of each replica is compiled.
+  // Kernel threads stop spinning between calls only where replicas run
+  // side by side.
+  bool severalReplicas = hasSeveralReplicas(*module, false);
   impl->replicated =
       hasSeveralReplicas(*module, options.formSingleReplica);
   if (impl->replicated) {
@@ -381,7 +384,7 @@ Session::create(OwningOpRef<ModuleOp> module, StringRef path,
   runner.setDumpLinalg(options.linalgDump);
   runner.setMaxIterations(options.maxIterations);
   runner.setStrict(options.strictCompile);
-  runner.setSharesCores(impl->replicated);
+  runner.setSharesCores(severalReplicas);
   runner.setNotes(options.clusterNotes);
   runner.setSlowCompileNotes(options.slowCompileNotes, options.notePrefix,
                              options.slowCompileSeconds);
