@@ -13,6 +13,8 @@
 #include "EventWriter.h"
 #include "HostCall.h"
 #include "MetricGraphs.h"
+#include "Support.h"
+#include "TrainingHooks.h"
 
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
@@ -37,93 +39,12 @@
 
 #include <chrono>
 #include <cmath>
-#include <map>
 
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::estimator;
 using runtime::NamedTensors;
 using runtime::Session;
-
-static llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-static double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
-      .count();
-}
-
-/// A value as TensorFlow's log lines print it (numpy's str()).
-static std::string formatScalar(const Tensor &tensor) {
-  return tensor.isValid() ? tensor.toNumpyString() : "None";
-}
-
-//===----------------------------------------------------------------------===//
-// Graph queries
-//===----------------------------------------------------------------------===//
-
-static bool isVariableOp(StringRef op) {
-  return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
-}
-
-/// The top-level node named `name`, or null.
-static graph::NodeOp findNode(ModuleOp module, StringRef name) {
-  graph::NodeOp found;
-  for (auto graphOp : module.getOps<graph::GraphOp>())
-    graphOp.walk([&](graph::NodeOp node) {
-      if (!found && node.getName() == name)
-        found = node;
-    });
-  return found;
-}
-
-/// Whether the tensor ("node" or "node:port") exists.
-static bool hasTensor(ModuleOp module, StringRef tensor) {
-  auto [name, port] = graph::splitTensorName(tensor);
-  graph::NodeOp node = findNode(module, name);
-  return node && port < node.getOutputs().size();
-}
-
-/// The variable nodes of the graph, in order.
-static std::vector<graph::NodeOp> getVariables(ModuleOp module) {
-  std::vector<graph::NodeOp> variables;
-  for (auto graphOp : module.getOps<graph::GraphOp>())
-    graphOp.walk([&](graph::NodeOp node) {
-      if (isVariableOp(node.getOpType()))
-        variables.push_back(node);
-    });
-  return variables;
-}
-
-/// The initializer of a variable: its `<name>/Assign`, else the first
-/// Assign or AssignVariableOp of it.
-static graph::NodeOp getInitializer(graph::NodeOp variable) {
-  graph::NodeOp first;
-  for (Operation *user : variable.getOutputs()[0].getUsers()) {
-    auto node = dyn_cast<graph::NodeOp>(user);
-    if (!node || (node.getOpType() != "Assign" &&
-                  node.getOpType() != "AssignVariableOp") ||
-        node.getDataInputs().empty() ||
-        node.getDataInputs()[0] != variable.getOutputs()[0])
-      continue;
-    if (node.getName() == (variable.getName() + "/Assign").str())
-      return node;
-    if (!first)
-      first = node;
-  }
-  return first;
-}
-
-/// The nodes `op`'s control inputs name (an init NoOp's initializers).
-static llvm::StringSet<> getControlInputNames(graph::NodeOp op) {
-  llvm::StringSet<> names;
-  for (Value control : op.getControlInputs())
-    if (auto node = control.getDefiningOp<graph::NodeOp>())
-      names.insert(node.getName());
-  return names;
-}
 
 /// The latest checkpoint its `checkpoint` state file records in
 /// `modelDir`; empty when there is none (a fresh model directory).
@@ -135,209 +56,6 @@ findLatestCheckpoint(llvm::StringRef modelDir) {
     return std::string();
   return runtime::resolveCheckpointPrefix(modelDir);
 }
-
-//===----------------------------------------------------------------------===//
-// Progress and logging
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// TensorFlow's training log: LoggingTensorHook's "loss = ..., step = ...
-/// (... sec)" and StepCounterHook's "global_step/sec: ..." every
-/// log_step_count_steps, or one live line on a terminal.
-class TrainingLog {
-public:
-  TrainingLog(llvm::raw_ostream *os, bool live, int64_t everySteps,
-              int64_t firstStep, int64_t lastStep)
-      : os(os), live(live && os), everySteps(everySteps),
-        firstStep(firstStep), lastStep(lastStep),
-        start(std::chrono::steady_clock::now()), lastLog(start),
-        lastLogStep(firstStep) {}
-
-  void info(const llvm::Twine &line) {
-    if (!os)
-      return;
-    clear();
-    *os << "INFO: " << line << "\n";
-    os->flush();
-  }
-
-  /// After the run that took the step from `step` to `step + steps`.
-  void stepsDone(int64_t step, int64_t steps, const std::string &loss) {
-    if (!os)
-      return;
-    int64_t done = step + steps;
-    auto now = std::chrono::steady_clock::now();
-    if (live) {
-      if (now - lastDrawn < std::chrono::milliseconds(100) && done < lastStep)
-        return;
-      lastDrawn = now;
-      double seconds = secondsSince(start);
-      double rate = seconds > 0 ? (done - firstStep) / seconds : 0;
-      *os << "\r\033[K"
-          << llvm::formatv("step {0}/{1}, {2:f1} steps/s, loss = {3}", done,
-                           lastStep, rate, loss);
-      if (rate > 0 && done < lastStep)
-        *os << llvm::formatv(", {0:f0} s left", (lastStep - done) / rate);
-      drawn = true;
-      os->flush();
-      return;
-    }
-    // As the hooks trigger: at the first step and every everySteps.
-    bool due = step == firstStep || done - lastLogStep >= everySteps;
-    if (!due)
-      return;
-    double elapsed = std::chrono::duration<double>(now - lastLog).count();
-    if (step == firstStep) {
-      info("loss = " + loss + ", step = " + llvm::Twine(step));
-    } else {
-      info(llvm::formatv("loss = {0}, step = {1} ({2:f3} sec)", loss, step,
-                         elapsed)
-               .str());
-      info(llvm::formatv("global_step/sec: {0}",
-                         llvm::format("%g", (done - lastLogStep) / elapsed))
-               .str());
-    }
-    lastLog = now;
-    lastLogStep = done;
-  }
-
-  void clear() {
-    if (drawn)
-      *os << "\r\033[K";
-    drawn = false;
-  }
-
-private:
-  llvm::raw_ostream *os;
-  bool live;
-  int64_t everySteps, firstStep, lastStep;
-  std::chrono::steady_clock::time_point start, lastLog, lastDrawn;
-  int64_t lastLogStep;
-  bool drawn = false;
-};
-} // namespace
-
-namespace {
-/// The job's training_hooks: LoggingTensorHook, StepCounterHook,
-/// NanTensorHook and StopAtStepHook, with TensorFlow's checks.
-struct TrainingHooks {
-  std::optional<int64_t> lastStep;
-  bool failOnNanLoss = true;
-  struct Logging {
-    std::vector<std::pair<std::string, std::string>> tensors; // sorted tags
-    int64_t every;
-    std::chrono::steady_clock::time_point last;
-    bool logged = false;
-  };
-  std::vector<Logging> logging;
-  struct Counter {
-    int64_t every, lastStep;
-    std::chrono::steady_clock::time_point last;
-  };
-  std::vector<Counter> counters;
-
-  static llvm::Expected<TrainingHooks> create(const Job &job, bool onDevice,
-                                              int64_t step) {
-    TrainingHooks hooks;
-    auto now = std::chrono::steady_clock::now();
-    for (const Hook &hook : job.training_hooks()) {
-      switch (hook.kind_case()) {
-      case Hook::kLogging: {
-        const LoggingTensorHook &spec = hook.logging();
-        if (spec.every_n_iter() <= 0)
-          return error("training_hooks.logging: invalid every_n_iter=" +
-                       llvm::Twine(spec.every_n_iter()) + ".");
-        if (onDevice)
-          return error("training_hooks.logging: training_hooks must not "
-                       "capture any TPU Tensor inside the model_fn (log "
-                       "device tensors with host_call)");
-        Logging logging{{}, spec.every_n_iter(), now};
-        for (const NamedTensor &tensor : spec.tensors())
-          logging.tensors.emplace_back(tensor.key(), tensor.tensor());
-        llvm::sort(logging.tensors);
-        hooks.logging.push_back(std::move(logging));
-        break;
-      }
-      case Hook::kStepCounter:
-        if (hook.step_counter().every_n_steps() <= 0)
-          return error("training_hooks.step_counter: every_n_steps must be "
-                       "positive");
-        hooks.counters.push_back({hook.step_counter().every_n_steps(), step,
-                                  now});
-        break;
-      case Hook::kNanTensor:
-        hooks.failOnNanLoss = hook.nan_tensor().fail_on_nan_loss();
-        break;
-      case Hook::kStopAtStep: {
-        const StopAtStepHook &stop = hook.stop_at_step();
-        if (stop.num_steps() && stop.last_step())
-          return error("training_hooks.stop_at_step: Only one of num_steps "
-                       "or last_step can be specified.");
-        if (!stop.num_steps() && !stop.last_step())
-          return error("training_hooks.stop_at_step: One of num_steps or "
-                       "last_step must be specified.");
-        int64_t last = stop.last_step() ? stop.last_step()
-                                        : step + stop.num_steps();
-        hooks.lastStep = std::min(hooks.lastStep.value_or(last), last);
-        break;
-      }
-      case Hook::KIND_NOT_SET:
-        return error("training_hooks: a hook without a kind");
-      }
-    }
-    return hooks;
-  }
-
-  /// The tensors the hooks log after the step that starts at `step`.
-  std::vector<std::string> fetchesAt(int64_t step) const {
-    std::vector<std::string> fetches;
-    for (const Logging &logging : this->logging)
-      if (step % logging.every == 0)
-        for (const auto &[tag, tensor] : logging.tensors)
-          fetches.push_back(tensor);
-    return fetches;
-  }
-
-  /// LoggingTensorHook's line: "tag = value, ... (x sec)".
-  void logTensors(int64_t step, llvm::ArrayRef<Tensor> values,
-                  TrainingLog &log) {
-    size_t next = 0;
-    auto now = std::chrono::steady_clock::now();
-    for (Logging &logging : this->logging) {
-      if (step % logging.every != 0)
-        continue;
-      std::string line;
-      for (const auto &[tag, tensor] : logging.tensors)
-        line += (line.empty() ? "" : ", ") + tag + " = " +
-                formatScalar(values[next++]);
-      if (logging.logged)
-        line += llvm::formatv(" ({0:f3} sec)",
-                              std::chrono::duration<double>(now - logging.last)
-                                  .count());
-      log.info(line);
-      logging.last = now;
-      logging.logged = true;
-    }
-  }
-
-  /// StepCounterHook's "global_step/sec: ..." every every_n_steps.
-  void countSteps(int64_t step, TrainingLog &log) {
-    auto now = std::chrono::steady_clock::now();
-    for (Counter &counter : counters) {
-      if (step - counter.lastStep < counter.every)
-        continue;
-      double seconds = std::chrono::duration<double>(now - counter.last)
-                           .count();
-      log.info(llvm::formatv("global_step/sec: {0}",
-                             llvm::format("%g", (step - counter.lastStep) /
-                                                    seconds))
-                   .str());
-      counter.lastStep = step;
-      counter.last = now;
-    }
-  }
-};
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Estimator
@@ -439,26 +157,26 @@ Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
        {std::pair{spec.evaluation_hooks_size() > 0, "evaluation_hooks"},
         std::pair{spec.prediction_hooks_size() > 0, "prediction_hooks"}})
     if (set)
-      return error(llvm::Twine(field) +
+      return makeError(llvm::Twine(field) +
                    ": not supported yet by graph-estimator "
                    "(docs/Estimator.md, \"Where it runs\")");
   if (model.has_saved_model())
-    return error("model.saved_model: models from SavedModels are not "
+    return makeError("model.saved_model: models from SavedModels are not "
                  "supported yet; give the graph of each mode (model.graph)");
   if (!model.has_graph())
-    return error("model: no graph (model.graph { train: ... eval: ... "
+    return makeError("model: no graph (model.graph { train: ... eval: ... "
                  "predict: ... } or { all: ... })");
   if (model.features().empty())
-    return error("model.features: no features (features { key: \"x\" "
+    return makeError("model.features: no features (features { key: \"x\" "
                  "placeholder: \"x\" })");
   if (!model.train_op().empty() && model.has_optimizer())
-    return error("model: train_op and optimizer are exclusive (the "
+    return makeError("model: train_op and optimizer are exclusive (the "
                  "optimizer builds the train op)");
   if (impl->settings.modelDir.empty()) {
     llvm::SmallString<128> dir;
     if (std::error_code ec =
             llvm::sys::fs::createUniqueDirectory("graph-estimator", dir))
-      return error("cannot create a temporary model directory: " +
+      return makeError("cannot create a temporary model directory: " +
                    ec.message());
     impl->settings.modelDir = std::string(dir);
     impl->info("Using temporary folder as model directory: " + dir);
@@ -480,7 +198,7 @@ std::string Estimator::Impl::getGraphPath(Mode mode) const {
 llvm::Expected<OwningOpRef<ModuleOp>> Estimator::Impl::loadGraph(Mode mode) {
   std::string path = getGraphPath(mode);
   if (path.empty())
-    return error(llvm::Twine("model.graph: no graph for mode ") +
+    return makeError(llvm::Twine("model.graph: no graph for mode ") +
                  getModeName(mode) + " (model.graph." +
                  (mode == Mode::Train  ? "train"
                   : mode == Mode::Eval ? "eval"
@@ -498,7 +216,7 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
   const Model &model = job.model();
   if (!model.has_optimizer()) {
     if (model.train_op().empty())
-      return error("model: Missing train_op. (name the train graph's "
+      return makeError("model: Missing train_op. (name the train graph's "
                    "train_op, or an optimizer to build it)");
     return llvm::Error::success();
   }
@@ -540,7 +258,7 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
     break;
   }
   case Optimizer::KIND_NOT_SET:
-    return error("model.optimizer: no optimizer kind (sgd, momentum or "
+    return makeError("model.optimizer: no optimizer kind (sgd, momentum or "
                  "adam)");
   }
   PassManager pm(&context);
@@ -557,16 +275,16 @@ llvm::Error Estimator::Impl::checkInputs(ModuleOp module, Mode mode) {
                    llvm::StringRef field) -> llvm::Error {
     graph::NodeOp node = findNode(module, binding.placeholder());
     if (!node)
-      return error("model." + field + ": no node '" + binding.placeholder() +
+      return makeError("model." + field + ": no node '" + binding.placeholder() +
                    "' in the " + getModeName(mode) + " graph");
     if (node.getOpType() != "Placeholder" &&
         node.getOpType() != "PlaceholderWithDefault")
-      return error("model." + field + ": '" + binding.placeholder() +
+      return makeError("model." + field + ": '" + binding.placeholder() +
                    "' is a " + node.getOpType() + ", not a Placeholder");
     auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr("shape"));
     if (shape && !shape.getUnknownRank() && !shape.getDims().empty() &&
         shape.getDims()[0] >= 0 && shape.getDims()[0] != batch)
-      return error("model." + field + ": placeholder '" +
+      return makeError("model." + field + ": placeholder '" +
                    binding.placeholder() + "' has batch dimension " +
                    llvm::Twine(shape.getDims()[0]) +
                    ", but params['batch_size'] is " + llvm::Twine(batch) +
@@ -581,17 +299,11 @@ llvm::Error Estimator::Impl::checkInputs(ModuleOp module, Mode mode) {
       if (llvm::Error failure = check(binding, "labels"))
         return failure;
   if (mode != Mode::Predict && job.model().loss().empty())
-    return error("model.loss: Missing loss.");
+    return makeError("model.loss: Missing loss.");
   if (mode != Mode::Predict && !hasTensor(module, job.model().loss()))
-    return error("model.loss: no tensor '" + job.model().loss() + "' in the " +
+    return makeError("model.loss: no tensor '" + job.model().loss() + "' in the " +
                  getModeName(mode) + " graph");
   return llvm::Error::success();
-}
-
-/// The tensor that names `name` after graph-training-loop: a placeholder
-/// the infeed replaced is the dequeue's output.
-static bool isCrossReplicaSum(graph::NodeOp node) {
-  return node.getOpType() == "CrossReplicaSum";
 }
 
 llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
@@ -665,12 +377,12 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
     // A train op the graph has updates the variables once per replica.
     bool crossShard = false;
     (*module)->walk([&](graph::NodeOp node) {
-      crossShard |= isCrossReplicaSum(node);
+      crossShard |= node.getOpType() == "CrossReplicaSum";
     });
     if (!crossShard)
-      return error("model.train_op: CrossShardOptimizer must be used for "
+      return makeError("model.train_op: CrossShardOptimizer must be used for "
                    "model training on TPUs.");
-    return error("model.train_op: on " + llvm::Twine(result.replicas) +
+    return makeError("model.train_op: on " + llvm::Twine(result.replicas) +
                  " replicas graph-estimator builds the training step itself "
                  "(CrossShardOptimizer): name model.optimizer instead of a "
                  "train op");
@@ -692,7 +404,7 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
                                            : "GradientDescent")
                          : model.train_op();
     if (!findNode(**module, result.trainOp))
-      return error("model.train_op: no node '" + result.trainOp +
+      return makeError("model.train_op: no node '" + result.trainOp +
                    "' in the train graph");
     result.targets.push_back(result.trainOp);
   }
@@ -700,7 +412,7 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
   if (graph::NodeOp step = findNode(**module, result.globalStep);
       !step || !isVariableOp(step.getOpType())) {
     if (mode == Mode::Train)
-      return error("model.global_step: '" + result.globalStep +
+      return makeError("model.global_step: '" + result.globalStep +
                    "' is not a variable of the train graph (name the global "
                    "step the train op increments)");
     result.globalStep.clear();
@@ -789,7 +501,7 @@ llvm::Error Estimator::Impl::runInitializers(Session &session,
   if (!initName.empty()) {
     graph::NodeOp init = findNode(module, initName);
     if (!init)
-      return error("model.init_op: no node '" + initName + "' in the graph");
+      return makeError("model.init_op: no node '" + initName + "' in the graph");
     byInit = getControlInputNames(init);
     if (!localOnly)
       targets.push_back(initName);
@@ -844,7 +556,7 @@ llvm::Error Estimator::Impl::restoreForEvaluation(Session &session,
       if (graph::NodeOp initializer =
               getInitializer(findNode(module, name));
           initializer && byInit.contains(initializer.getName()))
-        return error("restoring '" + prefix + "': Key " + name +
+        return makeError("restoring '" + prefix + "': Key " + name +
                      " not found in checkpoint");
   }
   info("Restoring parameters from " + prefix);
@@ -856,7 +568,7 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
   if (!from.empty()) {
     auto prefix = runtime::resolveCheckpointPrefix(from);
     if (!prefix)
-      return error("config.warm_start_from: " +
+      return makeError("config.warm_start_from: " +
                    llvm::toString(prefix.takeError()));
     auto reader = checkpoint::BundleReader::open(*prefix);
     if (!reader)
@@ -881,7 +593,7 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
     const InitFromCheckpoint &init = scaffold.init_from_checkpoint();
     auto prefix = runtime::resolveCheckpointPrefix(init.checkpoint());
     if (!prefix)
-      return error("model.scaffold.init_from_checkpoint: " +
+      return makeError("model.scaffold.init_from_checkpoint: " +
                    llvm::toString(prefix.takeError()));
     auto reader = checkpoint::BundleReader::open(*prefix);
     if (!reader)
@@ -895,7 +607,7 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
       size_t before = mapped.size();
       if (!scoped) {
         if (!llvm::is_contained(keys, from))
-          return error("model.scaffold.init_from_checkpoint: Tensor " +
+          return makeError("model.scaffold.init_from_checkpoint: Tensor " +
                        from + " is not found in " + *prefix +
                        " checkpoint");
         mapped.emplace_back(to.str(), from.str());
@@ -914,13 +626,13 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
           }
       }
       if (mapped.size() == before)
-        return error("model.scaffold.init_from_checkpoint: Assignment map "
+        return makeError("model.scaffold.init_from_checkpoint: Assignment map "
                      "with scope only name " +
                      from + " should map to scope only " + to +
                      " (nothing in " + *prefix + " matches)");
     }
     if (llvm::Error failure = session.restoreMapped(*prefix, mapped))
-      return error("model.scaffold.init_from_checkpoint: " +
+      return makeError("model.scaffold.init_from_checkpoint: " +
                    llvm::toString(std::move(failure)));
   }
   for (const std::string *op : {&scaffold.init_op(), &scaffold.local_init_op()})
@@ -990,7 +702,7 @@ llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {
                           : mode == Mode::Eval ? "input.eval"
                                                : "input.predict";
   if (!dataset.has_idx() && !dataset.has_npy())
-    return error(field + ": no input (idx { images: ... labels: ... } or "
+    return makeError(field + ": no input (idx { images: ... labels: ... } or "
                          "npy { file { key: ... path: ... } })");
   InputKeys keys;
   keys.featureKey = job.model().features(0).key();
@@ -998,15 +710,15 @@ llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {
       job.model().labels().empty() ? "labels" : job.model().labels(0).key();
   auto examples = readDataset(dataset, "", keys);
   if (!examples)
-    return error(field + ": " + llvm::toString(examples.takeError()));
+    return makeError(field + ": " + llvm::toString(examples.takeError()));
   for (const InputBinding &binding : job.model().features())
     if (!examples->find(binding.key()))
-      return error(field + ": the input has no '" + binding.key() +
+      return makeError(field + ": the input has no '" + binding.key() +
                    "' for model.features");
   if (mode != Mode::Predict)
     for (const InputBinding &binding : job.model().labels())
       if (!examples->find(binding.key()))
-        return error(field + ": the input has no '" + binding.key() +
+        return makeError(field + ": the input has no '" + binding.key() +
                      "' for model.labels");
   return examples;
 }
@@ -1046,14 +758,14 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
                              std::optional<int64_t> maxSteps) {
   Impl &I = *impl;
   if (steps && maxSteps)
-    return error("Can not provide both steps and max_steps.");
+    return makeError("Can not provide both steps and max_steps.");
   if (steps && *steps <= 0)
-    return error("Must specify steps > 0, given: " + llvm::Twine(*steps));
+    return makeError("Must specify steps > 0, given: " + llvm::Twine(*steps));
   if (maxSteps && *maxSteps <= 0)
-    return error("Must specify max_steps > 0, given: " +
+    return makeError("Must specify max_steps > 0, given: " +
                  llvm::Twine(*maxSteps));
   if (I.settings.onDevice(Mode::Train) && !steps && !maxSteps)
-    return error("For TPU training, one of `steps` or `max_steps` must be "
+    return makeError("For TPU training, one of `steps` or `max_steps` must be "
                  "set. Cannot be both `None`.");
   if (maxSteps) {
     // Estimator skips a run whose max_steps a checkpoint already reached.
@@ -1159,7 +871,7 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         log.clear();
         // NanTensorHook: Estimator's fails; fail_on_nan_loss: false logs.
         if (hooks->failOnNanLoss)
-          return error("NaN loss during training.");
+          return makeError("NaN loss during training.");
         I.info("Model diverged with loss = NaN.");
       }
       hooks->logTensors(step, logged, log);
@@ -1168,12 +880,12 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
           log.clear();
           return failure;
         }
-      lossText = formatScalar(result->lossTensor);
+      lossText = formatValue(result->lossTensor);
       auto after = I.readGlobalStep(*mode);
       if (!after)
         return after.takeError();
       if (*after == step)
-        return error("It seems that global step (tf.train.get_global_step) "
+        return makeError("It seems that global step (tf.train.get_global_step) "
                      "has not been increased: model.train_op '" +
                      mode->trainOp + "' does not increment '" +
                      mode->globalStep + "'");
@@ -1216,9 +928,9 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
                                                llvm::StringRef name) {
   Impl &I = *impl;
   if (steps && *steps <= 0)
-    return error("Must specify steps > 0, given: " + llvm::Twine(*steps));
+    return makeError("Must specify steps > 0, given: " + llvm::Twine(*steps));
   if (I.settings.onDevice(Mode::Eval) && !steps)
-    return error("Evaluate `steps` must be set on TPU. Cannot be `None`.");
+    return makeError("Evaluate `steps` must be set on TPU. Cannot be `None`.");
   auto examples = I.readInput(Mode::Eval);
   if (!examples)
     return examples.takeError();
@@ -1265,7 +977,7 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
     std::optional<Batch> batch = prefetcher.next();
     if (!batch) {
       if (steps)
-        return error(llvm::formatv(
+        return makeError(llvm::formatv(
                          "input.eval: the input ended after {0} of the {1} "
                          "evaluation steps (each of {2} examples; the input "
                          "holds {3})",
@@ -1331,7 +1043,7 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
   Impl &I = *impl;
   const Model &model = I.job.model();
   if (model.predictions().empty())
-    return error("model.predictions: Missing predictions.");
+    return makeError("model.predictions: Missing predictions.");
   std::vector<std::string> keys, tensors;
   std::vector<std::string> existing;
   for (const NamedTensor &prediction : model.predictions())
@@ -1342,14 +1054,8 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
       tensors.push_back(prediction.tensor());
     }
   if (keys.empty()) {
-    auto pyList = [](llvm::ArrayRef<std::string> list) {
-      std::string out = "[";
-      for (const std::string &item : list)
-        out += (out.size() > 1 ? ", '" : "'") + item + "'";
-      return out + "]";
-    };
-    return error("Expected to run at least one output from " +
-                 pyList(existing) + ", provided " + pyList(predictKeys) + ".");
+    return makeError("Expected to run at least one output from " +
+                 pythonList(existing) + ", provided " + pythonList(predictKeys) + ".");
   }
   auto examples = I.readInput(Mode::Predict);
   if (!examples)
@@ -1361,7 +1067,7 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
       return graph.takeError();
     for (const NamedTensor &prediction : model.predictions())
       if (!hasTensor(**graph, prediction.tensor()))
-        return error("model.predictions: no tensor '" + prediction.tensor() +
+        return makeError("model.predictions: no tensor '" + prediction.tensor() +
                      "' (key '" + prediction.key() +
                      "') in the predict graph");
   }
@@ -1387,7 +1093,7 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
     for (size_t k = 0; k < keys.size(); ++k) {
       const Tensor &value = result->outfed[k];
       if (value.rank() == 0 || value.shape()[0] != stream.getBatchSize())
-        return error("Batch length of predictions should be same. " +
+        return makeError("Batch length of predictions should be same. " +
                      keys[k] + " has different batch length than others.");
       // The padding rows of the last batch are dropped.
       pieces[k].push_back(batch->validRows == value.shape()[0]

@@ -3,9 +3,9 @@
 #include "HostCall.h"
 
 #include "MetricGraphs.h"
+#include "Support.h"
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
-#include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Translate/GraphDef.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -15,21 +15,6 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::estimator;
 
-static llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// Whether the top-level graph has tensor `name` ("node" or "node:port").
-static bool hasTensor(ModuleOp module, llvm::StringRef name) {
-  auto [nodeName, port] = graph::splitTensorName(name);
-  bool found = false;
-  for (auto graphOp : module.getOps<graph::GraphOp>())
-    graphOp.walk([&](graph::NodeOp node) {
-      found |= node.getName() == nodeName && port < node.getOutputs().size();
-    });
-  return found;
-}
-
 llvm::Expected<std::unique_ptr<HostCallRunner>>
 HostCallRunner::create(const Job &job, ModuleOp model, MLIRContext &context,
                        const runtime::SessionOptions &options) {
@@ -37,10 +22,10 @@ HostCallRunner::create(const Job &job, ModuleOp model, MLIRContext &context,
   std::unique_ptr<HostCallRunner> runner(new HostCallRunner);
   if (spec.host_fn().empty() ||
       (spec.tensors().empty() && spec.tensor_list().empty()))
-    return error("model.host_call: host_call should have two elements. "
+    return makeError("model.host_call: host_call should have two elements. "
                  "(host_fn, and tensors or tensor_list)");
   if (!spec.tensors().empty() && !spec.tensor_list().empty())
-    return error("model.host_call: host_call[1] should be tuple or list, or "
+    return makeError("model.host_call: host_call[1] should be tuple or list, or "
                  "dict. (give tensors or tensor_list, not both)");
   std::vector<std::pair<std::string, std::string>> tensors;
   for (const NamedTensor &tensor : spec.tensors())
@@ -49,7 +34,7 @@ HostCallRunner::create(const Job &job, ModuleOp model, MLIRContext &context,
     tensors.emplace_back("", tensor);
   for (const auto &[key, tensor] : tensors)
     if (!hasTensor(model, tensor))
-      return error("model.host_call.tensors: no tensor '" + tensor +
+      return makeError("model.host_call.tensors: no tensor '" + tensor +
                    "' in the train graph");
   llvm::SourceMgr sourceMgr;
   OwningOpRef<ModuleOp> hostModule =
@@ -78,7 +63,7 @@ HostCallRunner::create(const Job &job, ModuleOp model, MLIRContext &context,
       });
   }
   if (runner->targets.empty())
-    return error("model.host_call: host_fn's graph does nothing (no node "
+    return makeError("model.host_call: host_fn's graph does nothing (no node "
                  "that nothing reads; name its ops in host_call.targets)");
   runtime::SessionOptions hostOptions = options;
   hostOptions.devices = 0;

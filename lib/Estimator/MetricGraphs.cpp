@@ -2,6 +2,8 @@
 
 #include "MetricGraphs.h"
 
+#include "Support.h"
+
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Translate/GraphDef.h"
@@ -19,23 +21,6 @@ using namespace cleave::estimator;
 using runtime::NamedTensors;
 using runtime::Session;
 
-static llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// A Python list of strings as str() prints it.
-static std::string pythonList(llvm::ArrayRef<std::string> items) {
-  std::string out = "[";
-  for (const std::string &item : items)
-    out += (out.size() > 1 ? ", '" : "'") + item + "'";
-  return out + "]";
-}
-
-template <typename Fn> static void walkNodes(ModuleOp module, Fn fn) {
-  for (auto graphOp : module.getOps<graph::GraphOp>())
-    graphOp.walk([&](graph::NodeOp node) { fn(node); });
-}
-
 std::vector<MetricOps> estimator::findGraphMetrics(ModuleOp module) {
   llvm::StringSet<> names;
   walkNodes(module, [&](graph::NodeOp node) { names.insert(node.getName()); });
@@ -49,18 +34,6 @@ std::vector<MetricOps> estimator::findGraphMetrics(ModuleOp module) {
         {name.str(), (name + "/value").str(), (name + "/update_op").str()});
   });
   return metrics;
-}
-
-/// The dtype of tensor `name` in `module`, 0 when unknown.
-static int32_t getTensorDType(ModuleOp module, llvm::StringRef name) {
-  auto [nodeName, port] = graph::splitTensorName(name);
-  int32_t dtype = 0;
-  walkNodes(module, [&](graph::NodeOp node) {
-    if (node.getName() == nodeName && port < node.getOutputs().size())
-      if (auto type = dyn_cast<TensorType>(node.getOutputs()[port].getType()))
-        dtype = graph::typeToDataType(type.getElementType());
-  });
-  return dtype;
 }
 
 //===----------------------------------------------------------------------===//
@@ -168,7 +141,7 @@ llvm::Expected<std::string> estimator::buildMetricGraph(
                          llvm::StringRef field) -> llvm::Expected<std::string> {
     int32_t dtype = dtypeOf(key);
     if (!dtype)
-      return error("model.eval_metrics.builtin: " + field + " '" + key +
+      return makeError("model.eval_metrics.builtin: " + field + " '" + key +
                    "' is none of eval_metrics.tensors' keys");
     if (!g.text.empty() && g.text.find("name: \"" + key + "\" op:") !=
                                std::string::npos)
@@ -227,7 +200,7 @@ llvm::Expected<std::string> estimator::buildMetricGraph(
       break;
     }
     case BuiltinMetric::KIND_NOT_SET:
-      return error("model.eval_metrics.builtin: a metric without a kind "
+      return makeError("model.eval_metrics.builtin: a metric without a kind "
                    "(accuracy or mean)");
     }
   }
@@ -253,7 +226,7 @@ llvm::Error estimator::bindHostArguments(
     if (arguments.empty())
       arguments = placeholders;
     if (arguments.size() != tensors.size())
-      return error(llvm::formatv("model.{0}: In TPUEstimatorSpec.{0}, length "
+      return makeError(llvm::formatv("model.{0}: In TPUEstimatorSpec.{0}, length "
                                  "of tensors {1} does not match method args "
                                  "of the function, which takes {2}.",
                                  name, tensors.size(), arguments.size())
@@ -276,12 +249,12 @@ llvm::Error estimator::bindHostArguments(
   std::string given =
       name == "eval_metrics" ? "evaluation tensors" : "its tensors";
   if (!missing.empty())
-    return error("model." + name + ": Arguments " + pythonList(missing) +
+    return makeError("model." + name + ": Arguments " + pythonList(missing) +
                  " are needed by " + fn + " " + first +
                  " but they are not provided by " + given + " " + second +
                  ".");
   if (!additional.empty())
-    return error("model." + name + ": Arguments " + pythonList(additional) +
+    return makeError("model." + name + ": Arguments " + pythonList(additional) +
                  " are provided by " + given + " " + second +
                  " but they are not needed by " + fn + " " + first + ".");
   return llvm::Error::success();
@@ -299,7 +272,7 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
   const EvalMetrics &spec = job.model().eval_metrics();
   bool plainSpec = job.model().spec() == Model::ESTIMATOR_SPEC;
   if (plainSpec && onDevice)
-    return error("model.spec: estimator_spec used by TPU evaluation must "
+    return makeError("model.spec: estimator_spec used by TPU evaluation must "
                  "have type`TPUEstimatorSpec`. Got <class "
                  "'tensorflow_estimator.python.estimator.model_fn."
                  "EstimatorSpec'>");
@@ -307,17 +280,17 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
   bool hasFn = spec.fn_case() == EvalMetrics::kMetricFn ||
                spec.fn_case() == EvalMetrics::kBuiltin;
   if (spec.tensors_size() && spec.tensor_list_size())
-    return error("model.eval_metrics: eval_metrics[1] should be tuple or "
+    return makeError("model.eval_metrics: eval_metrics[1] should be tuple or "
                  "list, or dict. (give tensors or tensor_list, not both)");
   if (hasTensors != hasFn)
-    return error("model.eval_metrics: eval_metrics should have two "
+    return makeError("model.eval_metrics: eval_metrics should have two "
                  "elements. (metric_fn or builtin, and tensors)");
 
   std::vector<MetricOps> graphMetrics = findGraphMetrics(model);
   if (plainSpec || spec.fn_case() == EvalMetrics::kFromGraphMetrics) {
     runner->inGraph = std::move(graphMetrics);
   } else if (!hasFn && onDevice && !graphMetrics.empty()) {
-    return error("model.eval_metrics: EstimatorSpec.eval_metric_ops is not "
+    return makeError("model.eval_metrics: EstimatorSpec.eval_metric_ops is not "
                  "supported with XLA compilation. Please use "
                  "TPUEstimatorSpec.eval_metrics instead. (the eval graph "
                  "has metric '" +
@@ -337,7 +310,7 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
       auto [node, port] = graph::splitTensorName(tensor);
       (void)port;
       if (!getTensorDType(model, tensor))
-        return error("model.eval_metrics.tensors: no tensor '" + tensor +
+        return makeError("model.eval_metrics.tensors: no tensor '" + tensor +
                      "' in the eval graph");
       (void)node;
     }
@@ -377,7 +350,7 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
       runner->hostMetrics = findGraphMetrics(*hostModule);
     }
     if (runner->hostMetrics.empty())
-      return error("model.eval_metrics: metric_fn's graph has no metric (no "
+      return makeError("model.eval_metrics: metric_fn's graph has no metric (no "
                    "<name>/update_op with its <name>/value; or name them in "
                    "eval_metrics.metrics)");
     // The host side runs where TensorFlow runs metric_fn: on the host CPU.
@@ -395,11 +368,11 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
   for (const auto *list : {&runner->inGraph, &runner->hostMetrics})
     for (const MetricOps &metric : *list) {
       if (metric.name == "loss")
-        return error("model.eval_metrics: Metric with name \"loss\" is not "
+        return makeError("model.eval_metrics: Metric with name \"loss\" is not "
                      "allowed, because Estimator already defines a default "
                      "metric with the same name.");
       if (metric.name == "global_step")
-        return error("model.eval_metrics: Metric with name `global_step` is "
+        return makeError("model.eval_metrics: Metric with name `global_step` is "
                      "not allowed, because Estimator already defines a "
                      "default metric with the same name.");
     }

@@ -1,0 +1,93 @@
+//===- Support.cpp - what the Estimator library's files share -------------===//
+
+#include "Support.h"
+
+#include "cleave/Dialect/Graph/Utils/TensorNames.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::estimator;
+
+llvm::Error estimator::makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+bool estimator::isVariableOp(llvm::StringRef op) {
+  return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
+}
+
+graph::NodeOp estimator::findNode(ModuleOp module, llvm::StringRef name) {
+  graph::NodeOp found;
+  walkNodes(module, [&](graph::NodeOp node) {
+    if (!found && node.getName() == name)
+      found = node;
+  });
+  return found;
+}
+
+bool estimator::hasTensor(ModuleOp module, llvm::StringRef tensor) {
+  auto [name, port] = graph::splitTensorName(tensor);
+  graph::NodeOp node = findNode(module, name);
+  return node && port < node.getOutputs().size();
+}
+
+int32_t estimator::getTensorDType(ModuleOp module, llvm::StringRef tensor) {
+  auto [name, port] = graph::splitTensorName(tensor);
+  graph::NodeOp node = findNode(module, name);
+  if (!node || port >= node.getOutputs().size())
+    return 0;
+  auto type = dyn_cast<TensorType>(node.getOutputs()[port].getType());
+  return type ? graph::typeToDataType(type.getElementType()) : 0;
+}
+
+std::vector<graph::NodeOp> estimator::getVariables(ModuleOp module) {
+  std::vector<graph::NodeOp> variables;
+  walkNodes(module, [&](graph::NodeOp node) {
+    if (isVariableOp(node.getOpType()))
+      variables.push_back(node);
+  });
+  return variables;
+}
+
+graph::NodeOp estimator::getInitializer(graph::NodeOp variable) {
+  graph::NodeOp first;
+  for (Operation *user : variable.getOutputs()[0].getUsers()) {
+    auto node = dyn_cast<graph::NodeOp>(user);
+    if (!node ||
+        (node.getOpType() != "Assign" &&
+         node.getOpType() != "AssignVariableOp") ||
+        node.getDataInputs().empty() ||
+        node.getDataInputs()[0] != variable.getOutputs()[0])
+      continue;
+    if (node.getName() == (variable.getName() + "/Assign").str())
+      return node;
+    if (!first)
+      first = node;
+  }
+  return first;
+}
+
+llvm::StringSet<> estimator::getControlInputNames(graph::NodeOp op) {
+  llvm::StringSet<> names;
+  for (Value control : op.getControlInputs())
+    if (auto node = control.getDefiningOp<graph::NodeOp>())
+      names.insert(node.getName());
+  return names;
+}
+
+std::string estimator::pythonList(llvm::ArrayRef<std::string> items) {
+  std::string out = "[";
+  for (const std::string &item : items)
+    out += (out.size() > 1 ? ", '" : "'") + item + "'";
+  return out + "]";
+}
+
+std::string estimator::formatValue(const Tensor &tensor) {
+  return tensor.isValid() ? tensor.toNumpyString() : "None";
+}
+
+double estimator::secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
