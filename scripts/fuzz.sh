@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(graphdef-text graphdef-binary savedmodel checkpoint npy interpreter passes)
+[ ${#targets[@]} -gt 0 ] || targets=(graphdef-text graphdef-binary savedmodel checkpoint npy interpreter passes estimator)
 shared="$root/../shared/corpus"
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"

@@ -39,13 +39,10 @@ static std::string resolvePath(llvm::StringRef path, llvm::StringRef baseDir) {
   return std::string(full);
 }
 
-/// The whole file, gunzipped when it starts with gzip's magic bytes.
-static llvm::Expected<std::string> readMaybeGzipped(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return error("cannot open '" + path + "': " + buffer.getError().message());
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+/// `bytes`, gunzipped when they start with gzip's magic bytes; `path`
+/// names them in errors.
+static llvm::Expected<std::string> maybeGunzip(llvm::StringRef bytes,
+                                               llvm::StringRef path) {
   if (!bytes.starts_with("\x1f\x8b"))
     return bytes.str();
   z_stream stream{};
@@ -75,8 +72,25 @@ static llvm::Expected<std::string> readMaybeGzipped(llvm::StringRef path) {
   return out;
 }
 
+/// The whole file, gunzipped when it starts with gzip's magic bytes.
+static llvm::Expected<std::string> readMaybeGzipped(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return error("cannot open '" + path + "': " + buffer.getError().message());
+  return maybeGunzip((*buffer)->getBuffer(), path);
+}
+
 llvm::Expected<Tensor> estimator::readIdx(llvm::StringRef path) {
   auto bytes = readMaybeGzipped(path);
+  if (!bytes)
+    return bytes.takeError();
+  return decodeIdx(*bytes, path);
+}
+
+llvm::Expected<Tensor> estimator::decodeIdx(llvm::StringRef file,
+                                            llvm::StringRef path) {
+  auto bytes = maybeGunzip(file, path);
   if (!bytes)
     return bytes.takeError();
   const auto *data = reinterpret_cast<const unsigned char *>(bytes->data());

@@ -58,6 +58,9 @@ llvm::Expected<Examples> readDataset(const Dataset &spec,
 /// Reads an IDX file (gzip-compressed or not) as a uint8 tensor (the
 /// format's other element types as int32, float or double).
 llvm::Expected<Tensor> readIdx(llvm::StringRef path);
+/// The same for the bytes of an IDX file (gzipped or not); `path` names
+/// them in errors.
+llvm::Expected<Tensor> decodeIdx(llvm::StringRef bytes, llvm::StringRef path);
 
 /// One global batch: the columns in the dataset's key order.
 struct Batch {

@@ -1,0 +1,83 @@
+//===- estimator-fuzzer.cpp - libFuzzer target for graph-estimator's input -===//
+//
+// What graph-estimator reads from users before any graph: the job (text
+// protobuf, then RunConfig/TPUConfig/TPUEstimator's checks for every mode)
+// and IDX files (gzipped or not), then batches of what they decode. Bad
+// input must give an error, never a crash; the first byte picks the kind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzSupport.h"
+
+#include "cleave/Estimator/Input.h"
+#include "cleave/Estimator/Job.h"
+
+using namespace cleave;
+using namespace cleave::estimator;
+
+static void fuzzJob(llvm::StringRef text) {
+  auto job = parseJob(text, "fuzz.job.pbtxt");
+  if (!job) {
+    llvm::consumeError(job.takeError());
+    return;
+  }
+  for (bool useTpu : {false, true}) {
+    JobOverrides overrides;
+    overrides.useTpu = useTpu;
+    auto settings = getRunSettings(*job, overrides);
+    if (!settings) {
+      llvm::consumeError(settings.takeError());
+      continue;
+    }
+    for (Mode mode : {Mode::Train, Mode::Eval, Mode::Predict}) {
+      if (llvm::Error failure = checkBatchSize(*settings, mode)) {
+        llvm::consumeError(std::move(failure));
+        continue;
+      }
+      // What a run derives from the settings must be sane.
+      if (settings->getPerReplicaBatchSize(mode) * settings->getReplicas(mode) !=
+          settings->getGlobalBatchSize(mode))
+        abort();
+    }
+  }
+}
+
+static void fuzzIdx(llvm::StringRef bytes) {
+  auto tensor = decodeIdx(bytes, "fuzz.idx");
+  if (!tensor) {
+    llvm::consumeError(tensor.takeError());
+    return;
+  }
+  if (tensor->rank() == 0 || tensor->shape()[0] == 0 ||
+      tensor->numElements() > (1 << 20))
+    return;
+  Examples examples;
+  examples.count = tensor->shape()[0];
+  examples.columns.emplace_back("x", *tensor);
+  // Batches of every kind: shuffled and repeated, padded, dropped.
+  for (int64_t batch : {int64_t(1), int64_t(3), examples.count + 1}) {
+    BatchStream repeated(examples, batch, true, 7, true, false);
+    for (int64_t k = 0; k < 3; ++k) {
+      std::optional<Batch> got = repeated.get(k);
+      if (!got || got->columns[0].second.shape()[0] != batch)
+        abort(); // a repeated stream never ends and keeps its batch size
+    }
+    BatchStream padded(examples, batch, false, 0, false, true);
+    int64_t rows = 0;
+    for (int64_t k = 0; std::optional<Batch> got = padded.get(k); ++k)
+      rows += got->validRows;
+    if (rows != examples.count)
+      abort(); // prediction sees every example once
+  }
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0)
+    return 0;
+  llvm::StringRef rest = fuzz::asString(data + 1, size - 1);
+  if (data[0] % 2)
+    fuzzIdx(rest);
+  else
+    fuzzJob(rest);
+  return 0;
+}
