@@ -586,8 +586,7 @@ llvm::Error Session::loadSavedModel(bool restoreVariables) {
   return result ? llvm::Error::success() : result.takeError();
 }
 
-llvm::Error Session::save(StringRef prefix, unsigned maxToKeep,
-                          bool relativePaths) {
+llvm::Error Session::writeVariables(StringRef prefix) {
   auto variables = impl->getCheckpointed();
   if (!variables)
     return variables.takeError();
@@ -595,8 +594,14 @@ llvm::Error Session::save(StringRef prefix, unsigned maxToKeep,
   if (!dir.empty())
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
       return error("cannot create '" + dir + "': " + ec.message());
-  if (llvm::Error failure = saveVariables(*variables, impl->state(), prefix))
+  return saveVariables(*variables, impl->state(), prefix);
+}
+
+llvm::Error Session::save(StringRef prefix, unsigned maxToKeep,
+                          bool relativePaths) {
+  if (llvm::Error failure = writeVariables(prefix))
     return failure;
+  StringRef dir = llvm::sys::path::parent_path(prefix);
   double now = std::chrono::duration<double>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();

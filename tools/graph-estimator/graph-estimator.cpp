@@ -39,6 +39,9 @@ static cl::SubCommand evaluateCommand(
 static cl::SubCommand predictCommand(
     "predict", "Estimator.predict: the predictions of the latest checkpoint "
                "for the job's predict input");
+static cl::SubCommand exportCommand(
+    "export", "Estimator.export_saved_model: a SavedModel of the predict "
+              "graph with the latest checkpoint's variables");
 static cl::SubCommand latestCommand(
     "latest-checkpoint", "the checkpoint evaluate and predict would restore");
 
@@ -89,7 +92,16 @@ static cl::opt<std::string>
                cl::desc("a checkpoint prefix or directory (default: the "
                         "latest in the model directory)"),
                cl::sub(evaluateCommand), cl::sub(predictCommand),
-               cl::cat(category));
+               cl::sub(exportCommand), cl::cat(category));
+static cl::opt<std::string>
+    exportDirBase("export-dir-base",
+                  cl::desc("export: the SavedModel goes to <DIR>/<timestamp>"),
+                  cl::value_desc("DIR"), cl::sub(exportCommand),
+                  cl::cat(category));
+static cl::opt<bool> asText("as-text",
+                            cl::desc("export: saved_model.pbtxt instead of "
+                                     "saved_model.pb"),
+                            cl::sub(exportCommand), cl::cat(category));
 static cl::opt<std::string>
     evalName("name", cl::desc("the evaluation's name: metrics go to "
                               "<model_dir>/eval_<name>"),
@@ -135,11 +147,12 @@ int main(int argc, char **argv) {
       "  graph-estimator train JOB [--steps N | --max-steps N]\n"
       "  graph-estimator evaluate JOB [--steps N] [--checkpoint PATH]\n"
       "  graph-estimator predict JOB [--predict-keys K,...] "
-      "[--output-dir DIR]\n");
+      "[--output-dir DIR]\n"
+      "  graph-estimator export JOB --export-dir-base DIR [--as-text]\n");
   if (!trainCommand && !evaluateCommand && !predictCommand &&
-      !latestCommand) {
+      !exportCommand && !latestCommand) {
     errs() << "graph-estimator: error: name a command: train, evaluate, "
-              "predict or latest-checkpoint (see --help)\n";
+              "predict, export or latest-checkpoint (see --help)\n";
     return 1;
   }
   EstimatorOptions options;
@@ -190,6 +203,17 @@ int main(int argc, char **argv) {
           "Could not find trained model in model_dir: " +
               (*estimator)->getSettings().modelDir + "."));
     outs() << latest << "\n";
+    return 0;
+  }
+  if (exportCommand) {
+    ExportOptions exportOptions;
+    exportOptions.exportDirBase = exportDirBase;
+    exportOptions.checkpoint = checkpoint;
+    exportOptions.asText = asText;
+    auto dir = (*estimator)->exportSavedModel(exportOptions);
+    if (!dir)
+      return fail(dir.takeError());
+    outs() << *dir << "\n";
     return 0;
   }
   if (trainCommand) {

@@ -53,6 +53,16 @@ struct Predictions {
   std::vector<Tensor> values;
 };
 
+/// Estimator.export_saved_model's arguments.
+struct ExportOptions {
+  /// The SavedModel goes to <exportDirBase>/<seconds since the epoch>.
+  std::string exportDirBase;
+  /// The checkpoint (prefix or directory; default: the latest).
+  std::string checkpoint;
+  /// saved_model.pbtxt instead of saved_model.pb.
+  bool asText = false;
+};
+
 class Estimator {
 public:
   static llvm::Expected<std::unique_ptr<Estimator>>
@@ -70,6 +80,14 @@ public:
   /// Estimator.predict(predict_keys=...).
   llvm::Expected<Predictions> predict(llvm::ArrayRef<std::string> predictKeys,
                                       llvm::StringRef checkpoint);
+
+  /// Estimator.export_saved_model as TPUEstimator exports: the predict
+  /// graph with the checkpoint's variables, as a MetaGraphDef tagged
+  /// {serve} (export_to_cpu) and one tagged {serve, tpu} whose
+  /// predictions are computed in a TPU computation (export_to_tpu), both
+  /// with the signature serving_default (features in, predictions out).
+  /// Returns the export directory.
+  llvm::Expected<std::string> exportSavedModel(const ExportOptions &options);
 
   const RunSettings &getSettings() const;
   /// The checkpoint train or evaluate would restore now (empty: none).

@@ -225,6 +225,9 @@ public:
   /// relative to the directory (Saver's save_relative_paths).
   llvm::Error save(llvm::StringRef prefix, unsigned maxToKeep,
                    bool relativePaths = false);
+  /// Writes the variables the graph's saver saves as checkpoint `prefix`
+  /// alone, recorded nowhere (a SavedModel's variables/variables).
+  llvm::Error writeVariables(llvm::StringRef prefix);
   /// The saver's max_to_keep, else 5, as TensorFlow's Saver.
   unsigned getDefaultMaxToKeep() const;
 

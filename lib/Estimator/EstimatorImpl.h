@@ -1,0 +1,101 @@
+//===- EstimatorImpl.h - the Estimator's state, shared by its files -*- C++ -*-===//
+//
+// Estimator::Impl and what a mode's run keeps (its session, how a step
+// feeds and fetches), for Estimator.cpp (the modes) and Export.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_ESTIMATOR_ESTIMATORIMPL_H
+#define CLEAVE_LIB_ESTIMATOR_ESTIMATORIMPL_H
+
+#include "TrainingHooks.h"
+
+#include "cleave/Estimator/Estimator.h"
+#include "cleave/Estimator/Input.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+
+namespace cleave::estimator {
+
+/// A mode's graph in its session, with what the job binds in it.
+struct ModeSession {
+  std::unique_ptr<runtime::Session> session;
+  Mode mode;
+  /// Placeholders by input key (the model graph's).
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string trainOp, globalStep;
+  /// For a graph without the global step: the restored checkpoint's.
+  int64_t checkpointStep = 0;
+
+  /// How a step runs. Off the device: the batch fed to `inputs`, the loss
+  /// and `outfeed` fetched by name. On the device (graph-training-loop):
+  /// each replica's rows fed to its infeed placeholders, the enqueues and
+  /// the computation run, each replica's loss and outfeed dequeued.
+  bool onDevice = false;
+  int64_t replicas = 1;
+  std::vector<std::string> lossFetches, targets;
+  /// The model tensors a step gives the host (metric_fn's, predictions).
+  std::vector<std::string> outfeed;
+  /// On the device: each replica's infeed placeholders, by input, and its
+  /// OutfeedDequeueTuple.
+  std::vector<std::vector<std::string>> replicaFeeds;
+  std::vector<std::string> outfeedDequeues;
+};
+
+/// One step's results: the loss (the mean over the replicas) and the
+/// outfed tensors (the replicas' concatenated in replica order).
+struct StepResult {
+  double loss = std::nan("");
+  Tensor lossTensor;
+  std::vector<Tensor> outfed;
+};
+
+struct Estimator::Impl {
+  Job job;
+  mlir::MLIRContext &context;
+  EstimatorOptions options;
+  RunSettings settings;
+  llvm::SourceMgr sourceMgr;
+
+  Impl(Job job, mlir::MLIRContext &context, EstimatorOptions options)
+      : job(std::move(job)), context(context), options(std::move(options)) {}
+
+  TrainingLog log(int64_t first = 0, int64_t last = 0) {
+    return TrainingLog(options.log, options.liveProgress,
+                       settings.logStepCountSteps, first, last);
+  }
+  void info(const llvm::Twine &line) { log().info(line); }
+
+  std::string getGraphPath(Mode mode) const;
+  std::string getGlobalStepName() const {
+    return job.model().global_step().empty() ? "global_step"
+                                             : job.model().global_step();
+  }
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(Mode mode);
+  llvm::Error addTrainingStep(mlir::ModuleOp module, bool crossReplica);
+  llvm::Error checkInputs(mlir::ModuleOp module, Mode mode);
+  llvm::Error putOnDevice(mlir::ModuleOp module, ModeSession &mode);
+  llvm::Expected<ModeSession> open(Mode mode,
+                                   llvm::ArrayRef<std::string> outfeed = {});
+  llvm::Expected<StepResult> runStep(ModeSession &mode, const Batch &batch,
+                                     llvm::ArrayRef<std::string> extraFetches,
+                                     llvm::ArrayRef<std::string> extraTargets,
+                                     std::vector<Tensor> *extraResults);
+  llvm::Error initialize(ModeSession &mode, llvm::StringRef checkpoint,
+                         bool *restored);
+  llvm::Error runInitializers(runtime::Session &session, bool localOnly);
+  llvm::Error restoreForEvaluation(runtime::Session &session, llvm::StringRef prefix);
+  llvm::Error warmStart(runtime::Session &session);
+  llvm::Expected<Examples> readInput(Mode mode);
+  llvm::Expected<int64_t> readGlobalStep(ModeSession &mode);
+  llvm::Error save(ModeSession &mode, int64_t step);
+};
+
+
+} // namespace cleave::estimator
+
+#endif // CLEAVE_LIB_ESTIMATOR_ESTIMATORIMPL_H
