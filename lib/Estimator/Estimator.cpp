@@ -136,6 +136,90 @@ llvm::Expected<OwningOpRef<ModuleOp>> Estimator::Impl::loadGraph(Mode mode) {
   return module;
 }
 
+/// The job's optimizer as graph-minimize's and graph-towers' options.
+template <typename Options>
+static llvm::Error setOptimizer(const Optimizer &optimizer, Options &options) {
+  switch (optimizer.kind_case()) {
+  case Optimizer::kSgd:
+    options.optimizer = "sgd";
+    options.learningRate = optimizer.sgd().learning_rate();
+    return llvm::Error::success();
+  case Optimizer::kMomentum: {
+    const auto &momentum = optimizer.momentum();
+    options.optimizer = "momentum";
+    options.learningRate = momentum.learning_rate();
+    if (momentum.has_momentum())
+      options.momentum = momentum.momentum();
+    options.useNesterov = momentum.use_nesterov();
+    return llvm::Error::success();
+  }
+  case Optimizer::kAdam: {
+    const auto &adam = optimizer.adam();
+    options.optimizer = "adam";
+    options.learningRate = adam.learning_rate();
+    if (adam.has_beta1())
+      options.beta1 = adam.beta1();
+    if (adam.has_beta2())
+      options.beta2 = adam.beta2();
+    if (adam.has_epsilon())
+      options.epsilon = adam.epsilon();
+    return llvm::Error::success();
+  }
+  case Optimizer::KIND_NOT_SET:
+    break;
+  }
+  return makeError("model.optimizer: no optimizer kind (sgd, momentum or "
+                   "adam)");
+}
+
+llvm::Error Estimator::Impl::addTowers(ModuleOp module, ModeSession &mode) {
+  const Model &model = job.model();
+  const Towers &towers = job.config().towers();
+  if (!model.has_optimizer())
+    return makeError("config.towers: towers build the training step "
+                     "(TowerOptimizer): name model.optimizer instead of a "
+                     "train op");
+  graph::GraphTowersPassOptions options;
+  options.mode = "train";
+  options.loss = model.loss();
+  std::vector<std::string> inputs;
+  for (const auto &[key, placeholder] : mode.inputs)
+    inputs.push_back(placeholder);
+  options.inputs = inputs;
+  // What reads the towers' values must be part of them: the predictions
+  // the train graph computes are concatenated, as the seed's _train_spec.
+  std::vector<std::string> predictions;
+  for (const NamedTensor &prediction : model.predictions())
+    if (hasTensor(module, prediction.tensor()))
+      predictions.push_back(prediction.key() + "=" + prediction.tensor());
+  options.predictions = predictions;
+  options.numDevices = towers.num_devices();
+  if (!towers.variable_distribution().empty())
+    options.variableDistribution = towers.variable_distribution();
+  if (!towers.loss_reduction().empty())
+    options.lossReduction = towers.loss_reduction();
+  options.globalStep = getGlobalStepName();
+  options.createGlobalStep = true;
+  if (!model.init_op().empty())
+    options.initName = model.init_op();
+  if (llvm::Error failure = setOptimizer(model.optimizer(), options))
+    return failure;
+  llvm::StringSet<> before;
+  walkNodes(module, [&](graph::NodeOp node) { before.insert(node.getName()); });
+  PassManager pm(&context);
+  pm.addPass(graph::createGraphInferShapesPass());
+  pm.addPass(graph::createGraphTowersPass(options));
+  if (failed(pm.run(module)))
+    return llvm::make_error<runtime::ReportedError>();
+  // The towers' losses summed (`loss`, made unique) is the step's loss.
+  walkNodes(module, [&](graph::NodeOp node) {
+    if (node.getOpType() == "AddN" && !before.contains(node.getName()) &&
+        node.getName().starts_with("loss"))
+      mode.lossFetches = {node.getName().str()};
+  });
+  return llvm::Error::success();
+}
+
 llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
                                              bool crossReplica) {
   const Model &model = job.model();
@@ -145,7 +229,6 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
                    "train_op, or an optimizer to build it)");
     return llvm::Error::success();
   }
-  const Optimizer &optimizer = model.optimizer();
   graph::GraphMinimizePassOptions minimize;
   minimize.loss = model.loss();
   minimize.globalStep = getGlobalStepName();
@@ -153,39 +236,11 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
   // CrossShardOptimizer on the device: the replicas' gradients summed.
   minimize.crossReplica = crossReplica;
   minimize.crossReplicaReduction =
-      optimizer.reduction() == Optimizer::SUM ? "sum" : "mean";
+      model.optimizer().reduction() == Optimizer::SUM ? "sum" : "mean";
   if (!model.init_op().empty())
     minimize.initName = model.init_op();
-  switch (optimizer.kind_case()) {
-  case Optimizer::kSgd:
-    minimize.optimizer = "sgd";
-    minimize.learningRate = optimizer.sgd().learning_rate();
-    break;
-  case Optimizer::kMomentum: {
-    const auto &momentum = optimizer.momentum();
-    minimize.optimizer = "momentum";
-    minimize.learningRate = momentum.learning_rate();
-    if (momentum.has_momentum())
-      minimize.momentum = momentum.momentum();
-    minimize.useNesterov = momentum.use_nesterov();
-    break;
-  }
-  case Optimizer::kAdam: {
-    const auto &adam = optimizer.adam();
-    minimize.optimizer = "adam";
-    minimize.learningRate = adam.learning_rate();
-    if (adam.has_beta1())
-      minimize.beta1 = adam.beta1();
-    if (adam.has_beta2())
-      minimize.beta2 = adam.beta2();
-    if (adam.has_epsilon())
-      minimize.epsilon = adam.epsilon();
-    break;
-  }
-  case Optimizer::KIND_NOT_SET:
-    return makeError("model.optimizer: no optimizer kind (sgd, momentum or "
-                 "adam)");
-  }
+  if (llvm::Error failure = setOptimizer(model.optimizer(), minimize))
+    return failure;
   PassManager pm(&context);
   pm.addPass(graph::createGraphInferShapesPass());
   pm.addPass(graph::createGraphMinimizePass(minimize));
@@ -318,8 +373,17 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
   } else if (mode != Mode::Predict) {
     result.lossFetches.push_back(model.loss());
   }
+  bool towers = job.config().has_towers();
+  if (towers && result.onDevice)
+    return makeError("config.towers: towers (replicate_model_fn) train a "
+                     "plain Estimator: set use_tpu: false");
+  if (towers && job.config().towers().num_devices() < 1)
+    return makeError("config.towers.num_devices: must be at least 1, got " +
+                     llvm::Twine(job.config().towers().num_devices()));
   if (mode == Mode::Train) {
-    if (llvm::Error failure = addTrainingStep(**module, result.onDevice))
+    if (llvm::Error failure =
+            towers ? addTowers(**module, result)
+                   : addTrainingStep(**module, result.onDevice))
       return std::move(failure);
     result.trainOp = model.has_optimizer()
                          ? std::string(model.optimizer().has_adam()
@@ -343,9 +407,12 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
     result.globalStep.clear();
   }
   std::string path = getGraphPath(mode);
-  // One replica on the device compiles as several do.
+  // One replica on the device compiles as several do; towers run on
+  // their virtual devices side by side.
   runtime::SessionOptions sessionOptions = options.session;
   sessionOptions.formSingleReplica = true;
+  if (towers && mode == Mode::Train)
+    sessionOptions.devices = job.config().towers().num_devices();
   auto session = Session::create(std::move(*module), path, sessionOptions);
   if (!session)
     return session.takeError();

@@ -77,6 +77,7 @@ struct Estimator::Impl {
   }
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(Mode mode);
   llvm::Error addTrainingStep(mlir::ModuleOp module, bool crossReplica);
+  llvm::Error addTowers(mlir::ModuleOp module, ModeSession &mode);
   llvm::Error checkInputs(mlir::ModuleOp module, Mode mode);
   llvm::Error putOnDevice(mlir::ModuleOp module, ModeSession &mode);
   llvm::Expected<ModeSession> open(Mode mode,

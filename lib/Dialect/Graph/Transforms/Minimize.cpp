@@ -61,48 +61,6 @@ static FailureOr<ReplicatedLoss> findReplicatedLoss(Block &body, Value loss) {
 /// Where the computation reads `outside`: the Identity (tagged, after a
 /// TPUReplicatedInput of N copies of it) graph-replicate made, or the value
 /// itself when the computation reads it directly.
-/// tf.compat.v1.train.create_global_step(): a resource variable of int64
-/// `name`, zero-initialized by `initName`.
-static FailureOr<NodeOp> createGlobalStepVariable(GraphOp graph, Location loc,
-                                          StringRef name,
-                                          StringRef initName) {
-  NodeAdder adder(graph, loc, "graph-minimize");
-  OpBuilder &b = adder.getBuilder();
-  b.setInsertionPointToStart(&graph.getBody().front());
-  Type i64 = b.getI64Type();
-  auto dtype = b.getNamedAttr("dtype", TypeAttr::get(i64));
-  FailureOr<NodeOp> variable = adder.add(
-      "VarHandleOp", name, {}, {},
-      {dtype,
-       b.getNamedAttr("shape", ShapeAttr::get(b.getContext(), {}, false, {})),
-       b.getNamedAttr("shared_name", b.getStringAttr(name))},
-      {}, /*exactName=*/true);
-  if (failed(variable))
-    return failure();
-  FailureOr<NodeOp> zero = adder.addScalar(
-      (name + "/Initializer/zeros").str(), 0, i64, *variable);
-  if (failed(zero))
-    return failure();
-  FailureOr<NodeOp> assign = adder.add(
-      "AssignVariableOp", (name + "/Assign").str(),
-      {variable->getOutputs()[0], zero->getOutputs()[0]}, {}, {dtype},
-      *variable);
-  if (failed(assign))
-    return failure();
-  for (auto node : graph.getBody().front().getOps<NodeOp>())
-    if (node.getName() == initName) {
-      SmallVector<Value> operands(node->getOperands());
-      operands.push_back(assign->getControl());
-      node->setOperands(operands);
-      return variable;
-    }
-  b.setInsertionPointToEnd(&graph.getBody().front());
-  if (failed(adder.add("NoOp", initName, {}, assign->getControl(), {}, {},
-                       /*exactName=*/true)))
-    return failure();
-  return variable;
-}
-
 static Value getReplicatedValue(Value outside,
                                 const ReplicatedLoss &replicated) {
   for (Operation *user : outside.getUsers()) {
@@ -163,7 +121,9 @@ void GraphMinimizePass::runOnOperation() {
   if (!globalStep.empty()) {
     globalStepNode = byName.lookupNode(globalStep);
     if (!globalStepNode && createGlobalStep) {
-      auto created = createGlobalStepVariable(graph, loc, globalStep, initName);
+      auto created =
+          cleave::graph::createGlobalStep(graph, loc, globalStep, initName,
+                                          "graph-minimize");
       if (failed(created))
         return signalPassFailure();
       globalStepNode = *created;

@@ -509,3 +509,46 @@ cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
     return failure();
   return trainOp;
 }
+
+/// tf.compat.v1.train.create_global_step(): a resource variable of int64
+/// `name`, zero-initialized by `initName`.
+FailureOr<NodeOp> cleave::graph::createGlobalStep(GraphOp graph, Location loc,
+                                                 StringRef name,
+                                                 StringRef initName,
+                                                 StringRef pass) {
+  NodeAdder adder(graph, loc, pass);
+  OpBuilder &b = adder.getBuilder();
+  b.setInsertionPointToStart(&graph.getBody().front());
+  Type i64 = b.getI64Type();
+  auto dtype = b.getNamedAttr("dtype", TypeAttr::get(i64));
+  FailureOr<NodeOp> variable = adder.add(
+      "VarHandleOp", name, {}, {},
+      {dtype,
+       b.getNamedAttr("shape", ShapeAttr::get(b.getContext(), {}, false, {})),
+       b.getNamedAttr("shared_name", b.getStringAttr(name))},
+      {}, /*exactName=*/true);
+  if (failed(variable))
+    return failure();
+  FailureOr<NodeOp> zero = adder.addScalar(
+      (name + "/Initializer/zeros").str(), 0, i64, *variable);
+  if (failed(zero))
+    return failure();
+  FailureOr<NodeOp> assign = adder.add(
+      "AssignVariableOp", (name + "/Assign").str(),
+      {variable->getOutputs()[0], zero->getOutputs()[0]}, {}, {dtype},
+      *variable);
+  if (failed(assign))
+    return failure();
+  for (auto node : graph.getBody().front().getOps<NodeOp>())
+    if (node.getName() == initName) {
+      SmallVector<Value> operands(node->getOperands());
+      operands.push_back(assign->getControl());
+      node->setOperands(operands);
+      return variable;
+    }
+  b.setInsertionPointToEnd(&graph.getBody().front());
+  if (failed(adder.add("NoOp", initName, {}, assign->getControl(), {}, {},
+                       /*exactName=*/true)))
+    return failure();
+  return variable;
+}

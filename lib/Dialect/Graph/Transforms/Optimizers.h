@@ -61,6 +61,14 @@ private:
   std::optional<NameUniquer> names;
 };
 
+/// tf.compat.v1.train.create_global_step(): a resource variable of int64
+/// `name`, zero-initialized by `initName` (created when missing); errors
+/// are prefixed with `pass`.
+mlir::FailureOr<NodeOp> createGlobalStep(GraphOp graph, mlir::Location loc,
+                                         llvm::StringRef name,
+                                         llvm::StringRef initName,
+                                         llvm::StringRef pass);
+
 /// The optimizer graph-minimize's and graph-towers' options describe.
 struct OptimizerConfig {
   std::string kind = "sgd"; ///< sgd, momentum or adam

@@ -314,6 +314,13 @@ LogicalResult GraphTowersPass::readOptions(TensorNameResolver &byName) {
   }
   if (!globalStep.empty()) {
     globalStepNode = byName.lookupNode(globalStep);
+    if (!globalStepNode && createGlobalStep) {
+      auto created = cleave::graph::createGlobalStep(
+          graph, graph.getLoc(), globalStep, initName, "graph-towers");
+      if (failed(created))
+        return failure();
+      globalStepNode = *created;
+    }
     if (!globalStepNode || !isVariableNode(globalStepNode))
       return fail("option 'global-step' names '" + globalStep +
                   "', which is no variable of the graph");

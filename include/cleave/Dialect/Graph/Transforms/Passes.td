@@ -489,6 +489,9 @@ def GraphTowersPass : Pass<"graph-towers", "::mlir::ModuleOp"> {
     Option<"globalStep", "global-step", "std::string", "",
            "the variable the train op increments (a variable named "
            "global_step is never a model variable)">,
+    Option<"createGlobalStep", "create-global-step", "bool", "false",
+           "create the global-step variable when the graph has none "
+           "(tf.compat.v1.train.create_global_step)">,
     Option<"aggregationMethod", "aggregation-method", "std::string",
            "\"add_n\"", "as graph-gradient's">,
     Option<"colocateGradientsWithOps", "colocate-gradients-with-ops", "bool",
