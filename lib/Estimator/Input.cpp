@@ -117,10 +117,15 @@ llvm::Expected<Tensor> estimator::decodeIdx(llvm::StringRef file,
   if (rank == 0 || bytes->size() < 4 + 4 * size_t(rank))
     return error("'" + path + "': truncated IDX header");
   std::vector<int64_t> shape;
+  // `count` elements; `nonzero`, the product of the dimensions that are
+  // not 0, must fit too (a tensor's shape must, even when empty).
   uint64_t count = 1;
+  int64_t nonzero = 1;
   for (unsigned i = 0; i < rank; ++i) {
     shape.push_back(bigEndian(4 + 4 * i));
-    if (__builtin_mul_overflow(count, uint64_t(shape.back()), &count))
+    if (__builtin_mul_overflow(count, uint64_t(shape.back()), &count) ||
+        (shape.back() &&
+         __builtin_mul_overflow(nonzero, shape.back(), &nonzero)))
       return error("'" + path + "': IDX dimensions overflow");
   }
   size_t header = 4 + 4 * size_t(rank);

@@ -79,6 +79,18 @@ TEST(InputTest, RejectsBadIdx) {
             std::string::npos);
 }
 
+TEST(InputTest, EmptyIdxWhoseOtherDimensionsOverflow) {
+  // No element (a dimension is 0), but the shape does not fit in int64:
+  // an error, not a tensor that cannot be made (the estimator fuzzer).
+  std::string bytes = {0, 0, 0x08, 4, 0, 0, 0, 0};
+  for (int i = 0; i < 3; ++i)
+    bytes += std::string("\x7f\xff\xff\xff", 4);
+  auto tensor = decodeIdx(bytes, "empty.idx");
+  ASSERT_FALSE(bool(tensor));
+  EXPECT_EQ(llvm::toString(tensor.takeError()),
+            "'empty.idx': IDX dimensions overflow");
+}
+
 TEST(InputTest, DatasetTransforms) {
   std::vector<uint8_t> pixels(4 * 4, 255), labels = {0, 2, 1, 2};
   Dataset spec;
