@@ -1,4 +1,5 @@
-//===- estimator-fuzzer.cpp - libFuzzer target for graph-estimator's input -===//
+//===- estimator-fuzzer.cpp - libFuzzer target for graph-estimator's input
+//-===//
 //
 // What graph-estimator reads from users before any graph: the job (text
 // protobuf, then RunConfig/TPUConfig/TPUEstimator's checks for every mode)
@@ -35,7 +36,8 @@ static void fuzzJob(llvm::StringRef text) {
         continue;
       }
       // What a run derives from the settings must be sane.
-      if (settings->getPerReplicaBatchSize(mode) * settings->getReplicas(mode) !=
+      if (settings->getPerReplicaBatchSize(mode) *
+              settings->getReplicas(mode) !=
           settings->getGlobalBatchSize(mode))
         abort();
     }

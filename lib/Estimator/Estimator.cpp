@@ -69,8 +69,8 @@ const RunSettings &Estimator::getSettings() const { return impl->settings; }
 
 llvm::Expected<std::unique_ptr<Estimator>>
 Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
-  auto impl = std::make_unique<Impl>(std::move(job), context,
-                                     std::move(options));
+  auto impl =
+      std::make_unique<Impl>(std::move(job), context, std::move(options));
   auto settings = getRunSettings(impl->job, impl->options.overrides);
   if (!settings)
     return settings.takeError();
@@ -83,26 +83,27 @@ Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
         std::pair{spec.prediction_hooks_size() > 0, "prediction_hooks"}})
     if (set)
       return makeError(llvm::Twine(field) +
-                   ": not supported yet by graph-estimator "
-                   "(docs/Estimator.md, \"Where it runs\")");
+                       ": not supported yet by graph-estimator "
+                       "(docs/Estimator.md, \"Where it runs\")");
   if (model.has_saved_model())
-    return makeError("model.saved_model: models from SavedModels are not "
-                 "supported yet; give the graph of each mode (model.graph)");
+    return makeError(
+        "model.saved_model: models from SavedModels are not "
+        "supported yet; give the graph of each mode (model.graph)");
   if (!model.has_graph())
     return makeError("model: no graph (model.graph { train: ... eval: ... "
-                 "predict: ... } or { all: ... })");
+                     "predict: ... } or { all: ... })");
   if (model.features().empty())
     return makeError("model.features: no features (features { key: \"x\" "
-                 "placeholder: \"x\" })");
+                     "placeholder: \"x\" })");
   if (!model.train_op().empty() && model.has_optimizer())
     return makeError("model: train_op and optimizer are exclusive (the "
-                 "optimizer builds the train op)");
+                     "optimizer builds the train op)");
   if (impl->settings.modelDir.empty()) {
     llvm::SmallString<128> dir;
     if (std::error_code ec =
             llvm::sys::fs::createUniqueDirectory("graph-estimator", dir))
       return makeError("cannot create a temporary model directory: " +
-                   ec.message());
+                       ec.message());
     impl->settings.modelDir = std::string(dir);
     impl->info("Using temporary folder as model directory: " + dir);
   }
@@ -124,11 +125,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> Estimator::Impl::loadGraph(Mode mode) {
   std::string path = getGraphPath(mode);
   if (path.empty())
     return makeError(llvm::Twine("model.graph: no graph for mode ") +
-                 getModeName(mode) + " (model.graph." +
-                 (mode == Mode::Train  ? "train"
-                  : mode == Mode::Eval ? "eval"
-                                       : "predict") +
-                 " or model.graph.all)");
+                     getModeName(mode) + " (model.graph." +
+                     (mode == Mode::Train  ? "train"
+                      : mode == Mode::Eval ? "eval"
+                                           : "predict") +
+                     " or model.graph.all)");
   OwningOpRef<ModuleOp> module =
       loadGraphFile(path, &context, sourceMgr, "graph-estimator");
   if (!module)
@@ -226,7 +227,7 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
   if (!model.has_optimizer()) {
     if (model.train_op().empty())
       return makeError("model: Missing train_op. (name the train graph's "
-                   "train_op, or an optimizer to build it)");
+                       "train_op, or an optimizer to build it)");
     return llvm::Error::success();
   }
   graph::GraphMinimizePassOptions minimize;
@@ -255,20 +256,21 @@ llvm::Error Estimator::Impl::checkInputs(ModuleOp module, Mode mode) {
                    llvm::StringRef field) -> llvm::Error {
     graph::NodeOp node = findNode(module, binding.placeholder());
     if (!node)
-      return makeError("model." + field + ": no node '" + binding.placeholder() +
-                   "' in the " + getModeName(mode) + " graph");
+      return makeError("model." + field + ": no node '" +
+                       binding.placeholder() + "' in the " + getModeName(mode) +
+                       " graph");
     if (node.getOpType() != "Placeholder" &&
         node.getOpType() != "PlaceholderWithDefault")
       return makeError("model." + field + ": '" + binding.placeholder() +
-                   "' is a " + node.getOpType() + ", not a Placeholder");
+                       "' is a " + node.getOpType() + ", not a Placeholder");
     auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr("shape"));
     if (shape && !shape.getUnknownRank() && !shape.getDims().empty() &&
         shape.getDims()[0] >= 0 && shape.getDims()[0] != batch)
       return makeError("model." + field + ": placeholder '" +
-                   binding.placeholder() + "' has batch dimension " +
-                   llvm::Twine(shape.getDims()[0]) +
-                   ", but params['batch_size'] is " + llvm::Twine(batch) +
-                   " in " + getModeName(mode));
+                       binding.placeholder() + "' has batch dimension " +
+                       llvm::Twine(shape.getDims()[0]) +
+                       ", but params['batch_size'] is " + llvm::Twine(batch) +
+                       " in " + getModeName(mode));
     return llvm::Error::success();
   };
   for (const InputBinding &binding : job.model().features())
@@ -281,8 +283,8 @@ llvm::Error Estimator::Impl::checkInputs(ModuleOp module, Mode mode) {
   if (mode != Mode::Predict && job.model().loss().empty())
     return makeError("model.loss: Missing loss.");
   if (mode != Mode::Predict && !hasTensor(module, job.model().loss()))
-    return makeError("model.loss: no tensor '" + job.model().loss() + "' in the " +
-                 getModeName(mode) + " graph");
+    return makeError("model.loss: no tensor '" + job.model().loss() +
+                     "' in the " + getModeName(mode) + " graph");
   return llvm::Error::success();
 }
 
@@ -319,9 +321,9 @@ llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
     if (mode.mode != Mode::Predict)
       mode.lossFetches.push_back("output_0_shard_" + std::to_string(r));
     if (!mode.outfeed.empty())
-      mode.outfeedDequeues.push_back(
-          r ? "OutfeedDequeueTuple_" + std::to_string(r)
-            : std::string("OutfeedDequeueTuple"));
+      mode.outfeedDequeues.push_back(r ? "OutfeedDequeueTuple_" +
+                                             std::to_string(r)
+                                       : std::string("OutfeedDequeueTuple"));
   }
   // Prediction fetches nothing the computation computes (the outfeed is
   // dequeued on the host): its outputs are run for it.
@@ -361,11 +363,12 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
     });
     if (!crossShard)
       return makeError("model.train_op: CrossShardOptimizer must be used for "
-                   "model training on TPUs.");
-    return makeError("model.train_op: on " + llvm::Twine(result.replicas) +
-                 " replicas graph-estimator builds the training step itself "
-                 "(CrossShardOptimizer): name model.optimizer instead of a "
-                 "train op");
+                       "model training on TPUs.");
+    return makeError(
+        "model.train_op: on " + llvm::Twine(result.replicas) +
+        " replicas graph-estimator builds the training step itself "
+        "(CrossShardOptimizer): name model.optimizer instead of a "
+        "train op");
   }
   if (result.onDevice) {
     if (llvm::Error failure = putOnDevice(**module, result))
@@ -381,29 +384,29 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
     return makeError("config.towers.num_devices: must be at least 1, got " +
                      llvm::Twine(job.config().towers().num_devices()));
   if (mode == Mode::Train) {
-    if (llvm::Error failure =
-            towers ? addTowers(**module, result)
-                   : addTrainingStep(**module, result.onDevice))
+    if (llvm::Error failure = towers
+                                  ? addTowers(**module, result)
+                                  : addTrainingStep(**module, result.onDevice))
       return std::move(failure);
     result.trainOp = model.has_optimizer()
-                         ? std::string(model.optimizer().has_adam()
-                                           ? "Adam"
+                         ? std::string(model.optimizer().has_adam() ? "Adam"
                                        : model.optimizer().has_momentum()
                                            ? "Momentum"
                                            : "GradientDescent")
                          : model.train_op();
     if (!findNode(**module, result.trainOp))
       return makeError("model.train_op: no node '" + result.trainOp +
-                   "' in the train graph");
+                       "' in the train graph");
     result.targets.push_back(result.trainOp);
   }
   result.globalStep = getGlobalStepName();
   if (graph::NodeOp step = findNode(**module, result.globalStep);
       !step || !isVariableOp(step.getOpType())) {
     if (mode == Mode::Train)
-      return makeError("model.global_step: '" + result.globalStep +
-                   "' is not a variable of the train graph (name the global "
-                   "step the train op increments)");
+      return makeError(
+          "model.global_step: '" + result.globalStep +
+          "' is not a variable of the train graph (name the global "
+          "step the train op increments)");
     result.globalStep.clear();
   }
   std::string path = getGraphPath(mode);
@@ -482,8 +485,7 @@ Estimator::Impl::runStep(ModeSession &mode, const Batch &batch,
   return step;
 }
 
-llvm::Error Estimator::Impl::runInitializers(Session &session,
-                                             bool localOnly) {
+llvm::Error Estimator::Impl::runInitializers(Session &session, bool localOnly) {
   ModuleOp module = session.getModule();
   std::string initName = job.model().init_op();
   if (initName.empty() && findNode(module, "init"))
@@ -493,7 +495,8 @@ llvm::Error Estimator::Impl::runInitializers(Session &session,
   if (!initName.empty()) {
     graph::NodeOp init = findNode(module, initName);
     if (!init)
-      return makeError("model.init_op: no node '" + initName + "' in the graph");
+      return makeError("model.init_op: no node '" + initName +
+                       "' in the graph");
     byInit = getControlInputNames(init);
     if (!localOnly)
       targets.push_back(initName);
@@ -539,17 +542,15 @@ llvm::Error Estimator::Impl::restoreForEvaluation(Session &session,
   if (llvm::Error failure = runInitializers(session, /*localOnly=*/true))
     return failure;
   // A model variable the checkpoint does not hold is Saver's error.
-  std::string initName = job.model().init_op().empty()
-                             ? std::string("init")
-                             : job.model().init_op();
+  std::string initName = job.model().init_op().empty() ? std::string("init")
+                                                       : job.model().init_op();
   if (graph::NodeOp init = findNode(module, initName)) {
     llvm::StringSet<> byInit = getControlInputNames(init);
     for (const std::string &name : missing)
-      if (graph::NodeOp initializer =
-              getInitializer(findNode(module, name));
+      if (graph::NodeOp initializer = getInitializer(findNode(module, name));
           initializer && byInit.contains(initializer.getName()))
         return makeError("restoring '" + prefix + "': Key " + name +
-                     " not found in checkpoint");
+                         " not found in checkpoint");
   }
   info("Restoring parameters from " + prefix);
   return session.restoreMapped(prefix, mapped);
@@ -561,7 +562,7 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
     auto prefix = runtime::resolveCheckpointPrefix(from);
     if (!prefix)
       return makeError("config.warm_start_from: " +
-                   llvm::toString(prefix.takeError()));
+                       llvm::toString(prefix.takeError()));
     auto reader = checkpoint::BundleReader::open(*prefix);
     if (!reader)
       return reader.takeError();
@@ -574,8 +575,7 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
     for (graph::NodeOp variable : getVariables(session.getModule()))
       if (variable.getName() != getGlobalStepName() &&
           keys.contains(variable.getName()))
-        mapped.emplace_back(variable.getName().str(),
-                            variable.getName().str());
+        mapped.emplace_back(variable.getName().str(), variable.getName().str());
     info("Warm-starting from: " + *prefix);
     if (llvm::Error failure = session.restoreMapped(*prefix, mapped))
       return failure;
@@ -586,7 +586,7 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
     auto prefix = runtime::resolveCheckpointPrefix(init.checkpoint());
     if (!prefix)
       return makeError("model.scaffold.init_from_checkpoint: " +
-                   llvm::toString(prefix.takeError()));
+                       llvm::toString(prefix.takeError()));
     auto reader = checkpoint::BundleReader::open(*prefix);
     if (!reader)
       return reader.takeError();
@@ -600,8 +600,8 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
       if (!scoped) {
         if (!llvm::is_contained(keys, from))
           return makeError("model.scaffold.init_from_checkpoint: Tensor " +
-                       from + " is not found in " + *prefix +
-                       " checkpoint");
+                           from + " is not found in " + *prefix +
+                           " checkpoint");
         mapped.emplace_back(to.str(), from.str());
       } else {
         // 'scope/' -> 'scope/': every checkpoint variable under the scope
@@ -619,13 +619,13 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
       }
       if (mapped.size() == before)
         return makeError("model.scaffold.init_from_checkpoint: Assignment map "
-                     "with scope only name " +
-                     from + " should map to scope only " + to +
-                     " (nothing in " + *prefix + " matches)");
+                         "with scope only name " +
+                         from + " should map to scope only " + to +
+                         " (nothing in " + *prefix + " matches)");
     }
     if (llvm::Error failure = session.restoreMapped(*prefix, mapped))
       return makeError("model.scaffold.init_from_checkpoint: " +
-                   llvm::toString(std::move(failure)));
+                       llvm::toString(std::move(failure)));
   }
   for (const std::string *op : {&scaffold.init_op(), &scaffold.local_init_op()})
     if (!op->empty()) {
@@ -695,7 +695,7 @@ llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {
                                                : "input.predict";
   if (!dataset.has_idx() && !dataset.has_npy())
     return makeError(field + ": no input (idx { images: ... labels: ... } or "
-                         "npy { file { key: ... path: ... } })");
+                             "npy { file { key: ... path: ... } })");
   InputKeys keys;
   keys.featureKey = job.model().features(0).key();
   keys.labelKey =
@@ -706,12 +706,12 @@ llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {
   for (const InputBinding &binding : job.model().features())
     if (!examples->find(binding.key()))
       return makeError(field + ": the input has no '" + binding.key() +
-                   "' for model.features");
+                       "' for model.features");
   if (mode != Mode::Predict)
     for (const InputBinding &binding : job.model().labels())
       if (!examples->find(binding.key()))
         return makeError(field + ": the input has no '" + binding.key() +
-                     "' for model.labels");
+                         "' for model.labels");
   return examples;
 }
 
@@ -755,10 +755,10 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     return makeError("Must specify steps > 0, given: " + llvm::Twine(*steps));
   if (maxSteps && *maxSteps <= 0)
     return makeError("Must specify max_steps > 0, given: " +
-                 llvm::Twine(*maxSteps));
+                     llvm::Twine(*maxSteps));
   if (I.settings.onDevice(Mode::Train) && !steps && !maxSteps)
     return makeError("For TPU training, one of `steps` or `max_steps` must be "
-                 "set. Cannot be both `None`.");
+                     "set. Cannot be both `None`.");
   if (maxSteps) {
     // Estimator skips a run whose max_steps a checkpoint already reached.
     std::string latest = getLatestCheckpoint();
@@ -802,8 +802,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   int64_t lastStep = maxSteps ? *maxSteps
                      : steps  ? step + *steps
                               : std::numeric_limits<int64_t>::max();
-  auto hooks = TrainingHooks::create(I.job, I.settings.onDevice(Mode::Train),
-                                     step);
+  auto hooks =
+      TrainingHooks::create(I.job, I.settings.onDevice(Mode::Train), step);
   if (!hooks)
     return hooks.takeError();
   if (hooks->lastStep)
@@ -831,9 +831,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
 
   // On the device, a launch runs iterations_per_loop steps; the hooks,
   // the saver and the stop check run between launches.
-  int64_t perLaunch = I.settings.onDevice(Mode::Train)
-                          ? I.settings.iterationsPerLoop
-                          : 1;
+  int64_t perLaunch =
+      I.settings.onDevice(Mode::Train) ? I.settings.iterationsPerLoop : 1;
   TrainingLog log = I.log(step, lastStep);
   std::string lossText = "nan";
   bool inputEnded = false;
@@ -853,8 +852,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         break;
       }
       std::vector<Tensor> logged;
-      auto result = I.runStep(*mode, *batch, hooks->fetchesAt(step), {},
-                              &logged);
+      auto result =
+          I.runStep(*mode, *batch, hooks->fetchesAt(step), {}, &logged);
       if (!result) {
         log.clear();
         return result.takeError();
@@ -878,9 +877,9 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         return after.takeError();
       if (*after == step)
         return makeError("It seems that global step (tf.train.get_global_step) "
-                     "has not been increased: model.train_op '" +
-                     mode->trainOp + "' does not increment '" +
-                     mode->globalStep + "'");
+                         "has not been increased: model.train_op '" +
+                         mode->trainOp + "' does not increment '" +
+                         mode->globalStep + "'");
       step = *after;
       ++stepsRun;
     }
@@ -891,8 +890,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     bool dueBySecs =
         I.settings.saveCheckpointsSecs &&
         secondsSince(lastSaveTime) >= *I.settings.saveCheckpointsSecs;
-    if ((dueBySteps || dueBySecs) && step != lastSaveStep &&
-        step < lastStep && !inputEnded) {
+    if ((dueBySteps || dueBySecs) && step != lastSaveStep && step < lastStep &&
+        !inputEnded) {
       log.clear();
       if (llvm::Error failure = I.save(*mode, step))
         return failure;
@@ -969,24 +968,25 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
     std::optional<Batch> batch = prefetcher.next();
     if (!batch) {
       if (steps)
-        return makeError(llvm::formatv(
-                         "input.eval: the input ended after {0} of the {1} "
-                         "evaluation steps (each of {2} examples; the input "
-                         "holds {3})",
-                         evaluated, *steps, stream.getBatchSize(),
-                         examples->count)
-                         .str());
+        return makeError(
+            llvm::formatv("input.eval: the input ended after {0} of the {1} "
+                          "evaluation steps (each of {2} examples; the input "
+                          "holds {3})",
+                          evaluated, *steps, stream.getBatchSize(),
+                          examples->count)
+                .str());
       break;
     }
-    auto result = I.runStep(*mode, *batch, (*metrics)->getModelUpdates(), {},
-                            nullptr);
+    auto result =
+        I.runStep(*mode, *batch, (*metrics)->getModelUpdates(), {}, nullptr);
     if (!result)
       return result.takeError();
     if (llvm::Error failure = (*metrics)->update(result->loss, result->outfed))
       return std::move(failure);
     ++evaluated;
-    if (steps && (*steps < 20 || evaluated % std::max<int64_t>(1, *steps / 10) ==
-                                     0 || evaluated == *steps))
+    if (steps &&
+        (*steps < 20 || evaluated % std::max<int64_t>(1, *steps / 10) == 0 ||
+         evaluated == *steps))
       I.info(llvm::formatv("Evaluation [{0}/{1}]", evaluated, *steps).str());
   }
   I.info(llvm::formatv("Inference Time : {0:f5}s", secondsSince(began)).str());
@@ -998,8 +998,8 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
   result.metrics = std::move(*values);
   result.metrics.emplace_back("global_step", double(*globalStep));
   llvm::sort(result.metrics);
-  std::time_t endTime = std::chrono::system_clock::to_time_t(
-      std::chrono::system_clock::now());
+  std::time_t endTime =
+      std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H:%M:%S",
                 std::localtime(&endTime));
   I.info(llvm::Twine("Finished evaluation at ") + stamp);
@@ -1008,17 +1008,15 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
     if (!line.empty())
       line += ", ";
     line += metric + " = " +
-            (metric == "global_step" ? std::to_string(int64_t(value))
-                                     : llvm::formatv("{0}", llvm::format(
-                                                                "%g", value))
-                                           .str());
+            (metric == "global_step"
+                 ? std::to_string(int64_t(value))
+                 : llvm::formatv("{0}", llvm::format("%g", value)).str());
   }
   I.info("Saving dict for global step " + llvm::Twine(*globalStep) + ": " +
          line);
   llvm::SmallString<256> eventDir(I.settings.modelDir);
-  llvm::sys::path::append(eventDir,
-                          name.empty() ? std::string("eval")
-                                       : ("eval_" + name).str());
+  llvm::sys::path::append(eventDir, name.empty() ? std::string("eval")
+                                                 : ("eval_" + name).str());
   if (llvm::Error failure =
           writeScalarEvents(eventDir, *globalStep, result.metrics))
     return std::move(failure);
@@ -1041,13 +1039,15 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
   for (const NamedTensor &prediction : model.predictions())
     existing.push_back(prediction.key());
   for (const NamedTensor &prediction : model.predictions())
-    if (predictKeys.empty() || llvm::is_contained(predictKeys, prediction.key())) {
+    if (predictKeys.empty() ||
+        llvm::is_contained(predictKeys, prediction.key())) {
       keys.push_back(prediction.key());
       tensors.push_back(prediction.tensor());
     }
   if (keys.empty()) {
     return makeError("Expected to run at least one output from " +
-                 pythonList(existing) + ", provided " + pythonList(predictKeys) + ".");
+                     pythonList(existing) + ", provided " +
+                     pythonList(predictKeys) + ".");
   }
   auto examples = I.readInput(Mode::Predict);
   if (!examples)
@@ -1059,9 +1059,9 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
       return graph.takeError();
     for (const NamedTensor &prediction : model.predictions())
       if (!hasTensor(**graph, prediction.tensor()))
-        return makeError("model.predictions: no tensor '" + prediction.tensor() +
-                     "' (key '" + prediction.key() +
-                     "') in the predict graph");
+        return makeError("model.predictions: no tensor '" +
+                         prediction.tensor() + "' (key '" + prediction.key() +
+                         "') in the predict graph");
   }
   auto mode = I.open(Mode::Predict, tensors);
   if (!mode)
@@ -1086,7 +1086,7 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
       const Tensor &value = result->outfed[k];
       if (value.rank() == 0 || value.shape()[0] != stream.getBatchSize())
         return makeError("Batch length of predictions should be same. " +
-                     keys[k] + " has different batch length than others.");
+                         keys[k] + " has different batch length than others.");
       // The padding rows of the last batch are dropped.
       pieces[k].push_back(batch->validRows == value.shape()[0]
                               ? value

@@ -1,4 +1,5 @@
-//===- EstimatorImpl.h - the Estimator's state, shared by its files -*- C++ -*-===//
+//===- EstimatorImpl.h - the Estimator's state, shared by its files -*- C++
+//-*-===//
 //
 // Estimator::Impl and what a mode's run keeps (its session, how a step
 // feeds and fetches), for Estimator.cpp (the modes) and Export.cpp.
@@ -89,13 +90,13 @@ struct Estimator::Impl {
   llvm::Error initialize(ModeSession &mode, llvm::StringRef checkpoint,
                          bool *restored);
   llvm::Error runInitializers(runtime::Session &session, bool localOnly);
-  llvm::Error restoreForEvaluation(runtime::Session &session, llvm::StringRef prefix);
+  llvm::Error restoreForEvaluation(runtime::Session &session,
+                                   llvm::StringRef prefix);
   llvm::Error warmStart(runtime::Session &session);
   llvm::Expected<Examples> readInput(Mode mode);
   llvm::Expected<int64_t> readGlobalStep(ModeSession &mode);
   llvm::Error save(ModeSession &mode, int64_t step);
 };
-
 
 } // namespace cleave::estimator
 

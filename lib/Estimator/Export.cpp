@@ -60,10 +60,10 @@ static tensorflow::TensorInfo tensorInfo(ModuleOp module,
 
 /// One MetaGraphDef of the export: the module's graph, `tags`, and the
 /// serving_default signature with `outputs` (key -> tensor).
-static llvm::Expected<tensorflow::MetaGraphDef> metaGraph(
-    ModuleOp module, llvm::ArrayRef<std::string> tags,
-    llvm::ArrayRef<std::pair<std::string, std::string>> inputs,
-    llvm::ArrayRef<std::pair<std::string, std::string>> outputs) {
+static llvm::Expected<tensorflow::MetaGraphDef>
+metaGraph(ModuleOp module, llvm::ArrayRef<std::string> tags,
+          llvm::ArrayRef<std::pair<std::string, std::string>> inputs,
+          llvm::ArrayRef<std::pair<std::string, std::string>> outputs) {
   tensorflow::MetaGraphDef meta;
   if (failed(exportMetaGraphDef(module, meta)))
     return llvm::make_error<runtime::ReportedError>();
@@ -99,8 +99,8 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
   if (prefix.empty())
     prefix = getLatestCheckpoint();
   if (prefix.empty())
-    return makeError("Couldn't find trained model at " +
-                     I.settings.modelDir + ".");
+    return makeError("Couldn't find trained model at " + I.settings.modelDir +
+                     ".");
   auto resolved = runtime::resolveCheckpointPrefix(prefix);
   if (!resolved)
     return resolved.takeError();
@@ -115,8 +115,8 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
   std::vector<std::string> predictionTensors;
   for (const NamedTensor &prediction : model.predictions()) {
     if (!hasTensor(**graph, prediction.tensor()))
-      return makeError("model.predictions: no tensor '" +
-                       prediction.tensor() + "' (key '" + prediction.key() +
+      return makeError("model.predictions: no tensor '" + prediction.tensor() +
+                       "' (key '" + prediction.key() +
                        "') in the predict graph");
     outputs.emplace_back(prediction.key(), prediction.tensor());
     predictionTensors.push_back(prediction.tensor());

@@ -23,10 +23,11 @@ HostCallRunner::create(const Job &job, ModuleOp model, MLIRContext &context,
   if (spec.host_fn().empty() ||
       (spec.tensors().empty() && spec.tensor_list().empty()))
     return makeError("model.host_call: host_call should have two elements. "
-                 "(host_fn, and tensors or tensor_list)");
+                     "(host_fn, and tensors or tensor_list)");
   if (!spec.tensors().empty() && !spec.tensor_list().empty())
-    return makeError("model.host_call: host_call[1] should be tuple or list, or "
-                 "dict. (give tensors or tensor_list, not both)");
+    return makeError(
+        "model.host_call: host_call[1] should be tuple or list, or "
+        "dict. (give tensors or tensor_list, not both)");
   std::vector<std::pair<std::string, std::string>> tensors;
   for (const NamedTensor &tensor : spec.tensors())
     tensors.emplace_back(tensor.key(), tensor.tensor());
@@ -35,7 +36,7 @@ HostCallRunner::create(const Job &job, ModuleOp model, MLIRContext &context,
   for (const auto &[key, tensor] : tensors)
     if (!hasTensor(model, tensor))
       return makeError("model.host_call.tensors: no tensor '" + tensor +
-                   "' in the train graph");
+                       "' in the train graph");
   llvm::SourceMgr sourceMgr;
   OwningOpRef<ModuleOp> hostModule =
       loadGraphFile(spec.host_fn(), &context, sourceMgr, "graph-estimator");
@@ -64,12 +65,11 @@ HostCallRunner::create(const Job &job, ModuleOp model, MLIRContext &context,
   }
   if (runner->targets.empty())
     return makeError("model.host_call: host_fn's graph does nothing (no node "
-                 "that nothing reads; name its ops in host_call.targets)");
+                     "that nothing reads; name its ops in host_call.targets)");
   runtime::SessionOptions hostOptions = options;
   hostOptions.devices = 0;
-  auto session =
-      runtime::Session::create(std::move(hostModule), spec.host_fn(),
-                               hostOptions);
+  auto session = runtime::Session::create(std::move(hostModule), spec.host_fn(),
+                                          hostOptions);
   if (!session)
     return session.takeError();
   runner->host = std::move(*session);

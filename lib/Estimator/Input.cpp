@@ -49,8 +49,7 @@ static llvm::Expected<std::string> maybeGunzip(llvm::StringRef bytes,
   // 16 + MAX_WBITS: a gzip header and trailer around the deflate stream.
   if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK)
     return error("cannot inflate '" + path + "'");
-  stream.next_in =
-      reinterpret_cast<Bytef *>(const_cast<char *>(bytes.data()));
+  stream.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(bytes.data()));
   stream.avail_in = bytes.size();
   std::string out;
   char chunk[1 << 16];
@@ -103,12 +102,30 @@ llvm::Expected<Tensor> estimator::decodeIdx(llvm::StringRef file,
   int32_t dtype;
   size_t elementSize;
   switch (data[2]) {
-  case 0x08: dtype = kUInt8; elementSize = 1; break;
-  case 0x09: dtype = kInt8; elementSize = 1; break;
-  case 0x0B: dtype = kInt16; elementSize = 2; break;
-  case 0x0C: dtype = kInt32; elementSize = 4; break;
-  case 0x0D: dtype = kFloat; elementSize = 4; break;
-  case 0x0E: dtype = kDouble; elementSize = 8; break;
+  case 0x08:
+    dtype = kUInt8;
+    elementSize = 1;
+    break;
+  case 0x09:
+    dtype = kInt8;
+    elementSize = 1;
+    break;
+  case 0x0B:
+    dtype = kInt16;
+    elementSize = 2;
+    break;
+  case 0x0C:
+    dtype = kInt32;
+    elementSize = 4;
+    break;
+  case 0x0D:
+    dtype = kFloat;
+    elementSize = 4;
+    break;
+  case 0x0E:
+    dtype = kDouble;
+    elementSize = 8;
+    break;
   default:
     return error("'" + path + "': unknown IDX element type 0x" +
                  llvm::utohexstr(data[2]));
@@ -248,8 +265,8 @@ llvm::Expected<Examples> estimator::readDataset(const Dataset &spec,
       for (int64_t i = 0; i < examples.count; ++i) {
         int64_t label = tensor.getAsInt(i);
         if (label < 0 || label >= depth)
-          return error("one_hot: label " + llvm::Twine(label) +
-                       " of example " + llvm::Twine(i) + " is outside [0, " +
+          return error("one_hot: label " + llvm::Twine(label) + " of example " +
+                       llvm::Twine(i) + " is outside [0, " +
                        llvm::Twine(depth) + ")");
         encoded.data<float>()[i * depth + label] = 1;
       }
@@ -302,8 +319,7 @@ Tensor estimator::concatRows(llvm::ArrayRef<Tensor> tensors) {
 }
 
 BatchStream::BatchStream(const Examples &examples, int64_t batchSize,
-                         bool shuffle, uint64_t seed, bool repeat,
-                         bool padLast)
+                         bool shuffle, uint64_t seed, bool repeat, bool padLast)
     : examples(examples), batchSize(batchSize), shuffle(shuffle),
       repeat(repeat), padLast(padLast), seed(seed) {}
 
@@ -323,8 +339,7 @@ int64_t BatchStream::exampleAt(int64_t position) const {
   while (int64_t(permutations.size()) <= epoch) {
     // Fisher-Yates over a fully specified generator, so the order is the
     // same with every standard library; each epoch has its own stream.
-    std::mt19937_64 random(seed * 0x9E3779B97F4A7C15ull +
-                           permutations.size());
+    std::mt19937_64 random(seed * 0x9E3779B97F4A7C15ull + permutations.size());
     std::vector<int64_t> order(count);
     for (int64_t i = 0; i < count; ++i)
       order[i] = i;
@@ -369,8 +384,7 @@ std::optional<Batch> BatchStream::get(int64_t index) const {
   return batch;
 }
 
-Prefetcher::Prefetcher(const BatchStream &stream, int64_t first,
-                       int64_t depth)
+Prefetcher::Prefetcher(const BatchStream &stream, int64_t first, int64_t depth)
     : stream(stream), nextIndex(first), depth(std::max<int64_t>(1, depth)) {
   worker = std::thread([this] { produce(); });
 }

@@ -23,9 +23,12 @@ static llvm::Error error(const llvm::Twine &message) {
 
 llvm::StringRef estimator::getModeName(Mode mode) {
   switch (mode) {
-  case Mode::Train: return "train";
-  case Mode::Eval: return "eval";
-  case Mode::Predict: return "infer";
+  case Mode::Train:
+    return "train";
+  case Mode::Eval:
+    return "eval";
+  case Mode::Predict:
+    return "infer";
   }
   return "";
 }
@@ -94,9 +97,8 @@ llvm::Expected<Job> estimator::readJob(llvm::StringRef path) {
   Model *model = job->mutable_model();
   if (model->has_graph()) {
     ModeGraphs *graphs = model->mutable_graph();
-    for (std::string *file :
-         {graphs->mutable_train(), graphs->mutable_eval(),
-          graphs->mutable_predict(), graphs->mutable_all()})
+    for (std::string *file : {graphs->mutable_train(), graphs->mutable_eval(),
+                              graphs->mutable_predict(), graphs->mutable_all()})
       makeAbsolute(file, dir);
   } else if (model->has_saved_model()) {
     makeAbsolute(model->mutable_saved_model(), dir);
@@ -130,9 +132,12 @@ int64_t RunSettings::getReplicas(Mode mode) const {
 
 int64_t RunSettings::getGlobalBatchSize(Mode mode) const {
   switch (mode) {
-  case Mode::Train: return trainBatchSize;
-  case Mode::Eval: return evalBatchSize;
-  case Mode::Predict: return predictBatchSize;
+  case Mode::Train:
+    return trainBatchSize;
+  case Mode::Eval:
+    return evalBatchSize;
+  case Mode::Predict:
+    return predictBatchSize;
   }
   return 0;
 }
@@ -170,13 +175,12 @@ estimator::getRunSettings(const Job &job, const JobOverrides &overrides) {
   RunSettings settings;
   settings.modelDir =
       overrides.modelDir.empty() ? config.model_dir() : overrides.modelDir;
-  settings.useTpu = overrides.useTpu.value_or(
-      config.has_use_tpu() ? config.use_tpu() : true);
+  settings.useTpu =
+      overrides.useTpu.value_or(config.has_use_tpu() ? config.use_tpu() : true);
   settings.evalOnTpu = config.has_eval_on_tpu() ? config.eval_on_tpu() : true;
 
   // RunConfig.
-  if (config.has_save_checkpoints_steps() &&
-      config.has_save_checkpoints_secs())
+  if (config.has_save_checkpoints_steps() && config.has_save_checkpoints_secs())
     return error("config: `save_checkpoints_steps` and "
                  "`save_checkpoints_secs` cannot be both set.");
   if (config.has_save_checkpoints_steps()) {
@@ -272,15 +276,15 @@ llvm::Error estimator::checkBatchSize(const RunSettings &settings, Mode mode) {
                    "running on TPU.");
     // Off the device, input_fn picks its own batch size; a job's input
     // needs one.
-    return error(llvm::Twine("config.") + field + ": no " + field +
-                 " for " + getModeName(mode) + " (input_fn batches by it)");
+    return error(llvm::Twine("config.") + field + ": no " + field + " for " +
+                 getModeName(mode) + " (input_fn batches by it)");
   }
   if (batch % replicas != 0) {
     const char *what = mode == Mode::Train  ? "train"
                        : mode == Mode::Eval ? "eval"
                                             : "predict";
-    return error(llvm::Twine("config.") + field + ": " + what +
-                 " batch size " + llvm::Twine(batch) +
+    return error(llvm::Twine("config.") + field + ": " + what + " batch size " +
+                 llvm::Twine(batch) +
                  " must be divisible by number of replicas " +
                  llvm::Twine(replicas));
   }

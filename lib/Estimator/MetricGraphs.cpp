@@ -59,12 +59,11 @@ public:
            tensorflow::DataType_Name(tensorflow::DataType(dtype)) + " } }";
   }
   static std::string boolean(llvm::StringRef key, bool value) {
-    return "attr { key: \"" + key.str() + "\" value { b: " +
-           (value ? "true" : "false") + " } }";
+    return "attr { key: \"" + key.str() +
+           "\" value { b: " + (value ? "true" : "false") + " } }";
   }
-  std::string scalar(llvm::StringRef name, int32_t dtype,
-                     llvm::StringRef field, llvm::StringRef value,
-                     int rank = 0) {
+  std::string scalar(llvm::StringRef name, int32_t dtype, llvm::StringRef field,
+                     llvm::StringRef value, int rank = 0) {
     std::string shape = rank ? "dim { size: 1 }" : "";
     return node(name, "Const", {},
                 {type("dtype", dtype),
@@ -73,11 +72,11 @@ public:
                      " tensor_shape { " + shape + " } " + field.str() + ": " +
                      value.str() + " } } }"});
   }
-  std::string cast(llvm::StringRef name, const std::string &input,
-                   int32_t from, int32_t to) {
-    return node(name, "Cast", {input},
-                {type("SrcT", from), type("DstT", to),
-                 boolean("Truncate", false)});
+  std::string cast(llvm::StringRef name, const std::string &input, int32_t from,
+                   int32_t to) {
+    return node(
+        name, "Cast", {input},
+        {type("SrcT", from), type("DstT", to), boolean("Truncate", false)});
   }
   /// A float32 local variable initialized to zero.
   std::string variable(llvm::StringRef name) {
@@ -99,27 +98,27 @@ public:
     int32_t f32 = tensorflow::DT_FLOAT, i32 = tensorflow::DT_INT32;
     std::string total = variable(s + "total");
     std::string count = variable(s + "count");
-    std::string flat = node(s + "Reshape", "Reshape",
-                            {values, scalar(s + "Reshape/shape", i32,
-                                            "int_val", "-1", 1)},
-                            {type("T", f32), type("Tshape", i32)});
+    std::string flat =
+        node(s + "Reshape", "Reshape",
+             {values, scalar(s + "Reshape/shape", i32, "int_val", "-1", 1)},
+             {type("T", f32), type("Tshape", i32)});
     std::string sum =
         node(s + "Sum", "Sum", {flat, scalar(s + "Const", i32, "int_val", "0")},
              {type("T", f32), type("Tidx", i32), boolean("keep_dims", false)});
     std::string addTotal =
         node(s + "AssignAdd", "AssignAdd", {total, sum},
              {type("T", f32), boolean("use_locking", false)});
-    std::string size =
-        node(s + "Size", "Size", {values}, {type("T", f32), type("out_type", i32)});
+    std::string size = node(s + "Size", "Size", {values},
+                            {type("T", f32), type("out_type", i32)});
     std::string numValues = cast(s + "ToFloat_1", size, i32, f32);
     std::string addCount =
         node(s + "AssignAdd_1", "AssignAdd", {count, numValues, "^" + values},
              {type("T", f32), boolean("use_locking", false)});
     node(s + "value", "DivNoNan", {total, count}, {type("T", f32)});
-    std::string positive = node(
-        s + "Maximum", "Maximum",
-        {addCount, scalar(s + "Maximum/y", f32, "float_val", "0")},
-        {type("T", f32)});
+    std::string positive =
+        node(s + "Maximum", "Maximum",
+             {addCount, scalar(s + "Maximum/y", f32, "float_val", "0")},
+             {type("T", f32)});
     node(s + "update_op", "DivNoNan", {addTotal, positive}, {type("T", f32)});
   }
   std::string text;
@@ -142,9 +141,9 @@ llvm::Expected<std::string> estimator::buildMetricGraph(
     int32_t dtype = dtypeOf(key);
     if (!dtype)
       return makeError("model.eval_metrics.builtin: " + field + " '" + key +
-                   "' is none of eval_metrics.tensors' keys");
-    if (!g.text.empty() && g.text.find("name: \"" + key + "\" op:") !=
-                               std::string::npos)
+                       "' is none of eval_metrics.tensors' keys");
+    if (!g.text.empty() &&
+        g.text.find("name: \"" + key + "\" op:") != std::string::npos)
       return key;
     return g.node(key, "Placeholder", {},
                   {MetricGraphText::type("dtype", dtype)});
@@ -182,11 +181,12 @@ llvm::Expected<std::string> estimator::buildMetricGraph(
       if (predictionType != labelType)
         predictions =
             g.cast(scope + "/Cast", predictions, predictionType, labelType);
-      std::string equal = g.node(
-          scope + "/Equal", "Equal", {predictions, *labels},
-          {MetricGraphText::type("T", labelType),
-           MetricGraphText::boolean("incompatible_shape_error", true)});
-      g.mean(scope, g.cast(scope + "/ToFloat", equal, tensorflow::DT_BOOL, f32));
+      std::string equal =
+          g.node(scope + "/Equal", "Equal", {predictions, *labels},
+                 {MetricGraphText::type("T", labelType),
+                  MetricGraphText::boolean("incompatible_shape_error", true)});
+      g.mean(scope,
+             g.cast(scope + "/ToFloat", equal, tensorflow::DT_BOOL, f32));
       break;
     }
     case BuiltinMetric::kMean: {
@@ -195,13 +195,14 @@ llvm::Expected<std::string> estimator::buildMetricGraph(
       if (!values)
         return values.takeError();
       int32_t type = dtypeOf(metric.mean().values());
-      g.mean(scope, type == f32 ? *values
-                                : g.cast(scope + "/ToFloat", *values, type, f32));
+      g.mean(scope, type == f32
+                        ? *values
+                        : g.cast(scope + "/ToFloat", *values, type, f32));
       break;
     }
     case BuiltinMetric::KIND_NOT_SET:
       return makeError("model.eval_metrics.builtin: a metric without a kind "
-                   "(accuracy or mean)");
+                       "(accuracy or mean)");
     }
   }
   return g.text;
@@ -226,11 +227,12 @@ llvm::Error estimator::bindHostArguments(
     if (arguments.empty())
       arguments = placeholders;
     if (arguments.size() != tensors.size())
-      return makeError(llvm::formatv("model.{0}: In TPUEstimatorSpec.{0}, length "
-                                 "of tensors {1} does not match method args "
-                                 "of the function, which takes {2}.",
-                                 name, tensors.size(), arguments.size())
-                       .str());
+      return makeError(
+          llvm::formatv("model.{0}: In TPUEstimatorSpec.{0}, length "
+                        "of tensors {1} does not match method args "
+                        "of the function, which takes {2}.",
+                        name, tensors.size(), arguments.size())
+              .str());
     for (size_t i = 0; i < tensors.size(); ++i)
       tensors[i].first = arguments[i];
   }
@@ -242,7 +244,8 @@ llvm::Error estimator::bindHostArguments(
   for (const auto &[key, tensor] : tensors)
     if (!llvm::is_contained(placeholders, key))
       additional.push_back(key);
-  std::string fn = name == "eval_metrics" ? "metric_fn" : "host_call's function";
+  std::string fn =
+      name == "eval_metrics" ? "metric_fn" : "host_call's function";
   std::string first = "(first element of TPUEstimatorSpec." + name.str() + ")";
   std::string second =
       "(second element of TPUEstimatorSpec." + name.str() + ")";
@@ -250,13 +253,13 @@ llvm::Error estimator::bindHostArguments(
       name == "eval_metrics" ? "evaluation tensors" : "its tensors";
   if (!missing.empty())
     return makeError("model." + name + ": Arguments " + pythonList(missing) +
-                 " are needed by " + fn + " " + first +
-                 " but they are not provided by " + given + " " + second +
-                 ".");
+                     " are needed by " + fn + " " + first +
+                     " but they are not provided by " + given + " " + second +
+                     ".");
   if (!additional.empty())
     return makeError("model." + name + ": Arguments " + pythonList(additional) +
-                 " are provided by " + given + " " + second +
-                 " but they are not needed by " + fn + " " + first + ".");
+                     " are provided by " + given + " " + second +
+                     " but they are not needed by " + fn + " " + first + ".");
   return llvm::Error::success();
 }
 
@@ -273,30 +276,30 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
   bool plainSpec = job.model().spec() == Model::ESTIMATOR_SPEC;
   if (plainSpec && onDevice)
     return makeError("model.spec: estimator_spec used by TPU evaluation must "
-                 "have type`TPUEstimatorSpec`. Got <class "
-                 "'tensorflow_estimator.python.estimator.model_fn."
-                 "EstimatorSpec'>");
+                     "have type`TPUEstimatorSpec`. Got <class "
+                     "'tensorflow_estimator.python.estimator.model_fn."
+                     "EstimatorSpec'>");
   bool hasTensors = spec.tensors_size() || spec.tensor_list_size();
   bool hasFn = spec.fn_case() == EvalMetrics::kMetricFn ||
                spec.fn_case() == EvalMetrics::kBuiltin;
   if (spec.tensors_size() && spec.tensor_list_size())
     return makeError("model.eval_metrics: eval_metrics[1] should be tuple or "
-                 "list, or dict. (give tensors or tensor_list, not both)");
+                     "list, or dict. (give tensors or tensor_list, not both)");
   if (hasTensors != hasFn)
     return makeError("model.eval_metrics: eval_metrics should have two "
-                 "elements. (metric_fn or builtin, and tensors)");
+                     "elements. (metric_fn or builtin, and tensors)");
 
   std::vector<MetricOps> graphMetrics = findGraphMetrics(model);
   if (plainSpec || spec.fn_case() == EvalMetrics::kFromGraphMetrics) {
     runner->inGraph = std::move(graphMetrics);
   } else if (!hasFn && onDevice && !graphMetrics.empty()) {
     return makeError("model.eval_metrics: EstimatorSpec.eval_metric_ops is not "
-                 "supported with XLA compilation. Please use "
-                 "TPUEstimatorSpec.eval_metrics instead. (the eval graph "
-                 "has metric '" +
-                 graphMetrics.front().name +
-                 "'; eval_metrics { from_graph_metrics: true } moves them "
-                 "to the host)");
+                     "supported with XLA compilation. Please use "
+                     "TPUEstimatorSpec.eval_metrics instead. (the eval graph "
+                     "has metric '" +
+                     graphMetrics.front().name +
+                     "'; eval_metrics { from_graph_metrics: true } moves them "
+                     "to the host)");
   }
 
   if (hasFn) {
@@ -311,7 +314,7 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
       (void)port;
       if (!getTensorDType(model, tensor))
         return makeError("model.eval_metrics.tensors: no tensor '" + tensor +
-                     "' in the eval graph");
+                         "' in the eval graph");
       (void)node;
     }
     OwningOpRef<ModuleOp> hostModule;
@@ -350,9 +353,10 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
       runner->hostMetrics = findGraphMetrics(*hostModule);
     }
     if (runner->hostMetrics.empty())
-      return makeError("model.eval_metrics: metric_fn's graph has no metric (no "
-                   "<name>/update_op with its <name>/value; or name them in "
-                   "eval_metrics.metrics)");
+      return makeError(
+          "model.eval_metrics: metric_fn's graph has no metric (no "
+          "<name>/update_op with its <name>/value; or name them in "
+          "eval_metrics.metrics)");
     // The host side runs where TensorFlow runs metric_fn: on the host CPU.
     runtime::SessionOptions hostOptions = options;
     hostOptions.devices = 0;
@@ -369,12 +373,13 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
     for (const MetricOps &metric : *list) {
       if (metric.name == "loss")
         return makeError("model.eval_metrics: Metric with name \"loss\" is not "
-                     "allowed, because Estimator already defines a default "
-                     "metric with the same name.");
+                         "allowed, because Estimator already defines a default "
+                         "metric with the same name.");
       if (metric.name == "global_step")
-        return makeError("model.eval_metrics: Metric with name `global_step` is "
-                     "not allowed, because Estimator already defines a "
-                     "default metric with the same name.");
+        return makeError(
+            "model.eval_metrics: Metric with name `global_step` is "
+            "not allowed, because Estimator already defines a "
+            "default metric with the same name.");
     }
   return runner;
 }

@@ -36,9 +36,9 @@ std::vector<MetricOps> findGraphMetrics(mlir::ModuleOp module);
 
 /// The GraphDef text of the job's built-in metrics over placeholders named
 /// as the metric tensors' keys, of the dtypes `dtypes` gives by key.
-llvm::Expected<std::string> buildMetricGraph(
-    const BuiltinMetrics &metrics,
-    llvm::ArrayRef<std::pair<std::string, int32_t>> dtypes);
+llvm::Expected<std::string>
+buildMetricGraph(const BuiltinMetrics &metrics,
+                 llvm::ArrayRef<std::pair<std::string, int32_t>> dtypes);
 
 /// Binds the Placeholders of a host function's graph (metric_fn's,
 /// host_call's) to the model tensors `tensors` gives (key, tensor): by key

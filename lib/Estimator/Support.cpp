@@ -87,7 +87,6 @@ std::string estimator::formatValue(const Tensor &tensor) {
 }
 
 double estimator::secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }

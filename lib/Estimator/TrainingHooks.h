@@ -35,10 +35,9 @@ class TrainingLog {
 public:
   TrainingLog(llvm::raw_ostream *os, bool live, int64_t everySteps,
               int64_t firstStep, int64_t lastStep)
-      : os(os), live(live && os), everySteps(everySteps),
-        firstStep(firstStep), lastStep(lastStep),
-        start(std::chrono::steady_clock::now()), lastLog(start),
-        lastLogStep(firstStep) {}
+      : os(os), live(live && os), everySteps(everySteps), firstStep(firstStep),
+        lastStep(lastStep), start(std::chrono::steady_clock::now()),
+        lastLog(start), lastLogStep(firstStep) {}
 
   void info(const llvm::Twine &line) {
     if (!os)
@@ -130,11 +129,11 @@ struct TrainingHooks {
         const LoggingTensorHook &spec = hook.logging();
         if (spec.every_n_iter() <= 0)
           return makeError("training_hooks.logging: invalid every_n_iter=" +
-                       llvm::Twine(spec.every_n_iter()) + ".");
+                           llvm::Twine(spec.every_n_iter()) + ".");
         if (onDevice)
           return makeError("training_hooks.logging: training_hooks must not "
-                       "capture any TPU Tensor inside the model_fn (log "
-                       "device tensors with host_call)");
+                           "capture any TPU Tensor inside the model_fn (log "
+                           "device tensors with host_call)");
         Logging logging{{}, spec.every_n_iter(), now};
         for (const NamedTensor &tensor : spec.tensors())
           logging.tensors.emplace_back(tensor.key(), tensor.tensor());
@@ -145,9 +144,9 @@ struct TrainingHooks {
       case Hook::kStepCounter:
         if (hook.step_counter().every_n_steps() <= 0)
           return makeError("training_hooks.step_counter: every_n_steps must be "
-                       "positive");
-        hooks.counters.push_back({hook.step_counter().every_n_steps(), step,
-                                  now});
+                           "positive");
+        hooks.counters.push_back(
+            {hook.step_counter().every_n_steps(), step, now});
         break;
       case Hook::kNanTensor:
         hooks.failOnNanLoss = hook.nan_tensor().fail_on_nan_loss();
@@ -156,12 +155,12 @@ struct TrainingHooks {
         const StopAtStepHook &stop = hook.stop_at_step();
         if (stop.num_steps() && stop.last_step())
           return makeError("training_hooks.stop_at_step: Only one of num_steps "
-                       "or last_step can be specified.");
+                           "or last_step can be specified.");
         if (!stop.num_steps() && !stop.last_step())
           return makeError("training_hooks.stop_at_step: One of num_steps or "
-                       "last_step must be specified.");
-        int64_t last = stop.last_step() ? stop.last_step()
-                                        : step + stop.num_steps();
+                           "last_step must be specified.");
+        int64_t last =
+            stop.last_step() ? stop.last_step() : step + stop.num_steps();
         hooks.lastStep = std::min(hooks.lastStep.value_or(last), last);
         break;
       }
@@ -195,9 +194,9 @@ struct TrainingHooks {
         line += (line.empty() ? "" : ", ") + tag + " = " +
                 formatValue(values[next++]);
       if (logging.logged)
-        line += llvm::formatv(" ({0:f3} sec)",
-                              std::chrono::duration<double>(now - logging.last)
-                                  .count());
+        line += llvm::formatv(
+            " ({0:f3} sec)",
+            std::chrono::duration<double>(now - logging.last).count());
       log.info(line);
       logging.last = now;
       logging.logged = true;
@@ -210,12 +209,12 @@ struct TrainingHooks {
     for (Counter &counter : counters) {
       if (step - counter.lastStep < counter.every)
         continue;
-      double seconds = std::chrono::duration<double>(now - counter.last)
-                           .count();
-      log.info(llvm::formatv("global_step/sec: {0}",
-                             llvm::format("%g", (step - counter.lastStep) /
-                                                    seconds))
-                   .str());
+      double seconds =
+          std::chrono::duration<double>(now - counter.last).count();
+      log.info(
+          llvm::formatv("global_step/sec: {0}",
+                        llvm::format("%g", (step - counter.lastStep) / seconds))
+              .str());
       counter.lastStep = step;
       counter.last = now;
     }

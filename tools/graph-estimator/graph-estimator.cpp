@@ -39,11 +39,13 @@ static cl::SubCommand evaluateCommand(
 static cl::SubCommand predictCommand(
     "predict", "Estimator.predict: the predictions of the latest checkpoint "
                "for the job's predict input");
-static cl::SubCommand exportCommand(
-    "export", "Estimator.export_saved_model: a SavedModel of the predict "
-              "graph with the latest checkpoint's variables");
-static cl::SubCommand latestCommand(
-    "latest-checkpoint", "the checkpoint evaluate and predict would restore");
+static cl::SubCommand
+    exportCommand("export",
+                  "Estimator.export_saved_model: a SavedModel of the predict "
+                  "graph with the latest checkpoint's variables");
+static cl::SubCommand
+    latestCommand("latest-checkpoint",
+                  "the checkpoint evaluate and predict would restore");
 
 static cl::OptionCategory category("graph-estimator options");
 
@@ -74,9 +76,10 @@ static cl::opt<bool> dumpClusters(
     cl::desc("with --backend=cpu: print which nodes each kind of run "
              "compiles, and why the others are interpreted"),
     cl::sub(cl::SubCommand::getAll()), cl::cat(category));
-static cl::opt<bool>
-    quiet("quiet", cl::desc("no INFO lines (errors and results only)"),
-          cl::sub(cl::SubCommand::getAll()), cl::cat(category));
+static cl::opt<bool> quiet("quiet",
+                           cl::desc("no INFO lines (errors and results only)"),
+                           cl::sub(cl::SubCommand::getAll()),
+                           cl::cat(category));
 
 static cl::opt<int64_t> steps("steps",
                               cl::desc("train: steps to run from where the "
@@ -103,13 +106,13 @@ static cl::opt<bool> asText("as-text",
                                      "saved_model.pb"),
                             cl::sub(exportCommand), cl::cat(category));
 static cl::opt<std::string>
-    evalName("name", cl::desc("the evaluation's name: metrics go to "
-                              "<model_dir>/eval_<name>"),
+    evalName("name",
+             cl::desc("the evaluation's name: metrics go to "
+                      "<model_dir>/eval_<name>"),
              cl::sub(evaluateCommand), cl::cat(category));
 static cl::list<std::string>
     predictKeys("predict-keys", cl::desc("the prediction keys to return"),
-                cl::CommaSeparated, cl::sub(predictCommand),
-                cl::cat(category));
+                cl::CommaSeparated, cl::sub(predictCommand), cl::cat(category));
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("write each prediction key's values as <key>.npy "
@@ -149,8 +152,8 @@ int main(int argc, char **argv) {
       "  graph-estimator predict JOB [--predict-keys K,...] "
       "[--output-dir DIR]\n"
       "  graph-estimator export JOB --export-dir-base DIR [--as-text]\n");
-  if (!trainCommand && !evaluateCommand && !predictCommand &&
-      !exportCommand && !latestCommand) {
+  if (!trainCommand && !evaluateCommand && !predictCommand && !exportCommand &&
+      !latestCommand) {
     errs() << "graph-estimator: error: name a command: train, evaluate, "
               "predict, export or latest-checkpoint (see --help)\n";
     return 1;
@@ -176,9 +179,9 @@ int main(int argc, char **argv) {
     options.liveProgress = errs().is_displayed();
   }
   if (steps.getNumOccurrences() && steps <= 0)
-    return fail(createStringError(
-        inconvertibleErrorCode(),
-        "--steps: Must specify steps > 0, given: " + std::to_string(steps)));
+    return fail(createStringError(inconvertibleErrorCode(),
+                                  "--steps: Must specify steps > 0, given: " +
+                                      std::to_string(steps)));
 
   mlir::DialectRegistry registry;
   cleave::registerAllDialects(registry);
@@ -198,10 +201,10 @@ int main(int argc, char **argv) {
   if (latestCommand) {
     std::string latest = (*estimator)->getLatestCheckpoint();
     if (latest.empty())
-      return fail(createStringError(
-          inconvertibleErrorCode(),
-          "Could not find trained model in model_dir: " +
-              (*estimator)->getSettings().modelDir + "."));
+      return fail(
+          createStringError(inconvertibleErrorCode(),
+                            "Could not find trained model in model_dir: " +
+                                (*estimator)->getSettings().modelDir + "."));
     outs() << latest << "\n";
     return 0;
   }

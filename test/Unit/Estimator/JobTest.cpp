@@ -54,8 +54,8 @@ TEST(JobTest, ParsesTheIssueSketch) {
 }
 
 TEST(JobTest, ErrorsPointAtTheLine) {
-  auto job = parseJob("config {\n  train_batch_size: 10\n  batch: 3\n}\n",
-                      "j.pbtxt");
+  auto job =
+      parseJob("config {\n  train_batch_size: 10\n  batch: 3\n}\n", "j.pbtxt");
   ASSERT_FALSE(bool(job));
   EXPECT_EQ(llvm::toString(job.takeError()),
             "j.pbtxt:3:8: Message type \"cleave.estimator.Config\" has no "

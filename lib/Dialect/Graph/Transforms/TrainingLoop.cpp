@@ -42,7 +42,8 @@ public:
 private:
   LogicalResult checkOptions(GraphOp graph);
   FailureOr<SmallVector<NodeOp>> resolveInputs(GraphOp graph);
-  LogicalResult buildInfeed(GraphOp graph, MutableArrayRef<NodeOp> placeholders);
+  LogicalResult buildInfeed(GraphOp graph,
+                            MutableArrayRef<NodeOp> placeholders);
   LogicalResult buildOutfeed(GraphOp graph);
 };
 } // namespace
@@ -97,7 +98,7 @@ GraphTrainingLoopPass::resolveInputs(GraphOp graph) {
     NodeOp node = byName.lookupNode(name);
     if (!node || node.getOpType() != "Placeholder")
       return graph.emitError("graph-training-loop: option 'inputs' names '")
-             << name << "', which is no Placeholder of the graph",
+                 << name << "', which is no Placeholder of the graph",
              failure();
     // TPUEstimator needs static shapes on the device; the batch dimension
     // is params['batch_size'].
@@ -107,19 +108,20 @@ GraphTrainingLoopPass::resolveInputs(GraphOp graph) {
       known &= d >= 0;
     if (!known)
       return nodeError(node)
-                 << "The " << (llvm::is_contained(labels, name) ? "labels"
-                                                                 : "features")
+                 << "The "
+                 << (llvm::is_contained(labels, name) ? "labels" : "features")
                  << " to the model returned by input_fn must have static "
                     "shape. Tensor: "
-                 << name << " (its shape must be known but for the batch "
-                            "dimension)",
+                 << name
+                 << " (its shape must be known but for the batch "
+                    "dimension)",
              failure();
     int64_t batch = shape.getDims().front();
     if (batch >= 0 && batch != batchSize)
-      return nodeError(node) << "graph-training-loop: placeholder '" << name
-                             << "' has batch dimension " << batch
-                             << ", but each replica's batch is "
-                             << batchSize.getValue(),
+      return nodeError(node)
+                 << "graph-training-loop: placeholder '" << name
+                 << "' has batch dimension " << batch
+                 << ", but each replica's batch is " << batchSize.getValue(),
              failure();
     placeholders.push_back(node);
   }
@@ -164,11 +166,11 @@ GraphTrainingLoopPass::buildInfeed(GraphOp graph,
         return failure();
       values.push_back(input->getOutputs()[0]);
     }
-    FailureOr<NodeOp> enqueue = adder.add(
-        "InfeedEnqueueTuple", ("InfeedQueue/enqueue/" + llvm::Twine(r)).str(),
-        values, {},
-        {dtypesAttr, shapesAttr,
-         b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(r))});
+    FailureOr<NodeOp> enqueue =
+        adder.add("InfeedEnqueueTuple",
+                  ("InfeedQueue/enqueue/" + llvm::Twine(r)).str(), values, {},
+                  {dtypesAttr, shapesAttr,
+                   b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(r))});
     if (failed(enqueue))
       return failure();
   }
@@ -190,8 +192,8 @@ LogicalResult GraphTrainingLoopPass::buildOutfeed(GraphOp graph) {
   SmallVector<SmallVector<int64_t>> shapes;
   for (auto [name, value] : llvm::zip(outfeed, *values)) {
     auto producer = value.getDefiningOp<NodeOp>();
-    if (auto tag = dyn_cast_or_null<StringAttr>(
-            producer.getTFAttr(kTPUReplicateAttr)))
+    if (auto tag =
+            dyn_cast_or_null<StringAttr>(producer.getTFAttr(kTPUReplicateAttr)))
       cluster = tag;
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (type && type.getRank() == 0)
@@ -216,9 +218,8 @@ LogicalResult GraphTrainingLoopPass::buildOutfeed(GraphOp graph) {
   NodeAdder adder(graph, graph.getLoc(), "graph-training-loop");
   OpBuilder &b = adder.getBuilder();
   NamedAttribute dtypesAttr = b.getNamedAttr("dtypes", typeList(b, dtypes));
-  FailureOr<NodeOp> enqueue =
-      adder.add("OutfeedEnqueueTuple", "OutfeedEnqueueTuple", *values, {},
-                {dtypesAttr});
+  FailureOr<NodeOp> enqueue = adder.add(
+      "OutfeedEnqueueTuple", "OutfeedEnqueueTuple", *values, {}, {dtypesAttr});
   if (failed(enqueue))
     return failure();
   setTFAttr(*enqueue, kTPUReplicateAttr, cluster);
