@@ -409,6 +409,10 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
           "step the train op increments)");
     result.globalStep.clear();
   }
+  if (llvm::Error failure = checkScaffold(**module, result.onDevice))
+    return std::move(failure);
+  if (llvm::Error failure = result.scaffold.capture(model.scaffold()))
+    return std::move(failure);
   std::string path = getGraphPath(mode);
   // One replica on the device compiles as several do; towers run on
   // their virtual devices side by side.
@@ -556,7 +560,78 @@ llvm::Error Estimator::Impl::restoreForEvaluation(Session &session,
   return session.restoreMapped(prefix, mapped);
 }
 
-llvm::Error Estimator::Impl::warmStart(Session &session) {
+/// TPUEstimator's _get_scaffold: a scaffold_fn that gives nothing, and on
+/// the device a scaffold op that reads the TPU computation (what
+/// _CapturingContext refuses).
+llvm::Error Estimator::Impl::checkScaffold(ModuleOp module, bool onDevice) {
+  const Model &model = job.model();
+  if (!model.has_scaffold())
+    return llvm::Error::success();
+  const Scaffold &scaffold = model.scaffold();
+  if (!scaffold.has_init_from_checkpoint() && scaffold.init_op().empty() &&
+      scaffold.local_init_op().empty())
+    return makeError("model.scaffold: TPUEstimatorSpec.scaffold_fn returns "
+                     "None, which is not allowed");
+  for (auto [field, name] : {std::pair<llvm::StringRef, llvm::StringRef>{
+                                 "init_op", scaffold.init_op()},
+                             {"local_init_op", scaffold.local_init_op()}}) {
+    if (name.empty())
+      continue;
+    graph::NodeOp op = findNode(module, name);
+    if (!op)
+      return makeError("model.scaffold." + field + ": no node '" + name +
+                       "' in the graph");
+    if (!onDevice)
+      continue;
+    llvm::SmallVector<graph::NodeOp> work = {op};
+    llvm::DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      graph::NodeOp node = work.pop_back_val();
+      if (!seen.insert(node).second)
+        continue;
+      for (Value input : node->getOperands()) {
+        auto producer = input.getDefiningOp<graph::NodeOp>();
+        // A replica's output (output_<k>_shard_<r> of a
+        // TPUReplicatedOutput) stands for the tensor the computation gave.
+        if (producer && producer.getOpType() == "Identity" &&
+            !producer.getDataInputs().empty())
+          if (auto output =
+                  producer.getDataInputs()[0].getDefiningOp<graph::NodeOp>();
+              output && output.getOpType() == "TPUReplicatedOutput")
+            producer = output;
+        if (producer && producer.getOpType() == "TPUReplicatedOutput" &&
+            !producer.getDataInputs().empty()) {
+          input = producer.getDataInputs()[0];
+          producer = input.getDefiningOp<graph::NodeOp>();
+          if (producer && producer.getTFBool("_tpu_output_identity") &&
+              !producer.getDataInputs().empty()) {
+            input = producer.getDataInputs()[0];
+            producer = input.getDefiningOp<graph::NodeOp>();
+          }
+        }
+        if (!producer)
+          continue;
+        if (producer.getTFAttr("_tpu_replicate")) {
+          std::string tensor =
+              isa<graph::ControlType>(input.getType())
+                  ? ("^" + producer.getName()).str()
+                  : (producer.getName() + ":" +
+                     llvm::Twine(cast<OpResult>(input).getResultNumber()))
+                        .str();
+          return makeError("model.scaffold." + field +
+                           ": Inside scaffold_fn: Op '" + node.getName() +
+                           "' depends on TPU computation '" + tensor +
+                           "', which is not allowed.");
+        }
+        work.push_back(producer);
+      }
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Estimator::Impl::warmStart(ModeSession &mode) {
+  Session &session = *mode.session;
   const std::string &from = job.config().warm_start_from();
   if (!from.empty()) {
     auto prefix = runtime::resolveCheckpointPrefix(from);
@@ -580,7 +655,10 @@ llvm::Error Estimator::Impl::warmStart(Session &session) {
     if (llvm::Error failure = session.restoreMapped(*prefix, mapped))
       return failure;
   }
-  const Scaffold &scaffold = job.model().scaffold();
+  auto captured = mode.scaffold.get();
+  if (!captured)
+    return captured.takeError();
+  const Scaffold &scaffold = *captured;
   if (scaffold.has_init_from_checkpoint()) {
     const InitFromCheckpoint &init = scaffold.init_from_checkpoint();
     auto prefix = runtime::resolveCheckpointPrefix(init.checkpoint());
@@ -659,7 +737,7 @@ llvm::Error Estimator::Impl::initialize(ModeSession &mode,
            (mode.mode == Mode::Eval ? "evaluate." : "predict."));
       if (llvm::Error failure = runInitializers(*mode.session, false))
         return failure;
-      return warmStart(*mode.session);
+      return warmStart(mode);
     }
     if (mode.globalStep.empty()) {
       // The eval and predict graphs need not hold the global step; the
@@ -682,7 +760,7 @@ llvm::Error Estimator::Impl::initialize(ModeSession &mode,
   }
   if (llvm::Error failure = runInitializers(*mode.session, false))
     return failure;
-  return warmStart(*mode.session);
+  return warmStart(mode);
 }
 
 llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {

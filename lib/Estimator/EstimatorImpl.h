@@ -9,6 +9,7 @@
 #ifndef CLEAVE_LIB_ESTIMATOR_ESTIMATORIMPL_H
 #define CLEAVE_LIB_ESTIMATOR_ESTIMATORIMPL_H
 
+#include "CapturedObject.h"
 #include "TrainingHooks.h"
 
 #include "cleave/Estimator/Estimator.h"
@@ -31,6 +32,9 @@ struct ModeSession {
   std::string trainOp, globalStep;
   /// For a graph without the global step: the restored checkpoint's.
   int64_t checkpointStep = 0;
+  /// scaffold_fn's scaffold, captured when the graph is built, read when
+  /// the session starts fresh.
+  CapturedObject<Scaffold> scaffold;
 
   /// How a step runs. Off the device: the batch fed to `inputs`, the loss
   /// and `outfeed` fetched by name. On the device (graph-training-loop):
@@ -92,7 +96,8 @@ struct Estimator::Impl {
   llvm::Error runInitializers(runtime::Session &session, bool localOnly);
   llvm::Error restoreForEvaluation(runtime::Session &session,
                                    llvm::StringRef prefix);
-  llvm::Error warmStart(runtime::Session &session);
+  llvm::Error checkScaffold(mlir::ModuleOp module, bool onDevice);
+  llvm::Error warmStart(ModeSession &mode);
   llvm::Expected<Examples> readInput(Mode mode);
   llvm::Expected<int64_t> readGlobalStep(ModeSession &mode);
   llvm::Error save(ModeSession &mode, int64_t step);
