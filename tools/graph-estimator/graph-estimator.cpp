@@ -11,8 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Estimator/Estimator.h"
 #include "cleave/InitAll.h"
+#include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Support/CommandLine.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Tensor/Npy.h"
@@ -43,6 +45,10 @@ static cl::SubCommand
     exportCommand("export",
                   "Estimator.export_saved_model: a SavedModel of the predict "
                   "graph with the latest checkpoint's variables");
+static cl::SubCommand
+    listCommand("list-variables",
+                "Estimator.get_variable_names: the variables of the latest "
+                "checkpoint, with their dtypes and shapes");
 static cl::SubCommand
     latestCommand("latest-checkpoint",
                   "the checkpoint evaluate and predict would restore");
@@ -91,11 +97,12 @@ static cl::opt<int64_t> maxSteps("max-steps",
                                  cl::init(0), cl::sub(trainCommand),
                                  cl::cat(category));
 static cl::opt<std::string>
-    checkpoint("checkpoint",
-               cl::desc("a checkpoint prefix or directory (default: the "
-                        "latest in the model directory)"),
-               cl::sub(evaluateCommand), cl::sub(predictCommand),
-               cl::sub(exportCommand), cl::cat(category));
+    checkpointPath("checkpoint",
+                   cl::desc("a checkpoint prefix or directory (default: the "
+                            "latest in the model directory)"),
+                   cl::sub(evaluateCommand), cl::sub(predictCommand),
+                   cl::sub(exportCommand), cl::sub(listCommand),
+                   cl::cat(category));
 static cl::opt<std::string>
     exportDirBase("export-dir-base",
                   cl::desc("export: the SavedModel goes to <DIR>/<timestamp>"),
@@ -153,9 +160,10 @@ int main(int argc, char **argv) {
       "[--output-dir DIR]\n"
       "  graph-estimator export JOB --export-dir-base DIR [--as-text]\n");
   if (!trainCommand && !evaluateCommand && !predictCommand && !exportCommand &&
-      !latestCommand) {
+      !listCommand && !latestCommand) {
     errs() << "graph-estimator: error: name a command: train, evaluate, "
-              "predict, export or latest-checkpoint (see --help)\n";
+              "predict, export, list-variables or latest-checkpoint (see "
+              "--help)\n";
     return 1;
   }
   EstimatorOptions options;
@@ -198,6 +206,29 @@ int main(int argc, char **argv) {
   if (!estimator)
     return fail(estimator.takeError());
 
+  if (listCommand) {
+    // tf.train.list_variables: name, then dtype and shape, sorted.
+    std::string prefix = checkpointPath.empty()
+                             ? (*estimator)->getLatestCheckpoint()
+                             : std::string(checkpointPath);
+    if (prefix.empty())
+      return fail(
+          createStringError(inconvertibleErrorCode(),
+                            "Could not find trained model in model_dir: " +
+                                (*estimator)->getSettings().modelDir + "."));
+    auto resolved = runtime::resolveCheckpointPrefix(prefix);
+    if (!resolved)
+      return fail(resolved.takeError());
+    auto reader = checkpoint::BundleReader::open(*resolved);
+    if (!reader)
+      return fail(reader.takeError());
+    for (const std::string &key : reader->keys()) {
+      const checkpoint::BundleEntry *entry = reader->lookup(key);
+      outs() << key << " " << dtypeName(entry->dtype) << " "
+             << shapeString(entry->shape) << "\n";
+    }
+    return 0;
+  }
   if (latestCommand) {
     std::string latest = (*estimator)->getLatestCheckpoint();
     if (latest.empty())
@@ -211,7 +242,7 @@ int main(int argc, char **argv) {
   if (exportCommand) {
     ExportOptions exportOptions;
     exportOptions.exportDirBase = exportDirBase;
-    exportOptions.checkpoint = checkpoint;
+    exportOptions.checkpoint = checkpointPath;
     exportOptions.asText = asText;
     auto dir = (*estimator)->exportSavedModel(exportOptions);
     if (!dir)
@@ -233,7 +264,7 @@ int main(int argc, char **argv) {
     std::optional<int64_t> stepCount;
     if (steps.getNumOccurrences())
       stepCount = steps;
-    auto result = (*estimator)->evaluate(stepCount, checkpoint, evalName);
+    auto result = (*estimator)->evaluate(stepCount, checkpointPath, evalName);
     if (!result)
       return fail(result.takeError());
     for (const auto &[name, value] : result->metrics) {
@@ -245,7 +276,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   std::vector<std::string> keys(predictKeys.begin(), predictKeys.end());
-  auto predictions = (*estimator)->predict(keys, checkpoint);
+  auto predictions = (*estimator)->predict(keys, checkpointPath);
   if (!predictions)
     return fail(predictions.takeError());
   if (!outputDir.empty()) {
