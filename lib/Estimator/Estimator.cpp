@@ -961,7 +961,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       step = *after;
       ++stepsRun;
     }
-    log.stepsDone(launchStart, step - launchStart, lossText);
+    log.stepsDone(launchStart, step - launchStart, lossText,
+                  perLaunch > 1 ? step : launchStart);
     hooks->countSteps(step, log);
     bool dueBySteps = I.settings.saveCheckpointsSteps &&
                       step - lastSaveStep >= *I.settings.saveCheckpointsSteps;

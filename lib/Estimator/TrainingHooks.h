@@ -48,7 +48,10 @@ public:
   }
 
   /// After the run that took the step from `step` to `step + steps`.
-  void stepsDone(int64_t step, int64_t steps, const std::string &loss) {
+  /// `shownStep` is the step the line names: the global step the run
+  /// read (before its update off the device; after a launch on it).
+  void stepsDone(int64_t step, int64_t steps, const std::string &loss,
+                 int64_t shownStep) {
     if (!os)
       return;
     int64_t done = step + steps;
@@ -74,9 +77,9 @@ public:
       return;
     double elapsed = std::chrono::duration<double>(now - lastLog).count();
     if (step == firstStep) {
-      info("loss = " + loss + ", step = " + llvm::Twine(step));
+      info("loss = " + loss + ", step = " + llvm::Twine(shownStep));
     } else {
-      info(llvm::formatv("loss = {0}, step = {1} ({2:f3} sec)", loss, step,
+      info(llvm::formatv("loss = {0}, step = {1} ({2:f3} sec)", loss, shownStep,
                          elapsed)
                .str());
       info(llvm::formatv("global_step/sec: {0}",
