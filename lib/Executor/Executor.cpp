@@ -115,6 +115,18 @@ void cleave::interp::reportReplicaFailure(ReplicateOp replicate,
                              "replicas were cancelled";
 }
 
+/// Whether `input` is fed: a fed tensor, or the control output of a node
+/// whose every output is fed (TensorFlow replaces a fed node and hands its
+/// control edges to the feed, so they hold once the feed is there).
+static bool isFed(Value input, const llvm::DenseMap<Value, Tensor> &fed) {
+  if (fed.count(input))
+    return true;
+  auto node = input.getDefiningOp<graph::NodeOp>();
+  return node && input == node.getControl() && !node.getOutputs().empty() &&
+         llvm::all_of(node.getOutputs(),
+                      [&](Value output) { return fed.count(output) > 0; });
+}
+
 /// Adds to `needed` the units of `body` the roots reach backwards, except
 /// through fed tensors.
 static void addNeeded(Block &body, ArrayRef<Operation *> roots,
@@ -127,7 +139,7 @@ static void addNeeded(Block &body, ArrayRef<Operation *> roots,
     if (!needed.insert(unit).second)
       continue;
     for (Value input : unitInputs.get(unit))
-      if (!fed.count(input))
+      if (!isFed(input, fed))
         if (Operation *producer = input.getDefiningOp();
             isUnit(producer) && producer->getBlock() == &body)
           stack.push_back(producer);
@@ -238,7 +250,7 @@ public:
   unsigned countRequiredInputs(Operation *unit) {
     unsigned count = 0;
     for (Value input : getInputs(unit))
-      if (!fed.count(input) && isUnit(input.getDefiningOp()) &&
+      if (!isFed(input, fed) && isUnit(input.getDefiningOp()) &&
           input.getDefiningOp()->getBlock() == &body)
         ++count;
     return count;
@@ -364,6 +376,8 @@ private:
   Slot input(Value v, unsigned frame) {
     if (auto it = fed.find(v); it != fed.end())
       return {it->second, false};
+    if (isFed(v, fed)) // the control output of a fed node: it holds
+      return {Tensor(), false};
     if (auto it = values.find({v, frame}); it != values.end())
       return it->second;
     if (isa<BlockArgument>(v)) // a function's control argument
