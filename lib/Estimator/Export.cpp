@@ -121,16 +121,13 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
     outputs.emplace_back(prediction.key(), prediction.tensor());
     predictionTensors.push_back(prediction.tensor());
   }
-  auto tpuGraph = I.loadGraph(Mode::Predict);
-  if (!tpuGraph)
-    return tpuGraph.takeError();
-  // The signatures carry the shapes the graphs know.
-  for (ModuleOp module : {**graph, **tpuGraph}) {
-    PassManager pm(&I.context);
-    pm.addPass(graph::createGraphInferShapesPass());
-    if (failed(pm.run(module)))
-      return llvm::make_error<runtime::ReportedError>();
-  }
+  // The signatures carry the shapes the graph knows; the TPU graph is a
+  // copy of it.
+  PassManager inferShapes(&I.context);
+  inferShapes.addPass(graph::createGraphInferShapesPass());
+  if (failed(inferShapes.run(**graph)))
+    return llvm::make_error<runtime::ReportedError>();
+  OwningOpRef<ModuleOp> tpuGraph = (*graph)->clone();
   runtime::SessionOptions sessionOptions = I.options.session;
   sessionOptions.backend = runtime::SessionOptions::Backend::Interpreter;
   auto session = runtime::Session::create(
@@ -174,13 +171,13 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
     rewrite.numReplicas = 1;
     PassManager pm(&I.context);
     pm.addPass(graph::createGraphReplicatePass(rewrite));
-    if (failed(pm.run(**tpuGraph)))
+    if (failed(pm.run(*tpuGraph)))
       return llvm::make_error<runtime::ReportedError>();
     std::vector<std::pair<std::string, std::string>> tpuOutputs;
     for (size_t k = 0; k < outputs.size(); ++k)
       tpuOutputs.emplace_back(outputs[k].first,
                               "output_" + std::to_string(k) + "_shard_0");
-    auto meta = metaGraph(**tpuGraph, {"serve", "tpu"}, inputs, tpuOutputs);
+    auto meta = metaGraph(*tpuGraph, {"serve", "tpu"}, inputs, tpuOutputs);
     if (!meta)
       return meta.takeError();
     *savedModel.add_meta_graphs() = std::move(*meta);

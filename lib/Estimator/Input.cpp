@@ -369,16 +369,18 @@ std::optional<Batch> BatchStream::get(int64_t index) const {
   Batch batch;
   batch.index = index;
   batch.validRows = available;
+  // The batch's examples, once for every column (padding repeats the last).
+  std::vector<int64_t> rows(batchSize);
+  for (int64_t row = 0; row < batchSize; ++row)
+    rows[row] = exampleAt(first + std::min(row, available - 1));
   for (const auto &[key, column] : examples.columns) {
     std::vector<int64_t> shape = column.shape();
     size_t rowBytes = column.byteSize() / std::max<int64_t>(1, shape[0]);
     shape[0] = batchSize;
     Tensor out = Tensor::uninitialized(column.dtype(), shape);
-    for (int64_t row = 0; row < batchSize; ++row) {
-      int64_t example = exampleAt(first + std::min(row, available - 1));
-      std::memcpy(out.raw() + row * rowBytes, column.raw() + example * rowBytes,
-                  rowBytes);
-    }
+    for (int64_t row = 0; row < batchSize; ++row)
+      std::memcpy(out.raw() + row * rowBytes,
+                  column.raw() + rows[row] * rowBytes, rowBytes);
     batch.columns.emplace_back(key, std::move(out));
   }
   return batch;

@@ -387,16 +387,14 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
 llvm::Error MetricRunner::initialize() {
   if (!host)
     return llvm::Error::success();
+  // Each metric variable's `<name>/Assign`, as tf.compat.v1.metrics names
+  // the initializers of their local variables.
   std::vector<std::string> initializers;
-  walkNodes(host->getModule(), [&](graph::NodeOp node) {
-    if (node.getOpType() != "VariableV2" && node.getOpType() != "VarHandleOp")
-      return;
-    std::string name = (node.getName() + "/Assign").str();
-    walkNodes(host->getModule(), [&](graph::NodeOp other) {
-      if (other.getName() == name)
-        initializers.push_back(name);
-    });
-  });
+  for (graph::NodeOp variable : getVariables(host->getModule()))
+    if (graph::NodeOp initializer = getInitializer(variable);
+        initializer &&
+        initializer.getName() == (variable.getName() + "/Assign").str())
+      initializers.push_back(initializer.getName().str());
   if (initializers.empty())
     return llvm::Error::success();
   auto done = host->run({}, {}, initializers);

@@ -28,7 +28,7 @@ static bool isVariableOp(StringRef op) {
   return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
 }
 
-static CheckpointedVariable describeVariable(graph::NodeOp node) {
+CheckpointedVariable runtime::describeVariable(graph::NodeOp node) {
   CheckpointedVariable var;
   var.variable = getVariableName(node);
   var.node = node.getName().str();

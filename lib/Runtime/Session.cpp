@@ -541,12 +541,8 @@ llvm::Error Session::restoreMapped(
     graph::NodeOp node = findVariableNode(*impl->module, name);
     if (!node)
       return error("no variable '" + name + "' in the graph");
-    CheckpointedVariable variable;
-    variable.variable = getVariableName(node);
-    variable.node = name;
+    CheckpointedVariable variable = describeVariable(node);
     variable.key = key;
-    variable.dtype = attrAsDataType(node.getTFAttr("dtype")).value_or(0);
-    variable.shape = getKnownShapeAttr(node);
     variables.push_back(std::move(variable));
   }
   if (llvm::Error failure =

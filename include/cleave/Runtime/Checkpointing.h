@@ -40,6 +40,9 @@ struct CheckpointedVariable {
   std::string shapeAndSlice;
 };
 
+/// A variable node as a checkpoint holds it whole, under its node name.
+CheckpointedVariable describeVariable(graph::NodeOp node);
+
 /// The variables a checkpoint of `module`'s graph holds: the inputs of its
 /// SaveV2 nodes with their tensor names and slices; without SaveV2 nodes,
 /// every variable under its node name (tf.compat.v1.train.Saver's default).
