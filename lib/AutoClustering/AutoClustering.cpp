@@ -344,7 +344,9 @@ static bool compilableCallees(NodeOp node, std::string &why) {
       why = "calls '" + name.str() + "', which is not in the library";
       return false;
     }
-    if (!conversion::isCompilableFunction(callee, why))
+    bool isLoopBody = attr == "body" && (node.getOpType() == "While" ||
+                                         node.getOpType() == "StatelessWhile");
+    if (!conversion::isCompilableFunction(callee, why, isLoopBody))
       return false;
   }
   return true;
@@ -534,6 +536,11 @@ bool Clusterer::dropBoundaryViolations() {
                     !sameCluster(consumer, node);
            })))
         why = "a TensorList output used outside its cluster";
+    // A fetched node keeps its name outside the cluster with all its
+    // outputs, and compiled code cannot return a handle a loop passes on.
+    if (named.contains(node.getName()) && !getCalledFunctions(node).empty() &&
+        llvm::any_of(node.getOutputs(), isResourceValue))
+      why = "a resource output of a fetched node";
     for (Value output : node.getOutputs())
       if (isRefValue(output) || isResourceValue(output))
         for (Operation *user : output.getUsers())

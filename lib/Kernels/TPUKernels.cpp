@@ -271,7 +271,8 @@ static LogicalResult deviceOrdinal(KernelContext &ctx) {
 /// Infeed and outfeed: one queue each per replica, kept across runs. The
 /// host side names the replica by `device_ordinal` (-1: the one it runs
 /// in).
-static constexpr llvm::StringLiteral kInfeed = "infeed", kOutfeed = "outfeed";
+static constexpr llvm::StringLiteral kInfeed = cleave::runtime::kInfeedQueue,
+                                     kOutfeed = cleave::runtime::kOutfeedQueue;
 
 static int64_t feedReplica(KernelContext &ctx) {
   int64_t ordinal = ctx.getInt("device_ordinal").value_or(-1);
@@ -345,11 +346,17 @@ static LogicalResult outfeedDequeue(KernelContext &ctx) {
 }
 
 static LogicalResult crossReplicaSumKernel(KernelContext &ctx) {
+  // In a function the computation calls (a device loop's body), the
+  // replicas are those running.
   auto replicate = ctx.node->getParentOfType<cleave::graph::ReplicateOp>();
+  Rendezvous &rendezvous = ctx.host.getRendezvous();
+  int64_t numReplicas =
+      replicate ? replicate.getN()
+                : std::max<int64_t>(1, rendezvous.getReplicasRunning());
   std::string error;
-  std::optional<Tensor> sum = crossReplicaSum(
-      ctx.host.getRendezvous(), ctx.node.getOperation(),
-      replicate ? replicate.getN() : 1, ctx.inputs[0], ctx.inputs[1], error);
+  std::optional<Tensor> sum =
+      crossReplicaSum(rendezvous, ctx.node.getOperation(), numReplicas,
+                      ctx.inputs[0], ctx.inputs[1], error);
   if (!sum)
     return error.empty() ? failure() : (ctx.error() << error, failure());
   ctx.outputs[0] = std::move(*sum);

@@ -81,11 +81,19 @@ public:
       return value ? value.str() : "";
     };
     std::string sendKey, recvKey;
-    if (node.getOpType() == "_XlaHostComputeMlir") {
+    StringRef opType = node.getOpType();
+    bool queue = false;
+    if (opType == "_XlaHostComputeMlir") {
       sendKey = key("send_key");
       recvKey = key("recv_key");
-    } else if (node.getOpType() == "XlaSendToHost") {
+    } else if (opType == "XlaSendToHost") {
       sendKey = key("key");
+    } else if (opType.starts_with("InfeedDequeue")) {
+      recvKey = runtime::kInfeedQueue;
+      queue = true;
+    } else if (opType.starts_with("OutfeedEnqueue")) {
+      sendKey = runtime::kOutfeedQueue;
+      queue = true;
     } else {
       recvKey = key("key");
     }
@@ -111,7 +119,7 @@ public:
       return cpu::kCollectiveFailed;
     };
     std::optional<std::vector<Tensor>> received = sendAndReceiveOnDevice(
-        rendezvous, sendKey, std::move(sent), recvKey, error);
+        rendezvous, sendKey, std::move(sent), recvKey, error, queue);
     if (!received) {
       failed = true;
       return error.empty() ? cpu::kCollectiveCancelled

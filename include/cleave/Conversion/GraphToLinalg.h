@@ -166,7 +166,10 @@ bool updatesVariables(llvm::StringRef opType);
 /// Whether the library function `function` (a graph.func) can be compiled
 /// as the body of a call, an If/Case branch or a While loop; otherwise
 /// `why` says which node stops it.
-bool isCompilableFunction(mlir::Operation *function, std::string &why);
+/// `isLoopBody`: the function is a While's body, whose variable updates
+/// the compiled loop carries.
+bool isCompilableFunction(mlir::Operation *function, std::string &why,
+                          bool isLoopBody = false);
 
 /// Every op type with a CPU lowering, sorted.
 std::vector<llvm::StringRef> getCPULoweredOps();

@@ -36,11 +36,12 @@ std::optional<Tensor> crossReplicaSum(Rendezvous &rendezvous, const void *key,
 /// outside replicas): sends `values` on channel `sendKey` (nothing when it
 /// is empty), then receives what arrives on `recvKey` (nothing when it is
 /// empty). On failure nothing, and `error` says why (empty: another
-/// replica failed first and said so).
+/// replica failed first and said so). `persistent`: the keys name the
+/// infeed and outfeed queues.
 std::optional<std::vector<Tensor>>
 sendAndReceiveOnDevice(Rendezvous &rendezvous, llvm::StringRef sendKey,
                        std::vector<Tensor> values, llvm::StringRef recvKey,
-                       std::string &error);
+                       std::string &error, bool persistent = false);
 
 } // namespace cleave::runtime
 

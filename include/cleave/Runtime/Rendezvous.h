@@ -96,6 +96,12 @@ private:
   int64_t previous;
 };
 
+/// The persistent queues of each replica: what the host enqueues for the
+/// device (InfeedEnqueueTuple) and what the device enqueues for the host
+/// (OutfeedEnqueueTuple).
+inline constexpr llvm::StringLiteral kInfeedQueue = "infeed";
+inline constexpr llvm::StringLiteral kOutfeedQueue = "outfeed";
+
 /// What the parts of a run may send: the keys of host-transfer channels
 /// and the names of persistent queues ("infeed", "outfeed").
 struct SendCensus {

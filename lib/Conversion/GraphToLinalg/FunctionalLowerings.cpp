@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 using namespace cleave;
@@ -91,11 +92,11 @@ static void lowerBranch(NodeLowering &ctx, OpBuilder &nested, Location loc,
       yielded.push_back(value.tensor);
     }
   failed |= ::mlir::failed(results);
-  SmallVector<Type> resultTypes = llvm::to_vector(ValueRange(yielded).getTypes());
+  SmallVector<Type> resultTypes =
+      llvm::to_vector(ValueRange(yielded).getTypes());
   if (!failed && types && *types != resultTypes) {
-    ctx.error() << "the branches give different types: ("
-                << typesString(*types) << ") and ("
-                << typesString(resultTypes)
+    ctx.error() << "the branches give different types: (" << typesString(*types)
+                << ") and (" << typesString(resultTypes)
                 << "); compiled branches must agree";
     failed = true;
   }
@@ -104,8 +105,8 @@ static void lowerBranch(NodeLowering &ctx, OpBuilder &nested, Location loc,
     yielded.clear();
     for (Type t : *types) {
       auto tensor = cast<RankedTensorType>(t);
-      yielded.push_back(ctx.b.create<tensor::EmptyOp>(
-          loc, tensor.getShape(), tensor.getElementType()));
+      yielded.push_back(ctx.b.create<tensor::EmptyOp>(loc, tensor.getShape(),
+                                                      tensor.getElementType()));
     }
   }
   if (!types)
@@ -179,11 +180,12 @@ static LogicalResult setOutputs(NodeLowering &ctx, ValueRange results,
     return ctx.error() << "the branches return " << results.size()
                        << " values, but the node has " << n << " outputs";
   for (unsigned i = 0; i < n; ++i) {
-    int32_t dtype = i < like.size() ? like[i].dtype
-                                    : graph::typeToDataType(
-                                          cast<TensorType>(
-                                              ctx.node.getOutputs()[i].getType())
-                                              .getElementType());
+    int32_t dtype =
+        i < like.size()
+            ? like[i].dtype
+            : graph::typeToDataType(
+                  cast<TensorType>(ctx.node.getOutputs()[i].getType())
+                      .getElementType());
     ctx.setOutput(i, results[i], dtype);
   }
   return success();
@@ -213,8 +215,7 @@ static LogicalResult lowerConditional(
   if (failed(ifOp))
     return failure();
   ctx.setStatus(ifOp->getResults().back());
-  return setOutputs(ctx, ifOp->getResults().drop_back(),
-                    outputDTypes(ctx, {}));
+  return setOutputs(ctx, ifOp->getResults().drop_back(), outputDTypes(ctx, {}));
 }
 
 /// Lowers one branch straight into the current region (the predicate is
@@ -254,8 +255,8 @@ static LogicalResult ifOp(NodeLowering &ctx) {
     int64_t count = 1;
     for (int64_t d : cond.shape)
       count *= d;
-    bool taken = cond.shape.empty() ? cond.constant->getAsDouble(0) != 0
-                                    : count > 0;
+    bool taken =
+        cond.shape.empty() ? cond.constant->getAsDouble(0) != 0 : count > 0;
     return lowerInline(ctx, taken ? *thenBranch : *elseBranch, args);
   }
   FailureOr<Value> pred = predicate(ctx, ctx.b, ctx.loc, cond, ctx.tensor(0));
@@ -297,8 +298,8 @@ static LogicalResult caseOp(NodeLowering &ctx) {
         loc, arith::CmpIPredicate::eq, element,
         b.create<arith::ConstantOp>(loc, b.getIntegerAttr(indexType, k)));
   };
-  Value element = ctx.b.create<tensor::ExtractOp>(ctx.loc, indexTensor,
-                                                  ValueRange{});
+  Value element =
+      ctx.b.create<tensor::ExtractOp>(ctx.loc, indexTensor, ValueRange{});
   Value first = ctx.b.create<arith::CmpIOp>(
       ctx.loc, arith::CmpIPredicate::eq, element,
       ctx.b.create<arith::ConstantOp>(ctx.loc,
@@ -315,9 +316,57 @@ static bool sameListKind(const LoweredValue::List &entry,
          entry.fixedLength == next.fixedLength;
 }
 
+/// The variables the nodes of `function`'s body update, in node order. A
+/// handle must show its variable there: a loop variable's (`args`), or a
+/// variable node of the body, through identities.
+static FailureOr<SmallVector<std::string>>
+variablesUpdatedBy(NodeLowering &ctx, StringRef function,
+                   ArrayRef<LoweredValue> args) {
+  SmallVector<std::string> names;
+  auto callee =
+      dyn_cast_or_null<graph::FuncOp>(SymbolTable::lookupNearestSymbolFrom(
+          ctx.node, StringAttr::get(ctx.node.getContext(), function)));
+  if (!callee || callee.getBody().empty())
+    return names; // lowerFunctionBody says what is wrong
+  Block &body = callee.getBody().front();
+  llvm::DenseMap<Value, unsigned> argIndex;
+  for (BlockArgument arg : body.getArguments())
+    if (!isa<graph::ControlType>(arg.getType()))
+      argIndex.try_emplace(arg, argIndex.size());
+  std::function<std::string(Value)> variableOf = [&](Value v) -> std::string {
+    if (auto it = argIndex.find(v); it != argIndex.end())
+      return it->second < args.size() ? args[it->second].variable : "";
+    auto node = v.getDefiningOp<graph::NodeOp>();
+    if (!node)
+      return "";
+    StringRef op = node.getOpType();
+    if (op == "VarHandleOp" || op == "VariableV2" || op == "Variable")
+      return getVariableName(node);
+    if (op == "Identity" && !node.getDataInputs().empty())
+      return variableOf(node.getDataInputs()[0]);
+    return "";
+  };
+  for (auto node : body.getOps<graph::NodeOp>()) {
+    if (!updatesVariables(node.getOpType()) || node.getDataInputs().empty())
+      continue;
+    std::string name = variableOf(node.getDataInputs()[0]);
+    if (name.empty())
+      return graph::nodeError(node)
+                 << "updates a variable inside a compiled loop whose handle "
+                    "is neither a loop variable nor a variable of the body",
+             failure();
+    if (!llvm::is_contained(names, name))
+      names.push_back(name);
+  }
+  return names;
+}
+
 /// While/StatelessWhile(input...): cond and body are functions of the loop
 /// variables. A TensorList loop variable is carried as its buffer, and its
-/// length when it grows or shrinks.
+/// length when it grows or shrinks. A resource loop variable names its
+/// variable (it stays the same); the variables the body updates are carried
+/// as values through the iterations and written once after the loop, as
+/// XLA carries a loop's resource updates.
 static LogicalResult whileOp(NodeLowering &ctx) {
   FailureOr<StringRef> condFn = functionAttr(ctx, "cond");
   FailureOr<StringRef> bodyFn = functionAttr(ctx, "body");
@@ -329,12 +378,17 @@ static LogicalResult whileOp(NodeLowering &ctx) {
   SmallVector<Value> init;
   // Where each loop variable's values start among the scf.while's.
   SmallVector<unsigned> firstSlot;
+  constexpr unsigned kNamedVariable = ~0u;
   for (LoweredValue &value : state) {
     firstSlot.push_back(init.size());
     if (value.list) {
       init.push_back(value.tensor);
       if (!value.list->fixedLength)
         init.push_back(value.list->length);
+      continue;
+    }
+    if (value.dtype == cleave::kResource && !value.variable.empty()) {
+      firstSlot.back() = kNamedVariable;
       continue;
     }
     if (value.dtype == cleave::kResource || !tensorOf(ctx, value))
@@ -344,6 +398,26 @@ static LogicalResult whileOp(NodeLowering &ctx) {
     init.push_back(value.tensor);
   }
   unsigned numVars = state.size();
+  // The variables the body updates, after the loop variables.
+  FailureOr<SmallVector<std::string>> carried =
+      variablesUpdatedBy(ctx, *bodyFn, state);
+  if (failed(carried))
+    return failure();
+  SmallVector<LoweredValue> carriedAtEntry;
+  unsigned firstCarried = init.size();
+  for (const std::string &name : *carried) {
+    FailureOr<LoweredValue> value = ctx.currentVariable(name);
+    if (failed(value) || !tensorOf(ctx, *value))
+      return failure();
+    carriedAtEntry.push_back(*value);
+    init.push_back(value->tensor);
+  }
+  // Inside a region, the carried variables are its block's arguments.
+  auto bindCarried = [&](ValueRange values) {
+    for (auto [j, name] : llvm::enumerate(*carried))
+      ctx.writeVariable(name, values[firstCarried + j], carriedAtEntry[j].dtype,
+                        carriedAtEntry[j].shape);
+  };
   unsigned n = init.size();
   // Extra loop variables: the iteration count and the status.
   Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
@@ -351,21 +425,23 @@ static LogicalResult whileOp(NodeLowering &ctx) {
   init.push_back(ctx.getStatus());
   SmallVector<Type> types = llvm::to_vector(ValueRange(init).getTypes());
   int64_t limit = ctx.getMaxIterations();
-  int64_t code = ctx.addError("loop did not finish within " +
-                              std::to_string(limit) +
-                              " iterations (see --max-iterations)");
+  int64_t code =
+      ctx.addError("loop did not finish within " + std::to_string(limit) +
+                   " iterations (see --max-iterations)");
   auto loop = b.create<scf::WhileOp>(loc, types, init);
   SmallVector<Location> locs(types.size(), loc);
   // Loop variable i from the scf.while's values (a block's arguments, or
   // its results).
-  auto loopVariable = [&](ValueRange carried, unsigned i) {
+  auto loopVariable = [&](ValueRange values, unsigned i) {
+    if (firstSlot[i] == kNamedVariable)
+      return state[i];
     LoweredValue value;
-    value.tensor = carried[firstSlot[i]];
+    value.tensor = values[firstSlot[i]];
     value.dtype = state[i].dtype;
     value.shape = state[i].shape;
     value.list = state[i].list;
     if (value.list && !value.list->fixedLength)
-      value.list->length = carried[firstSlot[i] + 1];
+      value.list->length = values[firstSlot[i] + 1];
     return value;
   };
   auto bind = [&](Block *block) {
@@ -382,6 +458,7 @@ static LogicalResult whileOp(NodeLowering &ctx) {
     Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
     Value count = before->getArgument(n), status = before->getArgument(n + 1);
     ctx.setStatus(status);
+    bindCarried(before->getArguments());
     ctx.enterRegion();
     FailureOr<SmallVector<LoweredValue>> result =
         ctx.lowerFunctionBody(*condFn, bind(before));
@@ -428,11 +505,12 @@ static LogicalResult whileOp(NodeLowering &ctx) {
     OpBuilder::InsertionGuard guard(b);
     Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
     ctx.setStatus(after->getArgument(n + 1));
-    ctx.enterRegion();
+    bindCarried(after->getArguments());
+    ctx.enterLoopBody(*carried);
     FailureOr<SmallVector<LoweredValue>> result =
         failed ? FailureOr<SmallVector<LoweredValue>>(failure())
                : ctx.lowerFunctionBody(*bodyFn, bind(after));
-    ctx.exitRegion();
+    ctx.exitLoopBody();
     SmallVector<Value> yielded;
     if (succeeded(result) && result->size() != numVars) {
       ctx.error() << "the loop body '" << *bodyFn << "' returned "
@@ -459,11 +537,22 @@ static LogicalResult whileOp(NodeLowering &ctx) {
             yielded.push_back(value.list->length);
           continue;
         }
+        if (firstSlot[i] == kNamedVariable) {
+          if (value.dtype != cleave::kResource ||
+              value.variable != state[i].variable) {
+            ctx.error() << "the loop body changes resource loop variable " << i
+                        << " (variable " << state[i].variable
+                        << "); compiled loops keep their variables";
+            result = failure();
+            break;
+          }
+          continue;
+        }
         Value tensor =
             value.dtype == cleave::kResource ? Value() : tensorOf(ctx, value);
         if (!tensor || tensor.getType() != types[firstSlot[i]]) {
-          ctx.error() << "the loop body changes loop variable " << i
-                      << " from " << types[firstSlot[i]] << " to "
+          ctx.error() << "the loop body changes loop variable " << i << " from "
+                      << types[firstSlot[i]] << " to "
                       << (tensor ? tensor.getType() : Type())
                       << "; compiled loops keep static shapes";
           result = failure();
@@ -471,6 +560,21 @@ static LogicalResult whileOp(NodeLowering &ctx) {
         }
         yielded.push_back(tensor);
       }
+    }
+    for (auto [j, name] : llvm::enumerate(*carried)) {
+      if (::mlir::failed(result))
+        break;
+      FailureOr<LoweredValue> value = ctx.currentVariable(name);
+      Value tensor = ::mlir::succeeded(value) ? tensorOf(ctx, *value) : Value();
+      if (!tensor || tensor.getType() != types[firstCarried + j]) {
+        ctx.error() << "the loop body changes variable " << name << " from "
+                    << types[firstCarried + j] << " to "
+                    << (tensor ? tensor.getType() : Type())
+                    << "; compiled loops keep static shapes";
+        result = failure();
+        break;
+      }
+      yielded.push_back(tensor);
     }
     failed |= ::mlir::failed(result);
     if (failed)
@@ -488,6 +592,7 @@ static LogicalResult whileOp(NodeLowering &ctx) {
     return failure();
   }
   ctx.setStatus(loop.getResult(n + 1));
+  bindCarried(loop.getResults());
   for (unsigned i = 0; i < numVars && i < ctx.node.getOutputs().size(); ++i)
     ctx.setOutput(i, loopVariable(loop.getResults(), i));
   return success();

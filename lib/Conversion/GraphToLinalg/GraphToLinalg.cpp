@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <deque>
 #include <unordered_map>
@@ -89,6 +90,11 @@ bool cleave::conversion::knowsReceivedShapes(Operation *operation) {
     auto shape = dyn_cast_or_null<graph::ShapeAttr>(node.getTFAttr("shape"));
     return shape && shape.isFullyDefined();
   }
+  if (op.starts_with("InfeedDequeue"))
+    return llvm::all_of(node.getOutputs(), [](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return type && type.hasStaticShape();
+    });
   if (op != "_XlaHostComputeMlir")
     return true;
   // The host module tells them for the shapes sent (hostTransfer infers
@@ -107,8 +113,11 @@ bool cleave::conversion::updatesVariables(StringRef opType) {
          opType.starts_with("ResourceApply");
 }
 
+/// A compiled loop's body may update variables (the loop carries them);
+/// other functions may not yet.
 static bool isCompilableFunction(graph::FuncOp func, std::string &why,
-                                 llvm::SmallPtrSetImpl<Operation *> &visiting) {
+                                 llvm::SmallPtrSetImpl<Operation *> &visiting,
+                                 bool isLoopBody = false) {
   if (func.getUncallable()) {
     why = "function '" + func.getSymName().str() + "' cannot be called";
     return false;
@@ -121,7 +130,7 @@ static bool isCompilableFunction(graph::FuncOp func, std::string &why,
     StringRef op = node.getOpType();
     std::string prefix = "function '" + func.getSymName().str() +
                          "': node '" + node.getName().str() + "': ";
-    if (updatesVariables(op)) {
+    if (updatesVariables(op) && !isLoopBody) {
       why = prefix + "updates a variable";
       return false;
     }
@@ -134,13 +143,14 @@ static bool isCompilableFunction(graph::FuncOp func, std::string &why,
       why = prefix + kUnknownReceivedShapes.str();
       return false;
     }
-    SmallVector<StringRef> callees;
+    SmallVector<std::pair<StringRef, bool>> callees; // and: a loop body
     if (isCall && !SymbolTable::lookupNearestSymbolFrom<graph::FuncOp>(
                       node, StringAttr::get(node.getContext(), op)))
-      callees.push_back(op); // not in the library: said below
+      callees.push_back({op, false}); // not in the library: said below
+    bool isLoop = op == "While" || op == "StatelessWhile";
     for (auto [attr, callee] : graph::getCalledFunctions(node))
-      callees.push_back(callee);
-    for (StringRef callee : callees) {
+      callees.push_back({callee, isLoop && attr == "body"});
+    for (auto [callee, body] : callees) {
       auto f = dyn_cast_or_null<graph::FuncOp>(
           SymbolTable::lookupNearestSymbolFrom(
               node, StringAttr::get(node.getContext(), callee)));
@@ -149,7 +159,7 @@ static bool isCompilableFunction(graph::FuncOp func, std::string &why,
                        "library";
         return false;
       }
-      if (!isCompilableFunction(f, why, visiting))
+      if (!isCompilableFunction(f, why, visiting, body))
         return false;
     }
   }
@@ -158,9 +168,11 @@ static bool isCompilableFunction(graph::FuncOp func, std::string &why,
 }
 
 bool cleave::conversion::isCompilableFunction(Operation *function,
-                                              std::string &why) {
+                                              std::string &why,
+                                              bool isLoopBody) {
   llvm::SmallPtrSet<Operation *, 8> visiting;
-  return ::isCompilableFunction(cast<graph::FuncOp>(function), why, visiting);
+  return ::isCompilableFunction(cast<graph::FuncOp>(function), why, visiting,
+                                isLoopBody);
 }
 
 std::vector<StringRef> cleave::conversion::getCPULoweredOps() {
@@ -263,6 +275,18 @@ public:
   lowerFunctionBody(graph::NodeOp caller, StringRef function,
                     ArrayRef<LoweredValue> args);
   unsigned regionDepth = 0;
+  /// The variables each compiled loop being lowered carries through its
+  /// iterations, with the region depth of its body: nodes there (not in
+  /// deeper regions) may update them.
+  struct CarriedVariables {
+    unsigned depth;
+    llvm::StringSet<> names;
+  };
+  SmallVector<CarriedVariables> carried;
+  bool mayUpdateInRegion(StringRef variable) const {
+    return !carried.empty() && carried.back().depth == regionDepth &&
+           carried.back().names.contains(variable);
+  }
   Value status;
   std::vector<LoweredFunction::RuntimeError> errorMessages;
   int64_t getMaxIterations() const { return request.maxIterations; }
@@ -569,7 +593,10 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   if (it == table.end())
     return nodeError(node) << "op '" << op << "' has no CPU lowering",
            failure();
-  if (regionDepth > 0 && updatesVariables(op))
+  // A loop carries the variables its body updates; other control flow
+  // cannot yet.
+  if (regionDepth > 0 && updatesVariables(op) &&
+      !(ctx.getNumInputs() > 0 && mayUpdateInRegion(ctx.input(0).variable)))
     return nodeError(node) << "updates a variable inside compiled control "
                               "flow, which is not supported yet",
            failure();
@@ -1007,6 +1034,20 @@ NodeLowering::lowerFunctionBody(StringRef functionName,
 }
 void NodeLowering::enterRegion() { ++function.regionDepth; }
 void NodeLowering::exitRegion() { --function.regionDepth; }
+void NodeLowering::enterLoopBody(ArrayRef<std::string> carried) {
+  ++function.regionDepth;
+  auto &entry = function.carried.emplace_back();
+  entry.depth = function.regionDepth;
+  for (const std::string &name : carried)
+    entry.names.insert(name);
+}
+void NodeLowering::exitLoopBody() {
+  function.carried.pop_back();
+  --function.regionDepth;
+}
+FailureOr<LoweredValue> NodeLowering::currentVariable(StringRef name) {
+  return function.currentValue(name, node);
+}
 Value NodeLowering::getStatus() { return function.status; }
 void NodeLowering::setStatus(Value status) { function.status = status; }
 int64_t NodeLowering::addError(std::string message) {

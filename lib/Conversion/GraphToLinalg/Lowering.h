@@ -202,6 +202,12 @@ public:
   /// Marks lowering inside (or back outside) a region of scf.if/scf.while.
   void enterRegion();
   void exitRegion();
+  /// Marks lowering inside (or back outside) the body of a compiled loop
+  /// that carries `carried`: updates of those variables are allowed there.
+  void enterLoopBody(llvm::ArrayRef<std::string> carried);
+  void exitLoopBody();
+  /// Variable `name`'s value here (after earlier updates).
+  mlir::FailureOr<LoweredValue> currentVariable(llvm::StringRef name);
   /// The status of compiled code at this point: a scalar i64, 0 while no
   /// error happened. Control flow threads it through its regions.
   mlir::Value getStatus();

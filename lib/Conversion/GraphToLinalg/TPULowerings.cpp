@@ -146,10 +146,12 @@ transferResultShape(NodeLowering &ctx, unsigned i,
   return std::nullopt;
 }
 
-/// _XlaHostComputeMlir, XlaSendToHost, XlaRecvFromHost: the replica's
-/// compiled code sends its values to the host side and waits for the
-/// host's answer through the runtime (cleave_cpu_host_transfer), which
-/// reads the channel keys from the node. The values travel as
+/// _XlaHostComputeMlir, XlaSendToHost, XlaRecvFromHost, and the infeed
+/// and outfeed queues' device ends (InfeedDequeue[Tuple],
+/// OutfeedEnqueue[Tuple]): the replica's compiled code sends its values to
+/// the host side and waits for the host's answer through the runtime
+/// (cleave_cpu_host_transfer), which reads the channel keys from the node
+/// or takes the replica's queue. The values travel as
 /// `address, dtype, rank, dims...` descriptors in one i64 array.
 static LogicalResult hostTransfer(NodeLowering &ctx) {
   if (failed(ctx.inferShapes()))
@@ -228,5 +230,9 @@ LoweringTable cleave::conversion::getTPULowerings() {
   return {{"CrossReplicaSum", crossReplicaSum},
           {"_XlaHostComputeMlir", hostTransfer},
           {"XlaSendToHost", hostTransfer},
-          {"XlaRecvFromHost", hostTransfer}};
+          {"XlaRecvFromHost", hostTransfer},
+          {"InfeedDequeueTuple", hostTransfer},
+          {"InfeedDequeue", hostTransfer},
+          {"OutfeedEnqueueTuple", hostTransfer},
+          {"OutfeedEnqueue", hostTransfer}};
 }

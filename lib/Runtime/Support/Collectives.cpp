@@ -79,11 +79,11 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
 
 std::optional<std::vector<Tensor>> cleave::runtime::sendAndReceiveOnDevice(
     Rendezvous &rendezvous, llvm::StringRef sendKey, std::vector<Tensor> values,
-    llvm::StringRef recvKey, std::string &error) {
+    llvm::StringRef recvKey, std::string &error, bool persistent) {
   int64_t replica = std::max<int64_t>(getCurrentReplica(), 0);
   if (!sendKey.empty())
-    rendezvous.send(sendKey, replica, std::move(values));
+    rendezvous.send(sendKey, replica, std::move(values), persistent);
   if (recvKey.empty())
     return std::vector<Tensor>();
-  return rendezvous.recv(recvKey, replica, error);
+  return rendezvous.recv(recvKey, replica, error, persistent);
 }

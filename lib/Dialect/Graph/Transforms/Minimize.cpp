@@ -157,11 +157,28 @@ void GraphMinimizePass::runOnOperation() {
 
   // CrossShardOptimizer: the loss and gradients of one replica, summed.
   ReplicatedLoss replicated;
-  if (crossReplica) {
-    auto found = findReplicatedLoss(body, lossValue);
-    if (failed(found))
-      return signalPassFailure();
-    replicated = *found;
+  bool allReduce = crossReplica || numShards > 0;
+  if (crossReplica && numShards > 0) {
+    graph.emitError("graph-minimize: options 'cross-replica' (a replicated "
+                    "loss) and 'num-shards' (a shard's step, to be "
+                    "replicated) exclude each other");
+    return signalPassFailure();
+  }
+  if (numShards < 0) {
+    graph.emitError("graph-minimize: option 'num-shards' must be positive, "
+                    "got ")
+        << numShards.getValue();
+    return signalPassFailure();
+  }
+  if (allReduce) {
+    if (numShards > 0) {
+      replicated.numReplicas = numShards;
+    } else {
+      auto found = findReplicatedLoss(body, lossValue);
+      if (failed(found))
+        return signalPassFailure();
+      replicated = *found;
+    }
     if (crossReplicaReduction == "mean") {
       NodeAdder adder(graph, loc, "graph-minimize");
       adder.getBuilder().setInsertionPointAfter(lossValue.getDefiningOp());
@@ -176,8 +193,9 @@ void GraphMinimizePass::runOnOperation() {
                     {lossValue, scale->getOutputs()[0]}, {});
       if (failed(scaled))
         return signalPassFailure();
-      for (NodeOp n : {*scale, *scaled})
-        setTFAttr(n, kTPUReplicateAttr, replicated.tag);
+      if (replicated.tag)
+        for (NodeOp n : {*scale, *scaled})
+          setTFAttr(n, kTPUReplicateAttr, replicated.tag);
       lossValue = scaled->getOutputs()[0];
     } else if (crossReplicaReduction != "sum") {
       graph.emitError("graph-minimize: option 'cross-replica-reduction' must "
@@ -191,7 +209,7 @@ void GraphMinimizePass::runOnOperation() {
   // reads through a TPUReplicatedInput is differentiated there.
   SmallVector<Value> xs;
   for (NodeOp v : variables)
-    xs.push_back(crossReplica
+    xs.push_back(replicated.tag
                      ? getReplicatedValue(v.getOutputs()[0], replicated)
                      : v.getOutputs()[0]);
   GradientOptions options;
@@ -200,7 +218,7 @@ void GraphMinimizePass::runOnOperation() {
   options.colocateGradientsWithOps = colocateGradientsWithOps;
   // compute_gradients keeps a gather's IndexedSlices for the sparse
   // updates (CrossShardOptimizer's all-reduce makes them dense).
-  options.keepSparseResults = !crossReplica;
+  options.keepSparseResults = !allReduce;
   SmallVector<std::optional<IndexedSlices>> sparse;
   FailureOr<SmallVector<Value>> grads =
       addGradients(graph, lossValue, xs, {}, {}, options, &sparse);
@@ -216,7 +234,7 @@ void GraphMinimizePass::runOnOperation() {
     return signalPassFailure();
   }
   NodeAdder adder(graph, loc, "graph-minimize");
-  if (crossReplica) {
+  if (allReduce) {
     // cross_replica_sum over the default group: every replica.
     SmallVector<int32_t> everyone;
     for (int64_t r = 0; r < replicated.numReplicas; ++r)
@@ -232,8 +250,9 @@ void GraphMinimizePass::runOnOperation() {
     for (VariableGradient &vg : varsWithGrads) {
       Value &g = vg.gradient;
       auto producer = g.getDefiningOp<NodeOp>();
-      if (!producer ||
-          getStringTFAttr(producer, kTPUReplicateAttr) != replicated.tag)
+      if (replicated.tag &&
+          (!producer ||
+           getStringTFAttr(producer, kTPUReplicateAttr) != replicated.tag))
         continue;
       auto group = adder.add(
           "Const", "CrossReplicaSum/group_assignment", {}, {},
@@ -245,8 +264,9 @@ void GraphMinimizePass::runOnOperation() {
                            {g, group->getOutputs()[0]}, {});
       if (failed(sum))
         return signalPassFailure();
-      for (NodeOp n : {*group, *sum})
-        setTFAttr(n, kTPUReplicateAttr, replicated.tag);
+      if (replicated.tag)
+        for (NodeOp n : {*group, *sum})
+          setTFAttr(n, kTPUReplicateAttr, replicated.tag);
       g = sum->getOutputs()[0];
     }
   }

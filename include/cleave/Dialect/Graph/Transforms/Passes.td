@@ -371,6 +371,13 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
     the replicas (`CrossReplicaSum`, group [[0..N-1]]), and the updates
     apply the summed gradient once, outside the computation.
 
+    With `num-shards=N` instead, the graph is the step of one shard of a
+    computation that is not replicated yet (as `model_fn` builds it inside
+    TPUEstimator's device loop, which graph-training-loop then builds and
+    replicates): the same scaling and `CrossReplicaSum`s, untagged, and the
+    updates belong to the step, so each replica applies the summed
+    gradients to its copy of the variables.
+
     Errors: no variables, `No gradients provided for any variable, ...`,
     unknown nodes in the options, a cross-replica loss outside any
     replicated computation or a bad reduction, and the gradient errors of
@@ -401,6 +408,9 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
     Option<"crossReplica", "cross-replica", "bool", "false",
            "all-reduce the gradients of a replicated loss "
            "(CrossShardOptimizer)">,
+    Option<"numShards", "num-shards", "int64_t", "0",
+           "the step of one of N shards not replicated yet: all-reduce "
+           "its gradients over N (CrossShardOptimizer in model_fn)">,
     Option<"crossReplicaReduction", "cross-replica-reduction", "std::string",
            "\"mean\"", "mean (scale the loss by 1/replicas) or sum">,
     Option<"initName", "init", "std::string", "\"init\"",
