@@ -1645,8 +1645,10 @@ void addRandomCases(CaseTable &table) {
 }
 
 /// Lowered ops that only run with a host side answering them: lit tests
-/// run them compiled and interpreted (test/Runtime/replicated-run.test).
-constexpr const char *kRunWithAHost[] = {"XlaRecvFromHost"};
+/// run them compiled and interpreted (test/Runtime/replicated-run.test;
+/// the infeed: test/Estimator, whose device steps dequeue it compiled).
+constexpr const char *kRunWithAHost[] = {"XlaRecvFromHost", "InfeedDequeue",
+                                         "InfeedDequeueTuple"};
 
 /// Every case, by op: the table's where it has some, else the generic
 /// generator's. Built once, so the random values are the same in every

@@ -21,6 +21,7 @@
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace cleave::graph {
@@ -44,7 +45,9 @@ private:
   FailureOr<SmallVector<NodeOp>> resolveInputs(GraphOp graph);
   LogicalResult buildInfeed(GraphOp graph,
                             MutableArrayRef<NodeOp> placeholders);
-  LogicalResult buildOutfeed(GraphOp graph);
+  FailureOr<NodeOp> buildOutfeedEnqueue(GraphOp graph);
+  LogicalResult buildOutfeedDequeues(GraphOp graph, NodeOp enqueue);
+  FailureOr<std::string> buildDeviceLoop(GraphOp graph, NodeOp outfeed);
 };
 } // namespace
 
@@ -182,19 +185,14 @@ GraphTrainingLoopPass::buildInfeed(GraphOp graph,
   return success();
 }
 
-LogicalResult GraphTrainingLoopPass::buildOutfeed(GraphOp graph) {
+FailureOr<NodeOp> GraphTrainingLoopPass::buildOutfeedEnqueue(GraphOp graph) {
   TensorNameResolver byName(graph, "graph-training-loop");
   auto values = byName.resolve(outfeed, "outfeed");
   if (failed(values))
     return failure();
-  StringAttr cluster;
   SmallVector<Type> dtypes;
-  SmallVector<SmallVector<int64_t>> shapes;
   for (auto [name, value] : llvm::zip(outfeed, *values)) {
     auto producer = value.getDefiningOp<NodeOp>();
-    if (auto tag =
-            dyn_cast_or_null<StringAttr>(producer.getTFAttr(kTPUReplicateAttr)))
-      cluster = tag;
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (type && type.getRank() == 0)
       return nodeError(producer)
@@ -210,26 +208,253 @@ LogicalResult GraphTrainingLoopPass::buildOutfeed(GraphOp graph) {
                  << name,
              failure();
     dtypes.push_back(type.getElementType());
+  }
+  NodeAdder adder(graph, graph.getLoc(), "graph-training-loop");
+  return adder.add("OutfeedEnqueueTuple", "OutfeedEnqueueTuple", *values, {},
+                   {adder.getBuilder().getNamedAttr(
+                       "dtypes", typeList(adder.getBuilder(), dtypes))});
+}
+
+LogicalResult GraphTrainingLoopPass::buildOutfeedDequeues(GraphOp graph,
+                                                          NodeOp enqueue) {
+  SmallVector<Type> dtypes;
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (Value v : enqueue.getDataInputs()) {
+    auto type = cast<RankedTensorType>(v.getType());
+    dtypes.push_back(type.getElementType());
     shapes.emplace_back(type.getShape().begin(), type.getShape().end());
   }
-  if (!cluster)
-    return graph.emitError("graph-training-loop: no outfed tensor is "
-                           "computed on the device");
   NodeAdder adder(graph, graph.getLoc(), "graph-training-loop");
   OpBuilder &b = adder.getBuilder();
-  NamedAttribute dtypesAttr = b.getNamedAttr("dtypes", typeList(b, dtypes));
-  FailureOr<NodeOp> enqueue = adder.add(
-      "OutfeedEnqueueTuple", "OutfeedEnqueueTuple", *values, {}, {dtypesAttr});
-  if (failed(enqueue))
-    return failure();
-  setTFAttr(*enqueue, kTPUReplicateAttr, cluster);
   for (int64_t r = 0; r < numReplicas; ++r)
     if (failed(adder.add(
             "OutfeedDequeueTuple", "OutfeedDequeueTuple", {}, {},
-            {dtypesAttr, b.getNamedAttr("shapes", shapeList(b, shapes)),
+            {b.getNamedAttr("dtypes", typeList(b, dtypes)),
+             b.getNamedAttr("shapes", shapeList(b, shapes)),
              b.getNamedAttr("device_ordinal", b.getI64IntegerAttr(r))})))
       return failure();
   return success();
+}
+
+/// A scalar Const made by `builder` (in a function body or the graph).
+static FailureOr<NodeOp> scalarConst(OpBuilder &builder, Location loc,
+                                     StringRef name, Type type, double value) {
+  MLIRContext *ctx = builder.getContext();
+  auto tensorType = RankedTensorType::get({}, type);
+  Attribute element =
+      isa<FloatType>(type)
+          ? Attribute(builder.getFloatAttr(type, value))
+          : Attribute(builder.getIntegerAttr(type, int64_t(value)));
+  auto tensor =
+      TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}),
+                      DenseElementsAttr::get(tensorType, element), 1, {});
+  std::string error;
+  FailureOr<NodeOp> node =
+      createRegisteredNode(builder, loc, "Const", name, {}, {},
+                           {builder.getNamedAttr("dtype", TypeAttr::get(type)),
+                            builder.getNamedAttr("value", tensor)},
+                           "", error);
+  if (failed(node))
+    emitError(loc) << "graph-training-loop: " << error;
+  return node;
+}
+
+/// The device loop of training_loop.repeat(iterations_per_loop, step,
+/// [initial loss]): the step (everything the loss, the train op and the
+/// outfeed need, up to the variables) moves into the body of a While over
+/// (i, n, loss, captured...), n read from the resource variable
+/// `tpu_estimator/iterations_per_loop`; the body returns the step's loss
+/// in training and the running sum in evaluation, and counts i once the
+/// update and the outfeed ran. Returns the name of the loop's loss.
+FailureOr<std::string>
+GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
+  MLIRContext *ctx = &getContext();
+  Block &body = graph.getBody().front();
+  TensorNameResolver byName(graph, "graph-training-loop");
+  auto lossValues = byName.resolve({loss}, "loss");
+  if (failed(lossValues))
+    return failure();
+  Value lossValue = (*lossValues)[0];
+  auto lossType = dyn_cast<RankedTensorType>(lossValue.getType());
+  if (!lossType || lossType.getRank() != 0)
+    return emitError(lossValue.getLoc())
+               << "graph-training-loop: the loss '" << loss
+               << "' must be a scalar, got " << lossValue.getType(),
+           failure();
+  SmallVector<Operation *> roots{lossValue.getDefiningOp()};
+  NodeOp trainNode;
+  if (mode == "train") {
+    if (trainOp.empty())
+      return graph.emitError("graph-training-loop: the device loop runs the "
+                             "training step: option 'train-op' is required "
+                             "in mode train (or device-loop=false)"),
+             failure();
+    trainNode = byName.lookupNode(trainOp);
+    if (!trainNode)
+      return graph.emitError("graph-training-loop: option 'train-op' names '")
+                 << trainOp.getValue() << "', which is no node of the graph",
+             failure();
+    roots.push_back(trainNode);
+  }
+  if (outfeedEnqueue)
+    roots.push_back(outfeedEnqueue);
+
+  // The step: what the roots need, up to the variables.
+  llvm::DenseSet<Operation *> inStep;
+  SmallVector<Operation *> work(roots);
+  while (!work.empty()) {
+    auto node = dyn_cast_or_null<NodeOp>(work.pop_back_val());
+    if (!node || node->getBlock() != &body || inStep.contains(node))
+      continue;
+    StringRef op = node.getOpType();
+    if (op == "VarHandleOp" || op == "VariableV2" || op == "Variable" ||
+        op == "Placeholder" || op == "PlaceholderWithDefault")
+      continue;
+    inStep.insert(node);
+    for (Value input : node->getOperands())
+      work.push_back(input.getDefiningOp());
+  }
+  SmallVector<NodeOp> step;
+  llvm::SetVector<Value> captured;
+  SmallVector<Value> outsideControls;
+  for (auto node : body.getOps<NodeOp>()) {
+    if (!inStep.contains(node))
+      continue;
+    step.push_back(node);
+    for (Value input : node->getOperands()) {
+      if (inStep.contains(input.getDefiningOp()))
+        continue;
+      if (isa<ControlType>(input.getType()))
+        outsideControls.push_back(input);
+      else
+        captured.insert(input);
+    }
+  }
+
+  // The loop's functions over (i, n, loss, captured...).
+  Location loc = lossValue.getLoc();
+  Type i32 = IntegerType::get(ctx, 32);
+  Type lossElement = lossType.getElementType();
+  SmallVector<Type> argTypes{RankedTensorType::get({}, i32),
+                             RankedTensorType::get({}, i32), lossType};
+  for (Value v : captured)
+    argTypes.push_back(v.getType());
+  ModuleOp module = getOperation();
+  auto nodeIn = [&](OpBuilder &builder, StringRef op, StringRef name,
+                    ValueRange inputs,
+                    ValueRange controls) -> FailureOr<NodeOp> {
+    std::string error;
+    auto node = createRegisteredNode(builder, loc, op, name, inputs, controls,
+                                     {}, "", error);
+    if (failed(node))
+      emitError(loc) << "graph-training-loop: " << error;
+    return node;
+  };
+  auto cond = buildLibraryFunction(
+      module, "while_cond", argTypes,
+      [&](OpBuilder &builder,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
+        auto less = nodeIn(builder, "Less", "Less", {args[0], args[1]}, {});
+        if (failed(less))
+          return failure();
+        return SmallVector<Value>{less->getOutputs()[0]};
+      },
+      loc);
+  if (failed(cond))
+    return failure();
+  auto loopBody = buildLibraryFunction(
+      module, "while_body", argTypes,
+      [&](OpBuilder &builder,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
+        IRMapping mapping;
+        for (auto [i, v] : llvm::enumerate(captured))
+          mapping.map(v, args[3 + i]);
+        cloneNodesIntoFunction(builder, step, mapping);
+        Value stepLoss = mapping.lookup(lossValue);
+        SmallVector<Value> ran;
+        for (Operation *root : roots)
+          ran.push_back(mapping.lookup(cast<NodeOp>(root).getControl()));
+        auto one = scalarConst(builder, loc, "add/y", i32, 1);
+        if (failed(one))
+          return failure();
+        auto next = nodeIn(builder, "AddV2", "add",
+                           {args[0], one->getOutputs()[0]}, ran);
+        if (failed(next))
+          return failure();
+        Value carried = stepLoss;
+        if (mode == "eval") {
+          auto sum = nodeIn(builder, "AddV2", "add_1", {args[2], stepLoss}, {});
+          if (failed(sum))
+            return failure();
+          carried = sum->getOutputs()[0];
+        }
+        SmallVector<Value> results{next->getOutputs()[0], args[1], carried};
+        llvm::append_range(results, args.drop_front(3));
+        return results;
+      },
+      loc);
+  if (failed(loopBody))
+    return failure();
+
+  // The loop where the loss was; the step's nodes that nothing outside
+  // reads go.
+  NodeAdder adder(graph, loc, "graph-training-loop");
+  OpBuilder &b = adder.getBuilder();
+  auto counter = adder.add(
+      "VarHandleOp", "tpu_estimator/iterations_per_loop", {}, {},
+      {b.getNamedAttr("dtype", TypeAttr::get(i32)),
+       b.getNamedAttr("shape", ShapeAttr::get(ctx, ArrayRef<int64_t>{})),
+       b.getNamedAttr("shared_name",
+                      b.getStringAttr("tpu_estimator/iterations_per_loop"))},
+      {}, /*exactName=*/true);
+  if (failed(counter))
+    return failure();
+  auto zero = adder.add(
+      "Const", "tpu_estimator/iterations_per_loop/Initializer/zeros", {}, {},
+      {b.getNamedAttr("dtype", TypeAttr::get(i32)),
+       b.getNamedAttr("value",
+                      TensorAttr::get(
+                          ctx, i32, ShapeAttr::get(ctx, {}, false, {}),
+                          DenseElementsAttr::get(RankedTensorType::get({}, i32),
+                                                 b.getI32IntegerAttr(0)),
+                          1, {}))});
+  if (failed(zero) ||
+      failed(adder.add("AssignVariableOp",
+                       "tpu_estimator/iterations_per_loop/Assign",
+                       {counter->getOutputs()[0], zero->getOutputs()[0]}, {})))
+    return failure();
+  auto iterations = adder.add("ReadVariableOp", "while/iterations",
+                              {counter->getOutputs()[0]}, {},
+                              {b.getNamedAttr("dtype", TypeAttr::get(i32))});
+  auto start = adder.addScalar("while/start", 0, i32);
+  auto initialLoss = adder.addScalar("while/initial_loss", 0, lossElement);
+  if (failed(iterations) || failed(start) || failed(initialLoss))
+    return failure();
+  SmallVector<Value> inputs{start->getOutputs()[0], iterations->getOutputs()[0],
+                            initialLoss->getOutputs()[0]};
+  llvm::append_range(inputs, captured);
+  auto funcAttr = [&](FuncOp f) {
+    return FuncAttr::get(ctx, FlatSymbolRefAttr::get(f.getSymNameAttr()),
+                         DictionaryAttr::get(ctx));
+  };
+  auto loop = adder.add(
+      "While", "while", inputs, outsideControls,
+      {b.getNamedAttr("cond", funcAttr(*cond)),
+       b.getNamedAttr("body", funcAttr(*loopBody)),
+       b.getNamedAttr("parallel_iterations", b.getI64IntegerAttr(1))});
+  if (failed(loop))
+    return failure();
+  // (Passes add nodes out of dependency order: until none is left.)
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (NodeOp &node : step)
+      if (node && node->use_empty()) {
+        node.erase();
+        node = nullptr;
+        erased = true;
+      }
+  }
+  return (loop->getName() + ":2").str();
 }
 
 void GraphTrainingLoopPass::runOnOperation() {
@@ -253,18 +478,49 @@ void GraphTrainingLoopPass::runOnOperation() {
       if (name == input || name == input + ":0")
         name = "InfeedQueue/dequeue:" + std::to_string(i);
 
-  // The computation: what the loss (and the outfed tensors) need.
-  GraphReplicatePassOptions replicate;
+  // The computation: the device loop (training and evaluation), or one
+  // step (prediction): what the loss and the outfed tensors need.
+  bool loop = deviceLoop && mode != "predict";
   std::vector<std::string> outputs;
-  if (!loss.empty())
-    outputs.push_back(loss);
-  outputs.insert(outputs.end(), outfeed.begin(), outfeed.end());
+  NodeOp enqueue;
+  if (loop) {
+    if (!outfeed.empty()) {
+      auto built = buildOutfeedEnqueue(graph);
+      if (failed(built))
+        return signalPassFailure();
+      enqueue = *built;
+    }
+    auto loopLoss = buildDeviceLoop(graph, enqueue);
+    if (failed(loopLoss))
+      return signalPassFailure();
+    outputs.push_back(*loopLoss);
+  } else {
+    if (!loss.empty())
+      outputs.push_back(loss);
+    outputs.insert(outputs.end(), outfeed.begin(), outfeed.end());
+  }
+  GraphReplicatePassOptions replicate;
   replicate.outputs = outputs;
   replicate.numReplicas = numReplicas;
   OpPassManager pipeline("builtin.module");
   pipeline.addPass(createGraphReplicatePass(replicate));
   if (failed(runPipeline(pipeline, module)))
     return signalPassFailure();
-  if (!outfeed.empty() && failed(buildOutfeed(graph)))
+  if (!loop && !outfeed.empty()) {
+    // The step's outfeed, in the computation after its values.
+    auto built = buildOutfeedEnqueue(graph);
+    if (failed(built))
+      return signalPassFailure();
+    enqueue = *built;
+    for (Value v : enqueue.getDataInputs())
+      if (auto tag = v.getDefiningOp<NodeOp>().getTFAttr(kTPUReplicateAttr))
+        setTFAttr(enqueue, kTPUReplicateAttr, tag);
+    if (!enqueue.getTFAttr(kTPUReplicateAttr)) {
+      graph.emitError("graph-training-loop: no outfed tensor is computed on "
+                      "the device");
+      return signalPassFailure();
+    }
+  }
+  if (enqueue && failed(buildOutfeedDequeues(graph, enqueue)))
     return signalPassFailure();
 }

@@ -560,6 +560,11 @@ def GraphTrainingLoopPass
     Option<"numReplicas", "num-replicas", "int64_t", "1",
            "replicas (TPUConfig num_shards)">,
     Option<"loss", "loss", "std::string", "", "the scalar loss (train, eval)">,
+    Option<"trainOp", "train-op", "std::string", "",
+           "the op of the training step (train, with device-loop)">,
+    Option<"deviceLoop", "device-loop", "bool", "true",
+           "train and eval: loop over the step on the device, "
+           "iterations_per_loop times per launch">,
     ListOption<"outfeed", "outfeed", "std::string",
                "tensors for the host: metric_fn's (eval), the predictions "
                "(predict)">
