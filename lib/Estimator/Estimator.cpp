@@ -221,8 +221,8 @@ llvm::Error Estimator::Impl::addTowers(ModuleOp module, ModeSession &mode) {
   return llvm::Error::success();
 }
 
-llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
-                                             bool crossReplica) {
+llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module, bool crossReplica,
+                                             int64_t numShards) {
   const Model &model = job.model();
   if (!model.has_optimizer()) {
     if (model.train_op().empty())
@@ -235,7 +235,8 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module,
   minimize.globalStep = getGlobalStepName();
   minimize.createGlobalStep = true;
   // CrossShardOptimizer on the device: the replicas' gradients summed.
-  minimize.crossReplica = crossReplica;
+  minimize.crossReplica = crossReplica && numShards == 0;
+  minimize.numShards = numShards;
   minimize.crossReplicaReduction =
       model.optimizer().reduction() == Optimizer::SUM ? "sum" : "mean";
   if (!model.init_op().empty())
@@ -307,6 +308,9 @@ llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
   if (mode.mode != Mode::Predict)
     loop.loss = model.loss();
   loop.outfeed = mode.outfeed;
+  loop.deviceLoop = mode.deviceLoop;
+  if (mode.deviceLoop)
+    loop.trainOp = mode.trainOp;
   PassManager pm(&context);
   pm.addPass(graph::createGraphInferShapesPass());
   pm.addPass(graph::createGraphTrainingLoopPass(loop));
@@ -317,7 +321,8 @@ llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
     mode.replicaFeeds.emplace_back();
     for (const std::string &placeholder : inputs)
       mode.replicaFeeds.back().push_back(shard + "/" + placeholder);
-    mode.targets.push_back("InfeedQueue/enqueue/" + std::to_string(r));
+    (mode.deviceLoop ? mode.enqueueTargets : mode.targets)
+        .push_back("InfeedQueue/enqueue/" + std::to_string(r));
     if (mode.mode != Mode::Predict)
       mode.lossFetches.push_back("output_0_shard_" + std::to_string(r));
     if (!mode.outfeed.empty())
@@ -370,30 +375,45 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
         "(CrossShardOptimizer): name model.optimizer instead of a "
         "train op");
   }
+  bool towers = job.config().has_towers();
+  // Training on the device loops over the step there (TPUEstimator's
+  // training_loop.repeat), unless the host needs each step: a host_call
+  // or a hook that logs tensors.
+  bool logsTensors = llvm::any_of(job.training_hooks(), [](const Hook &hook) {
+    return hook.has_logging() && hook.logging().tensors_size() > 0;
+  });
+  result.deviceLoop = mode == Mode::Train && result.onDevice && !towers &&
+                      !model.has_host_call() && !logsTensors;
+  result.trainOp = !model.has_optimizer()         ? model.train_op()
+                   : model.optimizer().has_adam() ? std::string("Adam")
+                   : model.optimizer().has_momentum()
+                       ? std::string("Momentum")
+                       : std::string("GradientDescent");
+  if (result.deviceLoop) {
+    // model_fn's CrossShardOptimizer step, inside the computation.
+    if (llvm::Error failure = addTrainingStep(**module, true, result.replicas))
+      return std::move(failure);
+    if (!findNode(**module, result.trainOp))
+      return makeError("model.train_op: no node '" + result.trainOp +
+                       "' in the train graph");
+  }
   if (result.onDevice) {
     if (llvm::Error failure = putOnDevice(**module, result))
       return std::move(failure);
   } else if (mode != Mode::Predict) {
     result.lossFetches.push_back(model.loss());
   }
-  bool towers = job.config().has_towers();
   if (towers && result.onDevice)
     return makeError("config.towers: towers (replicate_model_fn) train a "
                      "plain Estimator: set use_tpu: false");
   if (towers && job.config().towers().num_devices() < 1)
     return makeError("config.towers.num_devices: must be at least 1, got " +
                      llvm::Twine(job.config().towers().num_devices()));
-  if (mode == Mode::Train) {
+  if (mode == Mode::Train && !result.deviceLoop) {
     if (llvm::Error failure = towers
                                   ? addTowers(**module, result)
                                   : addTrainingStep(**module, result.onDevice))
       return std::move(failure);
-    result.trainOp = model.has_optimizer()
-                         ? std::string(model.optimizer().has_adam() ? "Adam"
-                                       : model.optimizer().has_momentum()
-                                           ? "Momentum"
-                                           : "GradientDescent")
-                         : model.train_op();
     if (!findNode(**module, result.trainOp))
       return makeError("model.train_op: no node '" + result.trainOp +
                        "' in the train graph");
@@ -427,6 +447,56 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
   return result;
 }
 
+NamedTensors Estimator::Impl::replicaFeeds(const ModeSession &mode,
+                                           const Batch &batch) {
+  NamedTensors feeds;
+  for (const auto &[index, input] : llvm::enumerate(mode.inputs))
+    for (const auto &[key, column] : batch.columns) {
+      if (key != input.first)
+        continue;
+      // Replica r of R takes rows [rB/R, (r+1)B/R) of the global batch.
+      int64_t rows = column.shape()[0] / mode.replicas;
+      for (int64_t r = 0; r < mode.replicas; ++r)
+        feeds.emplace_back(mode.replicaFeeds[r][index],
+                           sliceRows(column, r * rows, (r + 1) * rows));
+    }
+  return feeds;
+}
+
+/// The device loop's trip count, set as TensorFlow's
+/// `iterations_per_loop_var.load(n)` does: its initializer, run with the
+/// value fed.
+static constexpr llvm::StringLiteral
+    kIterationsAssign = "tpu_estimator/iterations_per_loop/Assign",
+    kIterationsValue = "tpu_estimator/iterations_per_loop/Initializer/zeros";
+
+llvm::Expected<StepResult>
+Estimator::Impl::runLaunch(ModeSession &mode, llvm::ArrayRef<Batch> batches) {
+  Tensor iterations(kInt32, {});
+  iterations.data<int32_t>()[0] = static_cast<int32_t>(batches.size());
+  if (auto set = mode.session->run({{kIterationsValue.str(), iterations}}, {},
+                                   {kIterationsAssign.str()});
+      !set)
+    return set.takeError();
+  // The infeed thread's work: every step's batch on each replica's queue.
+  for (const Batch &batch : batches)
+    if (auto enqueued = mode.session->run(replicaFeeds(mode, batch), {},
+                                          mode.enqueueTargets);
+        !enqueued)
+      return enqueued.takeError();
+  auto results = mode.session->run({}, mode.lossFetches, {});
+  if (!results)
+    return results.takeError();
+  StepResult launch;
+  double sum = 0;
+  for (const Tensor &loss : *results)
+    sum += loss.getAsDouble(0);
+  launch.loss = sum / results->size();
+  launch.lossTensor = (*results)[0];
+  launch.lossTensor.setFromDouble(0, launch.loss);
+  return launch;
+}
+
 llvm::Expected<StepResult>
 Estimator::Impl::runStep(ModeSession &mode, const Batch &batch,
                          llvm::ArrayRef<std::string> extraFetches,
@@ -434,21 +504,13 @@ Estimator::Impl::runStep(ModeSession &mode, const Batch &batch,
                          std::vector<Tensor> *extraResults) {
   NamedTensors feeds;
   std::vector<std::string> fetches = mode.lossFetches;
-  for (const auto &[index, input] : llvm::enumerate(mode.inputs)) {
-    const Tensor *column = nullptr;
-    for (const auto &[key, tensor] : batch.columns)
-      if (key == input.first)
-        column = &tensor;
-    if (!mode.onDevice) {
-      feeds.emplace_back(input.second, *column);
-      continue;
-    }
-    // Replica r of R takes rows [rB/R, (r+1)B/R) of the global batch.
-    int64_t rows = column->shape()[0] / mode.replicas;
-    for (int64_t r = 0; r < mode.replicas; ++r)
-      feeds.emplace_back(mode.replicaFeeds[r][index],
-                         sliceRows(*column, r * rows, (r + 1) * rows));
-  }
+  if (mode.onDevice)
+    feeds = replicaFeeds(mode, batch);
+  else
+    for (const auto &[key, placeholder] : mode.inputs)
+      for (const auto &[column, tensor] : batch.columns)
+        if (column == key)
+          feeds.emplace_back(placeholder, tensor);
   if (mode.onDevice) {
     for (const std::string &dequeue : mode.outfeedDequeues)
       for (size_t k = 0; k < mode.outfeed.size(); ++k)
@@ -583,6 +645,17 @@ llvm::Error Estimator::Impl::checkScaffold(ModuleOp module, bool onDevice) {
                        "' in the graph");
     if (!onDevice)
       continue;
+    // The device loop's step moved into its body: what model_fn built
+    // and is still in the graph reads the infeed.
+    llvm::DenseSet<Operation *> readsInfeed;
+    if (graph::NodeOp dequeue = findNode(module, "InfeedQueue/dequeue")) {
+      llvm::SmallVector<Operation *> forward = {dequeue};
+      while (!forward.empty()) {
+        Operation *node = forward.pop_back_val();
+        if (readsInfeed.insert(node).second)
+          llvm::append_range(forward, node->getUsers());
+      }
+    }
     llvm::SmallVector<graph::NodeOp> work = {op};
     llvm::DenseSet<Operation *> seen;
     while (!work.empty()) {
@@ -611,7 +684,8 @@ llvm::Error Estimator::Impl::checkScaffold(ModuleOp module, bool onDevice) {
         }
         if (!producer)
           continue;
-        if (producer.getTFAttr("_tpu_replicate")) {
+        if (producer.getTFAttr("_tpu_replicate") ||
+            readsInfeed.contains(producer)) {
           std::string tensor =
               isa<graph::ControlType>(input.getType())
                   ? ("^" + producer.getName()).str()
@@ -923,7 +997,42 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
                              launch)
                    .str());
     int64_t launchStart = step;
-    for (int64_t i = 0; i < launch; ++i) {
+    if (mode->deviceLoop) {
+      std::vector<Batch> batches;
+      while ((int64_t)batches.size() < launch) {
+        std::optional<Batch> batch = prefetcher.next();
+        if (!batch) {
+          inputEnded = true;
+          break;
+        }
+        batches.push_back(std::move(*batch));
+      }
+      if (batches.empty())
+        break;
+      auto result = I.runLaunch(*mode, batches);
+      if (!result) {
+        log.clear();
+        return result.takeError();
+      }
+      if (std::isnan(result->loss)) {
+        log.clear();
+        if (hooks->failOnNanLoss)
+          return makeError("NaN loss during training.");
+        I.info("Model diverged with loss = NaN.");
+      }
+      lossText = formatValue(result->lossTensor);
+      auto after = I.readGlobalStep(*mode);
+      if (!after)
+        return after.takeError();
+      if (*after != step + (int64_t)batches.size())
+        return makeError("It seems that global step (tf.train.get_global_step) "
+                         "has not been increased: model.train_op '" +
+                         mode->trainOp + "' does not increment '" +
+                         mode->globalStep + "' once per step");
+      step = *after;
+      stepsRun += batches.size();
+    }
+    for (int64_t i = 0; i < launch && !mode->deviceLoop; ++i) {
       std::optional<Batch> batch = prefetcher.next();
       if (!batch) {
         inputEnded = true;

@@ -49,6 +49,11 @@ struct ModeSession {
   /// OutfeedDequeueTuple.
   std::vector<std::vector<std::string>> replicaFeeds;
   std::vector<std::string> outfeedDequeues;
+  /// Training on the device with graph-training-loop's While: a launch is
+  /// one run of the replicas over `tpu_estimator/iterations_per_loop`
+  /// steps, their batches enqueued before by `enqueueTargets`.
+  bool deviceLoop = false;
+  std::vector<std::string> enqueueTargets;
 };
 
 /// One step's results: the loss (the mean over the replicas) and the
@@ -81,7 +86,11 @@ struct Estimator::Impl {
                                              : job.model().global_step();
   }
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(Mode mode);
-  llvm::Error addTrainingStep(mlir::ModuleOp module, bool crossReplica);
+  /// `numShards` > 0: the step of one of that many shards, built before
+  /// the device loop replicates it; else `crossReplica`: the loss of a
+  /// replicated computation.
+  llvm::Error addTrainingStep(mlir::ModuleOp module, bool crossReplica,
+                              int64_t numShards = 0);
   llvm::Error addTowers(mlir::ModuleOp module, ModeSession &mode);
   llvm::Error checkInputs(mlir::ModuleOp module, Mode mode);
   llvm::Error putOnDevice(mlir::ModuleOp module, ModeSession &mode);
@@ -91,6 +100,13 @@ struct Estimator::Impl {
                                      llvm::ArrayRef<std::string> extraFetches,
                                      llvm::ArrayRef<std::string> extraTargets,
                                      std::vector<Tensor> *extraResults);
+  /// One launch of the device loop: `batches.size()` steps in one run of
+  /// each replica (ModeSession::deviceLoop).
+  llvm::Expected<StepResult> runLaunch(ModeSession &mode,
+                                       llvm::ArrayRef<Batch> batches);
+  /// Each replica's rows of `batch`, by its infeed placeholders.
+  runtime::NamedTensors replicaFeeds(const ModeSession &mode,
+                                     const Batch &batch);
   llvm::Error initialize(ModeSession &mode, llvm::StringRef checkpoint,
                          bool *restored);
   llvm::Error runInitializers(runtime::Session &session, bool localOnly);

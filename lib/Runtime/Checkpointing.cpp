@@ -109,6 +109,11 @@ runtime::listCheckpointedVariables(ModuleOp module) {
   });
   if (savers.empty()) {
     std::vector<CheckpointedVariable> vars = listVariables(module);
+    // TPUEstimator's loop counter is a local variable (LOCAL_VARIABLES),
+    // which a default Saver does not save.
+    llvm::erase_if(vars, [](const CheckpointedVariable &var) {
+      return var.key == "tpu_estimator/iterations_per_loop";
+    });
     llvm::sort(vars, [](const CheckpointedVariable &a,
                         const CheckpointedVariable &b) { return a.key < b.key; });
     return vars;

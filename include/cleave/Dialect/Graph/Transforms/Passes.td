@@ -534,10 +534,17 @@ def GraphTrainingLoopPass
       `OutfeedDequeueTuple_1`, ...; `device_ordinal` r) and concatenates
       the replicas' along the batch dimension.
 
-    In train mode, graph-minimize with `cross-replica` then adds the step
-    (CrossShardOptimizer). The host runs one step per run: the While loop
-    over `iterations_per_loop` that makes a launch one device call is not
-    built yet.
+    In train and eval mode (`device-loop`, the default), the step is
+    TPUEstimator's device loop: what the loss, `train-op` and the outfeed
+    need, up to the variables, moves into the library function
+    `while_body` of a `While` (`while`) over (i, n, loss, captured...),
+    n read from the resource variable `tpu_estimator/iterations_per_loop`
+    (which the host sets before each launch); the body carries the step's
+    loss (train) or the running sum (eval) and counts i after the update
+    and the outfeed. In train mode, run graph-minimize with `num-shards`
+    first (CrossShardOptimizer inside the step). With `device-loop=false`
+    the computation is one step (in train mode, graph-minimize with
+    `cross-replica` then adds the step).
 
     Errors, with TensorFlow's wording: inputs without a static shape but
     for the batch (`The features to the model returned by input_fn must
