@@ -39,7 +39,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
 
 using namespace mlir;
@@ -383,12 +382,8 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
   bool logsTensors = llvm::any_of(job.training_hooks(), [](const Hook &hook) {
     return hook.has_logging() && hook.logging().tensors_size() > 0;
   });
-  // Off until a launch of the Fashion-MNIST MLP (Adam) runs as fast as
-  // per-step runs (it is 30x slower: the next step of issue 28);
-  // CLEAVE_DEVICE_LOOP=1 turns it on.
   result.deviceLoop = mode == Mode::Train && result.onDevice && !towers &&
-                      !model.has_host_call() && !logsTensors &&
-                      std::getenv("CLEAVE_DEVICE_LOOP");
+                      !model.has_host_call() && !logsTensors;
   result.trainOp = !model.has_optimizer()         ? model.train_op()
                    : model.optimizer().has_adam() ? std::string("Adam")
                    : model.optimizer().has_momentum()

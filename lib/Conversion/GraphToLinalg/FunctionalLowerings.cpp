@@ -316,9 +316,10 @@ static bool sameListKind(const LoweredValue::List &entry,
          entry.fixedLength == next.fixedLength;
 }
 
-/// The variables the nodes of `function`'s body update, in node order. A
-/// handle must show its variable there: a loop variable's (`args`), or a
-/// variable node of the body, through identities.
+/// The variables the nodes of `function`'s body update (every handle an
+/// update takes: an optimizer's slots too), in node order. A handle must
+/// show its variable there: a loop variable's (`args`), or a variable node
+/// of the body, through identities.
 static FailureOr<SmallVector<std::string>>
 variablesUpdatedBy(NodeLowering &ctx, StringRef function,
                    ArrayRef<LoweredValue> args) {
@@ -346,17 +347,23 @@ variablesUpdatedBy(NodeLowering &ctx, StringRef function,
       return variableOf(node.getDataInputs()[0]);
     return "";
   };
+  auto isHandle = [](Value v) {
+    auto type = dyn_cast<TensorType>(v.getType());
+    return type && isa<graph::ResourceType>(type.getElementType());
+  };
   for (auto node : body.getOps<graph::NodeOp>()) {
-    if (!updatesVariables(node.getOpType()) || node.getDataInputs().empty())
+    if (!updatesVariables(node.getOpType()))
       continue;
-    std::string name = variableOf(node.getDataInputs()[0]);
-    if (name.empty())
-      return graph::nodeError(node)
-                 << "updates a variable inside a compiled loop whose handle "
-                    "is neither a loop variable nor a variable of the body",
-             failure();
-    if (!llvm::is_contained(names, name))
-      names.push_back(name);
+    for (Value input : node.getDataInputs()) {
+      std::string name = variableOf(input);
+      if (name.empty() && isHandle(input))
+        return graph::nodeError(node)
+                   << "updates a variable inside a compiled loop whose handle "
+                      "is neither a loop variable nor a variable of the body",
+               failure();
+      if (!name.empty() && !llvm::is_contained(names, name))
+        names.push_back(name);
+    }
   }
   return names;
 }

@@ -593,13 +593,15 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   if (it == table.end())
     return nodeError(node) << "op '" << op << "' has no CPU lowering",
            failure();
-  // A loop carries the variables its body updates; other control flow
-  // cannot yet.
-  if (regionDepth > 0 && updatesVariables(op) &&
-      !(ctx.getNumInputs() > 0 && mayUpdateInRegion(ctx.input(0).variable)))
-    return nodeError(node) << "updates a variable inside compiled control "
-                              "flow, which is not supported yet",
-           failure();
+  // A loop carries the variables its body updates (every variable the
+  // update takes: an optimizer's slots too); other control flow cannot yet.
+  if (regionDepth > 0 && updatesVariables(op))
+    for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+      if (const std::string &variable = ctx.input(i).variable;
+          !variable.empty() && !mayUpdateInRegion(variable))
+        return nodeError(node) << "updates a variable inside compiled control "
+                                  "flow, which is not supported yet",
+               failure();
   if (failed(validateNodeDef(node)) || failed(ctx.inferShapes()))
     return failure();
   const ops::OpSpec *spec = ops::lookupOp(op);
