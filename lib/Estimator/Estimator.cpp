@@ -389,14 +389,22 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
                    : model.optimizer().has_momentum()
                        ? std::string("Momentum")
                        : std::string("GradientDescent");
-  if (result.deviceLoop) {
-    // model_fn's CrossShardOptimizer step, inside the computation.
-    if (llvm::Error failure = addTrainingStep(**module, true, result.replicas))
-      return std::move(failure);
+  // The step is built before the device loop takes it in (model_fn's
+  // CrossShardOptimizer step, inside the computation), else after.
+  auto addStep = [&]() -> llvm::Error {
+    if (llvm::Error failure =
+            towers ? addTowers(**module, result)
+                   : addTrainingStep(**module, result.onDevice,
+                                     result.deviceLoop ? result.replicas : 0))
+      return failure;
     if (!findNode(**module, result.trainOp))
       return makeError("model.train_op: no node '" + result.trainOp +
                        "' in the train graph");
-  }
+    return llvm::Error::success();
+  };
+  if (result.deviceLoop)
+    if (llvm::Error failure = addStep())
+      return std::move(failure);
   if (result.onDevice) {
     if (llvm::Error failure = putOnDevice(**module, result))
       return std::move(failure);
@@ -410,13 +418,8 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
     return makeError("config.towers.num_devices: must be at least 1, got " +
                      llvm::Twine(job.config().towers().num_devices()));
   if (mode == Mode::Train && !result.deviceLoop) {
-    if (llvm::Error failure = towers
-                                  ? addTowers(**module, result)
-                                  : addTrainingStep(**module, result.onDevice))
+    if (llvm::Error failure = addStep())
       return std::move(failure);
-    if (!findNode(**module, result.trainOp))
-      return makeError("model.train_op: no node '" + result.trainOp +
-                       "' in the train graph");
     result.targets.push_back(result.trainOp);
   }
   result.globalStep = getGlobalStepName();
@@ -989,6 +992,33 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   std::string lossText = "nan";
   bool inputEnded = false;
   int64_t stepsRun = 0;
+  // NanTensorHook: Estimator's fails; fail_on_nan_loss: false logs.
+  auto checkLoss = [&](const StepResult &result) -> llvm::Error {
+    if (!std::isnan(result.loss))
+      return llvm::Error::success();
+    log.clear();
+    if (hooks->failOnNanLoss)
+      return makeError("NaN loss during training.");
+    I.info("Model diverged with loss = NaN.");
+    return llvm::Error::success();
+  };
+  // After `ran` steps: global_step must have grown (by one per step of a
+  // launch, which the device loop's optimizer increments).
+  auto advance = [&](const StepResult &result, int64_t ran) -> llvm::Error {
+    lossText = formatValue(result.lossTensor);
+    auto after = I.readGlobalStep(*mode);
+    if (!after)
+      return after.takeError();
+    if (*after == step || (mode->deviceLoop && *after != step + ran))
+      return makeError("It seems that global step (tf.train.get_global_step) "
+                       "has not been increased: model.train_op '" +
+                       mode->trainOp + "' does not increment '" +
+                       mode->globalStep + "'" +
+                       (mode->deviceLoop ? " once per step" : ""));
+    step = *after;
+    stepsRun += ran;
+    return llvm::Error::success();
+  };
   while (step < lastStep && !inputEnded) {
     int64_t launch = std::min(perLaunch, lastStep - step);
     if (perLaunch > 1)
@@ -1014,23 +1044,10 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         log.clear();
         return result.takeError();
       }
-      if (std::isnan(result->loss)) {
-        log.clear();
-        if (hooks->failOnNanLoss)
-          return makeError("NaN loss during training.");
-        I.info("Model diverged with loss = NaN.");
-      }
-      lossText = formatValue(result->lossTensor);
-      auto after = I.readGlobalStep(*mode);
-      if (!after)
-        return after.takeError();
-      if (*after != step + (int64_t)batches.size())
-        return makeError("It seems that global step (tf.train.get_global_step) "
-                         "has not been increased: model.train_op '" +
-                         mode->trainOp + "' does not increment '" +
-                         mode->globalStep + "' once per step");
-      step = *after;
-      stepsRun += batches.size();
+      if (llvm::Error failure = checkLoss(*result))
+        return failure;
+      if (llvm::Error failure = advance(*result, batches.size()))
+        return failure;
     }
     for (int64_t i = 0; i < launch && !mode->deviceLoop; ++i) {
       std::optional<Batch> batch = prefetcher.next();
@@ -1045,30 +1062,16 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         log.clear();
         return result.takeError();
       }
-      if (std::isnan(result->loss)) {
-        log.clear();
-        // NanTensorHook: Estimator's fails; fail_on_nan_loss: false logs.
-        if (hooks->failOnNanLoss)
-          return makeError("NaN loss during training.");
-        I.info("Model diverged with loss = NaN.");
-      }
+      if (llvm::Error failure = checkLoss(*result))
+        return failure;
       hooks->logTensors(step, logged, log);
       if (hostCall)
         if (llvm::Error failure = hostCall->run(result->outfed)) {
           log.clear();
           return failure;
         }
-      lossText = formatValue(result->lossTensor);
-      auto after = I.readGlobalStep(*mode);
-      if (!after)
-        return after.takeError();
-      if (*after == step)
-        return makeError("It seems that global step (tf.train.get_global_step) "
-                         "has not been increased: model.train_op '" +
-                         mode->trainOp + "' does not increment '" +
-                         mode->globalStep + "'");
-      step = *after;
-      ++stepsRun;
+      if (llvm::Error failure = advance(*result, 1))
+        return failure;
     }
     log.stepsDone(launchStart, step - launchStart, lossText,
                   perLaunch > 1 ? step : launchStart);

@@ -65,8 +65,7 @@ FailureOr<NodeOp> NodeAdder::add(StringRef opType, StringRef name,
   return node;
 }
 
-FailureOr<NodeOp> NodeAdder::addScalar(StringRef name, double value, Type type,
-                                       NodeOp colocate, ValueRange controls) {
+TensorAttr cleave::graph::getScalarTensor(Type type, double value) {
   auto tensorType = RankedTensorType::get({}, type);
   DenseElementsAttr dense;
   if (auto f = dyn_cast<FloatType>(type)) {
@@ -78,12 +77,16 @@ FailureOr<NodeOp> NodeAdder::addScalar(StringRef name, double value, Type type,
     dense = DenseElementsAttr::get(
         tensorType, APInt(type.getIntOrFloatBitWidth(), int64_t(value), true));
   }
-  MLIRContext *ctx = builder.getContext();
-  auto tensor = TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}),
-                                dense, 1, {});
+  MLIRContext *ctx = type.getContext();
+  return TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}), dense,
+                         1, {});
+}
+
+FailureOr<NodeOp> NodeAdder::addScalar(StringRef name, double value, Type type,
+                                       NodeOp colocate, ValueRange controls) {
   return add("Const", name, {}, controls,
              {builder.getNamedAttr("dtype", TypeAttr::get(type)),
-              builder.getNamedAttr("value", tensor)},
+              builder.getNamedAttr("value", getScalarTensor(type, value))},
              colocate);
 }
 

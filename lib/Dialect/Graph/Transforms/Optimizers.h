@@ -26,6 +26,10 @@ bool isResourceVariable(NodeOp variable);
 /// The dtype of a variable's values (a VarHandleOp's `dtype`).
 mlir::Type getVariableValueType(NodeOp variable);
 
+/// A scalar tensor of `type` (float or integer) holding `value`, as a
+/// Const's `value` attr.
+TensorAttr getScalarTensor(mlir::Type type, double value);
+
 /// Adds registered nodes at the end of a graph under unique names, as
 /// TensorFlow's Python wrappers do; errors are reported at `loc`, prefixed
 /// with the pass.

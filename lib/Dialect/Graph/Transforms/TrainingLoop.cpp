@@ -236,29 +236,6 @@ LogicalResult GraphTrainingLoopPass::buildOutfeedDequeues(GraphOp graph,
   return success();
 }
 
-/// A scalar Const made by `builder` (in a function body or the graph).
-static FailureOr<NodeOp> scalarConst(OpBuilder &builder, Location loc,
-                                     StringRef name, Type type, double value) {
-  MLIRContext *ctx = builder.getContext();
-  auto tensorType = RankedTensorType::get({}, type);
-  Attribute element =
-      isa<FloatType>(type)
-          ? Attribute(builder.getFloatAttr(type, value))
-          : Attribute(builder.getIntegerAttr(type, int64_t(value)));
-  auto tensor =
-      TensorAttr::get(ctx, type, ShapeAttr::get(ctx, {}, false, {}),
-                      DenseElementsAttr::get(tensorType, element), 1, {});
-  std::string error;
-  FailureOr<NodeOp> node =
-      createRegisteredNode(builder, loc, "Const", name, {}, {},
-                           {builder.getNamedAttr("dtype", TypeAttr::get(type)),
-                            builder.getNamedAttr("value", tensor)},
-                           "", error);
-  if (failed(node))
-    emitError(loc) << "graph-training-loop: " << error;
-  return node;
-}
-
 /// The device loop of training_loop.repeat(iterations_per_loop, step,
 /// [initial loss]): the step (everything the loss, the train op and the
 /// outfeed need, up to the variables) moves into the body of a While over
@@ -340,12 +317,13 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
   for (Value v : captured)
     argTypes.push_back(v.getType());
   ModuleOp module = getOperation();
+  // A node in one of the loop's functions.
   auto nodeIn = [&](OpBuilder &builder, StringRef op, StringRef name,
-                    ValueRange inputs,
-                    ValueRange controls) -> FailureOr<NodeOp> {
+                    ValueRange inputs, ValueRange controls,
+                    ArrayRef<NamedAttribute> attrs = {}) -> FailureOr<NodeOp> {
     std::string error;
     auto node = createRegisteredNode(builder, loc, op, name, inputs, controls,
-                                     {}, "", error);
+                                     attrs, "", error);
     if (failed(node))
       emitError(loc) << "graph-training-loop: " << error;
     return node;
@@ -374,7 +352,10 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
         SmallVector<Value> ran;
         for (Operation *root : roots)
           ran.push_back(mapping.lookup(cast<NodeOp>(root).getControl()));
-        auto one = scalarConst(builder, loc, "add/y", i32, 1);
+        auto one =
+            nodeIn(builder, "Const", "add/y", {}, {},
+                   {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
+                    builder.getNamedAttr("value", getScalarTensor(i32, 1))});
         if (failed(one))
           return failure();
         auto next = nodeIn(builder, "AddV2", "add",
@@ -409,15 +390,8 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
       {}, /*exactName=*/true);
   if (failed(counter))
     return failure();
-  auto zero = adder.add(
-      "Const", "tpu_estimator/iterations_per_loop/Initializer/zeros", {}, {},
-      {b.getNamedAttr("dtype", TypeAttr::get(i32)),
-       b.getNamedAttr("value",
-                      TensorAttr::get(
-                          ctx, i32, ShapeAttr::get(ctx, {}, false, {}),
-                          DenseElementsAttr::get(RankedTensorType::get({}, i32),
-                                                 b.getI32IntegerAttr(0)),
-                          1, {}))});
+  auto zero = adder.addScalar(
+      "tpu_estimator/iterations_per_loop/Initializer/zeros", 0, i32);
   if (failed(zero) ||
       failed(adder.add("AssignVariableOp",
                        "tpu_estimator/iterations_per_loop/Assign",
