@@ -317,7 +317,8 @@ static bool sameListKind(const LoweredValue::List &entry,
 }
 
 /// The variables the nodes of `function`'s body update (every handle an
-/// update takes: an optimizer's slots too), in node order. A handle must
+/// update takes: an optimizer's slots too; a stateful random op's place in
+/// its stream), in node order. A handle must
 /// show its variable there: a loop variable's (`args`), or a variable node
 /// of the body, through identities.
 static FailureOr<SmallVector<std::string>>
@@ -352,6 +353,9 @@ variablesUpdatedBy(NodeLowering &ctx, StringRef function,
     return type && isa<graph::ResourceType>(type.getElementType());
   };
   for (auto node : body.getOps<graph::NodeOp>()) {
+    if (std::string state = getRandomStateVariableOf(node);
+        !state.empty() && !llvm::is_contained(names, state))
+      names.push_back(state);
     if (!updatesVariables(node.getOpType()))
       continue;
     for (Value input : node.getDataInputs()) {
@@ -413,7 +417,11 @@ static LogicalResult whileOp(NodeLowering &ctx) {
   SmallVector<LoweredValue> carriedAtEntry;
   unsigned firstCarried = init.size();
   for (const std::string &name : *carried) {
-    FailureOr<LoweredValue> value = ctx.currentVariable(name);
+    // A random stream not drawn from yet starts at its beginning.
+    FailureOr<LoweredValue> value =
+        isRandomStateVariable(name)
+            ? ctx.readVariableOr(name, cleave::Tensor(cleave::kUInt64, {}))
+            : ctx.currentVariable(name);
     if (failed(value) || !tensorOf(ctx, *value))
       return failure();
     carriedAtEntry.push_back(*value);

@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <deque>
+#include <utility>
 #include <unordered_map>
 
 using namespace mlir;
@@ -283,6 +284,9 @@ public:
     llvm::StringSet<> names;
   };
   SmallVector<CarriedVariables> carried;
+  /// A write in a region to a variable no loop there carries, which the
+  /// node that wrote it reports.
+  bool updatedUncarried = false;
   bool mayUpdateInRegion(StringRef variable) const {
     return !carried.empty() && carried.back().depth == regionDepth &&
            carried.back().names.contains(variable);
@@ -370,6 +374,7 @@ FunctionLowering::currentValue(StringRef variable, graph::NodeOp user,
 }
 
 void FunctionLowering::writeVariable(StringRef variable, LoweredValue value) {
+  updatedUncarried |= regionDepth > 0 && !mayUpdateInRegion(variable);
   VariableState &state = variables[variable];
   value.variable = variable.str();
   value.constant.reset();
@@ -593,15 +598,6 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   if (it == table.end())
     return nodeError(node) << "op '" << op << "' has no CPU lowering",
            failure();
-  // A loop carries the variables its body updates (every variable the
-  // update takes: an optimizer's slots too); other control flow cannot yet.
-  if (regionDepth > 0 && updatesVariables(op))
-    for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
-      if (const std::string &variable = ctx.input(i).variable;
-          !variable.empty() && !mayUpdateInRegion(variable))
-        return nodeError(node) << "updates a variable inside compiled control "
-                                  "flow, which is not supported yet",
-               failure();
   if (failed(validateNodeDef(node)) || failed(ctx.inferShapes()))
     return failure();
   const ops::OpSpec *spec = ops::lookupOp(op);
@@ -644,6 +640,12 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   }
   if (failed(it->second.lowering(ctx)) || ctx.hasFailedInput())
     return failure();
+  // A loop carries the variables its body updates; other control flow
+  // cannot yet (the value would escape its region).
+  if (std::exchange(updatedUncarried, false))
+    return nodeError(node) << "updates a variable inside compiled control "
+                              "flow, which is not supported yet",
+           failure();
   for (auto [i, out] : llvm::enumerate(node.getOutputs()))
     if (!values.count(out))
       return nodeError(node) << "the CPU lowering of '" << op

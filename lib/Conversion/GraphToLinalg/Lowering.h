@@ -249,6 +249,10 @@ LoweringTable getStateLowerings();
 LoweringTable getControlFlowLowerings();
 LoweringTable getFunctionalLowerings();
 LoweringTable getRandomLowerings();
+/// The variable a stateful random op (RandomUniform, ...) keeps its place
+/// in its stream in, which each run reads and moves on; empty for others.
+std::string getRandomStateVariableOf(graph::NodeOp node);
+bool isRandomStateVariable(llvm::StringRef variable);
 /// The TensorList ops: Data family ops in ListLowerings.cpp.
 LoweringTable getListLowerings();
 LoweringTable getTPULowerings();

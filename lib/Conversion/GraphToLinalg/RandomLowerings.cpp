@@ -249,6 +249,18 @@ static LogicalResult getAlg(NodeLowering &ctx) {
   return success();
 }
 
+bool cleave::conversion::isRandomStateVariable(StringRef variable) {
+  return variable.ends_with(interp::getRandomStateVariable(""));
+}
+
+std::string cleave::conversion::getRandomStateVariableOf(graph::NodeOp node) {
+  StringRef op = node.getOpType();
+  if (op == "RandomUniform" || op == "RandomStandardNormal" ||
+      op == "TruncatedNormal" || op == "RandomUniformInt")
+    return interp::getRandomStateVariable(node.getName());
+  return "";
+}
+
 LoweringTable cleave::conversion::getRandomLowerings() {
   using D = Distribution;
   using S = Seeding;
