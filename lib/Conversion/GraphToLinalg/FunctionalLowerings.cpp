@@ -15,6 +15,7 @@
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
@@ -372,6 +373,21 @@ variablesUpdatedBy(NodeLowering &ctx, StringRef function,
   return names;
 }
 
+/// An update computed element-wise into a fresh tensor (the optimizers'
+/// maps) writes into the loop's carried value instead, so that
+/// bufferization updates the variable's buffer in place each iteration
+/// rather than allocating a new one and copying it back into the loop's.
+static void writeIntoCarried(Value next, BlockArgument carried) {
+  auto generic = next.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      next.getType() != carried.getType())
+    return;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  if (init->get().getDefiningOp<tensor::EmptyOp>() &&
+      !generic.payloadUsesValueFromOperand(init))
+    init->set(carried);
+}
+
 /// While/StatelessWhile(input...): cond and body are functions of the loop
 /// variables. A TensorList loop variable is carried as its buffer, and its
 /// length when it grows or shrinks. A resource loop variable names its
@@ -589,6 +605,7 @@ static LogicalResult whileOp(NodeLowering &ctx) {
         result = failure();
         break;
       }
+      writeIntoCarried(tensor, after->getArgument(firstCarried + j));
       yielded.push_back(tensor);
     }
     failed |= ::mlir::failed(result);
