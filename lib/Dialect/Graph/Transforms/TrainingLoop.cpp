@@ -46,7 +46,7 @@ private:
   LogicalResult buildInfeed(GraphOp graph,
                             MutableArrayRef<NodeOp> placeholders);
   FailureOr<NodeOp> buildOutfeedEnqueue(GraphOp graph);
-  LogicalResult buildOutfeedDequeues(GraphOp graph, NodeOp enqueue);
+  LogicalResult buildOutfeedDequeues(GraphOp graph, TypeRange outfed);
   FailureOr<std::string> buildDeviceLoop(GraphOp graph, NodeOp outfeed);
 };
 } // namespace
@@ -215,12 +215,13 @@ FailureOr<NodeOp> GraphTrainingLoopPass::buildOutfeedEnqueue(GraphOp graph) {
                        "dtypes", typeList(adder.getBuilder(), dtypes))});
 }
 
+/// One OutfeedDequeueTuple per replica for tensors of the `outfed` types.
 LogicalResult GraphTrainingLoopPass::buildOutfeedDequeues(GraphOp graph,
-                                                          NodeOp enqueue) {
+                                                          TypeRange outfed) {
   SmallVector<Type> dtypes;
   SmallVector<SmallVector<int64_t>> shapes;
-  for (Value v : enqueue.getDataInputs()) {
-    auto type = cast<RankedTensorType>(v.getType());
+  for (Type t : outfed) {
+    auto type = cast<RankedTensorType>(t);
     dtypes.push_back(type.getElementType());
     shapes.emplace_back(type.getShape().begin(), type.getShape().end());
   }
@@ -457,12 +458,15 @@ void GraphTrainingLoopPass::runOnOperation() {
   bool loop = deviceLoop && mode != "predict";
   std::vector<std::string> outputs;
   NodeOp enqueue;
+  // What the host dequeues (the enqueue itself moves into the loop).
+  SmallVector<Type> outfed;
   if (loop) {
     if (!outfeed.empty()) {
       auto built = buildOutfeedEnqueue(graph);
       if (failed(built))
         return signalPassFailure();
       enqueue = *built;
+      llvm::append_range(outfed, enqueue.getDataInputs().getTypes());
     }
     auto loopLoss = buildDeviceLoop(graph, enqueue);
     if (failed(loopLoss))
@@ -494,7 +498,8 @@ void GraphTrainingLoopPass::runOnOperation() {
                       "the device");
       return signalPassFailure();
     }
+    llvm::append_range(outfed, enqueue.getDataInputs().getTypes());
   }
-  if (enqueue && failed(buildOutfeedDequeues(graph, enqueue)))
+  if (!outfed.empty() && failed(buildOutfeedDequeues(graph, outfed)))
     return signalPassFailure();
 }
