@@ -929,7 +929,9 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     return text + "?)";
   };
 
-  // Resolve feeds and fetches.
+  // Resolve feeds and fetches. A name the graph lacks is the request's
+  // fault, not the graph's: its error has no place in the graph's source.
+  Location requestLoc = UnknownLoc::get(module.getContext());
   llvm::DenseMap<Value, Tensor> fed;
   SmallVector<Value> fedValues;
   std::vector<Tensor> fedTensors;
@@ -939,7 +941,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return inner.emitError() << getNotFeedableMessage(name), failure();
     auto node = dyn_cast_or_null<NodeOp>(byName.lookup(nodeName).op);
     if (!node || port >= node.getOutputs().size())
-      return emitError(loc) << "cannot feed '" << name
+      return emitError(requestLoc) << "cannot feed '" << name
                             << "': no such tensor in the graph"
                             << (node ? "" : suggest(nodeName)),
              failure();
@@ -979,7 +981,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return failure();
     auto it = byName.find(nodeName);
     if (it == byName.end())
-      return emitError(loc) << "cannot fetch '" << name << "': no node named '"
+      return emitError(requestLoc) << "cannot fetch '" << name << "': no node named '"
                             << nodeName << "'" << suggest(nodeName),
              failure();
     const Named &named = it->second;
@@ -989,7 +991,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       if (auto node = dyn_cast<NodeOp>(named.op);
           node && failed(checkOpIsKnown(node)))
         return failure();
-      return emitError(loc)
+      return emitError(requestLoc)
                  << "cannot fetch '" << name << "': node '" << nodeName
                  << "' has " << named.outputs.size()
                  << (named.outputs.size() == 1 ? " output" : " outputs"),
@@ -1009,7 +1011,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return failure();
     Operation *op = byName.lookup(name).op;
     if (!op)
-      return emitError(loc) << "cannot run target '" << name
+      return emitError(requestLoc) << "cannot run target '" << name
                             << "': no node named '" << name << "'"
                             << suggest(name),
              failure();

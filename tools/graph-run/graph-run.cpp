@@ -534,6 +534,17 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  // An error with no place in the graph (a fetch, feed or target the graph
+  // lacks) is the command line's: said as graph-run's own, not as the
+  // graph file's first line.
+  ScopedDiagnosticHandler requestErrors(&context, [](Diagnostic &diag) {
+    if (!isa<UnknownLoc>(diag.getLocation()) ||
+        diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    llvm::outs().flush();
+    llvm::errs() << "graph-run: " << diag.str() << "\n";
+    return success();
+  });
 
   std::unique_ptr<runtime::Session> session = openSession(context, sourceMgr);
   if (!session)
