@@ -86,12 +86,11 @@ Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
                        ": not supported yet by graph-estimator "
                        "(docs/Estimator.md, \"Where it runs\")");
   if (model.has_saved_model())
-    return makeError(
-        "model.saved_model: models from SavedModels are not "
-        "supported yet; give the graph of each mode (model.graph)");
-  if (!model.has_graph())
+    if (llvm::Error failure = impl->bindSavedModel())
+      return std::move(failure);
+  if (!model.has_graph() && !model.has_saved_model())
     return makeError("model: no graph (model.graph { train: ... eval: ... "
-                     "predict: ... } or { all: ... })");
+                     "predict: ... } or { all: ... }, or model.saved_model)");
   if (model.features().empty())
     return makeError("model.features: no features (features { key: \"x\" "
                      "placeholder: \"x\" })");
@@ -113,7 +112,18 @@ Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
   return std::unique_ptr<Estimator>(new Estimator(std::move(impl)));
 }
 
+std::string Estimator::Impl::getTrainOpName() const {
+  const Model &model = job.model();
+  if (!model.has_optimizer())
+    return model.train_op();
+  return model.optimizer().has_adam()       ? "Adam"
+         : model.optimizer().has_momentum() ? "Momentum"
+                                            : "GradientDescent";
+}
+
 std::string Estimator::Impl::getGraphPath(Mode mode) const {
+  if (job.model().has_saved_model())
+    return job.model().saved_model();
   const ModeGraphs &graphs = job.model().graph();
   const std::string &specific = mode == Mode::Train  ? graphs.train()
                                 : mode == Mode::Eval ? graphs.eval()
@@ -122,6 +132,8 @@ std::string Estimator::Impl::getGraphPath(Mode mode) const {
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> Estimator::Impl::loadGraph(Mode mode) {
+  if (job.model().has_saved_model())
+    return loadSavedModelGraph(mode);
   std::string path = getGraphPath(mode);
   if (path.empty())
     return makeError(llvm::Twine("model.graph: no graph for mode ") +
@@ -384,11 +396,7 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
   });
   result.deviceLoop = mode == Mode::Train && result.onDevice && !towers &&
                       !model.has_host_call() && !logsTensors;
-  result.trainOp = !model.has_optimizer()         ? model.train_op()
-                   : model.optimizer().has_adam() ? std::string("Adam")
-                   : model.optimizer().has_momentum()
-                       ? std::string("Momentum")
-                       : std::string("GradientDescent");
+  result.trainOp = getTrainOpName();
   // The step is built before the device loop takes it in (model_fn's
   // CrossShardOptimizer step, inside the computation), else after.
   auto addStep = [&]() -> llvm::Error {
@@ -814,6 +822,8 @@ llvm::Error Estimator::Impl::initialize(ModeSession &mode,
            (mode.mode == Mode::Eval ? "evaluate." : "predict."));
       if (llvm::Error failure = runInitializers(*mode.session, false))
         return failure;
+      if (llvm::Error failure = restoreSavedModelVariables(*mode.session))
+        return failure;
       return warmStart(mode);
     }
     if (mode.globalStep.empty()) {
@@ -836,6 +846,8 @@ llvm::Error Estimator::Impl::initialize(ModeSession &mode,
     return mode.session->restore(prefix);
   }
   if (llvm::Error failure = runInitializers(*mode.session, false))
+    return failure;
+  if (llvm::Error failure = restoreSavedModelVariables(*mode.session))
     return failure;
   return warmStart(mode);
 }

@@ -21,6 +21,10 @@
 
 #include <cmath>
 
+namespace tensorflow {
+class MetaGraphDef;
+} // namespace tensorflow
+
 namespace cleave::estimator {
 
 /// A mode's graph in its session, with what the job binds in it.
@@ -70,6 +74,8 @@ struct Estimator::Impl {
   EstimatorOptions options;
   RunSettings settings;
   llvm::SourceMgr sourceMgr;
+  /// For a model given as a SavedModel: which modes it has a graph for.
+  bool savedModelHasMode[3] = {false, false, false};
 
   Impl(Job job, mlir::MLIRContext &context, EstimatorOptions options)
       : job(std::move(job)), context(context), options(std::move(options)) {}
@@ -85,7 +91,26 @@ struct Estimator::Impl {
     return job.model().global_step().empty() ? "global_step"
                                              : job.model().global_step();
   }
+  /// The train op: the job's, or the one its optimizer builds.
+  std::string getTrainOpName() const;
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(Mode mode);
+  /// A model given as a SavedModel (experimental_export_all_saved_models):
+  /// what the job does not name, from its signatures and collections.
+  llvm::Error bindSavedModel();
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  loadSavedModelGraph(Mode mode);
+  /// export --all-modes (Export.cpp): the train graph with the
+  /// checkpoint's variables (in `session`, which keeps them for the
+  /// SavedModel) and the eval graph with metric_fn in it, as MetaGraphDefs
+  /// whose supervised signatures take `inputs` (key, placeholder).
+  llvm::Expected<tensorflow::MetaGraphDef> exportTrainGraph(
+      llvm::StringRef prefix,
+      const std::vector<std::pair<std::string, std::string>> &inputs,
+      std::unique_ptr<runtime::Session> &session);
+  llvm::Expected<tensorflow::MetaGraphDef> exportEvalGraph(
+      const std::vector<std::pair<std::string, std::string>> &inputs);
+  /// A fresh start of a model given as a SavedModel: its variables.
+  llvm::Error restoreSavedModelVariables(runtime::Session &session);
   /// `numShards` > 0: the step of one of that many shards, built before
   /// the device loop replicates it; else `crossReplica`: the loss of a
   /// replicated computation.

@@ -8,9 +8,17 @@
 // (method tensorflow/serving/predict: the features in, the predictions
 // out). Written under a temporary name and renamed, as TensorFlow does.
 //
+// With all modes (experimental_export_all_saved_models), also the train
+// graph, tagged {train}, with the signature `train` and the train op in the
+// collection saved_model_train_op, and the eval graph with metric_fn
+// applied in it, tagged {eval}, with the signature `eval`; the variables
+// are then the train graph's (optimizer slots and global step included),
+// as TensorFlow saves those of the first mode.
+//
 //===----------------------------------------------------------------------===//
 
 #include "EstimatorImpl.h"
+#include "MetricGraphs.h"
 #include "Support.h"
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
@@ -58,12 +66,15 @@ static tensorflow::TensorInfo tensorInfo(ModuleOp module,
   return info;
 }
 
+using TensorNames = std::vector<std::pair<std::string, std::string>>;
+
 /// One MetaGraphDef of the export: the module's graph, `tags`, and the
-/// serving_default signature with `outputs` (key -> tensor).
+/// signature `key` (method `method`) with `inputs` and `outputs` (key ->
+/// tensor).
 static llvm::Expected<tensorflow::MetaGraphDef>
 metaGraph(ModuleOp module, llvm::ArrayRef<std::string> tags,
-          llvm::ArrayRef<std::pair<std::string, std::string>> inputs,
-          llvm::ArrayRef<std::pair<std::string, std::string>> outputs) {
+          llvm::StringRef key, llvm::StringRef method,
+          const TensorNames &inputs, const TensorNames &outputs) {
   tensorflow::MetaGraphDef meta;
   if (failed(exportMetaGraphDef(module, meta)))
     return llvm::make_error<runtime::ReportedError>();
@@ -71,13 +82,137 @@ metaGraph(ModuleOp module, llvm::ArrayRef<std::string> tags,
   for (const std::string &tag : tags)
     meta.mutable_meta_info_def()->add_tags(tag);
   tensorflow::SignatureDef &signature =
-      (*meta.mutable_signature_def())["serving_default"];
-  signature.set_method_name("tensorflow/serving/predict");
-  for (const auto &[key, tensor] : inputs)
-    (*signature.mutable_inputs())[key] = tensorInfo(module, tensor);
-  for (const auto &[key, tensor] : outputs)
-    (*signature.mutable_outputs())[key] = tensorInfo(module, tensor);
+      (*meta.mutable_signature_def())[key.str()];
+  signature.set_method_name(method.str());
+  for (const auto &[name, tensor] : inputs)
+    (*signature.mutable_inputs())[name] = tensorInfo(module, tensor);
+  for (const auto &[name, tensor] : outputs)
+    (*signature.mutable_outputs())[name] = tensorInfo(module, tensor);
   return meta;
+}
+
+static llvm::Error inferShapes(MLIRContext &context, ModuleOp module) {
+  PassManager pm(&context);
+  pm.addPass(graph::createGraphInferShapesPass());
+  if (failed(pm.run(module)))
+    return llvm::make_error<runtime::ReportedError>();
+  return llvm::Error::success();
+}
+
+/// What a supervised signature (TrainOutput, EvalOutput) gives besides the
+/// loss and metrics: the predictions the graph has, as
+/// `predictions/<key>`.
+static void addPredictionOutputs(ModuleOp module, const Model &model,
+                                 TensorNames &outputs) {
+  for (const NamedTensor &prediction : model.predictions())
+    if (hasTensor(module, prediction.tensor()))
+      outputs.emplace_back("predictions/" + prediction.key(),
+                           prediction.tensor());
+}
+
+/// The train graph (model_fn in TRAIN mode, on the CPU) with the
+/// checkpoint's variables restored in `session`, as the MetaGraphDef
+/// tagged {train}.
+llvm::Expected<tensorflow::MetaGraphDef>
+Estimator::Impl::exportTrainGraph(llvm::StringRef prefix,
+                                  const TensorNames &inputs,
+                                  std::unique_ptr<runtime::Session> &session) {
+  Impl &I = *this;
+  const Model &model = I.job.model();
+  auto graph = I.loadGraph(Mode::Train);
+  if (!graph)
+    return graph.takeError();
+  if (model.has_optimizer())
+    if (llvm::Error failure = I.addTrainingStep(**graph, false))
+      return std::move(failure);
+  std::string trainOp = I.getTrainOpName();
+  if (!findNode(**graph, trainOp))
+    return makeError("model.train_op: no node '" + trainOp +
+                     "' in the train graph");
+  if (llvm::Error failure = inferShapes(I.context, **graph))
+    return std::move(failure);
+  runtime::SessionOptions sessionOptions = I.options.session;
+  sessionOptions.backend = runtime::SessionOptions::Backend::Interpreter;
+  auto created = runtime::Session::create(
+      std::move(*graph), I.getGraphPath(Mode::Train), sessionOptions);
+  if (!created)
+    return created.takeError();
+  session = std::move(*created);
+  if (llvm::Error failure = I.restoreForEvaluation(*session, prefix))
+    return std::move(failure);
+  ModuleOp module = session->getModule();
+  TensorNames outputs = {{"loss", model.loss()}};
+  addPredictionOutputs(module, model, outputs);
+  auto meta = metaGraph(module, {"train"}, "train",
+                        "tensorflow/supervised/training", inputs, outputs);
+  if (!meta)
+    return meta.takeError();
+  (*meta->mutable_collection_def())["saved_model_train_op"]
+      .mutable_node_list()
+      ->add_value(trainOp);
+  return meta;
+}
+
+/// The eval graph with metric_fn's nodes in it (model_fn in EVAL mode, on
+/// the CPU, as TPUEstimator converts eval_metrics to eval_metric_ops), as
+/// the MetaGraphDef tagged {eval}.
+llvm::Expected<tensorflow::MetaGraphDef>
+Estimator::Impl::exportEvalGraph(const TensorNames &inputs) {
+  Impl &I = *this;
+  const Model &model = I.job.model();
+  auto graph = I.loadGraph(Mode::Eval);
+  if (!graph)
+    return graph.takeError();
+  auto metrics = MetricRunner::create(I.job, **graph, /*onDevice=*/false,
+                                      I.context, I.options.session);
+  if (!metrics)
+    return metrics.takeError();
+  tensorflow::GraphDef graphDef;
+  if (failed(exportGraphDef(**graph, graphDef)))
+    return llvm::make_error<runtime::ReportedError>();
+  auto merged = (*metrics)->addToGraph(graphDef);
+  if (!merged)
+    return merged.takeError();
+  // A metric whose update is an op, not a tensor, is given as a tensor
+  // that runs it, as _SupervisedOutput wraps it for the SignatureDef.
+  int wrappers = 0;
+  for (MetricOps &metric : *merged)
+    for (const tensorflow::NodeDef &node : graphDef.node()) {
+      if (node.name() != graph::splitTensorName(metric.update).first ||
+          node.op() != "NoOp")
+        continue;
+      tensorflow::NodeDef *wrapper = graphDef.add_node();
+      wrapper->set_name(wrappers
+                            ? "metric_op_wrapper_" + std::to_string(wrappers)
+                            : std::string("metric_op_wrapper"));
+      ++wrappers;
+      wrapper->set_op("Const");
+      wrapper->add_input("^" + node.name());
+      (*wrapper->mutable_attr())["dtype"].set_type(tensorflow::DT_FLOAT);
+      tensorflow::TensorProto &value =
+          *(*wrapper->mutable_attr())["value"].mutable_tensor();
+      value.set_dtype(tensorflow::DT_FLOAT);
+      value.mutable_tensor_shape()->add_dim()->set_size(0);
+      metric.update = wrapper->name();
+      break;
+    }
+  OwningOpRef<ModuleOp> module =
+      importGraphDef(graphDef, &I.context, I.getGraphPath(Mode::Eval));
+  if (!module)
+    return llvm::make_error<runtime::ReportedError>();
+  if (llvm::Error failure = inferShapes(I.context, *module))
+    return std::move(failure);
+  TensorNames outputs = {{"loss", model.loss()}};
+  addPredictionOutputs(*module, model, outputs);
+  for (const MetricOps &metric : *merged) {
+    std::string key = llvm::StringRef(metric.name).starts_with("metrics")
+                          ? metric.name
+                          : "metrics/" + metric.name;
+    outputs.emplace_back(key + "/value", metric.value);
+    outputs.emplace_back(key + "/update_op", metric.update);
+  }
+  return metaGraph(*module, {"eval"}, "eval", "tensorflow/supervised/eval",
+                   inputs, outputs);
 }
 
 llvm::Expected<std::string>
@@ -105,13 +240,32 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
   if (!resolved)
     return resolved.takeError();
 
+  tensorflow::SavedModel savedModel;
+  savedModel.set_saved_model_schema_version(1);
+  TensorNames inputs, outputs;
+  for (const InputBinding &binding : model.features())
+    inputs.emplace_back(binding.key(), binding.placeholder());
+  // All modes: the train and eval graphs first, the train graph's session
+  // holding the variables the SavedModel keeps.
+  std::unique_ptr<runtime::Session> trainSession;
+  if (exportOptions.allModes) {
+    TensorNames supervised = inputs;
+    for (const InputBinding &binding : model.labels())
+      supervised.emplace_back(binding.key(), binding.placeholder());
+    auto train = I.exportTrainGraph(*resolved, supervised, trainSession);
+    if (!train)
+      return train.takeError();
+    *savedModel.add_meta_graphs() = std::move(*train);
+    auto eval = I.exportEvalGraph(supervised);
+    if (!eval)
+      return eval.takeError();
+    *savedModel.add_meta_graphs() = std::move(*eval);
+  }
+
   // The predict graph with the checkpoint's variables.
   auto graph = I.loadGraph(Mode::Predict);
   if (!graph)
     return graph.takeError();
-  std::vector<std::pair<std::string, std::string>> inputs, outputs;
-  for (const InputBinding &binding : model.features())
-    inputs.emplace_back(binding.key(), binding.placeholder());
   std::vector<std::string> predictionTensors;
   for (const NamedTensor &prediction : model.predictions()) {
     if (!hasTensor(**graph, prediction.tensor()))
@@ -123,10 +277,8 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
   }
   // The signatures carry the shapes the graph knows; the TPU graph is a
   // copy of it.
-  PassManager inferShapes(&I.context);
-  inferShapes.addPass(graph::createGraphInferShapesPass());
-  if (failed(inferShapes.run(**graph)))
-    return llvm::make_error<runtime::ReportedError>();
+  if (llvm::Error failure = inferShapes(I.context, **graph))
+    return std::move(failure);
   OwningOpRef<ModuleOp> tpuGraph = (*graph)->clone();
   runtime::SessionOptions sessionOptions = I.options.session;
   sessionOptions.backend = runtime::SessionOptions::Backend::Interpreter;
@@ -152,13 +304,13 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
   llvm::sys::path::append(tempDir, "temp-" + std::to_string(seconds));
   llvm::SmallString<256> variables(tempDir);
   llvm::sys::path::append(variables, "variables", "variables");
-  if (llvm::Error failure = (*session)->writeVariables(variables))
+  if (llvm::Error failure =
+          (trainSession ? *trainSession : **session).writeVariables(variables))
     return std::move(failure);
 
-  tensorflow::SavedModel savedModel;
-  savedModel.set_saved_model_schema_version(1);
   if (toCpu) {
-    auto meta = metaGraph((*session)->getModule(), {"serve"}, inputs, outputs);
+    auto meta = metaGraph((*session)->getModule(), {"serve"}, "serving_default",
+                          "tensorflow/serving/predict", inputs, outputs);
     if (!meta)
       return meta.takeError();
     *savedModel.add_meta_graphs() = std::move(*meta);
@@ -177,7 +329,8 @@ Estimator::exportSavedModel(const ExportOptions &exportOptions) {
     for (size_t k = 0; k < outputs.size(); ++k)
       tpuOutputs.emplace_back(outputs[k].first,
                               "output_" + std::to_string(k) + "_shard_0");
-    auto meta = metaGraph(*tpuGraph, {"serve", "tpu"}, inputs, tpuOutputs);
+    auto meta = metaGraph(*tpuGraph, {"serve", "tpu"}, "serving_default",
+                          "tensorflow/serving/predict", inputs, tpuOutputs);
     if (!meta)
       return meta.takeError();
     *savedModel.add_meta_graphs() = std::move(*meta);

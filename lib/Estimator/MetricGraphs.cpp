@@ -7,6 +7,7 @@
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Translate/GraphDef.h"
+#include "cleave/tf/graph.pb.h"
 #include "cleave/tf/types.pb.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -289,9 +290,22 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
     return makeError("model.eval_metrics: eval_metrics should have two "
                      "elements. (metric_fn or builtin, and tensors)");
 
+  // The metrics the job names, else those named as TensorFlow names them.
+  auto namedMetrics = [&](ModuleOp graph) {
+    if (!spec.metrics_size())
+      return findGraphMetrics(graph);
+    std::vector<MetricOps> metrics;
+    for (const Metric &metric : spec.metrics())
+      metrics.push_back(
+          {metric.name(),
+           metric.value().empty() ? metric.name() + "/value" : metric.value(),
+           metric.update_op().empty() ? metric.name() + "/update_op"
+                                      : metric.update_op()});
+    return metrics;
+  };
   std::vector<MetricOps> graphMetrics = findGraphMetrics(model);
   if (plainSpec || spec.fn_case() == EvalMetrics::kFromGraphMetrics) {
-    runner->inGraph = std::move(graphMetrics);
+    runner->inGraph = namedMetrics(model);
   } else if (!hasFn && onDevice && !graphMetrics.empty()) {
     return makeError("model.eval_metrics: EstimatorSpec.eval_metric_ops is not "
                      "supported with XLA compilation. Please use "
@@ -342,16 +356,7 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
       runner->placeholders.push_back(key);
       runner->modelTensors.push_back(tensor);
     }
-    if (spec.metrics_size()) {
-      for (const Metric &metric : spec.metrics())
-        runner->hostMetrics.push_back(
-            {metric.name(),
-             metric.value().empty() ? metric.name() + "/value" : metric.value(),
-             metric.update_op().empty() ? metric.name() + "/update_op"
-                                        : metric.update_op()});
-    } else {
-      runner->hostMetrics = findGraphMetrics(*hostModule);
-    }
+    runner->hostMetrics = namedMetrics(*hostModule);
     if (runner->hostMetrics.empty())
       return makeError(
           "model.eval_metrics: metric_fn's graph has no metric (no "
@@ -382,6 +387,46 @@ MetricRunner::create(const Job &job, ModuleOp model, bool onDevice,
             "default metric with the same name.");
     }
   return runner;
+}
+
+llvm::Expected<std::vector<MetricOps>>
+MetricRunner::addToGraph(tensorflow::GraphDef &eval) const {
+  std::vector<MetricOps> metrics = inGraph;
+  if (!host)
+    return metrics;
+  tensorflow::GraphDef metricGraph;
+  if (failed(exportGraphDef(host->getModule(), metricGraph)))
+    return llvm::make_error<runtime::ReportedError>();
+  llvm::StringMap<std::string> bound;
+  for (size_t i = 0; i < placeholders.size(); ++i)
+    bound[placeholders[i]] = modelTensors[i];
+  llvm::StringSet<> names;
+  for (const tensorflow::NodeDef &node : eval.node())
+    names.insert(node.name());
+  for (const tensorflow::NodeDef &node : metricGraph.node()) {
+    if (bound.count(node.name()))
+      continue;
+    if (names.contains(node.name()))
+      return makeError("model.eval_metrics: metric_fn's node '" + node.name() +
+                       "' has the name of a node of the eval graph (the "
+                       "exported eval graph holds both)");
+    tensorflow::NodeDef *copy = eval.add_node();
+    *copy = node;
+    for (std::string &input : *copy->mutable_input()) {
+      bool control = llvm::StringRef(input).starts_with("^");
+      auto it = bound.find(
+          graph::splitTensorName(llvm::StringRef(input).drop_front(control))
+              .first);
+      if (it == bound.end())
+        continue;
+      input = control ? "^" + graph::splitTensorName(it->second).first.str()
+                      : it->second;
+    }
+  }
+  for (const auto &function : metricGraph.library().function())
+    *eval.mutable_library()->add_function() = function;
+  llvm::append_range(metrics, hostMetrics);
+  return metrics;
 }
 
 llvm::Error MetricRunner::initialize() {

@@ -18,6 +18,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+namespace tensorflow {
+class GraphDef;
+} // namespace tensorflow
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -73,6 +77,12 @@ public:
   /// The metrics' values now, and `loss` (the mean of the steps' losses).
   llvm::Expected<std::vector<std::pair<std::string, double>>>
   values(runtime::Session &model);
+  /// The eval graph as TensorFlow exports it (model_fn in EVAL mode with
+  /// metric_fn applied in the graph): metric_fn's nodes added to `eval`,
+  /// its placeholders replaced by the model tensors bound to them. Gives
+  /// every metric, the model's own ones first.
+  llvm::Expected<std::vector<MetricOps>>
+  addToGraph(tensorflow::GraphDef &eval) const;
 
 private:
   MetricRunner() = default;

@@ -112,6 +112,12 @@ static cl::opt<bool> asText("as-text",
                             cl::desc("export: saved_model.pbtxt instead of "
                                      "saved_model.pb"),
                             cl::sub(exportCommand), cl::cat(category));
+static cl::opt<bool>
+    allModes("all-modes",
+             cl::desc("export: the train and eval graphs too, as "
+                      "experimental_export_all_saved_models (tags train, "
+                      "eval, serve); a job's model.saved_model reads it"),
+             cl::sub(exportCommand), cl::cat(category));
 static cl::opt<std::string>
     evalName("name",
              cl::desc("the evaluation's name: metrics go to "
@@ -158,7 +164,8 @@ int main(int argc, char **argv) {
       "  graph-estimator evaluate JOB [--steps N] [--checkpoint PATH]\n"
       "  graph-estimator predict JOB [--predict-keys K,...] "
       "[--output-dir DIR]\n"
-      "  graph-estimator export JOB --export-dir-base DIR [--as-text]\n");
+      "  graph-estimator export JOB --export-dir-base DIR [--as-text] "
+      "[--all-modes]\n");
   if (!trainCommand && !evaluateCommand && !predictCommand && !exportCommand &&
       !listCommand && !latestCommand) {
     errs() << "graph-estimator: error: name a command: train, evaluate, "
@@ -244,6 +251,7 @@ int main(int argc, char **argv) {
     exportOptions.exportDirBase = exportDirBase;
     exportOptions.checkpoint = checkpointPath;
     exportOptions.asText = asText;
+    exportOptions.allModes = allModes;
     auto dir = (*estimator)->exportSavedModel(exportOptions);
     if (!dir)
       return fail(dir.takeError());

@@ -61,6 +61,8 @@ struct ExportOptions {
   std::string checkpoint;
   /// saved_model.pbtxt instead of saved_model.pb.
   bool asText = false;
+  /// experimental_export_all_saved_models: the train and eval graphs too.
+  bool allModes = false;
 };
 
 class Estimator {
