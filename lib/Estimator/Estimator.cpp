@@ -351,7 +351,8 @@ llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
 }
 
 llvm::Expected<ModeSession>
-Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
+Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
+                      bool evalLoop) {
   if (llvm::Error failure = checkBatchSize(settings, mode))
     return std::move(failure);
   auto module = loadGraph(mode);
@@ -394,8 +395,12 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed) {
   bool logsTensors = llvm::any_of(job.training_hooks(), [](const Hook &hook) {
     return hook.has_logging() && hook.logging().tensors_size() > 0;
   });
-  result.deviceLoop = mode == Mode::Train && result.onDevice && !towers &&
-                      !model.has_host_call() && !logsTensors;
+  // Evaluation on the device is one launch over its steps, as
+  // TPUEstimator's _SetEvalIterationsHook sets the loop's trip count.
+  result.deviceLoop =
+      result.onDevice && !towers &&
+      (mode == Mode::Train ? !model.has_host_call() && !logsTensors
+                           : mode == Mode::Eval && evalLoop);
   result.trainOp = getTrainOpName();
   // The step is built before the device loop takes it in (model_fn's
   // CrossShardOptimizer step, inside the computation), else after.
@@ -508,6 +513,39 @@ Estimator::Impl::runLaunch(ModeSession &mode, llvm::ArrayRef<Batch> batches) {
   return launch;
 }
 
+/// The fetches of each replica's outfed tensors, replica by replica.
+static std::vector<std::string> getOutfeedFetches(const ModeSession &mode) {
+  std::vector<std::string> fetches;
+  for (const std::string &dequeue : mode.outfeedDequeues)
+    for (size_t k = 0; k < mode.outfeed.size(); ++k)
+      fetches.push_back(dequeue + ":" + std::to_string(k));
+  return fetches;
+}
+
+/// The outfed tensors of getOutfeedFetches' results from `next` on, the
+/// replicas' concatenated.
+static std::vector<Tensor> concatOutfeed(const ModeSession &mode,
+                                         llvm::ArrayRef<Tensor> results,
+                                         size_t &next) {
+  std::vector<std::vector<Tensor>> parts(mode.outfeed.size());
+  for (size_t r = 0; r < mode.outfeedDequeues.size(); ++r)
+    for (size_t k = 0; k < mode.outfeed.size(); ++k)
+      parts[k].push_back(results[next++]);
+  std::vector<Tensor> outfed;
+  for (auto &replicas : parts)
+    outfed.push_back(concatRows(replicas));
+  return outfed;
+}
+
+llvm::Expected<std::vector<Tensor>>
+Estimator::Impl::dequeueOutfeed(ModeSession &mode) {
+  auto results = mode.session->run({}, getOutfeedFetches(mode), {});
+  if (!results)
+    return results.takeError();
+  size_t next = 0;
+  return concatOutfeed(mode, *results, next);
+}
+
 llvm::Expected<StepResult>
 Estimator::Impl::runStep(ModeSession &mode, const Batch &batch,
                          llvm::ArrayRef<std::string> extraFetches,
@@ -522,13 +560,8 @@ Estimator::Impl::runStep(ModeSession &mode, const Batch &batch,
       for (const auto &[column, tensor] : batch.columns)
         if (column == key)
           feeds.emplace_back(placeholder, tensor);
-  if (mode.onDevice) {
-    for (const std::string &dequeue : mode.outfeedDequeues)
-      for (size_t k = 0; k < mode.outfeed.size(); ++k)
-        fetches.push_back(dequeue + ":" + std::to_string(k));
-  } else {
-    llvm::append_range(fetches, mode.outfeed);
-  }
+  llvm::append_range(fetches,
+                     mode.onDevice ? getOutfeedFetches(mode) : mode.outfeed);
   llvm::append_range(fetches, extraFetches);
   std::vector<std::string> targets = mode.targets;
   llvm::append_range(targets, extraTargets);
@@ -547,12 +580,7 @@ Estimator::Impl::runStep(ModeSession &mode, const Batch &batch,
       step.lossTensor.setFromDouble(0, step.loss);
   }
   if (mode.onDevice) {
-    std::vector<std::vector<Tensor>> parts(mode.outfeed.size());
-    for (size_t r = 0; r < mode.outfeedDequeues.size(); ++r)
-      for (size_t k = 0; k < mode.outfeed.size(); ++k)
-        parts[k].push_back((*results)[next++]);
-    for (auto &replicas : parts)
-      step.outfed.push_back(concatRows(replicas));
+    step.outfed = concatOutfeed(mode, *results, next);
   } else {
     for (size_t k = 0; k < mode.outfeed.size(); ++k)
       step.outfed.push_back((*results)[next++]);
@@ -1139,7 +1167,10 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
                            I.context, I.options.session);
   if (!metrics)
     return metrics.takeError();
-  auto mode = I.open(Mode::Eval, (*metrics)->getModelTensors());
+  // In-graph metric updates need each step on the host: then one step
+  // per run, else the whole evaluation in one launch of the device loop.
+  auto mode = I.open(Mode::Eval, (*metrics)->getModelTensors(),
+                     (*metrics)->getModelUpdates().empty());
   if (!mode)
     return mode.takeError();
   I.info("Done calling model_fn.");
@@ -1167,17 +1198,56 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
                         dataset.prefetch() > 0 ? dataset.prefetch() : 2);
   int64_t evaluated = 0;
   auto began = std::chrono::steady_clock::now();
-  while (!steps || evaluated < *steps) {
+  auto inputEnded = [&](int64_t read) {
+    return makeError(
+        llvm::formatv("input.eval: the input ended after {0} of the {1} "
+                      "evaluation steps (each of {2} examples; the input "
+                      "holds {3})",
+                      read, *steps, stream.getBatchSize(), examples->count)
+            .str());
+  };
+  auto logProgress = [&]() {
+    if (steps &&
+        (*steps < 20 || evaluated % std::max<int64_t>(1, *steps / 10) == 0 ||
+         evaluated == *steps))
+      I.info(llvm::formatv("Evaluation [{0}/{1}]", evaluated, *steps).str());
+  };
+  if (mode->deviceLoop) {
+    // One launch: every batch enqueued, the replicas run the loop, and the
+    // outfeed thread's work after it: each step's tensors to the metrics.
+    std::vector<Batch> batches;
+    while (int64_t(batches.size()) < *steps) {
+      std::optional<Batch> batch = prefetcher.next();
+      if (!batch)
+        return inputEnded(batches.size());
+      batches.push_back(std::move(*batch));
+    }
+    I.info(llvm::formatv("Enqueue next ({0}) batch(es) of data to infeed.",
+                         *steps)
+               .str());
+    I.info(llvm::formatv("Dequeue next ({0}) batch(es) of data from outfeed.",
+                         *steps)
+               .str());
+    auto launch = I.runLaunch(*mode, batches);
+    if (!launch)
+      return launch.takeError();
+    // The loop carries the sum of the steps' losses.
+    double stepLoss = launch->loss / *steps;
+    for (; evaluated < *steps;) {
+      auto outfed = I.dequeueOutfeed(*mode);
+      if (!outfed)
+        return outfed.takeError();
+      if (llvm::Error failure = (*metrics)->update(stepLoss, *outfed))
+        return std::move(failure);
+      ++evaluated;
+      logProgress();
+    }
+  }
+  while (!mode->deviceLoop && (!steps || evaluated < *steps)) {
     std::optional<Batch> batch = prefetcher.next();
     if (!batch) {
       if (steps)
-        return makeError(
-            llvm::formatv("input.eval: the input ended after {0} of the {1} "
-                          "evaluation steps (each of {2} examples; the input "
-                          "holds {3})",
-                          evaluated, *steps, stream.getBatchSize(),
-                          examples->count)
-                .str());
+        return inputEnded(evaluated);
       break;
     }
     auto result =
@@ -1187,10 +1257,7 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
     if (llvm::Error failure = (*metrics)->update(result->loss, result->outfed))
       return std::move(failure);
     ++evaluated;
-    if (steps &&
-        (*steps < 20 || evaluated % std::max<int64_t>(1, *steps / 10) == 0 ||
-         evaluated == *steps))
-      I.info(llvm::formatv("Evaluation [{0}/{1}]", evaluated, *steps).str());
+    logProgress();
   }
   I.info(llvm::formatv("Inference Time : {0:f5}s", secondsSince(began)).str());
   auto values = (*metrics)->values(*mode->session);

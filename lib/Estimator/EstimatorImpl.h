@@ -53,9 +53,10 @@ struct ModeSession {
   /// OutfeedDequeueTuple.
   std::vector<std::vector<std::string>> replicaFeeds;
   std::vector<std::string> outfeedDequeues;
-  /// Training on the device with graph-training-loop's While: a launch is
-  /// one run of the replicas over `tpu_estimator/iterations_per_loop`
-  /// steps, their batches enqueued before by `enqueueTargets`.
+  /// Training (and evaluation) on the device with graph-training-loop's
+  /// While: a launch is one run of the replicas over
+  /// `tpu_estimator/iterations_per_loop` steps, their batches enqueued
+  /// before by `enqueueTargets`, their outfeed dequeued after.
   bool deviceLoop = false;
   std::vector<std::string> enqueueTargets;
 };
@@ -119,16 +120,24 @@ struct Estimator::Impl {
   llvm::Error addTowers(mlir::ModuleOp module, ModeSession &mode);
   llvm::Error checkInputs(mlir::ModuleOp module, Mode mode);
   llvm::Error putOnDevice(mlir::ModuleOp module, ModeSession &mode);
+  /// `evalLoop`: evaluation on the device may run as one launch of the
+  /// device loop (the host needs no step's own tensors but the outfeed).
   llvm::Expected<ModeSession> open(Mode mode,
-                                   llvm::ArrayRef<std::string> outfeed = {});
+                                   llvm::ArrayRef<std::string> outfeed = {},
+                                   bool evalLoop = false);
   llvm::Expected<StepResult> runStep(ModeSession &mode, const Batch &batch,
                                      llvm::ArrayRef<std::string> extraFetches,
                                      llvm::ArrayRef<std::string> extraTargets,
                                      std::vector<Tensor> *extraResults);
   /// One launch of the device loop: `batches.size()` steps in one run of
-  /// each replica (ModeSession::deviceLoop).
+  /// each replica (ModeSession::deviceLoop). The loss is the replicas'
+  /// mean of what the loop carries: the last step's in training, the sum
+  /// of the steps' in evaluation.
   llvm::Expected<StepResult> runLaunch(ModeSession &mode,
                                        llvm::ArrayRef<Batch> batches);
+  /// One step's outfed tensors after a launch: each replica's dequeued,
+  /// concatenated in replica order.
+  llvm::Expected<std::vector<Tensor>> dequeueOutfeed(ModeSession &mode);
   /// Each replica's rows of `batch`, by its infeed placeholders.
   runtime::NamedTensors replicaFeeds(const ModeSession &mode,
                                      const Batch &batch);
