@@ -390,8 +390,8 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
   }
   bool towers = job.config().has_towers();
   // Training on the device loops over the step there (TPUEstimator's
-  // training_loop.repeat), unless the host needs each step: a host_call
-  // or a hook that logs tensors.
+  // training_loop.repeat), host_call's tensors outfed each step, unless a
+  // hook logs tensors (the host needs each step's).
   bool logsTensors = llvm::any_of(job.training_hooks(), [](const Hook &hook) {
     return hook.has_logging() && hook.logging().tensors_size() > 0;
   });
@@ -399,8 +399,7 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
   // TPUEstimator's _SetEvalIterationsHook sets the loop's trip count.
   result.deviceLoop =
       result.onDevice && !towers &&
-      (mode == Mode::Train ? !model.has_host_call() && !logsTensors
-                           : mode == Mode::Eval && evalLoop);
+      (mode == Mode::Train ? !logsTensors : mode == Mode::Eval && evalLoop);
   result.trainOp = getTrainOpName();
   // The step is built before the device loop takes it in (model_fn's
   // CrossShardOptimizer step, inside the computation), else after.
@@ -1083,6 +1082,17 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       if (!result) {
         log.clear();
         return result.takeError();
+      }
+      // The outfeed thread's work: host_call on each step's tensors, in
+      // step order.
+      for (size_t i = 0; hostCall && i < batches.size(); ++i) {
+        auto outfed = I.dequeueOutfeed(*mode);
+        llvm::Error failure = outfed ? hostCall->run(*outfed)
+                                     : outfed.takeError();
+        if (failure) {
+          log.clear();
+          return failure;
+        }
       }
       if (llvm::Error failure = checkLoss(*result))
         return failure;
