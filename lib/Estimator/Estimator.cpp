@@ -887,9 +887,10 @@ llvm::Expected<Examples> Estimator::Impl::readInput(Mode mode) {
   llvm::StringRef field = mode == Mode::Train  ? "input.train"
                           : mode == Mode::Eval ? "input.eval"
                                                : "input.predict";
-  if (!dataset.has_idx() && !dataset.has_npy())
-    return makeError(field + ": no input (idx { images: ... labels: ... } or "
-                             "npy { file { key: ... path: ... } })");
+  if (!dataset.has_idx() && !dataset.has_npy() && !dataset.has_tfrecord())
+    return makeError(field + ": no input (idx { images: ... labels: ... }, "
+                             "npy { file { key: ... path: ... } } or "
+                             "tfrecord { files: ... features { ... } })");
   InputKeys keys;
   keys.featureKey = job.model().features(0).key();
   keys.labelKey =

@@ -1,6 +1,7 @@
 //===- Input.cpp - input_fn: datasets read, shuffled and batched ----------===//
 
 #include "cleave/Estimator/Input.h"
+#include "TFRecordInput.h"
 
 #include "cleave/Tensor/Npy.h"
 #include "cleave/estimator/job.pb.h"
@@ -71,8 +72,7 @@ static llvm::Expected<std::string> maybeGunzip(llvm::StringRef bytes,
   return out;
 }
 
-/// The whole file, gunzipped when it starts with gzip's magic bytes.
-static llvm::Expected<std::string> readMaybeGzipped(llvm::StringRef path) {
+llvm::Expected<std::string> estimator::readMaybeGzipped(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
@@ -205,6 +205,14 @@ llvm::Expected<Examples> estimator::readDataset(const Dataset &spec,
         asInt.data<int32_t>()[i] = int32_t(labels->getAsInt(i));
       examples.columns.emplace_back(keys.labelKey, std::move(asInt));
     }
+  } else if (spec.has_tfrecord()) {
+    std::vector<std::string> paths;
+    for (const std::string &file : spec.tfrecord().files())
+      paths.push_back(resolvePath(file, baseDir));
+    auto read = readTFRecordExamples(spec.tfrecord(), paths);
+    if (!read)
+      return read.takeError();
+    examples = std::move(*read);
   } else if (spec.has_npy()) {
     for (const auto &file : spec.npy().file()) {
       auto tensor = readNpyFile(resolvePath(file.path(), baseDir));
@@ -217,7 +225,7 @@ llvm::Expected<Examples> estimator::readDataset(const Dataset &spec,
     }
   }
   if (examples.columns.empty())
-    return error("the dataset names no files (idx or npy)");
+    return error("the dataset names no files (idx, npy or tfrecord)");
 
   examples.count = examples.columns.front().second.shape()[0];
   if (examples.count == 0)

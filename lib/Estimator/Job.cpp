@@ -81,6 +81,9 @@ static void makeDatasetAbsolute(Dataset *dataset, llvm::StringRef dir) {
   if (dataset->has_npy())
     for (auto &file : *dataset->mutable_npy()->mutable_file())
       makeAbsolute(file.mutable_path(), dir);
+  if (dataset->has_tfrecord())
+    for (std::string &file : *dataset->mutable_tfrecord()->mutable_files())
+      makeAbsolute(&file, dir);
 }
 
 llvm::Expected<Job> estimator::readJob(llvm::StringRef path) {

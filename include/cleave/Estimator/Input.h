@@ -55,6 +55,10 @@ llvm::Expected<Examples> readDataset(const Dataset &spec,
                                      llvm::StringRef baseDir,
                                      const InputKeys &keys);
 
+/// The whole file, gunzipped when it starts with gzip's magic bytes.
+/// Errors name the file.
+llvm::Expected<std::string> readMaybeGzipped(llvm::StringRef path);
+
 /// Reads an IDX file (gzip-compressed or not) as a uint8 tensor (the
 /// format's other element types as int32, float or double).
 llvm::Expected<Tensor> readIdx(llvm::StringRef path);

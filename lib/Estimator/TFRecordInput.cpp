@@ -1,0 +1,229 @@
+//===- TFRecordInput.cpp - TFRecord files of tf.train.Example -------------===//
+
+#include "TFRecordInput.h"
+
+#include "cleave/Checkpoint/Crc32c.h"
+#include "cleave/Estimator/Job.h"
+#include "cleave/tf/example.pb.h"
+#include "cleave/tf/types.pb.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Endian.h"
+
+using namespace cleave;
+using namespace cleave::estimator;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<std::vector<llvm::StringRef>>
+estimator::splitTFRecords(llvm::StringRef bytes, llvm::StringRef path) {
+  using llvm::support::endian::read32le;
+  using llvm::support::endian::read64le;
+  std::vector<llvm::StringRef> records;
+  size_t offset = 0;
+  auto checked = [&](llvm::StringRef data, size_t at) {
+    return read32le(bytes.data() + at) ==
+           checkpoint::maskCrc32c(checkpoint::crc32c(data));
+  };
+  while (offset < bytes.size()) {
+    // TensorFlow's RecordReader: "truncated record at" and "corrupted
+    // record at" the record's offset.
+    if (bytes.size() - offset < 12)
+      return error("'" + path + "': truncated record at " +
+                   llvm::Twine(offset));
+    uint64_t length = read64le(bytes.data() + offset);
+    if (!checked(bytes.substr(offset, 8), offset + 8))
+      return error("'" + path + "': corrupted record at " +
+                   llvm::Twine(offset));
+    if (bytes.size() - offset - 12 < 4 ||
+        length > bytes.size() - offset - 12 - 4)
+      return error("'" + path + "': truncated record at " +
+                   llvm::Twine(offset));
+    llvm::StringRef data = bytes.substr(offset + 12, length);
+    if (!checked(data, offset + 12 + length))
+      return error("'" + path + "': corrupted record at " +
+                   llvm::Twine(offset));
+    records.push_back(data);
+    offset += 12 + length + 4;
+  }
+  return records;
+}
+
+namespace {
+/// A FixedLenFeature spec resolved: the list kind it reads, the dtype of
+/// what it gives, its elements per example.
+struct FeatureColumn {
+  const FixedLenFeature *spec;
+  tensorflow::Feature::KindCase kind;
+  int32_t readType, castType;
+  int64_t elements = 1;
+  std::vector<double> numbers;
+  std::vector<std::string> strings;
+};
+} // namespace
+
+static std::optional<int32_t> parseDType(llvm::StringRef name) {
+  if (name == "float32" || name == "float")
+    return kFloat;
+  if (name == "float64" || name == "double")
+    return kDouble;
+  if (name == "int32")
+    return kInt32;
+  if (name == "int64")
+    return kInt64;
+  if (name == "string")
+    return kString;
+  return std::nullopt;
+}
+
+static llvm::StringRef kindName(tensorflow::Feature::KindCase kind) {
+  switch (kind) {
+  case tensorflow::Feature::kFloatList:
+    return "float";
+  case tensorflow::Feature::kInt64List:
+    return "int64";
+  case tensorflow::Feature::kBytesList:
+    return "string";
+  default:
+    return "none";
+  }
+}
+
+llvm::Expected<Examples>
+estimator::readTFRecordExamples(const TFRecordFiles &spec,
+                                llvm::ArrayRef<std::string> paths) {
+  if (spec.features().empty())
+    return error("tfrecord: no features (features { key: \"x\" dtype: "
+                 "\"float32\" shape: [784] })");
+  std::vector<FeatureColumn> columns;
+  for (const FixedLenFeature &feature : spec.features()) {
+    FeatureColumn column;
+    column.spec = &feature;
+    auto read = parseDType(feature.dtype());
+    if (!read || (*read != kFloat && *read != kInt64 && *read != kString))
+      return error("tfrecord: feature '" + feature.key() + "': dtype '" +
+                   feature.dtype() +
+                   "': a tf.train.Example holds float32, int64 or string "
+                   "(`cast` converts what it holds)");
+    column.readType = *read;
+    column.kind = *read == kFloat   ? tensorflow::Feature::kFloatList
+                  : *read == kInt64 ? tensorflow::Feature::kInt64List
+                                    : tensorflow::Feature::kBytesList;
+    auto cast = feature.cast().empty() ? read : parseDType(feature.cast());
+    if (!cast || ((*cast == kString) != (*read == kString)))
+      return error("tfrecord: feature '" + feature.key() + "': cannot cast " +
+                   feature.dtype() + " to '" + feature.cast() + "'");
+    column.castType = *cast;
+    for (int64_t d : feature.shape()) {
+      if (d < 0)
+        return error("tfrecord: feature '" + feature.key() +
+                     "': FixedLenFeature needs a fully defined shape");
+      column.elements *= d;
+    }
+    columns.push_back(std::move(column));
+  }
+
+  int64_t index = 0;
+  for (size_t f = 0; f < paths.size(); ++f) {
+    const std::string &path = paths[f];
+    auto bytes = readMaybeGzipped(path);
+    if (!bytes)
+      return bytes.takeError();
+    auto records = splitTFRecords(*bytes, spec.files(f));
+    if (!records)
+      return records.takeError();
+    for (llvm::StringRef record : *records) {
+      tensorflow::Example example;
+      if (!example.ParseFromArray(record.data(), record.size()))
+        return error("'" + spec.files(f) + "': record " + llvm::Twine(index) +
+                     " is not a serialized tf.train.Example");
+      // tf.io.parse_example's messages, the record in place of the name.
+      std::string where = "'" + spec.files(f) + "': Name: <unknown>, ";
+      const auto &features = example.features().feature();
+      for (FeatureColumn &column : columns) {
+        const FixedLenFeature &feature = *column.spec;
+        auto it = features.find(feature.key());
+        if (it == features.end() ||
+            it->second.kind_case() == tensorflow::Feature::KIND_NOT_SET) {
+          if (!feature.has_default_value())
+            return error(where + "Feature: " + feature.key() +
+                         " (data type: " + dtypeName(column.readType) +
+                         ") is required but could not be found. (example " +
+                         llvm::Twine(index) + ")");
+          if (column.readType == kString)
+            column.strings.resize(column.strings.size() + column.elements);
+          else
+            column.numbers.insert(column.numbers.end(), column.elements,
+                                  feature.default_value());
+          continue;
+        }
+        const tensorflow::Feature &value = it->second;
+        if (value.kind_case() != column.kind)
+          return error(where + "Key: " + feature.key() + ", Index: " +
+                       llvm::Twine(index) +
+                       ".  Data types don't match. Data type: " +
+                       kindName(value.kind_case()) +
+                       " but expected type: " + dtypeName(column.readType));
+        int64_t size = column.kind == tensorflow::Feature::kFloatList
+                           ? value.float_list().value_size()
+                       : column.kind == tensorflow::Feature::kInt64List
+                           ? value.int64_list().value_size()
+                           : value.bytes_list().value_size();
+        if (size != column.elements) {
+          std::string shape = "[";
+          for (int i = 0; i < feature.shape_size(); ++i)
+            shape += (i ? "," : "") + std::to_string(feature.shape(i));
+          return error(where + "Key: " + feature.key() + ", Index: " +
+                       llvm::Twine(index) + ".  Number of " +
+                       kindName(column.kind) + " values != expected.  " +
+                       "Values size: " + llvm::Twine(size) +
+                       " but output shape: " + shape + "]");
+        }
+        if (column.kind == tensorflow::Feature::kFloatList)
+          column.numbers.insert(column.numbers.end(),
+                                value.float_list().value().begin(),
+                                value.float_list().value().end());
+        else if (column.kind == tensorflow::Feature::kInt64List)
+          for (int64_t v : value.int64_list().value())
+            column.numbers.push_back(double(v));
+        else
+          column.strings.insert(column.strings.end(),
+                                value.bytes_list().value().begin(),
+                                value.bytes_list().value().end());
+      }
+      ++index;
+    }
+  }
+  if (index == 0)
+    return error("tfrecord: the files hold no records");
+
+  Examples examples;
+  examples.count = index;
+  for (FeatureColumn &column : columns) {
+    std::vector<int64_t> shape = {index};
+    llvm::append_range(shape, column.spec->shape());
+    Tensor tensor(column.castType, shape);
+    if (column.castType == kString) {
+      tensor.strings() = std::move(column.strings);
+    } else {
+      for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
+        double value = column.numbers[i];
+        // int64 values beyond double's 53 bits are not expected in inputs;
+        // a cast that cannot hold a value is an error, not a wrap.
+        if (isIntegerDType(column.castType) &&
+            (value != double(int64_t(value)) ||
+             (column.castType == kInt32 &&
+              (value < INT32_MIN || value > INT32_MAX))))
+          return error("tfrecord: feature '" + column.spec->key() +
+                       "': value " + llvm::Twine(int64_t(value)) +
+                       " of example " + llvm::Twine(i / column.elements) +
+                       " does not fit " + dtypeName(column.castType));
+        tensor.setFromDouble(i, value);
+      }
+    }
+    examples.columns.emplace_back(column.spec->key(), std::move(tensor));
+  }
+  return examples;
+}
