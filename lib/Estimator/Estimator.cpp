@@ -11,12 +11,12 @@
 #include "cleave/Estimator/Estimator.h"
 
 #include "EstimatorImpl.h"
-#include "EventWriter.h"
 #include "HostCall.h"
 #include "MetricGraphs.h"
 #include "Support.h"
 #include "TrainingHooks.h"
 
+#include "cleave/Checkpoint/EventFile.h"
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
@@ -1298,8 +1298,11 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
   llvm::SmallString<256> eventDir(I.settings.modelDir);
   llvm::sys::path::append(eventDir, name.empty() ? std::string("eval")
                                                  : ("eval_" + name).str());
+  auto events = checkpoint::EventFileWriter::create(eventDir);
+  if (!events)
+    return events.takeError();
   if (llvm::Error failure =
-          writeScalarEvents(eventDir, *globalStep, result.metrics))
+          (*events)->writeScalars(*globalStep, result.metrics))
     return std::move(failure);
   return result;
 }

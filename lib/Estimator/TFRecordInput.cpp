@@ -2,53 +2,18 @@
 
 #include "TFRecordInput.h"
 
-#include "cleave/Checkpoint/Crc32c.h"
+#include "cleave/Checkpoint/TFRecord.h"
 #include "cleave/Estimator/Job.h"
 #include "cleave/tf/example.pb.h"
 #include "cleave/tf/types.pb.h"
 
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/Endian.h"
 
 using namespace cleave;
 using namespace cleave::estimator;
 
 static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-llvm::Expected<std::vector<llvm::StringRef>>
-estimator::splitTFRecords(llvm::StringRef bytes, llvm::StringRef path) {
-  using llvm::support::endian::read32le;
-  using llvm::support::endian::read64le;
-  std::vector<llvm::StringRef> records;
-  size_t offset = 0;
-  auto checked = [&](llvm::StringRef data, size_t at) {
-    return read32le(bytes.data() + at) ==
-           checkpoint::maskCrc32c(checkpoint::crc32c(data));
-  };
-  while (offset < bytes.size()) {
-    // TensorFlow's RecordReader: "truncated record at" and "corrupted
-    // record at" the record's offset.
-    if (bytes.size() - offset < 12)
-      return error("'" + path + "': truncated record at " +
-                   llvm::Twine(offset));
-    uint64_t length = read64le(bytes.data() + offset);
-    if (!checked(bytes.substr(offset, 8), offset + 8))
-      return error("'" + path + "': corrupted record at " +
-                   llvm::Twine(offset));
-    if (bytes.size() - offset - 12 < 4 ||
-        length > bytes.size() - offset - 12 - 4)
-      return error("'" + path + "': truncated record at " +
-                   llvm::Twine(offset));
-    llvm::StringRef data = bytes.substr(offset + 12, length);
-    if (!checked(data, offset + 12 + length))
-      return error("'" + path + "': corrupted record at " +
-                   llvm::Twine(offset));
-    records.push_back(data);
-    offset += 12 + length + 4;
-  }
-  return records;
 }
 
 namespace {
@@ -131,7 +96,7 @@ estimator::readTFRecordExamples(const TFRecordFiles &spec,
     auto bytes = readMaybeGzipped(path);
     if (!bytes)
       return bytes.takeError();
-    auto records = splitTFRecords(*bytes, spec.files(f));
+    auto records = checkpoint::splitTFRecords(*bytes, spec.files(f));
     if (!records)
       return records.takeError();
     for (llvm::StringRef record : *records) {

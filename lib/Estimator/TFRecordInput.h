@@ -21,12 +21,6 @@ namespace cleave::estimator {
 
 class TFRecordFiles;
 
-/// The records of a TFRecord file's bytes (gunzipped), each checked as
-/// TensorFlow's RecordReader checks them: its length and data against
-/// their masked CRC-32C. `path` names the file in errors.
-llvm::Expected<std::vector<llvm::StringRef>>
-splitTFRecords(llvm::StringRef bytes, llvm::StringRef path);
-
 /// Every Example of the files `spec` names (at `paths`, resolved), in file
 /// order, as one column per feature: examples along dimension 0, each of
 /// the feature's shape, cast as the spec says.

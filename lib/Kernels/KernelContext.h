@@ -100,6 +100,8 @@ KernelTable getFunctionalKernels();
 KernelTable getRandomKernels();
 KernelTable getTPUKernels();
 KernelTable getHostKernels();
+/// The summary writers, Host family ops in SummaryKernels.cpp.
+KernelTable getSummaryKernels();
 KernelTable getDataKernels();
 /// The TensorList ops, Data family ops in ListKernels.cpp.
 KernelTable getListKernels();

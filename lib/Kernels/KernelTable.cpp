@@ -107,6 +107,7 @@ static const llvm::StringMap<KernelEntry> &getKernelTable() {
         {OpFamily::Random, getRandomKernels()},
         {OpFamily::TPU, getTPUKernels()},
         {OpFamily::Host, getHostKernels()},
+        {OpFamily::Host, getSummaryKernels()},
         {OpFamily::Data, getDataKernels()},
         {OpFamily::Data, getListKernels()},
         {OpFamily::IO, getIOKernels()}};

@@ -1,7 +1,9 @@
 //===- HostOps.cpp - logging, string and summary op signatures ------------===//
 //
-// Ops that run on the host: logging_ops.cc (Print, Assert, summaries) and the
-// string ops of string_ops.cc (formatting, StringJoin).
+// Ops that run on the host: logging_ops.cc (Print, Assert, summaries), the
+// string ops of string_ops.cc (formatting, StringJoin), and the summary
+// writers of summary_ops.cc (what host_call writes TensorBoard's event files
+// with).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +67,32 @@ OpTable cleave::ops::detail::getHostOps() {
        {"inputs: N * string"},
        {"summary: string"},
        {"N: int >= 1"}},
+
+      // Summary writers: a resource per writer, an event file in logdir.
+      {"SummaryWriter",
+       {},
+       {"writer: resource"},
+       {"shared_name: string = ''", "container: string = ''"},
+       /*isStateful=*/true},
+      {"CreateSummaryFileWriter",
+       {"writer: resource", "logdir: string", "max_queue: int32",
+        "flush_millis: int32", "filename_suffix: string"},
+       {},
+       {},
+       /*isStateful=*/true},
+      {"WriteScalarSummary",
+       {"writer: resource", "step: int64", "tag: string", "value: T"},
+       {},
+       {"T: realnumbertype"},
+       /*isStateful=*/true},
+      {"WriteSummary",
+       {"writer: resource", "step: int64", "tensor: T", "tag: string",
+        "summary_metadata: string"},
+       {},
+       {"T: type"},
+       /*isStateful=*/true},
+      {"FlushSummaryWriter", {"writer: resource"}, {}, {}, /*isStateful=*/true},
+      {"CloseSummaryWriter", {"writer: resource"}, {}, {}, /*isStateful=*/true},
   };
 }
 
@@ -107,6 +135,12 @@ ShapeFnTable cleave::ops::detail::getHostShapeFns() {
       {"ScalarSummary", shapes::scalar},
       {"HistogramSummary", shapes::scalar},
       {"MergeSummary", shapes::scalar},
+      {"SummaryWriter", shapes::scalar},
+      {"CreateSummaryFileWriter", shapes::none},
+      {"WriteScalarSummary", shapes::none},
+      {"WriteSummary", shapes::none},
+      {"FlushSummaryWriter", shapes::none},
+      {"CloseSummaryWriter", shapes::none},
   };
 }
 

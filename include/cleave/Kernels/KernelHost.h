@@ -23,12 +23,17 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 namespace cleave::graph {
 class NodeOp;
 } // namespace cleave::graph
+
+namespace cleave::checkpoint {
+class EventFileWriter;
+} // namespace cleave::checkpoint
 
 namespace cleave::runtime {
 class Rendezvous;
@@ -52,6 +57,8 @@ struct State {
   llvm::StringMap<uint64_t> nodeRuns;
   /// TensorArrays by handle: each run of a TensorArrayV3 node makes one.
   llvm::StringMap<TensorArray> tensorArrays;
+  /// Summary writers by resource name (SummaryKernels.cpp).
+  llvm::StringMap<std::shared_ptr<checkpoint::EventFileWriter>> summaryWriters;
 };
 
 /// What a kernel runs in.

@@ -10,6 +10,7 @@
 #include "cleave/Checkpoint/CheckpointState.h"
 #include "cleave/Checkpoint/Crc32c.h"
 #include "cleave/Checkpoint/Table.h"
+#include "cleave/Checkpoint/TFRecord.h"
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/tf/tensor_bundle.pb.h"
 
@@ -223,6 +224,39 @@ TEST(CheckpointCrc32c, MaskAndUnmask) {
 //===----------------------------------------------------------------------===//
 // Tables
 //===----------------------------------------------------------------------===//
+
+TEST(CheckpointTFRecord, RoundTripAndDamage) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  std::vector<std::string> written = {"first", "", std::string(300, 'x')};
+  for (const std::string &record : written)
+    writeTFRecord(os, record);
+  os.flush();
+  // 12 bytes of header and 4 of data CRC around each record.
+  ASSERT_EQ(bytes.size(), 3 * 16 + 5 + 300u);
+  auto records = splitTFRecords(bytes, "r");
+  ASSERT_TRUE(bool(records)) << llvm::toString(records.takeError());
+  ASSERT_EQ(records->size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ((*records)[i].str(), written[i]);
+
+  // Every flipped byte is caught: the length's CRC, the data's, or a length
+  // that runs past the end; never a wrong record.
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    std::string damaged = bytes;
+    damaged[at] ^= 0x20;
+    auto split = splitTFRecords(damaged, "r");
+    EXPECT_FALSE(bool(split)) << "byte " << at;
+    if (!split)
+      llvm::consumeError(split.takeError());
+  }
+  auto cut = splitTFRecords(llvm::StringRef(bytes).drop_back(1), "r");
+  ASSERT_FALSE(bool(cut));
+  EXPECT_EQ(llvm::toString(cut.takeError()), "'r': truncated record at 37");
+  auto corrupt = splitTFRecords(std::string(1, 'x') + bytes.substr(1), "r");
+  ASSERT_FALSE(bool(corrupt));
+  EXPECT_EQ(llvm::toString(corrupt.takeError()), "'r': corrupted record at 0");
+}
 
 TEST(CheckpointTable, RoundTripAcrossBlocksAndRestarts) {
   for (bool snappy : {false, true}) {
