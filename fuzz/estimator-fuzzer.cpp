@@ -2,9 +2,11 @@
 //-===//
 //
 // What graph-estimator reads from users before any graph: the job (text
-// protobuf, then RunConfig/TPUConfig/TPUEstimator's checks for every mode)
-// and IDX files (gzipped or not), then batches of what they decode. Bad
-// input must give an error, never a crash; the first byte picks the kind.
+// protobuf, then RunConfig/TPUConfig/TPUEstimator's checks for every mode),
+// IDX files (gzipped or not), then batches of what they decode, and
+// TFRecord files of tf.train.Example protos. Bad input must give an error,
+// never a crash; the first byte picks the kind (modulo 3: job, IDX,
+// TFRecord).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,13 +77,48 @@ static void fuzzIdx(llvm::StringRef bytes) {
   }
 }
 
+/// TFRecord bytes parsed as Examples with a spec of every kind: a float
+/// vector, an int64 scalar with a default and a cast, a string.
+static void fuzzTFRecord(llvm::StringRef bytes) {
+  static const TFRecordFiles spec = [] {
+    TFRecordFiles files;
+    auto add = [&](const char *key, const char *dtype,
+                   std::vector<int64_t> shape) {
+      FixedLenFeature *feature = files.add_features();
+      feature->set_key(key);
+      feature->set_dtype(dtype);
+      for (int64_t d : shape)
+        feature->add_shape(d);
+      return feature;
+    };
+    add("x", "float32", {4});
+    FixedLenFeature *labels = add("labels", "int64", {});
+    labels->set_default_value(0);
+    labels->set_cast("int32");
+    add("name", "string", {})->set_default_value(0);
+    return files;
+  }();
+  auto examples =
+      decodeTFRecordExamples(spec, {{"fuzz.tfrecord", bytes.str()}});
+  if (!examples) {
+    llvm::consumeError(examples.takeError());
+    return;
+  }
+  for (const auto &[key, tensor] : examples->columns)
+    if (tensor.rank() == 0 || tensor.shape()[0] != examples->count)
+      abort(); // every column holds every example
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   llvm::StringRef rest = fuzz::asString(data + 1, size - 1);
-  if (data[0] % 2)
-    fuzzIdx(rest);
-  else
-    fuzzJob(rest);
-  return 0;
+  switch (data[0] % 3) {
+  case 0:
+    return fuzzJob(rest), 0;
+  case 1:
+    return fuzzIdx(rest), 0;
+  default:
+    return fuzzTFRecord(rest), 0;
+  }
 }

@@ -1,7 +1,6 @@
 //===- Input.cpp - input_fn: datasets read, shuffled and batched ----------===//
 
 #include "cleave/Estimator/Input.h"
-#include "TFRecordInput.h"
 
 #include "cleave/Tensor/Npy.h"
 #include "cleave/estimator/job.pb.h"

@@ -1,6 +1,12 @@
 //===- TFRecordInput.cpp - TFRecord files of tf.train.Example -------------===//
+//
+// The input_fn most TensorFlow models have: tf.data.TFRecordDataset over
+// files of serialized tf.train.Example protos, parsed with
+// tf.io.parse_example and FixedLenFeature specs.
+//
+//===----------------------------------------------------------------------===//
 
-#include "TFRecordInput.h"
+#include "cleave/Estimator/Input.h"
 
 #include "cleave/Checkpoint/TFRecord.h"
 #include "cleave/Estimator/Job.h"
@@ -59,6 +65,21 @@ static llvm::StringRef kindName(tensorflow::Feature::KindCase kind) {
 llvm::Expected<Examples>
 estimator::readTFRecordExamples(const TFRecordFiles &spec,
                                 llvm::ArrayRef<std::string> paths) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (size_t f = 0; f < paths.size(); ++f) {
+    auto bytes = readMaybeGzipped(paths[f]);
+    if (!bytes)
+      return bytes.takeError();
+    files.emplace_back(f < size_t(spec.files_size()) ? spec.files(f)
+                                                     : paths[f],
+                       std::move(*bytes));
+  }
+  return decodeTFRecordExamples(spec, files);
+}
+
+llvm::Expected<Examples> estimator::decodeTFRecordExamples(
+    const TFRecordFiles &spec,
+    llvm::ArrayRef<std::pair<std::string, std::string>> files) {
   if (spec.features().empty())
     return error("tfrecord: no features (features { key: \"x\" dtype: "
                  "\"float32\" shape: [784] })");
@@ -91,21 +112,17 @@ estimator::readTFRecordExamples(const TFRecordFiles &spec,
   }
 
   int64_t index = 0;
-  for (size_t f = 0; f < paths.size(); ++f) {
-    const std::string &path = paths[f];
-    auto bytes = readMaybeGzipped(path);
-    if (!bytes)
-      return bytes.takeError();
-    auto records = checkpoint::splitTFRecords(*bytes, spec.files(f));
+  for (const auto &[name, bytes] : files) {
+    auto records = checkpoint::splitTFRecords(bytes, name);
     if (!records)
       return records.takeError();
     for (llvm::StringRef record : *records) {
       tensorflow::Example example;
       if (!example.ParseFromArray(record.data(), record.size()))
-        return error("'" + spec.files(f) + "': record " + llvm::Twine(index) +
+        return error("'" + name + "': record " + llvm::Twine(index) +
                      " is not a serialized tf.train.Example");
       // tf.io.parse_example's messages, the record in place of the name.
-      std::string where = "'" + spec.files(f) + "': Name: <unknown>, ";
+      std::string where = "'" + name + "': Name: <unknown>, ";
       const auto &features = example.features().feature();
       for (FeatureColumn &column : columns) {
         const FixedLenFeature &feature = *column.spec;

@@ -33,6 +33,7 @@
 namespace cleave::estimator {
 
 class Dataset;
+class TFRecordFiles;
 
 /// A dataset read whole: one tensor per key, examples along dimension 0.
 struct Examples {
@@ -58,6 +59,18 @@ llvm::Expected<Examples> readDataset(const Dataset &spec,
 /// The whole file, gunzipped when it starts with gzip's magic bytes.
 /// Errors name the file.
 llvm::Expected<std::string> readMaybeGzipped(llvm::StringRef path);
+
+/// The Examples of TFRecord files (`tf.data.TFRecordDataset` then
+/// `tf.io.parse_example` with the FixedLenFeature specs of `spec`), in file
+/// order: one column per feature, examples along dimension 0, each of the
+/// feature's shape, cast as the spec says. `files` holds each file's name
+/// (for errors) and bytes (gunzipped); readTFRecordExamples reads them
+/// from `paths`.
+llvm::Expected<Examples> decodeTFRecordExamples(
+    const TFRecordFiles &spec,
+    llvm::ArrayRef<std::pair<std::string, std::string>> files);
+llvm::Expected<Examples> readTFRecordExamples(const TFRecordFiles &spec,
+                                              llvm::ArrayRef<std::string> paths);
 
 /// Reads an IDX file (gzip-compressed or not) as a uint8 tensor (the
 /// format's other element types as int32, float or double).
