@@ -93,9 +93,8 @@ llvm::Error EventFileWriter::writeTensor(int64_t step, llvm::StringRef tag,
   event.set_step(step);
   auto *entry = event.mutable_summary()->add_value();
   entry->set_tag(tag.str());
-  if (!metadata.empty() &&
-      !entry->mutable_metadata()->ParseFromArray(metadata.data(),
-                                                 metadata.size()))
+  if (!metadata.empty() && !entry->mutable_metadata()->ParseFromArray(
+                               metadata.data(), metadata.size()))
     return error("summary_metadata is not a serialized SummaryMetadata");
   tensorflow::TensorProto &proto = *entry->mutable_tensor();
   proto.set_dtype(tensorflow::DataType(tensor.dtype()));

@@ -321,7 +321,7 @@ llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
     loop.loss = model.loss();
   loop.outfeed = mode.outfeed;
   loop.deviceLoop = mode.deviceLoop;
-  if (mode.deviceLoop)
+  if (mode.deviceLoop && mode.mode == Mode::Train)
     loop.trainOp = mode.trainOp;
   PassManager pm(&context);
   pm.addPass(graph::createGraphInferShapesPass());
@@ -333,6 +333,8 @@ llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
     mode.replicaFeeds.emplace_back();
     for (const std::string &placeholder : inputs)
       mode.replicaFeeds.back().push_back(shard + "/" + placeholder);
+    if (mode.deviceLoop && mode.mode == Mode::Predict)
+      mode.replicaFeeds.back().push_back(shard + "/signals/stopping");
     (mode.deviceLoop ? mode.enqueueTargets : mode.targets)
         .push_back("InfeedQueue/enqueue/" + std::to_string(r));
     if (mode.mode != Mode::Predict)
@@ -396,10 +398,12 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
     return hook.has_logging() && hook.logging().tensors_size() > 0;
   });
   // Evaluation on the device is one launch over its steps, as
-  // TPUEstimator's _SetEvalIterationsHook sets the loop's trip count.
-  result.deviceLoop =
-      result.onDevice && !towers &&
-      (mode == Mode::Train ? !logsTensors : mode == Mode::Eval && evalLoop);
+  // TPUEstimator's _SetEvalIterationsHook sets the loop's trip count;
+  // prediction one launch over its input, until the stopping signal.
+  result.deviceLoop = result.onDevice && !towers &&
+                      (mode == Mode::Train  ? !logsTensors
+                       : mode == Mode::Eval ? evalLoop
+                                            : true);
   result.trainOp = getTrainOpName();
   // The step is built before the device loop takes it in (model_fn's
   // CrossShardOptimizer step, inside the computation), else after.
@@ -414,7 +418,7 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
                        "' in the train graph");
     return llvm::Error::success();
   };
-  if (result.deviceLoop)
+  if (mode == Mode::Train && result.deviceLoop)
     if (llvm::Error failure = addStep())
       return std::move(failure);
   if (result.onDevice) {
@@ -1088,8 +1092,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       // step order.
       for (size_t i = 0; hostCall && i < batches.size(); ++i) {
         auto outfed = I.dequeueOutfeed(*mode);
-        llvm::Error failure = outfed ? hostCall->run(*outfed)
-                                     : outfed.takeError();
+        llvm::Error failure =
+            outfed ? hostCall->run(*outfed) : outfed.takeError();
         if (failure) {
           log.clear();
           return failure;
@@ -1233,9 +1237,9 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
         return inputEnded(batches.size());
       batches.push_back(std::move(*batch));
     }
-    I.info(llvm::formatv("Enqueue next ({0}) batch(es) of data to infeed.",
-                         *steps)
-               .str());
+    I.info(
+        llvm::formatv("Enqueue next ({0}) batch(es) of data to infeed.", *steps)
+            .str());
     I.info(llvm::formatv("Dequeue next ({0}) batch(es) of data from outfeed.",
                          *steps)
                .str());
@@ -1362,19 +1366,30 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
   Prefetcher prefetcher(stream, 0,
                         dataset.prefetch() > 0 ? dataset.prefetch() : 2);
   std::vector<std::vector<Tensor>> pieces(keys.size());
-  while (std::optional<Batch> batch = prefetcher.next()) {
-    auto result = I.runStep(*mode, *batch, {}, {}, nullptr);
-    if (!result)
-      return result.takeError();
+  // Each batch's predictions, the padding rows of the last dropped.
+  auto collect = [&](const Batch &batch,
+                     llvm::ArrayRef<Tensor> outfed) -> llvm::Error {
     for (size_t k = 0; k < keys.size(); ++k) {
-      const Tensor &value = result->outfed[k];
+      const Tensor &value = outfed[k];
       if (value.rank() == 0 || value.shape()[0] != stream.getBatchSize())
         return makeError("Batch length of predictions should be same. " +
                          keys[k] + " has different batch length than others.");
-      // The padding rows of the last batch are dropped.
-      pieces[k].push_back(batch->validRows == value.shape()[0]
+      pieces[k].push_back(batch.validRows == value.shape()[0]
                               ? value
-                              : sliceRows(value, 0, batch->validRows));
+                              : sliceRows(value, 0, batch.validRows));
+    }
+    return llvm::Error::success();
+  };
+  if (mode->deviceLoop) {
+    if (llvm::Error failure = I.runPredictLaunch(*mode, prefetcher, collect))
+      return std::move(failure);
+  } else {
+    while (std::optional<Batch> batch = prefetcher.next()) {
+      auto result = I.runStep(*mode, *batch, {}, {}, nullptr);
+      if (!result)
+        return result.takeError();
+      if (llvm::Error failure = collect(*batch, result->outfed))
+        return std::move(failure);
     }
   }
   Predictions predictions;
@@ -1382,4 +1397,43 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
   for (const auto &parts : pieces)
     predictions.values.push_back(concatRows(parts));
   return predictions;
+}
+
+llvm::Error Estimator::Impl::runPredictLaunch(
+    ModeSession &mode, Prefetcher &prefetcher,
+    llvm::function_ref<llvm::Error(const Batch &, llvm::ArrayRef<Tensor>)>
+        collect) {
+  // The infeed thread's work: every batch with its stopping signal
+  // (_StopSignals) false, then the last batch again, flagged.
+  std::vector<Batch> batches;
+  while (std::optional<Batch> batch = prefetcher.next())
+    batches.push_back(std::move(*batch));
+  if (batches.empty())
+    return llvm::Error::success();
+  int64_t rows = batches.front().columns.front().second.shape()[0];
+  for (size_t b = 0; b <= batches.size(); ++b) {
+    const Batch &batch = batches[std::min(b, batches.size() - 1)];
+    NamedTensors feeds = replicaFeeds(mode, batch);
+    Tensor stopping(kBool, {rows / mode.replicas, 1});
+    for (int64_t i = 0; i < stopping.numElements(); ++i)
+      stopping.setFromDouble(i, b == batches.size());
+    for (int64_t r = 0; r < mode.replicas; ++r)
+      feeds.emplace_back(mode.replicaFeeds[r].back(), stopping);
+    if (auto enqueued = mode.session->run(feeds, {}, mode.enqueueTargets);
+        !enqueued)
+      return enqueued.takeError();
+  }
+  // The replicas run until the flagged batch; the outfeed thread's work:
+  // each batch's predictions, and the flagged batch's, dropped.
+  if (auto ran = mode.session->run({}, {}, mode.targets); !ran)
+    return ran.takeError();
+  for (size_t b = 0; b <= batches.size(); ++b) {
+    auto outfed = dequeueOutfeed(mode);
+    if (!outfed)
+      return outfed.takeError();
+    if (b < batches.size())
+      if (llvm::Error failure = collect(batches[b], *outfed))
+        return failure;
+  }
+  return llvm::Error::success();
 }

@@ -135,6 +135,13 @@ struct Estimator::Impl {
   /// of the steps' in evaluation.
   llvm::Expected<StepResult> runLaunch(ModeSession &mode,
                                        llvm::ArrayRef<Batch> batches);
+  /// Prediction on the device: one launch of the loop over the whole
+  /// input, until the stopping signal; `collect` gets each batch's
+  /// predictions in order.
+  llvm::Error runPredictLaunch(
+      ModeSession &mode, Prefetcher &prefetcher,
+      llvm::function_ref<llvm::Error(const Batch &, llvm::ArrayRef<Tensor>)>
+          collect);
   /// One step's outfed tensors after a launch: each replica's dequeued,
   /// concatenated in replica order.
   llvm::Expected<std::vector<Tensor>> dequeueOutfeed(ModeSession &mode);

@@ -70,8 +70,7 @@ estimator::readTFRecordExamples(const TFRecordFiles &spec,
     auto bytes = readMaybeGzipped(paths[f]);
     if (!bytes)
       return bytes.takeError();
-    files.emplace_back(f < size_t(spec.files_size()) ? spec.files(f)
-                                                     : paths[f],
+    files.emplace_back(f < size_t(spec.files_size()) ? spec.files(f) : paths[f],
                        std::move(*bytes));
   }
   return decodeTFRecordExamples(spec, files);
@@ -143,8 +142,8 @@ llvm::Expected<Examples> estimator::decodeTFRecordExamples(
         }
         const tensorflow::Feature &value = it->second;
         if (value.kind_case() != column.kind)
-          return error(where + "Key: " + feature.key() + ", Index: " +
-                       llvm::Twine(index) +
+          return error(where + "Key: " + feature.key() +
+                       ", Index: " + llvm::Twine(index) +
                        ".  Data types don't match. Data type: " +
                        kindName(value.kind_case()) +
                        " but expected type: " + dtypeName(column.readType));
@@ -157,8 +156,8 @@ llvm::Expected<Examples> estimator::decodeTFRecordExamples(
           std::string shape = "[";
           for (int i = 0; i < feature.shape_size(); ++i)
             shape += (i ? "," : "") + std::to_string(feature.shape(i));
-          return error(where + "Key: " + feature.key() + ", Index: " +
-                       llvm::Twine(index) + ".  Number of " +
+          return error(where + "Key: " + feature.key() +
+                       ", Index: " + llvm::Twine(index) + ".  Number of " +
                        kindName(column.kind) + " values != expected.  " +
                        "Values size: " + llvm::Twine(size) +
                        " but output shape: " + shape + "]");

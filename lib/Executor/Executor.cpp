@@ -941,9 +941,9 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return inner.emitError() << getNotFeedableMessage(name), failure();
     auto node = dyn_cast_or_null<NodeOp>(byName.lookup(nodeName).op);
     if (!node || port >= node.getOutputs().size())
-      return emitError(requestLoc) << "cannot feed '" << name
-                            << "': no such tensor in the graph"
-                            << (node ? "" : suggest(nodeName)),
+      return emitError(requestLoc)
+                 << "cannot feed '" << name << "': no such tensor in the graph"
+                 << (node ? "" : suggest(nodeName)),
              failure();
     if (auto error = getReplicationFeedError(node, port))
       return node.emitError() << *error, failure();
@@ -981,8 +981,9 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return failure();
     auto it = byName.find(nodeName);
     if (it == byName.end())
-      return emitError(requestLoc) << "cannot fetch '" << name << "': no node named '"
-                            << nodeName << "'" << suggest(nodeName),
+      return emitError(requestLoc)
+                 << "cannot fetch '" << name << "': no node named '" << nodeName
+                 << "'" << suggest(nodeName),
              failure();
     const Named &named = it->second;
     if (port >= named.outputs.size()) {
@@ -1011,9 +1012,9 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
       return failure();
     Operation *op = byName.lookup(name).op;
     if (!op)
-      return emitError(requestLoc) << "cannot run target '" << name
-                            << "': no node named '" << name << "'"
-                            << suggest(name),
+      return emitError(requestLoc)
+                 << "cannot run target '" << name << "': no node named '"
+                 << name << "'" << suggest(name),
              failure();
     if (auto node = dyn_cast<NodeOp>(op))
       if (auto error = getReplicationFetchError(node))

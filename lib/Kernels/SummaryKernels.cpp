@@ -27,8 +27,7 @@ static LogicalResult summaryWriter(KernelContext &ctx) {
 }
 
 /// The one element of input `index`, which must be a scalar.
-static FailureOr<const Tensor *> scalarInput(KernelContext &ctx,
-                                             unsigned index,
+static FailureOr<const Tensor *> scalarInput(KernelContext &ctx, unsigned index,
                                              StringRef what) {
   const Tensor &t = ctx.inputs[index];
   if (t.rank() != 0)
@@ -95,9 +94,9 @@ static LogicalResult writeSummary(KernelContext &ctx) {
   if (ctx.inputs[2].dtype() == kResource || ctx.inputs[2].dtype() == kVariant)
     return ctx.error() << "tensor of type " << dtypeName(ctx.inputs[2].dtype())
                        << " cannot be written to a summary";
-  if (llvm::Error failure = writer->writeTensor(
-          (*step)->getAsInt(0), (*tag)->strings()[0], ctx.inputs[2],
-          (*metadata)->strings()[0]))
+  if (llvm::Error failure =
+          writer->writeTensor((*step)->getAsInt(0), (*tag)->strings()[0],
+                              ctx.inputs[2], (*metadata)->strings()[0]))
     return ctx.error() << llvm::toString(std::move(failure));
   return success();
 }

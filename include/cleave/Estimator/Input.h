@@ -69,8 +69,9 @@ llvm::Expected<std::string> readMaybeGzipped(llvm::StringRef path);
 llvm::Expected<Examples> decodeTFRecordExamples(
     const TFRecordFiles &spec,
     llvm::ArrayRef<std::pair<std::string, std::string>> files);
-llvm::Expected<Examples> readTFRecordExamples(const TFRecordFiles &spec,
-                                              llvm::ArrayRef<std::string> paths);
+llvm::Expected<Examples>
+readTFRecordExamples(const TFRecordFiles &spec,
+                     llvm::ArrayRef<std::string> paths);
 
 /// Reads an IDX file (gzip-compressed or not) as a uint8 tensor (the
 /// format's other element types as int32, float or double).

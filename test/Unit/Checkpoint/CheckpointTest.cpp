@@ -9,8 +9,8 @@
 
 #include "cleave/Checkpoint/CheckpointState.h"
 #include "cleave/Checkpoint/Crc32c.h"
-#include "cleave/Checkpoint/Table.h"
 #include "cleave/Checkpoint/TFRecord.h"
+#include "cleave/Checkpoint/Table.h"
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/tf/tensor_bundle.pb.h"
 

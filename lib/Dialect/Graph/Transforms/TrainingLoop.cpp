@@ -48,8 +48,71 @@ private:
   FailureOr<NodeOp> buildOutfeedEnqueue(GraphOp graph);
   LogicalResult buildOutfeedDequeues(GraphOp graph, TypeRange outfed);
   FailureOr<std::string> buildDeviceLoop(GraphOp graph, NodeOp outfeed);
+  FailureOr<std::string> buildPredictLoop(GraphOp graph, NodeOp outfeed,
+                                          Value stopping);
+};
+
+/// A step of the device loop: the nodes the roots need, up to the
+/// variables and placeholders, the values they read from outside (the
+/// loop's captured values) and the control inputs from outside.
+struct LoopStep {
+  SmallVector<NodeOp> nodes;
+  llvm::SetVector<Value> captured;
+  SmallVector<Value> outsideControls;
 };
 } // namespace
+
+static LoopStep collectStep(Block &body, ArrayRef<Operation *> roots) {
+  llvm::DenseSet<Operation *> inStep;
+  SmallVector<Operation *> work(roots.begin(), roots.end());
+  while (!work.empty()) {
+    auto node = dyn_cast_or_null<NodeOp>(work.pop_back_val());
+    if (!node || node->getBlock() != &body || inStep.contains(node))
+      continue;
+    StringRef op = node.getOpType();
+    if (op == "VarHandleOp" || op == "VariableV2" || op == "Variable" ||
+        op == "Placeholder" || op == "PlaceholderWithDefault")
+      continue;
+    inStep.insert(node);
+    for (Value input : node->getOperands())
+      work.push_back(input.getDefiningOp());
+  }
+  LoopStep step;
+  for (auto node : body.getOps<NodeOp>()) {
+    if (!inStep.contains(node))
+      continue;
+    step.nodes.push_back(node);
+    for (Value input : node->getOperands()) {
+      if (inStep.contains(input.getDefiningOp()))
+        continue;
+      if (isa<ControlType>(input.getType()))
+        step.outsideControls.push_back(input);
+      else
+        step.captured.insert(input);
+    }
+  }
+  return step;
+}
+
+/// Erases the step's nodes that nothing outside the loop reads any more.
+static void eraseMovedNodes(MutableArrayRef<NodeOp> step) {
+  // (Passes add nodes out of dependency order: until none is left.)
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (NodeOp &node : step)
+      if (node && node->use_empty()) {
+        node.erase();
+        node = nullptr;
+        erased = true;
+      }
+  }
+}
+
+static FuncAttr getFuncAttr(FuncOp f) {
+  MLIRContext *ctx = f.getContext();
+  return FuncAttr::get(ctx, FlatSymbolRefAttr::get(f.getSymNameAttr()),
+                       DictionaryAttr::get(ctx));
+}
 
 static ArrayAttr typeList(Builder &b, ArrayRef<Type> types) {
   SmallVector<Attribute> list;
@@ -278,36 +341,9 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
     roots.push_back(outfeedEnqueue);
 
   // The step: what the roots need, up to the variables.
-  llvm::DenseSet<Operation *> inStep;
-  SmallVector<Operation *> work(roots);
-  while (!work.empty()) {
-    auto node = dyn_cast_or_null<NodeOp>(work.pop_back_val());
-    if (!node || node->getBlock() != &body || inStep.contains(node))
-      continue;
-    StringRef op = node.getOpType();
-    if (op == "VarHandleOp" || op == "VariableV2" || op == "Variable" ||
-        op == "Placeholder" || op == "PlaceholderWithDefault")
-      continue;
-    inStep.insert(node);
-    for (Value input : node->getOperands())
-      work.push_back(input.getDefiningOp());
-  }
-  SmallVector<NodeOp> step;
-  llvm::SetVector<Value> captured;
-  SmallVector<Value> outsideControls;
-  for (auto node : body.getOps<NodeOp>()) {
-    if (!inStep.contains(node))
-      continue;
-    step.push_back(node);
-    for (Value input : node->getOperands()) {
-      if (inStep.contains(input.getDefiningOp()))
-        continue;
-      if (isa<ControlType>(input.getType()))
-        outsideControls.push_back(input);
-      else
-        captured.insert(input);
-    }
-  }
+  LoopStep collected = collectStep(body, roots);
+  SmallVector<NodeOp> &step = collected.nodes;
+  llvm::SetVector<Value> &captured = collected.captured;
 
   // The loop's functions over (i, n, loss, captured...).
   Location loc = lossValue.getLoc();
@@ -408,28 +444,108 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
   SmallVector<Value> inputs{start->getOutputs()[0], iterations->getOutputs()[0],
                             initialLoss->getOutputs()[0]};
   llvm::append_range(inputs, captured);
-  auto funcAttr = [&](FuncOp f) {
-    return FuncAttr::get(ctx, FlatSymbolRefAttr::get(f.getSymNameAttr()),
-                         DictionaryAttr::get(ctx));
-  };
   auto loop = adder.add(
-      "While", "while", inputs, outsideControls,
-      {b.getNamedAttr("cond", funcAttr(*cond)),
-       b.getNamedAttr("body", funcAttr(*loopBody)),
+      "While", "while", inputs, collected.outsideControls,
+      {b.getNamedAttr("cond", getFuncAttr(*cond)),
+       b.getNamedAttr("body", getFuncAttr(*loopBody)),
        b.getNamedAttr("parallel_iterations", b.getI64IntegerAttr(1))});
   if (failed(loop))
     return failure();
-  // (Passes add nodes out of dependency order: until none is left.)
-  for (bool erased = true; erased;) {
-    erased = false;
-    for (NodeOp &node : step)
-      if (node && node->use_empty()) {
-        node.erase();
-        node = nullptr;
-        erased = true;
-      }
-  }
+  eraseMovedNodes(step);
   return (loop->getName() + ":2").str();
+}
+
+/// Prediction's loop (TPUEstimator's _predict_on_tpu_system): a While over
+/// (stop, captured...) while not stop; each iteration dequeues a batch
+/// with its `stopping` signal, outfeeds the predictions and the signal,
+/// and carries the signal on (_StopSignals.as_scalar_stopping_signal: any
+/// row of the batch's signal), so the loop ends after the batch the host
+/// flags, whatever the number of batches. Returns the loop's output.
+FailureOr<std::string>
+GraphTrainingLoopPass::buildPredictLoop(GraphOp graph, NodeOp outfeedEnqueue,
+                                        Value stopping) {
+  MLIRContext *ctx = &getContext();
+  Location loc = outfeedEnqueue.getLoc();
+  Block &body = graph.getBody().front();
+  LoopStep collected = collectStep(body, {outfeedEnqueue});
+  Type i1 = IntegerType::get(ctx, 1), i32 = IntegerType::get(ctx, 32);
+  Type flag = RankedTensorType::get({}, i1);
+  SmallVector<Type> argTypes{flag};
+  for (Value v : collected.captured)
+    argTypes.push_back(v.getType());
+  ModuleOp module = getOperation();
+  auto nodeIn = [&](OpBuilder &builder, StringRef op, StringRef name,
+                    ValueRange inputs, ValueRange controls,
+                    ArrayRef<NamedAttribute> attrs = {}) -> FailureOr<NodeOp> {
+    std::string error;
+    auto node = createRegisteredNode(builder, loc, op, name, inputs, controls,
+                                     attrs, "", error);
+    if (failed(node))
+      emitError(loc) << "graph-training-loop: " << error;
+    return node;
+  };
+  auto cond = buildLibraryFunction(
+      module, "while_cond", argTypes,
+      [&](OpBuilder &builder,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
+        auto goOn = nodeIn(builder, "LogicalNot", "LogicalNot", {args[0]}, {});
+        if (failed(goOn))
+          return failure();
+        return SmallVector<Value>{goOn->getOutputs()[0]};
+      },
+      loc);
+  if (failed(cond))
+    return failure();
+  auto loopBody = buildLibraryFunction(
+      module, "while_body", argTypes,
+      [&](OpBuilder &builder,
+          ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
+        IRMapping mapping;
+        for (auto [i, v] : llvm::enumerate(collected.captured))
+          mapping.map(v, args[1 + i]);
+        cloneNodesIntoFunction(builder, collected.nodes, mapping);
+        auto axis =
+            nodeIn(builder, "Const", "stopping_signal/axis", {}, {},
+                   {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
+                    builder.getNamedAttr("value", getScalarTensor(i32, 0))});
+        if (failed(axis))
+          return failure();
+        // The [batch, 1] signal reduced to a scalar once the batch's
+        // predictions are outfed.
+        Value signal = mapping.lookup(stopping);
+        for (StringRef name : {"stopping_signal/rows", "stopping_signal"}) {
+          auto any = nodeIn(
+              builder, "Any", name, {signal, axis->getOutputs()[0]},
+              {mapping.lookup(outfeedEnqueue.getControl())},
+              {builder.getNamedAttr("Tidx", TypeAttr::get(i32)),
+               builder.getNamedAttr("keep_dims", builder.getBoolAttr(false))});
+          if (failed(any))
+            return failure();
+          signal = any->getOutputs()[0];
+        }
+        SmallVector<Value> results{signal};
+        llvm::append_range(results, args.drop_front(1));
+        return results;
+      },
+      loc);
+  if (failed(loopBody))
+    return failure();
+  NodeAdder adder(graph, loc, "graph-training-loop");
+  OpBuilder &b = adder.getBuilder();
+  auto start = adder.addScalar("while/start", 0, i1);
+  if (failed(start))
+    return failure();
+  SmallVector<Value> inputs{start->getOutputs()[0]};
+  llvm::append_range(inputs, collected.captured);
+  auto loop = adder.add(
+      "While", "while", inputs, collected.outsideControls,
+      {b.getNamedAttr("cond", getFuncAttr(*cond)),
+       b.getNamedAttr("body", getFuncAttr(*loopBody)),
+       b.getNamedAttr("parallel_iterations", b.getI64IntegerAttr(1))});
+  if (failed(loop))
+    return failure();
+  eraseMovedNodes(collected.nodes);
+  return (loop->getName() + ":0").str();
 }
 
 void GraphTrainingLoopPass::runOnOperation() {
@@ -443,7 +559,27 @@ void GraphTrainingLoopPass::runOnOperation() {
   if (failed(checkOptions(graph)))
     return signalPassFailure();
   auto placeholders = resolveInputs(graph);
-  if (failed(placeholders) || failed(buildInfeed(graph, *placeholders)) ||
+  if (failed(placeholders))
+    return signalPassFailure();
+  // Prediction's loop: each batch comes with its stopping signal
+  // (_StopSignals: [batch, 1], true in the batch after the last), which
+  // is outfed with the predictions.
+  bool predictLoop = deviceLoop && mode == "predict";
+  if (predictLoop) {
+    NodeAdder adder(graph, placeholders->back().getLoc(),
+                    "graph-training-loop");
+    OpBuilder &b = adder.getBuilder();
+    auto stopping = adder.add(
+        "Placeholder", "signals/stopping", {}, {},
+        {b.getNamedAttr("dtype", TypeAttr::get(b.getI1Type())),
+         b.getNamedAttr(
+             "shape",
+             ShapeAttr::get(b.getContext(), ArrayRef<int64_t>{batchSize, 1}))});
+    if (failed(stopping))
+      return signalPassFailure();
+    placeholders->push_back(*stopping);
+  }
+  if (failed(buildInfeed(graph, *placeholders)) ||
       failed(inferGraphShapes(graph)))
     return signalPassFailure();
 
@@ -452,6 +588,9 @@ void GraphTrainingLoopPass::runOnOperation() {
     for (auto [i, input] : llvm::enumerate(inputs))
       if (name == input || name == input + ":0")
         name = "InfeedQueue/dequeue:" + std::to_string(i);
+  if (predictLoop)
+    outfeed.push_back("InfeedQueue/dequeue:" +
+                      std::to_string(placeholders->size() - 1));
 
   // The computation: the device loop (training and evaluation), or one
   // step (prediction): what the loss and the outfed tensors need.
@@ -472,6 +611,17 @@ void GraphTrainingLoopPass::runOnOperation() {
     if (failed(loopLoss))
       return signalPassFailure();
     outputs.push_back(*loopLoss);
+  } else if (predictLoop) {
+    auto built = buildOutfeedEnqueue(graph);
+    if (failed(built))
+      return signalPassFailure();
+    enqueue = *built;
+    llvm::append_range(outfed, enqueue.getDataInputs().getTypes());
+    Value stopping = enqueue.getDataInputs().back();
+    auto loopStop = buildPredictLoop(graph, enqueue, stopping);
+    if (failed(loopStop))
+      return signalPassFailure();
+    outputs.push_back(*loopStop);
   } else {
     if (!loss.empty())
       outputs.push_back(loss);
@@ -484,7 +634,7 @@ void GraphTrainingLoopPass::runOnOperation() {
   pipeline.addPass(createGraphReplicatePass(replicate));
   if (failed(runPipeline(pipeline, module)))
     return signalPassFailure();
-  if (!loop && !outfeed.empty()) {
+  if (!loop && !predictLoop && !outfeed.empty()) {
     // The step's outfeed, in the computation after its values.
     auto built = buildOutfeedEnqueue(graph);
     if (failed(built))

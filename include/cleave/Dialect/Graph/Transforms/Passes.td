@@ -542,9 +542,15 @@ def GraphTrainingLoopPass
     (which the host sets before each launch); the body carries the step's
     loss (train) or the running sum (eval) and counts i after the update
     and the outfeed. In train mode, run graph-minimize with `num-shards`
-    first (CrossShardOptimizer inside the step). With `device-loop=false`
-    the computation is one step (in train mode, graph-minimize with
-    `cross-replica` then adds the step).
+    first (CrossShardOptimizer inside the step). In predict mode the loop is
+    TPUEstimator's `_predict_on_tpu_system`: a placeholder
+    `signals/stopping` (bool [batch-size, 1], `_StopSignals`) joins the
+    infeed, the `While` runs over (stop, captured...) while not stop, and
+    each iteration outfeeds the predictions and the batch's signal and
+    carries the signal on (`stopping_signal`), so the loop ends after the
+    batch the host flags. With `device-loop=false` the computation is one
+    step (in train mode, graph-minimize with `cross-replica` then adds the
+    step).
 
     Errors, with TensorFlow's wording: inputs without a static shape but
     for the batch (`The features to the model returned by input_fn must
@@ -570,8 +576,9 @@ def GraphTrainingLoopPass
     Option<"trainOp", "train-op", "std::string", "",
            "the op of the training step (train, with device-loop)">,
     Option<"deviceLoop", "device-loop", "bool", "true",
-           "train and eval: loop over the step on the device, "
-           "iterations_per_loop times per launch">,
+           "loop over the step on the device: iterations_per_loop times "
+           "per launch (train, eval), until the stopping signal "
+           "(predict)">,
     ListOption<"outfeed", "outfeed", "std::string",
                "tensors for the host: metric_fn's (eval), the predictions "
                "(predict)">
