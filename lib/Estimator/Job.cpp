@@ -231,6 +231,20 @@ estimator::getRunSettings(const Job &job, const JobOverrides &overrides) {
       return error("config.num_shards: " + llvm::toString(std::move(failure)));
     settings.numShards = config.num_shards();
   }
+  // One host: PER_HOST_V1, PER_SHARD_V1 and PER_HOST_V2 give replica r the
+  // same rows of the global batch; BROADCAST (every replica the whole
+  // input, for model parallelism) is another computation.
+  if (config.per_host_input_for_training() == Config::BROADCAST)
+    return error("config.per_host_input_for_training: BROADCAST (the same "
+                 "input on every replica, for model parallelism) is not "
+                 "supported yet; PER_HOST_V1, PER_SHARD_V1 and PER_HOST_V2 "
+                 "give each replica its rows of the global batch");
+  for (int64_t axis : config.batch_axis())
+    if (axis != 0)
+      return error("config.batch_axis: the job's inputs have their examples "
+                   "along dimension 0 (its input pipeline batches them so), "
+                   "so each is split along 0; got " +
+                   llvm::Twine(axis));
 
   // TPUEstimator's constructor.
   static const char *const reserved[] = {"batch_size", "context"};
