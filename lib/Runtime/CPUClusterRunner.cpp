@@ -51,21 +51,17 @@ public:
       override {
     if (failed)
       return cpu::kCollectiveCancelled;
-    Tensor input = Tensor::uninitialized(dtype, {count});
-    std::memcpy(input.raw(), in, input.byteSize());
     Tensor groupTable =
         Tensor::uninitialized(cleave::kInt32, std::move(groupsShape));
     std::memcpy(groupTable.raw(), groups, groupTable.byteSize());
-    std::optional<Tensor> sum = runtime::crossReplicaSum(
-        rendezvous, op, numReplicas, input, groupTable, error);
-    if (!sum) {
+    if (!runtime::crossReplicaSumInPlace(rendezvous, op, numReplicas, in, out,
+                                         count, dtype, groupTable, error)) {
       // The compiled code goes on to its end: later collectives of this
-      // call return at once (crossReplicaSum cancelled the others' waits).
+      // call return at once (the failure cancelled the others' waits).
       failed = true;
       return error.empty() ? cpu::kCollectiveCancelled
                            : cpu::kCollectiveFailed;
     }
-    std::memcpy(out, sum->raw(), sum->byteSize());
     return cpu::kCollectiveOk;
   }
 

@@ -32,6 +32,16 @@ std::optional<Tensor> crossReplicaSum(Rendezvous &rendezvous, const void *key,
                                       int64_t numReplicas, const Tensor &input,
                                       const Tensor &groups, std::string &error);
 
+/// The same for compiled code, on its buffers: `count` elements of `dtype`
+/// at `input`, their sum written to `output` (which may be `input`). The
+/// members read each other's inputs and each writes its share of the sum
+/// into every member's output, so nothing is copied; the call returns once
+/// every member is done. False on failure, as crossReplicaSum.
+bool crossReplicaSumInPlace(Rendezvous &rendezvous, const void *key,
+                            int64_t numReplicas, const void *input,
+                            void *output, int64_t count, int32_t dtype,
+                            const Tensor &groups, std::string &error);
+
 /// The device side of a host transfer, in the calling thread's replica (0
 /// outside replicas): sends `values` on channel `sendKey` (nothing when it
 /// is empty), then receives what arrives on `recvKey` (nothing when it is

@@ -5,9 +5,51 @@
 #include "cleave/Runtime/Rendezvous.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 using namespace cleave;
 using namespace cleave::runtime;
+
+namespace {
+/// A replica's place in a group assignment.
+struct GroupPlace {
+  int64_t group = 0, member = 0, size = 0;
+};
+} // namespace
+
+/// Where `replica` is in `groups` (an [groups, size] matrix of replica
+/// ids; empty: all replicas form one group), or the assignment's error.
+static std::optional<GroupPlace> findGroup(const Tensor &groups,
+                                           int64_t numReplicas,
+                                           int64_t replica,
+                                           std::string &error) {
+  if (groups.numElements() == 0)
+    return GroupPlace{0, replica, numReplicas};
+  if (groups.rank() != 2) {
+    error = "group_assignment must be a matrix, got shape " +
+            shapeString(groups.shape());
+    return std::nullopt;
+  }
+  int64_t numGroups = groups.shape()[0], size = groups.shape()[1];
+  std::optional<GroupPlace> place;
+  for (int64_t g = 0; g < numGroups; ++g)
+    for (int64_t i = 0; i < size; ++i) {
+      int64_t id = groups.getAsInt(g * size + i);
+      if (id < 0 || id >= numReplicas) {
+        error = "group_assignment names replica " + std::to_string(id) +
+                ", but the computation has " + std::to_string(numReplicas) +
+                " replicas";
+        return std::nullopt;
+      }
+      if (id == replica)
+        place = GroupPlace{g, i, size};
+    }
+  if (!place)
+    error = "replica " + std::to_string(replica) +
+            " is in no group of group_assignment";
+  return place;
+}
 
 /// The sum over the replicas of the caller's group (all replicas when
 /// group_assignment is empty), as XLA's cross-replica sum.
@@ -25,31 +67,13 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
     rendezvous.cancel();
     return std::nullopt;
   };
-  // Without a group assignment, all replicas form one group.
-  int64_t groupIndex = 0, member = replica, groupSize = numReplicas;
-  if (groups.numElements() != 0) {
-    if (groups.rank() != 2)
-      return fail("group_assignment must be a matrix, got shape " +
-                  shapeString(groups.shape()));
-    int64_t numGroups = groups.shape()[0], size = groups.shape()[1];
-    member = -1;
-    for (int64_t g = 0; g < numGroups; ++g)
-      for (int64_t i = 0; i < size; ++i) {
-        int64_t id = groups.getAsInt(g * size + i);
-        if (id < 0 || id >= numReplicas)
-          return fail("group_assignment names replica " + std::to_string(id) +
-                      ", but the computation has " +
-                      std::to_string(numReplicas) + " replicas");
-        if (id == replica) {
-          groupIndex = g;
-          member = i;
-        }
-      }
-    if (member < 0)
-      return fail("replica " + std::to_string(replica) +
-                  " is in no group of group_assignment");
-    groupSize = size;
-  }
+  std::string groupError;
+  std::optional<GroupPlace> place =
+      findGroup(groups, numReplicas, replica, groupError);
+  if (!place)
+    return fail(groupError);
+  int64_t groupIndex = place->group, member = place->member,
+          groupSize = place->size;
   // Inputs of unlike shapes sum to nothing (an invalid tensor): every
   // member fails.
   auto sum = [](std::vector<Tensor> &inputs) {
@@ -75,6 +99,80 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
   if (result && !result->isValid())
     return fail("the replicas' inputs differ in shape or dtype");
   return result;
+}
+
+bool cleave::runtime::crossReplicaSumInPlace(
+    Rendezvous &rendezvous, const void *key, int64_t numReplicas,
+    const void *input, void *output, int64_t count, int32_t dtype,
+    const Tensor &groups, std::string &error) {
+  int64_t replica = getCurrentReplica();
+  size_t elementSize = dtypeSize(dtype);
+  if (replica < 0) {
+    std::memmove(output, input, count * elementSize);
+    return true;
+  }
+  auto fail = [&](std::string message) {
+    error = std::move(message);
+    rendezvous.cancel();
+    return false;
+  };
+  std::string groupError;
+  std::optional<GroupPlace> place =
+      findGroup(groups, numReplicas, replica, groupError);
+  if (!place)
+    return fail(groupError);
+  // The members' buffers and counts, each member's a row of the table.
+  Tensor mine(kInt64, {1, 3});
+  mine.data<int64_t>()[0] = reinterpret_cast<intptr_t>(input);
+  mine.data<int64_t>()[1] = reinterpret_cast<intptr_t>(output);
+  mine.data<int64_t>()[2] = count;
+  auto rows = [](std::vector<Tensor> &members) {
+    Tensor table(kInt64, {int64_t(members.size()), 3});
+    for (size_t m = 0; m < members.size(); ++m)
+      std::memcpy(table.data<int64_t>() + 3 * m, members[m].raw(),
+                  3 * sizeof(int64_t));
+    return table;
+  };
+  std::optional<Tensor> table = rendezvous.combine(
+      key, place->group, place->member, place->size, mine, rows, error);
+  if (!table)
+    return error.empty() ? false : fail(error);
+  const int64_t *buffers = table->data<int64_t>();
+  for (int64_t m = 0; m < place->size; ++m)
+    if (buffers[3 * m + 2] != count)
+      return fail("the replicas' inputs differ in shape or dtype");
+  // Each member sums its share of the elements over every member's input,
+  // in member order as the interpreter does, into every member's output.
+  int64_t begin = count * place->member / place->size,
+          end = count * (place->member + 1) / place->size;
+  bool known = visitNumeric(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<const T *> ins;
+    std::vector<T *> outs;
+    for (int64_t m = 0; m < place->size; ++m) {
+      ins.push_back(reinterpret_cast<const T *>(buffers[3 * m]));
+      outs.push_back(reinterpret_cast<T *>(buffers[3 * m + 1]));
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      T sum{};
+      for (const T *in : ins)
+        sum += in[i];
+      for (T *out : outs)
+        out[i] = sum;
+    }
+  });
+  if (!known)
+    return fail("cross-replica sum of " + dtypeName(dtype) +
+                " is not supported");
+  // Until every member has written its share (and reads no input any
+  // more): a second round on a key of its own.
+  auto nothing = [](std::vector<Tensor> &) { return Tensor(kInt64, {}); };
+  std::optional<Tensor> done = rendezvous.combine(
+      static_cast<const char *>(key) + 1, place->group, place->member,
+      place->size, Tensor(kInt64, {}), nothing, error);
+  if (!done)
+    return error.empty() ? false : fail(error);
+  return true;
 }
 
 std::optional<std::vector<Tensor>> cleave::runtime::sendAndReceiveOnDevice(
