@@ -108,6 +108,19 @@ static void eraseMovedNodes(MutableArrayRef<NodeOp> step) {
   }
 }
 
+/// A node in one of the loop's functions; errors at `loc`.
+static FailureOr<NodeOp>
+addFunctionNode(OpBuilder &builder, Location loc, StringRef op, StringRef name,
+                ValueRange inputs, ValueRange controls,
+                ArrayRef<NamedAttribute> attrs = {}) {
+  std::string error;
+  auto node = createRegisteredNode(builder, loc, op, name, inputs, controls,
+                                   attrs, "", error);
+  if (failed(node))
+    emitError(loc) << "graph-training-loop: " << error;
+  return node;
+}
+
 static FuncAttr getFuncAttr(FuncOp f) {
   MLIRContext *ctx = f.getContext();
   return FuncAttr::get(ctx, FlatSymbolRefAttr::get(f.getSymNameAttr()),
@@ -354,22 +367,11 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
   for (Value v : captured)
     argTypes.push_back(v.getType());
   ModuleOp module = getOperation();
-  // A node in one of the loop's functions.
-  auto nodeIn = [&](OpBuilder &builder, StringRef op, StringRef name,
-                    ValueRange inputs, ValueRange controls,
-                    ArrayRef<NamedAttribute> attrs = {}) -> FailureOr<NodeOp> {
-    std::string error;
-    auto node = createRegisteredNode(builder, loc, op, name, inputs, controls,
-                                     attrs, "", error);
-    if (failed(node))
-      emitError(loc) << "graph-training-loop: " << error;
-    return node;
-  };
   auto cond = buildLibraryFunction(
       module, "while_cond", argTypes,
       [&](OpBuilder &builder,
           ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
-        auto less = nodeIn(builder, "Less", "Less", {args[0], args[1]}, {});
+        auto less = addFunctionNode(builder, loc, "Less", "Less", {args[0], args[1]}, {});
         if (failed(less))
           return failure();
         return SmallVector<Value>{less->getOutputs()[0]};
@@ -390,18 +392,18 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
         for (Operation *root : roots)
           ran.push_back(mapping.lookup(cast<NodeOp>(root).getControl()));
         auto one =
-            nodeIn(builder, "Const", "add/y", {}, {},
+            addFunctionNode(builder, loc, "Const", "add/y", {}, {},
                    {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
                     builder.getNamedAttr("value", getScalarTensor(i32, 1))});
         if (failed(one))
           return failure();
-        auto next = nodeIn(builder, "AddV2", "add",
+        auto next = addFunctionNode(builder, loc, "AddV2", "add",
                            {args[0], one->getOutputs()[0]}, ran);
         if (failed(next))
           return failure();
         Value carried = stepLoss;
         if (mode == "eval") {
-          auto sum = nodeIn(builder, "AddV2", "add_1", {args[2], stepLoss}, {});
+          auto sum = addFunctionNode(builder, loc, "AddV2", "add_1", {args[2], stepLoss}, {});
           if (failed(sum))
             return failure();
           carried = sum->getOutputs()[0];
@@ -474,21 +476,11 @@ GraphTrainingLoopPass::buildPredictLoop(GraphOp graph, NodeOp outfeedEnqueue,
   for (Value v : collected.captured)
     argTypes.push_back(v.getType());
   ModuleOp module = getOperation();
-  auto nodeIn = [&](OpBuilder &builder, StringRef op, StringRef name,
-                    ValueRange inputs, ValueRange controls,
-                    ArrayRef<NamedAttribute> attrs = {}) -> FailureOr<NodeOp> {
-    std::string error;
-    auto node = createRegisteredNode(builder, loc, op, name, inputs, controls,
-                                     attrs, "", error);
-    if (failed(node))
-      emitError(loc) << "graph-training-loop: " << error;
-    return node;
-  };
   auto cond = buildLibraryFunction(
       module, "while_cond", argTypes,
       [&](OpBuilder &builder,
           ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
-        auto goOn = nodeIn(builder, "LogicalNot", "LogicalNot", {args[0]}, {});
+        auto goOn = addFunctionNode(builder, loc, "LogicalNot", "LogicalNot", {args[0]}, {});
         if (failed(goOn))
           return failure();
         return SmallVector<Value>{goOn->getOutputs()[0]};
@@ -505,7 +497,7 @@ GraphTrainingLoopPass::buildPredictLoop(GraphOp graph, NodeOp outfeedEnqueue,
           mapping.map(v, args[1 + i]);
         cloneNodesIntoFunction(builder, collected.nodes, mapping);
         auto axis =
-            nodeIn(builder, "Const", "stopping_signal/axis", {}, {},
+            addFunctionNode(builder, loc, "Const", "stopping_signal/axis", {}, {},
                    {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
                     builder.getNamedAttr("value", getScalarTensor(i32, 0))});
         if (failed(axis))
@@ -514,8 +506,8 @@ GraphTrainingLoopPass::buildPredictLoop(GraphOp graph, NodeOp outfeedEnqueue,
         // predictions are outfed.
         Value signal = mapping.lookup(stopping);
         for (StringRef name : {"stopping_signal/rows", "stopping_signal"}) {
-          auto any = nodeIn(
-              builder, "Any", name, {signal, axis->getOutputs()[0]},
+          auto any = addFunctionNode(
+              builder, loc, "Any", name, {signal, axis->getOutputs()[0]},
               {mapping.lookup(outfeedEnqueue.getControl())},
               {builder.getNamedAttr("Tidx", TypeAttr::get(i32)),
                builder.getNamedAttr("keep_dims", builder.getBoolAttr(false))});
