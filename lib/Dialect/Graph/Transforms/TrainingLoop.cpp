@@ -109,10 +109,10 @@ static void eraseMovedNodes(MutableArrayRef<NodeOp> step) {
 }
 
 /// A node in one of the loop's functions; errors at `loc`.
-static FailureOr<NodeOp>
-addFunctionNode(OpBuilder &builder, Location loc, StringRef op, StringRef name,
-                ValueRange inputs, ValueRange controls,
-                ArrayRef<NamedAttribute> attrs = {}) {
+static FailureOr<NodeOp> addFunctionNode(OpBuilder &builder, Location loc,
+                                         StringRef op, StringRef name,
+                                         ValueRange inputs, ValueRange controls,
+                                         ArrayRef<NamedAttribute> attrs = {}) {
   std::string error;
   auto node = createRegisteredNode(builder, loc, op, name, inputs, controls,
                                    attrs, "", error);
@@ -371,7 +371,8 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
       module, "while_cond", argTypes,
       [&](OpBuilder &builder,
           ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
-        auto less = addFunctionNode(builder, loc, "Less", "Less", {args[0], args[1]}, {});
+        auto less = addFunctionNode(builder, loc, "Less", "Less",
+                                    {args[0], args[1]}, {});
         if (failed(less))
           return failure();
         return SmallVector<Value>{less->getOutputs()[0]};
@@ -391,19 +392,20 @@ GraphTrainingLoopPass::buildDeviceLoop(GraphOp graph, NodeOp outfeedEnqueue) {
         SmallVector<Value> ran;
         for (Operation *root : roots)
           ran.push_back(mapping.lookup(cast<NodeOp>(root).getControl()));
-        auto one =
-            addFunctionNode(builder, loc, "Const", "add/y", {}, {},
-                   {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
-                    builder.getNamedAttr("value", getScalarTensor(i32, 1))});
+        auto one = addFunctionNode(
+            builder, loc, "Const", "add/y", {}, {},
+            {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
+             builder.getNamedAttr("value", getScalarTensor(i32, 1))});
         if (failed(one))
           return failure();
         auto next = addFunctionNode(builder, loc, "AddV2", "add",
-                           {args[0], one->getOutputs()[0]}, ran);
+                                    {args[0], one->getOutputs()[0]}, ran);
         if (failed(next))
           return failure();
         Value carried = stepLoss;
         if (mode == "eval") {
-          auto sum = addFunctionNode(builder, loc, "AddV2", "add_1", {args[2], stepLoss}, {});
+          auto sum = addFunctionNode(builder, loc, "AddV2", "add_1",
+                                     {args[2], stepLoss}, {});
           if (failed(sum))
             return failure();
           carried = sum->getOutputs()[0];
@@ -480,7 +482,8 @@ GraphTrainingLoopPass::buildPredictLoop(GraphOp graph, NodeOp outfeedEnqueue,
       module, "while_cond", argTypes,
       [&](OpBuilder &builder,
           ArrayRef<Value> args) -> FailureOr<SmallVector<Value>> {
-        auto goOn = addFunctionNode(builder, loc, "LogicalNot", "LogicalNot", {args[0]}, {});
+        auto goOn = addFunctionNode(builder, loc, "LogicalNot", "LogicalNot",
+                                    {args[0]}, {});
         if (failed(goOn))
           return failure();
         return SmallVector<Value>{goOn->getOutputs()[0]};
@@ -496,10 +499,10 @@ GraphTrainingLoopPass::buildPredictLoop(GraphOp graph, NodeOp outfeedEnqueue,
         for (auto [i, v] : llvm::enumerate(collected.captured))
           mapping.map(v, args[1 + i]);
         cloneNodesIntoFunction(builder, collected.nodes, mapping);
-        auto axis =
-            addFunctionNode(builder, loc, "Const", "stopping_signal/axis", {}, {},
-                   {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
-                    builder.getNamedAttr("value", getScalarTensor(i32, 0))});
+        auto axis = addFunctionNode(
+            builder, loc, "Const", "stopping_signal/axis", {}, {},
+            {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
+             builder.getNamedAttr("value", getScalarTensor(i32, 0))});
         if (failed(axis))
           return failure();
         // The [batch, 1] signal reduced to a scalar once the batch's
