@@ -82,6 +82,11 @@ static cl::opt<bool> dumpClusters(
     cl::desc("with --backend=cpu: print which nodes each kind of run "
              "compiles, and why the others are interpreted"),
     cl::sub(cl::SubCommand::getAll()), cl::cat(category));
+static cl::opt<bool> dumpLinalg(
+    "dump-linalg",
+    cl::desc("with --backend=cpu: print each compiled cluster as linalg on "
+             "tensors, before code generation"),
+    cl::sub(cl::SubCommand::getAll()), cl::cat(category));
 static cl::opt<bool> quiet("quiet",
                            cl::desc("no INFO lines (errors and results only)"),
                            cl::sub(cl::SubCommand::getAll()),
@@ -179,6 +184,8 @@ int main(int argc, char **argv) {
     options.session.clusterNotes = &errs();
     options.session.notePrefix = "graph-estimator: ";
   }
+  if (dumpLinalg)
+    options.session.linalgDump = &errs();
   options.overrides.modelDir = modelDir;
   if (!useTpu.empty()) {
     if (useTpu != "true" && useTpu != "false") {

@@ -1,4 +1,15 @@
 //===- FuseElementwise.cpp - elementwise producers into consumers ---------===//
+//
+// Linalg's elementwise fusion of a generic into the generic that alone uses
+// it, as populateElementwiseOpsFusionPatterns fuses them, but without its
+// RemoveOutsDependency pattern: that pattern gives every generic whose
+// payload does not read its output a fresh tensor.empty destination, which
+// undoes the destination-passing the lowering chose on purpose (a loop's
+// update written into the loop's carried value, so that bufferization
+// updates the variable's buffer in place instead of allocating a new one
+// each iteration and copying every carried value into it).
+//
+//===----------------------------------------------------------------------===//
 
 #include "cleave/Target/CPU/Passes.h"
 
@@ -14,19 +25,41 @@ using namespace mlir;
 
 namespace {
 
+/// Fuses into a generic the generic that produces one of its operands and
+/// has no other use (the consumer's destinations are kept).
+struct FuseSingleUseProducer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || !producer->hasOneUse() ||
+          !linalg::areElementwiseOpsFusable(&operand))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        return rewriter.notifyMatchFailure(consumer, "fusion failed");
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+          return use.getOwner() != producer;
+        });
+      rewriter.eraseOp(consumer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseElementwisePass
     : cleave::impl::FuseElementwisePassBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    linalg::ControlFusionFn onlyGenerics = [](OpOperand *fused) {
-      Operation *producer = fused->get().getDefiningOp();
-      return isa_and_nonnull<linalg::GenericOp>(producer) &&
-             producer->hasOneUse() &&
-             isa<linalg::GenericOp>(fused->getOwner());
-    };
-    linalg::populateElementwiseOpsFusionPatterns(patterns, onlyGenerics);
+    patterns.add<FuseSingleUseProducer>(context);
     // Operands that fusion makes unused or duplicated.
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     GreedyRewriteConfig config;
     config.useTopDownTraversal = true;

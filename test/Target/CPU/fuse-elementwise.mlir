@@ -89,3 +89,34 @@ func.func @reshaped_product(%a: tensor<4x6xf32>, %w: tensor<8x6xf32>) -> tensor<
   } -> tensor<4x2x2x2xf32>
   return %neg : tensor<4x2x2x2xf32>
 }
+
+// -----
+
+// A destination the lowering chose stays, though the payload does not read
+// it: an update written into a loop's carried value (here an argument)
+// is what lets bufferization update that buffer in place.
+// CHECK-LABEL: func.func @keeps_destination
+// CHECK: %[[FUSED:.*]] = linalg.generic
+// CHECK-SAME: ins(%arg0, %arg1 : tensor<8xf32>, tensor<8xf32>) outs(%arg0 : tensor<8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[FUSED]]
+#v = affine_map<(d0) -> (d0)>
+func.func @keeps_destination(%var: tensor<8xf32>, %grad: tensor<8xf32>) -> tensor<8xf32> {
+  %rate = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %step = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%grad : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%g: f32, %o: f32):
+    %s = arith.mulf %g, %rate : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %next = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]}
+      ins(%var, %step : tensor<8xf32>, tensor<8xf32>) outs(%var : tensor<8xf32>) {
+  ^bb0(%w: f32, %d: f32, %o: f32):
+    %n = arith.addf %w, %d : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  return %next : tensor<8xf32>
+}
