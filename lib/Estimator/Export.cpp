@@ -117,28 +117,27 @@ llvm::Expected<tensorflow::MetaGraphDef>
 Estimator::Impl::exportTrainGraph(llvm::StringRef prefix,
                                   const TensorNames &inputs,
                                   std::unique_ptr<runtime::Session> &session) {
-  Impl &I = *this;
-  const Model &model = I.job.model();
-  auto graph = I.loadGraph(Mode::Train);
+  const Model &model = job.model();
+  auto graph = loadGraph(Mode::Train);
   if (!graph)
     return graph.takeError();
   if (model.has_optimizer())
-    if (llvm::Error failure = I.addTrainingStep(**graph, false))
+    if (llvm::Error failure = addTrainingStep(**graph, false))
       return std::move(failure);
-  std::string trainOp = I.getTrainOpName();
+  std::string trainOp = getTrainOpName();
   if (!findNode(**graph, trainOp))
     return makeError("model.train_op: no node '" + trainOp +
                      "' in the train graph");
-  if (llvm::Error failure = inferShapes(I.context, **graph))
+  if (llvm::Error failure = inferShapes(context, **graph))
     return std::move(failure);
-  runtime::SessionOptions sessionOptions = I.options.session;
+  runtime::SessionOptions sessionOptions = options.session;
   sessionOptions.backend = runtime::SessionOptions::Backend::Interpreter;
   auto created = runtime::Session::create(
-      std::move(*graph), I.getGraphPath(Mode::Train), sessionOptions);
+      std::move(*graph), getGraphPath(Mode::Train), sessionOptions);
   if (!created)
     return created.takeError();
   session = std::move(*created);
-  if (llvm::Error failure = I.restoreForEvaluation(*session, prefix))
+  if (llvm::Error failure = restoreForEvaluation(*session, prefix))
     return std::move(failure);
   ModuleOp module = session->getModule();
   TensorNames outputs = {{"loss", model.loss()}};
@@ -158,13 +157,12 @@ Estimator::Impl::exportTrainGraph(llvm::StringRef prefix,
 /// the MetaGraphDef tagged {eval}.
 llvm::Expected<tensorflow::MetaGraphDef>
 Estimator::Impl::exportEvalGraph(const TensorNames &inputs) {
-  Impl &I = *this;
-  const Model &model = I.job.model();
-  auto graph = I.loadGraph(Mode::Eval);
+  const Model &model = job.model();
+  auto graph = loadGraph(Mode::Eval);
   if (!graph)
     return graph.takeError();
-  auto metrics = MetricRunner::create(I.job, **graph, /*onDevice=*/false,
-                                      I.context, I.options.session);
+  auto metrics = MetricRunner::create(job, **graph, /*onDevice=*/false,
+                                      context, options.session);
   if (!metrics)
     return metrics.takeError();
   tensorflow::GraphDef graphDef;
@@ -197,10 +195,10 @@ Estimator::Impl::exportEvalGraph(const TensorNames &inputs) {
       break;
     }
   OwningOpRef<ModuleOp> module =
-      importGraphDef(graphDef, &I.context, I.getGraphPath(Mode::Eval));
+      importGraphDef(graphDef, &context, getGraphPath(Mode::Eval));
   if (!module)
     return llvm::make_error<runtime::ReportedError>();
-  if (llvm::Error failure = inferShapes(I.context, *module))
+  if (llvm::Error failure = inferShapes(context, *module))
     return std::move(failure);
   TensorNames outputs = {{"loss", model.loss()}};
   addPredictionOutputs(*module, model, outputs);
