@@ -76,15 +76,6 @@ Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
     return settings.takeError();
   impl->settings = std::move(*settings);
   const Model &model = impl->job.model();
-  // Parts of the schema not built yet are refused, never ignored.
-  const Job &spec = impl->job;
-  for (auto [set, field] :
-       {std::pair{spec.evaluation_hooks_size() > 0, "evaluation_hooks"},
-        std::pair{spec.prediction_hooks_size() > 0, "prediction_hooks"}})
-    if (set)
-      return makeError(llvm::Twine(field) +
-                       ": not supported yet by graph-estimator "
-                       "(docs/Estimator.md, \"Where it runs\")");
   if (model.has_saved_model())
     if (llvm::Error failure = impl->bindSavedModel())
       return std::move(failure);
@@ -1168,6 +1159,11 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
     return makeError("Must specify steps > 0, given: " + llvm::Twine(*steps));
   if (I.settings.onDevice(Mode::Eval) && !steps)
     return makeError("Evaluate `steps` must be set on TPU. Cannot be `None`.");
+  auto hooks =
+      TrainingHooks::create(I.job.evaluation_hooks(), "evaluation_hooks",
+                            I.settings.onDevice(Mode::Eval), 0);
+  if (!hooks)
+    return hooks.takeError();
   auto examples = I.readInput(Mode::Eval);
   if (!examples)
     return examples.takeError();
@@ -1265,12 +1261,20 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
         return inputEnded(evaluated);
       break;
     }
-    auto result =
-        I.runStep(*mode, *batch, (*metrics)->getModelUpdates(), {}, nullptr);
+    // The step's in-graph metric updates, then what the hooks log.
+    std::vector<std::string> extra = (*metrics)->getModelUpdates();
+    size_t updates = extra.size();
+    llvm::append_range(extra, hooks->fetchesAt(evaluated));
+    std::vector<Tensor> extraResults;
+    auto result = I.runStep(*mode, *batch, extra, {}, &extraResults);
     if (!result)
       return result.takeError();
     if (llvm::Error failure = (*metrics)->update(result->loss, result->outfed))
       return std::move(failure);
+    TrainingLog log = I.log();
+    hooks->logTensors(evaluated,
+                      llvm::ArrayRef<Tensor>(extraResults).drop_front(updates),
+                      log);
     ++evaluated;
     logProgress();
   }
@@ -1337,6 +1341,11 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
                      pythonList(existing) + ", provided " +
                      pythonList(predictKeys) + ".");
   }
+  auto hooks =
+      TrainingHooks::create(I.job.prediction_hooks(), "prediction_hooks",
+                            I.settings.onDevice(Mode::Predict), 0);
+  if (!hooks)
+    return hooks.takeError();
   auto examples = I.readInput(Mode::Predict);
   if (!examples)
     return examples.takeError();
@@ -1384,12 +1393,17 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
     if (llvm::Error failure = I.runPredictLaunch(*mode, prefetcher, collect))
       return std::move(failure);
   } else {
-    while (std::optional<Batch> batch = prefetcher.next()) {
-      auto result = I.runStep(*mode, *batch, {}, {}, nullptr);
+    TrainingLog log = I.log();
+    for (int64_t step = 0; std::optional<Batch> batch = prefetcher.next();
+         ++step) {
+      std::vector<Tensor> logged;
+      auto result =
+          I.runStep(*mode, *batch, hooks->fetchesAt(step), {}, &logged);
       if (!result)
         return result.takeError();
       if (llvm::Error failure = collect(*batch, result->outfed))
         return std::move(failure);
+      hooks->logTensors(step, logged, log);
     }
   }
   Predictions predictions;

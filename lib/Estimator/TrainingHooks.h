@@ -105,7 +105,9 @@ private:
   bool drawn = false;
 };
 /// The job's training_hooks: LoggingTensorHook, StepCounterHook,
-/// NanTensorHook and StopAtStepHook, with TensorFlow's checks.
+/// NanTensorHook and StopAtStepHook, with TensorFlow's checks; or its
+/// evaluation_hooks and prediction_hooks, which log tensors of each step
+/// (LoggingTensorHook; the other kinds are training's).
 struct TrainingHooks {
   std::optional<int64_t> lastStep;
   bool failOnNanLoss = true;
@@ -124,19 +126,35 @@ struct TrainingHooks {
 
   static llvm::Expected<TrainingHooks> create(const Job &job, bool onDevice,
                                               int64_t step) {
+    return create(job.training_hooks(), "training_hooks", onDevice, step);
+  }
+
+  /// The hooks of job field `field` (training_hooks, evaluation_hooks or
+  /// prediction_hooks).
+  static llvm::Expected<TrainingHooks>
+  create(const google::protobuf::RepeatedPtrField<Hook> &specs,
+         llvm::StringRef field, bool onDevice, int64_t step) {
     TrainingHooks hooks;
     auto now = std::chrono::steady_clock::now();
-    for (const Hook &hook : job.training_hooks()) {
+    bool training = field == "training_hooks";
+    for (const Hook &hook : specs) {
+      if (!training && hook.kind_case() != Hook::kLogging &&
+          hook.kind_case() != Hook::KIND_NOT_SET)
+        return makeError(
+            field + ": only logging hooks (LoggingTensorHook) run in " +
+            (field == "evaluation_hooks" ? "evaluation" : "prediction") +
+            "; step counters, NaN checks and stop-at-step "
+            "hooks are training_hooks");
       switch (hook.kind_case()) {
       case Hook::kLogging: {
         const LoggingTensorHook &spec = hook.logging();
         if (spec.every_n_iter() <= 0)
-          return makeError("training_hooks.logging: invalid every_n_iter=" +
+          return makeError(field + ".logging: invalid every_n_iter=" +
                            llvm::Twine(spec.every_n_iter()) + ".");
         if (onDevice)
-          return makeError("training_hooks.logging: training_hooks must not "
-                           "capture any TPU Tensor inside the model_fn (log "
-                           "device tensors with host_call)");
+          return makeError(field + ".logging: " + field +
+                           " must not capture any TPU Tensor inside the "
+                           "model_fn (log device tensors with host_call)");
         Logging logging{{}, spec.every_n_iter(), now};
         for (const NamedTensor &tensor : spec.tensors())
           logging.tensors.emplace_back(tensor.key(), tensor.tensor());
@@ -168,7 +186,7 @@ struct TrainingHooks {
         break;
       }
       case Hook::KIND_NOT_SET:
-        return makeError("training_hooks: a hook without a kind");
+        return makeError(field + ": a hook without a kind");
       }
     }
     return hooks;
