@@ -431,7 +431,7 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
   }
   result.globalStep = getGlobalStepName();
   if (graph::NodeOp step = findNode(**module, result.globalStep);
-      !step || !isVariableOp(step.getOpType())) {
+      !step || !isVariableOpType(step.getOpType())) {
     if (mode == Mode::Train)
       return makeError(
           "model.global_step: '" + result.globalStep +

@@ -2,6 +2,7 @@
 
 #include "Support.h"
 
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 
 using namespace mlir;
@@ -10,10 +11,6 @@ using namespace cleave::estimator;
 
 llvm::Error estimator::makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-bool estimator::isVariableOp(llvm::StringRef op) {
-  return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
 }
 
 graph::NodeOp estimator::findNode(ModuleOp module, llvm::StringRef name) {
@@ -43,7 +40,7 @@ int32_t estimator::getTensorDType(ModuleOp module, llvm::StringRef tensor) {
 std::vector<graph::NodeOp> estimator::getVariables(ModuleOp module) {
   std::vector<graph::NodeOp> variables;
   walkNodes(module, [&](graph::NodeOp node) {
-    if (isVariableOp(node.getOpType()))
+    if (isVariableOpType(node.getOpType()))
       variables.push_back(node);
   });
   return variables;

@@ -30,7 +30,6 @@ template <typename Fn> void walkNodes(mlir::ModuleOp module, Fn fn) {
     graphOp.walk([&](graph::NodeOp node) { fn(node); });
 }
 
-bool isVariableOp(llvm::StringRef op);
 /// The top-level node named `name`, or null.
 graph::NodeOp findNode(mlir::ModuleOp module, llvm::StringRef name);
 /// Whether the tensor ("node" or "node:port") exists.

@@ -24,10 +24,6 @@ using namespace mlir;
 using namespace cleave;
 using namespace cleave::runtime;
 
-static bool isVariableOp(StringRef op) {
-  return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
-}
-
 CheckpointedVariable runtime::describeVariable(graph::NodeOp node) {
   CheckpointedVariable var;
   var.variable = getVariableName(node);
@@ -47,7 +43,7 @@ template <typename Fn> static void walkGraphNodes(ModuleOp module, Fn fn) {
 std::vector<CheckpointedVariable> runtime::listVariables(ModuleOp module) {
   std::vector<CheckpointedVariable> vars;
   walkGraphNodes(module, [&](graph::NodeOp node) {
-    if (isVariableOp(node.getOpType()))
+    if (isVariableOpType(node.getOpType()))
       vars.push_back(describeVariable(node));
   });
   return vars;
@@ -58,7 +54,7 @@ std::vector<CheckpointedVariable> runtime::listVariables(ModuleOp module) {
 static graph::NodeOp traceToVariable(Value value) {
   while (auto producer = value.getDefiningOp<graph::NodeOp>()) {
     StringRef op = producer.getOpType();
-    if (isVariableOp(op))
+    if (isVariableOpType(op))
       return producer;
     if (op != "Identity" && op != "RefIdentity" && op != "ReadVariableOp" &&
         op != "Snapshot")

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Runtime/Freezing.h"
+#include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 
 #include "cleave/tf/graph.pb.h"
 
@@ -17,10 +18,6 @@ using namespace cleave;
 using namespace cleave::runtime;
 using llvm::StringRef;
 namespace tf = tensorflow;
-
-static bool isVariableOp(StringRef op) {
-  return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
-}
 
 /// Ops that change a variable: a frozen graph cannot run them.
 static bool updatesVariable(StringRef op) {
@@ -92,7 +89,7 @@ runtime::freezeGraphDef(tf::GraphDef &graph,
           node.name().c_str(), node.op().c_str());
     tf::NodeDef &out = *frozen.add_node();
     out = node;
-    if (isVariableOp(node.op())) {
+    if (isVariableOpType(node.op())) {
       std::string key = node.name();
       auto shared = node.attr().find("shared_name");
       if (shared != node.attr().end() && !shared->second.s().empty())

@@ -17,8 +17,7 @@ using namespace cleave;
 using namespace cleave::graph;
 
 bool cleave::graph::isVariableNode(NodeOp node) {
-  return node.getOpType() == "VariableV2" || node.getOpType() == "Variable" ||
-         node.getOpType() == "VarHandleOp";
+  return isVariableOpType(node.getOpType());
 }
 
 bool cleave::graph::isResourceVariable(NodeOp variable) {

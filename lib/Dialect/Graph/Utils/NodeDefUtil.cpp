@@ -510,6 +510,10 @@ std::optional<std::vector<int64_t>> cleave::attrAsIntList(Attribute attr) {
   return values;
 }
 
+bool cleave::isVariableOpType(llvm::StringRef op) {
+  return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
+}
+
 std::string cleave::getVariableName(graph::NodeOp node) {
   auto shared = dyn_cast_or_null<StringAttr>(node.getTFAttr("shared_name"));
   return shared && !shared.getValue().empty() ? shared.str()

@@ -73,6 +73,10 @@ private:
   mlir::DictionaryAttr attrBindings;
 };
 
+/// Whether `op` makes a variable: VariableV2, Variable (ref variables) or
+/// VarHandleOp (a resource variable's handle).
+bool isVariableOpType(llvm::StringRef op);
+
 /// The variable a VariableV2/VarHandleOp node stands for: its shared_name,
 /// or its node name when that is empty (the namespace the interpreter's
 /// State and compiled code share).
