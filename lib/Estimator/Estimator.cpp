@@ -623,21 +623,11 @@ llvm::Error Estimator::Impl::runInitializers(Session &session, bool localOnly) {
 /// lacks that the init op does not initialize (local ones) are initialized.
 llvm::Error Estimator::Impl::restoreForEvaluation(Session &session,
                                                   llvm::StringRef prefix) {
-  auto reader = checkpoint::BundleReader::open(prefix);
-  if (!reader)
-    return reader.takeError();
-  llvm::StringSet<> keys;
-  for (const std::string &key : reader->keys())
-    keys.insert(key);
   ModuleOp module = session.getModule();
-  std::vector<std::pair<std::string, std::string>> mapped;
   std::vector<std::string> missing;
-  for (graph::NodeOp variable : getVariables(module)) {
-    if (keys.contains(variable.getName()))
-      mapped.emplace_back(variable.getName().str(), variable.getName().str());
-    else
-      missing.push_back(variable.getName().str());
-  }
+  auto mapped = mapVariablesByName(module, prefix, "", &missing);
+  if (!mapped)
+    return mapped.takeError();
   if (llvm::Error failure = runInitializers(session, /*localOnly=*/true))
     return failure;
   // A model variable the checkpoint does not hold is Saver's error.
@@ -652,7 +642,7 @@ llvm::Error Estimator::Impl::restoreForEvaluation(Session &session,
                          " not found in checkpoint");
   }
   info("Restoring parameters from " + prefix);
-  return session.restoreMapped(prefix, mapped);
+  return session.restoreMapped(prefix, *mapped);
 }
 
 /// TPUEstimator's _get_scaffold: a scaffold_fn that gives nothing, and on
@@ -745,21 +735,14 @@ llvm::Error Estimator::Impl::warmStart(ModeSession &mode) {
     if (!prefix)
       return makeError("config.warm_start_from: " +
                        llvm::toString(prefix.takeError()));
-    auto reader = checkpoint::BundleReader::open(*prefix);
-    if (!reader)
-      return reader.takeError();
-    llvm::StringSet<> keys;
-    for (const std::string &key : reader->keys())
-      keys.insert(key);
     // WarmStartSettings' default: every trainable variable the checkpoint
     // holds under the same name (the global step is not warm-started).
-    std::vector<std::pair<std::string, std::string>> mapped;
-    for (graph::NodeOp variable : getVariables(session.getModule()))
-      if (variable.getName() != getGlobalStepName() &&
-          keys.contains(variable.getName()))
-        mapped.emplace_back(variable.getName().str(), variable.getName().str());
+    auto mapped =
+        mapVariablesByName(session.getModule(), *prefix, getGlobalStepName());
+    if (!mapped)
+      return mapped.takeError();
     info("Warm-starting from: " + *prefix);
-    if (llvm::Error failure = session.restoreMapped(*prefix, mapped))
+    if (llvm::Error failure = session.restoreMapped(*prefix, *mapped))
       return failure;
   }
   auto captured = mode.scaffold.get();

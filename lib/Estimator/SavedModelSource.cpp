@@ -19,7 +19,6 @@
 #include "EstimatorImpl.h"
 #include "Support.h"
 
-#include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Runtime/SavedModel.h"
@@ -27,8 +26,6 @@
 #include "cleave/Translate/InputFormat.h"
 #include "cleave/tf/saved_model.pb.h"
 
-#include "llvm/ADT/StringSet.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <google/protobuf/text_format.h>
@@ -210,20 +207,13 @@ Estimator::Impl::restoreSavedModelVariables(runtime::Session &session) {
   llvm::SmallString<256> prefix(
       runtime::getExportDir(job.model().saved_model()));
   llvm::sys::path::append(prefix, "variables", "variables");
-  auto reader = checkpoint::BundleReader::open(prefix);
-  if (!reader)
-    return makeError("model.saved_model: " +
-                     llvm::toString(reader.takeError()));
-  llvm::StringSet<> keys;
-  for (const std::string &key : reader->keys())
-    keys.insert(key);
   // Every variable of the mode's graph the SavedModel holds, the global
   // step and optimizer slots included: a fresh start goes on from where the
   // export was.
-  std::vector<std::pair<std::string, std::string>> mapped;
-  for (graph::NodeOp variable : getVariables(session.getModule()))
-    if (keys.contains(variable.getName()))
-      mapped.emplace_back(variable.getName().str(), variable.getName().str());
+  auto mapped = mapVariablesByName(session.getModule(), prefix);
+  if (!mapped)
+    return makeError("model.saved_model: " +
+                     llvm::toString(mapped.takeError()));
   info("Restoring parameters from " + prefix + " (the SavedModel's variables)");
-  return session.restoreMapped(prefix, mapped);
+  return session.restoreMapped(prefix, *mapped);
 }

@@ -2,6 +2,7 @@
 
 #include "Support.h"
 
+#include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 
@@ -86,4 +87,27 @@ std::string estimator::formatValue(const Tensor &tensor) {
 double estimator::secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
+}
+
+llvm::Expected<std::vector<std::pair<std::string, std::string>>>
+estimator::mapVariablesByName(ModuleOp module, llvm::StringRef prefix,
+                              llvm::StringRef except,
+                              std::vector<std::string> *missing) {
+  auto reader = checkpoint::BundleReader::open(prefix);
+  if (!reader)
+    return reader.takeError();
+  llvm::StringSet<> keys;
+  for (const std::string &key : reader->keys())
+    keys.insert(key);
+  std::vector<std::pair<std::string, std::string>> mapped;
+  for (graph::NodeOp variable : getVariables(module)) {
+    llvm::StringRef name = variable.getName();
+    if (name == except)
+      continue;
+    if (keys.contains(name))
+      mapped.emplace_back(name.str(), name.str());
+    else if (missing)
+      missing->push_back(name.str());
+  }
+  return mapped;
 }

@@ -38,6 +38,14 @@ bool hasTensor(mlir::ModuleOp module, llvm::StringRef tensor);
 int32_t getTensorDType(mlir::ModuleOp module, llvm::StringRef tensor);
 /// The variable nodes of the graph, in order.
 std::vector<graph::NodeOp> getVariables(mlir::ModuleOp module);
+
+/// The module's variables the checkpoint at `prefix` holds under their own
+/// names, but `except`, as Session::restoreMapped's (variable, key) pairs;
+/// `missing` (when given) gets the other variables' names.
+llvm::Expected<std::vector<std::pair<std::string, std::string>>>
+mapVariablesByName(mlir::ModuleOp module, llvm::StringRef prefix,
+                   llvm::StringRef except = "",
+                   std::vector<std::string> *missing = nullptr);
 /// The initializer of a variable: its `<name>/Assign`, else the first
 /// Assign or AssignVariableOp of it (null: none).
 graph::NodeOp getInitializer(graph::NodeOp variable);
