@@ -345,10 +345,11 @@ llvm::Error Estimator::Impl::putOnDevice(ModuleOp module, ModeSession &mode) {
 
 llvm::Expected<ModeSession>
 Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
-                      bool evalLoop) {
+                      bool evalLoop, OwningOpRef<ModuleOp> graph) {
   if (llvm::Error failure = checkBatchSize(settings, mode))
     return std::move(failure);
-  auto module = loadGraph(mode);
+  auto module = graph ? llvm::Expected<OwningOpRef<ModuleOp>>(std::move(graph))
+                      : loadGraph(mode);
   if (!module)
     return module.takeError();
   if (llvm::Error failure = checkInputs(**module, mode))
@@ -950,18 +951,22 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   I.info("Calling model_fn.");
   // host_call's tensors are what each training step outfeeds.
   std::unique_ptr<HostCallRunner> hostCall;
+  OwningOpRef<ModuleOp> graph;
   if (I.job.model().has_host_call()) {
-    auto graph = I.loadGraph(Mode::Train);
-    if (!graph)
-      return graph.takeError();
+    auto loaded = I.loadGraph(Mode::Train);
+    if (!loaded)
+      return loaded.takeError();
+    graph = std::move(*loaded);
     auto runner =
-        HostCallRunner::create(I.job, **graph, I.context, I.options.session);
+        HostCallRunner::create(I.job, *graph, I.context, I.options.session);
     if (!runner)
       return runner.takeError();
     hostCall = std::move(*runner);
   }
-  auto mode = I.open(Mode::Train, hostCall ? hostCall->getModelTensors()
-                                           : std::vector<std::string>());
+  auto mode = I.open(Mode::Train,
+                     hostCall ? hostCall->getModelTensors()
+                              : std::vector<std::string>(),
+                     /*evalLoop=*/false, std::move(graph));
   if (!mode)
     return mode.takeError();
   I.info("Done calling model_fn.");
@@ -1164,7 +1169,7 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
   // In-graph metric updates need each step on the host: then one step
   // per run, else the whole evaluation in one launch of the device loop.
   auto mode = I.open(Mode::Eval, (*metrics)->getModelTensors(),
-                     (*metrics)->getModelUpdates().empty());
+                     (*metrics)->getModelUpdates().empty(), std::move(*graph));
   if (!mode)
     return mode.takeError();
   I.info("Done calling model_fn.");
@@ -1333,17 +1338,16 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
   if (!examples)
     return examples.takeError();
   I.info("Calling model_fn.");
-  {
-    auto graph = I.loadGraph(Mode::Predict);
-    if (!graph)
-      return graph.takeError();
-    for (const NamedTensor &prediction : model.predictions())
-      if (!hasTensor(**graph, prediction.tensor()))
-        return makeError("model.predictions: no tensor '" +
-                         prediction.tensor() + "' (key '" + prediction.key() +
-                         "') in the predict graph");
-  }
-  auto mode = I.open(Mode::Predict, tensors);
+  auto graph = I.loadGraph(Mode::Predict);
+  if (!graph)
+    return graph.takeError();
+  for (const NamedTensor &prediction : model.predictions())
+    if (!hasTensor(**graph, prediction.tensor()))
+      return makeError("model.predictions: no tensor '" + prediction.tensor() +
+                       "' (key '" + prediction.key() +
+                       "') in the predict graph");
+  auto mode =
+      I.open(Mode::Predict, tensors, /*evalLoop=*/false, std::move(*graph));
   if (!mode)
     return mode.takeError();
   I.info("Done calling model_fn.");

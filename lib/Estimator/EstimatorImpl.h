@@ -122,9 +122,10 @@ struct Estimator::Impl {
   llvm::Error putOnDevice(mlir::ModuleOp module, ModeSession &mode);
   /// `evalLoop`: evaluation on the device may run as one launch of the
   /// device loop (the host needs no step's own tensors but the outfeed).
-  llvm::Expected<ModeSession> open(Mode mode,
-                                   llvm::ArrayRef<std::string> outfeed = {},
-                                   bool evalLoop = false);
+  /// `graph`: the mode's graph when the caller has loaded it already.
+  llvm::Expected<ModeSession>
+  open(Mode mode, llvm::ArrayRef<std::string> outfeed = {},
+       bool evalLoop = false, mlir::OwningOpRef<mlir::ModuleOp> graph = {});
   llvm::Expected<StepResult> runStep(ModeSession &mode, const Batch &batch,
                                      llvm::ArrayRef<std::string> extraFetches,
                                      llvm::ArrayRef<std::string> extraTargets,
