@@ -730,6 +730,8 @@ llvm::Error Estimator::Impl::checkScaffold(ModuleOp module, bool onDevice) {
 
 llvm::Error Estimator::Impl::warmStart(ModeSession &mode) {
   Session &session = *mode.session;
+  if (llvm::Error failure = restoreSavedModelVariables(session))
+    return failure;
   const std::string &from = job.config().warm_start_from();
   if (!from.empty()) {
     auto prefix = runtime::resolveCheckpointPrefix(from);
@@ -828,8 +830,6 @@ llvm::Error Estimator::Impl::initialize(ModeSession &mode,
            (mode.mode == Mode::Eval ? "evaluate." : "predict."));
       if (llvm::Error failure = runInitializers(*mode.session, false))
         return failure;
-      if (llvm::Error failure = restoreSavedModelVariables(*mode.session))
-        return failure;
       return warmStart(mode);
     }
     if (mode.globalStep.empty()) {
@@ -852,8 +852,6 @@ llvm::Error Estimator::Impl::initialize(ModeSession &mode,
     return mode.session->restore(prefix);
   }
   if (llvm::Error failure = runInitializers(*mode.session, false))
-    return failure;
-  if (llvm::Error failure = restoreSavedModelVariables(*mode.session))
     return failure;
   return warmStart(mode);
 }
@@ -1232,7 +1230,7 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
       return launch.takeError();
     // The loop carries the sum of the steps' losses.
     double stepLoss = launch->loss / *steps;
-    for (; evaluated < *steps;) {
+    while (evaluated < *steps) {
       auto outfed = I.dequeueOutfeed(*mode);
       if (!outfed)
         return outfed.takeError();
@@ -1241,30 +1239,32 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
       ++evaluated;
       logProgress();
     }
-  }
-  while (!mode->deviceLoop && (!steps || evaluated < *steps)) {
-    std::optional<Batch> batch = prefetcher.next();
-    if (!batch) {
-      if (steps)
-        return inputEnded(evaluated);
-      break;
-    }
-    // The step's in-graph metric updates, then what the hooks log.
-    std::vector<std::string> extra = (*metrics)->getModelUpdates();
-    size_t updates = extra.size();
-    llvm::append_range(extra, hooks->fetchesAt(evaluated));
-    std::vector<Tensor> extraResults;
-    auto result = I.runStep(*mode, *batch, extra, {}, &extraResults);
-    if (!result)
-      return result.takeError();
-    if (llvm::Error failure = (*metrics)->update(result->loss, result->outfed))
-      return std::move(failure);
+  } else {
     TrainingLog log = I.log();
-    hooks->logTensors(evaluated,
-                      llvm::ArrayRef<Tensor>(extraResults).drop_front(updates),
-                      log);
-    ++evaluated;
-    logProgress();
+    while (!steps || evaluated < *steps) {
+      std::optional<Batch> batch = prefetcher.next();
+      if (!batch) {
+        if (steps)
+          return inputEnded(evaluated);
+        break;
+      }
+      // The step's in-graph metric updates, then what the hooks log.
+      std::vector<std::string> extra = (*metrics)->getModelUpdates();
+      size_t updates = extra.size();
+      llvm::append_range(extra, hooks->fetchesAt(evaluated));
+      std::vector<Tensor> extraResults;
+      auto result = I.runStep(*mode, *batch, extra, {}, &extraResults);
+      if (!result)
+        return result.takeError();
+      if (llvm::Error failure =
+              (*metrics)->update(result->loss, result->outfed))
+        return std::move(failure);
+      hooks->logTensors(
+          evaluated, llvm::ArrayRef<Tensor>(extraResults).drop_front(updates),
+          log);
+      ++evaluated;
+      logProgress();
+    }
   }
   I.info(llvm::formatv("Inference Time : {0:f5}s", secondsSince(began)).str());
   auto values = (*metrics)->values(*mode->session);

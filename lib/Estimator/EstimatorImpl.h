@@ -155,6 +155,8 @@ struct Estimator::Impl {
   llvm::Error restoreForEvaluation(runtime::Session &session,
                                    llvm::StringRef prefix);
   llvm::Error checkScaffold(mlir::ModuleOp module, bool onDevice);
+  /// What a fresh start restores after the initializers: a SavedModel
+  /// model's variables, then warm_start_from's, then the scaffold's.
   llvm::Error warmStart(ModeSession &mode);
   llvm::Expected<Examples> readInput(Mode mode);
   llvm::Expected<int64_t> readGlobalStep(ModeSession &mode);

@@ -23,12 +23,9 @@
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Runtime/SavedModel.h"
 #include "cleave/Translate/GraphDef.h"
-#include "cleave/Translate/InputFormat.h"
 #include "cleave/tf/saved_model.pb.h"
 
 #include "llvm/Support/Path.h"
-
-#include <google/protobuf/text_format.h>
 
 using namespace mlir;
 using namespace cleave;
@@ -73,16 +70,8 @@ llvm::Error Estimator::Impl::bindSavedModel() {
   if (!buffer)
     return llvm::make_error<runtime::ReportedError>();
   tensorflow::SavedModel savedModel;
-  llvm::StringRef bytes = buffer->getBuffer();
-  InputFormat format = detectInputFormat(bytes);
-  bool parsed = format == InputFormat::SavedModelBinary
-                    ? savedModel.ParseFromArray(bytes.data(), bytes.size())
-                : format == InputFormat::SavedModelText
-                    ? google::protobuf::TextFormat::ParseFromString(bytes.str(),
-                                                                    &savedModel)
-                    : false;
-  if (!parsed)
-    return makeError("model.saved_model: '" + path + "' is not a SavedModel");
+  if (failed(parseSavedModel(*buffer, &context, savedModel)))
+    return llvm::make_error<runtime::ReportedError>();
   const tensorflow::MetaGraphDef *train =
       findMetaGraph(savedModel, Mode::Train);
   const tensorflow::MetaGraphDef *eval = findMetaGraph(savedModel, Mode::Eval);
@@ -109,13 +98,17 @@ llvm::Error Estimator::Impl::bindSavedModel() {
     llvm::sort(keys);
     return keys;
   };
+  // An input of a signature binds its key to its placeholder.
+  auto bind = [](google::protobuf::RepeatedPtrField<InputBinding> *bindings,
+                 const std::string &key, const tensorflow::TensorInfo &info) {
+    InputBinding *binding = bindings->Add();
+    binding->set_key(key);
+    binding->set_placeholder(
+        std::string(graph::splitTensorName(info.name()).first));
+  };
   if (model.features().empty() && serving)
-    for (const std::string &key : sortedKeys(serving->inputs())) {
-      InputBinding *binding = model.add_features();
-      binding->set_key(key);
-      binding->set_placeholder(std::string(
-          graph::splitTensorName(serving->inputs().at(key).name()).first));
-    }
+    for (const std::string &key : sortedKeys(serving->inputs()))
+      bind(model.mutable_features(), key, serving->inputs().at(key));
   if (model.labels().empty())
     if (const tensorflow::SignatureDef *supervised =
             trainSignature ? trainSignature : evalSignature)
@@ -124,10 +117,7 @@ llvm::Error Estimator::Impl::bindSavedModel() {
               return feature.key() == key;
             }))
           continue;
-        InputBinding *binding = model.add_labels();
-        binding->set_key(key);
-        binding->set_placeholder(std::string(
-            graph::splitTensorName(supervised->inputs().at(key).name()).first));
+        bind(model.mutable_labels(), key, supervised->inputs().at(key));
       }
   if (model.loss().empty())
     for (const tensorflow::SignatureDef *supervised :
@@ -142,12 +132,11 @@ llvm::Error Estimator::Impl::bindSavedModel() {
         it != train->collection_def().end() &&
         it->second.node_list().value_size() == 1)
       trainOp = &it->second;
-  bool hasTrainOp = trainOp != nullptr;
-  if (hasTrainOp && model.has_optimizer())
+  if (trainOp && model.has_optimizer())
     return makeError("model.optimizer: the SavedModel's train graph has its "
                      "train op (collection saved_model_train_op); leave the "
                      "optimizer out");
-  if (model.train_op().empty() && hasTrainOp)
+  if (model.train_op().empty() && trainOp)
     model.set_train_op(std::string(
         graph::splitTensorName(
             llvm::StringRef(trainOp->node_list().value(0)).ltrim('^'))

@@ -90,6 +90,14 @@ loadGraphFile(llvm::StringRef path, mlir::MLIRContext *context,
 std::unique_ptr<llvm::MemoryBuffer> readGraphInput(llvm::StringRef path,
                                                    llvm::StringRef tool);
 
+/// Parses `buffer` as a SavedModel message (binary or text, told apart as
+/// importGraphDef tells them) without importing its graphs, for callers
+/// that read its signatures and collections. Errors, naming the buffer, go
+/// to the context's handler.
+mlir::LogicalResult parseSavedModel(const llvm::MemoryBuffer &buffer,
+                                    mlir::MLIRContext *context,
+                                    tensorflow::SavedModel &model);
+
 /// Imports an already parsed GraphDef; `filename` names the locations.
 mlir::OwningOpRef<mlir::ModuleOp>
 importGraphDef(const tensorflow::GraphDef &graphDef,

@@ -219,6 +219,21 @@ importSavedModel(const tf::SavedModel &model, MLIRContext *context,
   return module;
 }
 
+LogicalResult cleave::parseSavedModel(const llvm::MemoryBuffer &buffer,
+                                      MLIRContext *context,
+                                      tf::SavedModel &model) {
+  StringAttr filename = StringAttr::get(context, buffer.getBufferIdentifier());
+  InputFormat format = detectInputFormat(buffer.getBuffer());
+  if (format != InputFormat::SavedModelBinary &&
+      format != InputFormat::SavedModelText)
+    return emitError(FileLineColLoc::get(filename, 1, 1))
+           << "'" << filename.getValue() << "' is not a SavedModel";
+  pb::TextFormat::ParseInfoTree tree;
+  return parseMessage(buffer.getBuffer(),
+                      format == InputFormat::SavedModelBinary, filename, model,
+                      tree);
+}
+
 OwningOpRef<ModuleOp>
 cleave::importGraphDef(const llvm::MemoryBuffer &buffer, MLIRContext *context,
                        const GraphDefImportOptions &options) {
