@@ -14,6 +14,10 @@
 #include "cleave/tf/types.pb.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <type_traits>
 
 using namespace cleave;
 using namespace cleave::estimator;
@@ -30,7 +34,9 @@ struct FeatureColumn {
   tensorflow::Feature::KindCase kind;
   int32_t readType, castType;
   int64_t elements = 1;
-  std::vector<double> numbers;
+  // The values as the Examples hold them, by kind.
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
   std::vector<std::string> strings;
 };
 } // namespace
@@ -135,9 +141,12 @@ llvm::Expected<Examples> estimator::decodeTFRecordExamples(
                          llvm::Twine(index) + ")");
           if (column.readType == kString)
             column.strings.resize(column.strings.size() + column.elements);
+          else if (column.readType == kFloat)
+            column.floats.insert(column.floats.end(), column.elements,
+                                 float(feature.default_value()));
           else
-            column.numbers.insert(column.numbers.end(), column.elements,
-                                  feature.default_value());
+            column.ints.insert(column.ints.end(), column.elements,
+                               int64_t(feature.default_value()));
           continue;
         }
         const tensorflow::Feature &value = it->second;
@@ -163,12 +172,13 @@ llvm::Expected<Examples> estimator::decodeTFRecordExamples(
                        " but output shape: " + shape + "]");
         }
         if (column.kind == tensorflow::Feature::kFloatList)
-          column.numbers.insert(column.numbers.end(),
-                                value.float_list().value().begin(),
-                                value.float_list().value().end());
+          column.floats.insert(column.floats.end(),
+                               value.float_list().value().begin(),
+                               value.float_list().value().end());
         else if (column.kind == tensorflow::Feature::kInt64List)
-          for (int64_t v : value.int64_list().value())
-            column.numbers.push_back(double(v));
+          column.ints.insert(column.ints.end(),
+                             value.int64_list().value().begin(),
+                             value.int64_list().value().end());
         else
           column.strings.insert(column.strings.end(),
                                 value.bytes_list().value().begin(),
@@ -186,24 +196,39 @@ llvm::Expected<Examples> estimator::decodeTFRecordExamples(
     std::vector<int64_t> shape = {index};
     llvm::append_range(shape, column.spec->shape());
     Tensor tensor(column.castType, shape);
-    if (column.castType == kString) {
-      tensor.strings() = std::move(column.strings);
-    } else {
+    // Each value in the input's dtype; a cast that cannot hold a value is
+    // an error, not a wrap.
+    auto cast = [&](const auto &values) -> llvm::Error {
       for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
-        double value = column.numbers[i];
-        // int64 values beyond double's 53 bits are not expected in inputs;
-        // a cast that cannot hold a value is an error, not a wrap.
-        if (isIntegerDType(column.castType) &&
-            (value != double(int64_t(value)) ||
-             (column.castType == kInt32 &&
-              (value < INT32_MIN || value > INT32_MAX))))
+        auto value = values[i];
+        bool integral = std::is_integral_v<decltype(value)> ||
+                        (double(value) == std::trunc(double(value)) &&
+                         std::abs(double(value)) < 0x1p63);
+        if ((column.castType == kInt64 && !integral) ||
+            (column.castType == kInt32 &&
+             (!integral || double(value) < INT32_MIN ||
+              double(value) > INT32_MAX)))
           return error("tfrecord: feature '" + column.spec->key() +
-                       "': value " + llvm::Twine(int64_t(value)) +
+                       "': value " +
+                       (integral ? std::to_string(int64_t(value))
+                                 : llvm::formatv("{0}", double(value)).str()) +
                        " of example " + llvm::Twine(i / column.elements) +
                        " does not fit " + dtypeName(column.castType));
-        tensor.setFromDouble(i, value);
+        if (column.castType == kInt64)
+          tensor.data<int64_t>()[i] = int64_t(value);
+        else if (column.castType == kInt32)
+          tensor.data<int32_t>()[i] = int32_t(value);
+        else
+          tensor.setFromDouble(i, double(value));
       }
-    }
+      return llvm::Error::success();
+    };
+    if (column.castType == kString)
+      tensor.strings() = std::move(column.strings);
+    else if (llvm::Error failure = column.readType == kFloat
+                                       ? cast(column.floats)
+                                       : cast(column.ints))
+      return std::move(failure);
     examples.columns.emplace_back(column.spec->key(), std::move(tensor));
   }
   return examples;
