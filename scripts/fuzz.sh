@@ -81,7 +81,9 @@ for target in "${targets[@]}"; do
   else
     status=1
     echo "fuzz.sh: $target-fuzzer failed; its log is $log:" >&2
-    grep -E "ERROR|SUMMARY|Test unit written|==[0-9]+==" "$log" | head -20 >&2
+    # The report and the stack: what a CI log must hold to find the bug
+    # without the artifact (a deadly signal's cause is printed before it).
+    grep -v -E "^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|INITED|RELOAD)" "$log" | tail -60 >&2
   fi
   rm -rf "$work" "${extra[@]}"
 done

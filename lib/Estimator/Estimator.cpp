@@ -1051,12 +1051,14 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     if (mode->deviceLoop) {
       std::vector<Batch> batches;
       while ((int64_t)batches.size() < launch) {
-        std::optional<Batch> batch = prefetcher.next();
-        if (!batch) {
+        auto batch = prefetcher.next();
+        if (!batch)
+          return batch.takeError();
+        if (!*batch) {
           inputEnded = true;
           break;
         }
-        batches.push_back(std::move(*batch));
+        batches.push_back(std::move(**batch));
       }
       if (batches.empty())
         break;
@@ -1082,14 +1084,18 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         return failure;
     }
     for (int64_t i = 0; i < launch && !mode->deviceLoop; ++i) {
-      std::optional<Batch> batch = prefetcher.next();
+      auto batch = prefetcher.next();
       if (!batch) {
+        log.clear();
+        return batch.takeError();
+      }
+      if (!*batch) {
         inputEnded = true;
         break;
       }
       std::vector<Tensor> logged;
       auto result =
-          I.runStep(*mode, *batch, hooks->fetchesAt(step), {}, &logged);
+          I.runStep(*mode, **batch, hooks->fetchesAt(step), {}, &logged);
       if (!result) {
         log.clear();
         return result.takeError();
@@ -1214,10 +1220,12 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
     // outfeed thread's work after it: each step's tensors to the metrics.
     std::vector<Batch> batches;
     while (int64_t(batches.size()) < *steps) {
-      std::optional<Batch> batch = prefetcher.next();
+      auto batch = prefetcher.next();
       if (!batch)
+        return batch.takeError();
+      if (!*batch)
         return inputEnded(batches.size());
-      batches.push_back(std::move(*batch));
+      batches.push_back(std::move(**batch));
     }
     I.info(
         llvm::formatv("Enqueue next ({0}) batch(es) of data to infeed.", *steps)
@@ -1242,7 +1250,10 @@ llvm::Expected<EvalResult> Estimator::evaluate(std::optional<int64_t> steps,
   } else {
     TrainingLog log = I.log();
     while (!steps || evaluated < *steps) {
-      std::optional<Batch> batch = prefetcher.next();
+      auto next = prefetcher.next();
+      if (!next)
+        return next.takeError();
+      std::optional<Batch> &batch = *next;
       if (!batch) {
         if (steps)
           return inputEnded(evaluated);
@@ -1381,8 +1392,13 @@ Estimator::predict(llvm::ArrayRef<std::string> predictKeys,
       return std::move(failure);
   } else {
     TrainingLog log = I.log();
-    for (int64_t step = 0; std::optional<Batch> batch = prefetcher.next();
-         ++step) {
+    for (int64_t step = 0;; ++step) {
+      auto next = prefetcher.next();
+      if (!next)
+        return next.takeError();
+      std::optional<Batch> &batch = *next;
+      if (!batch)
+        break;
       std::vector<Tensor> logged;
       auto result =
           I.runStep(*mode, *batch, hooks->fetchesAt(step), {}, &logged);
@@ -1407,8 +1423,14 @@ llvm::Error Estimator::Impl::runPredictLaunch(
   // The infeed thread's work: every batch with its stopping signal
   // (_StopSignals) false, then the last batch again, flagged.
   std::vector<Batch> batches;
-  while (std::optional<Batch> batch = prefetcher.next())
-    batches.push_back(std::move(*batch));
+  while (true) {
+    auto batch = prefetcher.next();
+    if (!batch)
+      return batch.takeError();
+    if (!*batch)
+      break;
+    batches.push_back(std::move(**batch));
+  }
   if (batches.empty())
     return llvm::Error::success();
   int64_t rows = batches.front().columns.front().second.shape()[0];

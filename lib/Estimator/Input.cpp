@@ -363,7 +363,7 @@ int64_t BatchStream::exampleAt(int64_t position) const {
   return permutations[epoch][offset];
 }
 
-std::optional<Batch> BatchStream::get(int64_t index) const {
+llvm::Expected<std::optional<Batch>> BatchStream::get(int64_t index) const {
   int64_t first = index * batchSize;
   int64_t available = batchSize;
   if (!repeat) {
@@ -376,19 +376,31 @@ std::optional<Batch> BatchStream::get(int64_t index) const {
   Batch batch;
   batch.index = index;
   batch.validRows = available;
-  // The batch's examples, once for every column (padding repeats the last).
-  std::vector<int64_t> rows(batchSize);
-  for (int64_t row = 0; row < batchSize; ++row)
-    rows[row] = exampleAt(first + std::min(row, available - 1));
+  // Each column's tensor first: a batch size too large for memory (or for
+  // int64) is the job's error, not an abort in the input thread.
+  std::vector<size_t> rowBytes;
+  size_t allRowBytes = 0;
   for (const auto &[key, column] : examples.columns) {
     std::vector<int64_t> shape = column.shape();
-    size_t rowBytes = column.byteSize() / std::max<int64_t>(1, shape[0]);
+    rowBytes.push_back(column.byteSize() / std::max<int64_t>(1, shape[0]));
+    allRowBytes += rowBytes.back();
     shape[0] = batchSize;
-    Tensor out = Tensor::uninitialized(column.dtype(), shape);
-    for (int64_t row = 0; row < batchSize; ++row)
-      std::memcpy(out.raw() + row * rowBytes,
-                  column.raw() + rows[row] * rowBytes, rowBytes);
-    batch.columns.emplace_back(key, std::move(out));
+    try {
+      batch.columns.emplace_back(key,
+                                 Tensor::uninitialized(column.dtype(), shape));
+    } catch (const TensorAllocationError &failure) {
+      return error("input: feature '" + key + "': a batch of " +
+                   llvm::Twine(batchSize) + " examples: " + failure.message());
+    }
+  }
+  // Row by row (padding repeats the last example), so no per-row table as
+  // large as the batch is needed; empty rows have nothing to copy.
+  for (int64_t row = 0; allRowBytes && row < batchSize; ++row) {
+    int64_t source = exampleAt(first + std::min(row, available - 1));
+    for (size_t c = 0; c < rowBytes.size(); ++c)
+      std::memcpy(batch.columns[c].second.raw() + row * rowBytes[c],
+                  examples.columns[c].second.raw() + source * rowBytes[c],
+                  rowBytes[c]);
   }
   return batch;
 }
@@ -415,11 +427,16 @@ void Prefetcher::produce() {
       if (stopping)
         return;
     }
-    std::optional<Batch> batch = stream.get(nextIndex++);
-    bool end = !batch;
+    Prepared prepared;
+    auto batch = stream.get(nextIndex++);
+    if (batch)
+      prepared.batch = std::move(*batch);
+    else
+      prepared.error = llvm::toString(batch.takeError());
+    bool end = !prepared.batch;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      ready.push_back(std::move(batch));
+      ready.push_back(std::move(prepared));
     }
     changed.notify_all();
     if (end)
@@ -427,13 +444,17 @@ void Prefetcher::produce() {
   }
 }
 
-std::optional<Batch> Prefetcher::next() {
+llvm::Expected<std::optional<Batch>> Prefetcher::next() {
   std::unique_lock<std::mutex> lock(mutex);
   changed.wait(lock, [&] { return !ready.empty(); });
-  std::optional<Batch> batch = std::move(ready.front());
-  // The end stays at the front for later calls.
-  if (batch)
-    ready.pop_front();
+  // The end, or the error, stays at the front for later calls.
+  if (!ready.front().batch) {
+    if (!ready.front().error.empty())
+      return error(ready.front().error);
+    return std::nullopt;
+  }
+  std::optional<Batch> batch = std::move(ready.front().batch);
+  ready.pop_front();
   changed.notify_all();
   return batch;
 }

@@ -98,8 +98,9 @@ public:
   BatchStream(const Examples &examples, int64_t batchSize, bool shuffle,
               uint64_t seed, bool repeat, bool padLast);
 
-  /// The batch with global index `index`, or nullopt past the end.
-  std::optional<Batch> get(int64_t index) const;
+  /// The batch with global index `index`, or nullopt past the end; an
+  /// error names the feature whose batch cannot be allocated.
+  llvm::Expected<std::optional<Batch>> get(int64_t index) const;
   /// Example number `position` of the endless (or single) sequence.
   int64_t exampleAt(int64_t position) const;
   /// Batches in one pass without repeat (nullopt with repeat).
@@ -131,18 +132,25 @@ class Prefetcher {
 public:
   Prefetcher(const BatchStream &stream, int64_t first, int64_t depth);
   ~Prefetcher();
-  /// The next batch in order; nullopt at the end of the input.
-  std::optional<Batch> next();
+  /// The next batch in order; nullopt at the end of the input. The end,
+  /// or the error that ended it, is what every later call returns.
+  llvm::Expected<std::optional<Batch>> next();
 
 private:
   void produce();
+
+  /// A batch, the end (no batch, no error), or the error that ends it.
+  struct Prepared {
+    std::optional<Batch> batch;
+    std::string error;
+  };
 
   const BatchStream &stream;
   int64_t nextIndex;
   size_t depth;
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<std::optional<Batch>> ready;
+  std::deque<Prepared> ready;
   bool stopping = false;
   std::thread worker;
 };

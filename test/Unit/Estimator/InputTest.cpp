@@ -149,7 +149,7 @@ TEST(InputTest, BatchKIsItsSliceOfTheSequence) {
   BatchStream stream(examples, 4, true, 3, true, false);
   // Batch 2 holds items 8..11: the last two of epoch 0, the first two of
   // epoch 1; asked for first, it is the same as in order (a resumed run).
-  std::optional<Batch> late = stream.get(2);
+  std::optional<Batch> late = llvm::cantFail(stream.get(2));
   ASSERT_TRUE(late);
   for (int64_t row = 0; row < 4; ++row)
     EXPECT_EQ(late->columns[0].second.getAsInt(2 * row),
@@ -165,29 +165,59 @@ TEST(InputTest, LastBatchDroppedOrPadded) {
   Examples examples = counting(10);
   BatchStream dropped(examples, 4, false, 0, false, /*padLast=*/false);
   EXPECT_EQ(dropped.getBatchCount(), 2);
-  EXPECT_FALSE(dropped.get(2));
+  EXPECT_FALSE(llvm::cantFail(dropped.get(2)));
   BatchStream padded(examples, 4, false, 0, false, /*padLast=*/true);
   EXPECT_EQ(padded.getBatchCount(), 3);
-  std::optional<Batch> last = padded.get(2);
+  std::optional<Batch> last = llvm::cantFail(padded.get(2));
   ASSERT_TRUE(last);
   EXPECT_EQ(last->validRows, 2);
   EXPECT_EQ(last->columns[0].second.getAsInt(2 * 3), 9);
-  EXPECT_FALSE(padded.get(3));
+  EXPECT_FALSE(llvm::cantFail(padded.get(3)));
 }
 
 TEST(InputTest, PrefetcherKeepsOrderAndEnds) {
   Examples examples = counting(10);
   BatchStream stream(examples, 3, false, 0, false, false);
   Prefetcher prefetcher(stream, 1, 2);
-  std::optional<Batch> first = prefetcher.next();
+  std::optional<Batch> first = llvm::cantFail(prefetcher.next());
   ASSERT_TRUE(first);
   EXPECT_EQ(first->index, 1);
   EXPECT_EQ(first->columns[0].second.getAsInt(0), 3);
-  std::optional<Batch> second = prefetcher.next();
+  std::optional<Batch> second = llvm::cantFail(prefetcher.next());
   ASSERT_TRUE(second);
   EXPECT_EQ(second->index, 2);
-  EXPECT_FALSE(prefetcher.next());
-  EXPECT_FALSE(prefetcher.next());
+  EXPECT_FALSE(llvm::cantFail(prefetcher.next()));
+  EXPECT_FALSE(llvm::cantFail(prefetcher.next()));
+}
+
+TEST(InputTest, ABatchThatCannotBeAllocatedIsAnError) {
+  // What the estimator fuzzer found: examples with an empty dimension
+  // whose batch shape overflows, and a batch size no memory holds. Both
+  // are errors from the input thread that name the feature, every time
+  // after as well, not an abort.
+  Examples empty;
+  empty.count = 2;
+  empty.columns.emplace_back("x", Tensor(kFloat, {2, int64_t(1) << 61, 0}));
+  BatchStream overflowing(empty, 5, false, 0, true, false);
+  Prefetcher prefetcher(overflowing, 0, 2);
+  for (int i = 0; i < 2; ++i) {
+    auto batch = prefetcher.next();
+    ASSERT_FALSE(bool(batch));
+    EXPECT_EQ(llvm::toString(batch.takeError()),
+              "input: feature 'x': a batch of 5 examples: OOM when "
+              "allocating tensor with shape[5,2305843009213693952,0] and "
+              "type float on /job:localhost/replica:0/task:0/device:CPU:0 "
+              "by allocator cpu (its size in bytes overflows 64 bits)");
+  }
+  Examples examples = counting(10);
+  BatchStream huge(examples, int64_t(1) << 50, false, 0, true, false);
+  auto batch = huge.get(0);
+  ASSERT_FALSE(bool(batch));
+  EXPECT_NE(llvm::toString(batch.takeError())
+                .find("input: feature 'id': a batch of 1125899906842624 "
+                      "examples: OOM when allocating tensor with "
+                      "shape[1125899906842624,2]"),
+            std::string::npos);
 }
 
 } // namespace
