@@ -4,9 +4,9 @@
 // What graph-estimator reads from users before any graph: the job (text
 // protobuf, then RunConfig/TPUConfig/TPUEstimator's checks for every mode),
 // IDX files (gzipped or not), then batches of what they decode, and
-// TFRecord files of tf.train.Example protos. Bad input must give an error,
-// never a crash; the first byte picks the kind (modulo 3: job, IDX,
-// TFRecord).
+// TFRecord files of tf.train.Example protos, and TF_CONFIG's JSON. Bad
+// input must give an error, never a crash; the first byte picks the kind
+// (modulo 4: job, IDX, TFRecord, TF_CONFIG).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 
 #include "cleave/Estimator/Input.h"
 #include "cleave/Estimator/Job.h"
+#include "cleave/Estimator/TFConfig.h"
 
 using namespace cleave;
 using namespace cleave::estimator;
@@ -120,16 +121,42 @@ static void fuzzTFRecord(llvm::StringRef bytes) {
       abort(); // every column holds every example
 }
 
+/// TF_CONFIG: what RunConfig derives must be consistent.
+static void fuzzTFConfig(llvm::StringRef json) {
+  auto config = parseTFConfig(json);
+  if (!config) {
+    llvm::consumeError(config.takeError());
+    return;
+  }
+  if (config->isLocal())
+    return;
+  if (config->taskId < 0)
+    abort();
+  if (config->taskType == task_type::kEvaluator) {
+    if (!config->cluster.empty() || config->globalIdInCluster)
+      abort(); // the evaluator is not part of the training cluster
+    return;
+  }
+  int64_t tasks = 0;
+  for (const auto &job : config->cluster.jobs)
+    tasks += config->cluster.getJobTaskListSize(job.first);
+  if (!config->globalIdInCluster || *config->globalIdInCluster < 0 ||
+      *config->globalIdInCluster >= tasks)
+    abort(); // a task of the cluster has a global id in it
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   llvm::StringRef rest = fuzz::asString(data + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
   case 0:
     return fuzzJob(rest), 0;
   case 1:
     return fuzzIdx(rest), 0;
-  default:
+  case 2:
     return fuzzTFRecord(rest), 0;
+  default:
+    return fuzzTFConfig(rest), 0;
   }
 }

@@ -8,6 +8,7 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <atomic>
@@ -107,4 +108,30 @@ llvm::Error EventFileWriter::writeTensor(int64_t step, llvm::StringRef tag,
     proto.set_tensor_content(std::string(tensor.raw(), tensor.byteSize()));
   }
   return write(event.SerializeAsString());
+}
+
+llvm::Expected<std::vector<std::vector<std::pair<std::string, double>>>>
+checkpoint::readEventScalars(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return error("cannot read '" + path + "': " + buffer.getError().message());
+  auto records = splitTFRecords((*buffer)->getBuffer(), path);
+  if (!records)
+    return records.takeError();
+  std::vector<std::vector<std::pair<std::string, double>>> events;
+  for (llvm::StringRef record : *records) {
+    tensorflow::Event event;
+    if (!event.ParseFromArray(record.data(), int(record.size())))
+      return error("'" + path + "': a record is not a tensorflow.Event");
+    if (!event.has_summary())
+      continue;
+    std::vector<std::pair<std::string, double>> scalars;
+    for (const tensorflow::Summary::Value &value : event.summary().value())
+      if (value.value_case() == tensorflow::Summary::Value::kSimpleValue)
+        scalars.emplace_back(value.tag(), value.simple_value());
+    if (!scalars.empty())
+      events.push_back(std::move(scalars));
+  }
+  return events;
 }

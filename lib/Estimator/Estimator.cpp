@@ -919,7 +919,8 @@ std::string Estimator::getLatestCheckpoint() const {
 //===----------------------------------------------------------------------===//
 
 llvm::Error Estimator::train(std::optional<int64_t> steps,
-                             std::optional<int64_t> maxSteps) {
+                             std::optional<int64_t> maxSteps,
+                             SavingListener *listener) {
   Impl &I = *impl;
   if (steps && maxSteps)
     return makeError("Can not provide both steps and max_steps.");
@@ -999,8 +1000,21 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
                         dataset.prefetch() > 0 ? dataset.prefetch() : 2);
 
   // Checkpoints: one at the start, at loop boundaries when due, one at
-  // the end, as CheckpointSaverHook saves them.
-  if (llvm::Error failure = I.save(*mode, step))
+  // the end, as CheckpointSaverHook saves them, each told to the listener
+  // (which may stop training).
+  bool listenerStop = false;
+  auto save = [&]() -> llvm::Error {
+    if (llvm::Error failure = I.save(*mode, step))
+      return failure;
+    if (!listener)
+      return llvm::Error::success();
+    auto stop = listener->afterSave(step);
+    if (!stop)
+      return stop.takeError();
+    listenerStop |= *stop;
+    return llvm::Error::success();
+  };
+  if (llvm::Error failure = save())
     return failure;
   int64_t lastSaveStep = step;
   auto lastSaveTime = std::chrono::steady_clock::now();
@@ -1040,7 +1054,7 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     stepsRun += ran;
     return llvm::Error::success();
   };
-  while (step < lastStep && !inputEnded) {
+  while (step < lastStep && !inputEnded && !listenerStop) {
     int64_t launch = std::min(perLaunch, lastStep - step);
     if (perLaunch > 1)
       log.info(llvm::formatv("Enqueue next ({0}) batch(es) of data to "
@@ -1122,7 +1136,7 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     if ((dueBySteps || dueBySecs) && step != lastSaveStep && step < lastStep &&
         !inputEnded) {
       log.clear();
-      if (llvm::Error failure = I.save(*mode, step))
+      if (llvm::Error failure = save())
         return failure;
       lastSaveStep = step;
       lastSaveTime = std::chrono::steady_clock::now();
@@ -1130,7 +1144,10 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   }
   log.clear();
   if (step != lastSaveStep)
-    if (llvm::Error failure = I.save(*mode, step))
+    if (llvm::Error failure = save())
+      return failure;
+  if (listener)
+    if (llvm::Error failure = listener->end(step))
       return failure;
   if (stepsRun == 0)
     I.info("Training with estimator made no steps. Perhaps input is empty "

@@ -4,6 +4,7 @@
 //   graph-estimator evaluate JOB [--steps N] [--checkpoint PATH] [--name N]
 //   graph-estimator predict JOB [--predict-keys K,...] [--output-dir DIR]
 //   graph-estimator latest-checkpoint JOB
+//   graph-estimator train-and-evaluate JOB [--tf-config FILE]
 //
 // The mode-level driver over the Session library: model_dir, checkpoints,
 // input, hooks and metrics, as tf.estimator.Estimator and TPUEstimator run
@@ -13,6 +14,7 @@
 
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Estimator/Estimator.h"
+#include "cleave/Estimator/TrainAndEvaluate.h"
 #include "cleave/InitAll.h"
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Support/CommandLine.h"
@@ -25,6 +27,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -52,6 +55,11 @@ static cl::SubCommand
 static cl::SubCommand
     latestCommand("latest-checkpoint",
                   "the checkpoint evaluate and predict would restore");
+static cl::SubCommand trainAndEvaluateCommand(
+    "train-and-evaluate",
+    "tf.estimator.train_and_evaluate: the role TF_CONFIG gives this process "
+    "(local: training with evaluation after checkpoints; evaluator: "
+    "evaluation of each new checkpoint)");
 
 static cl::OptionCategory category("graph-estimator options");
 
@@ -137,6 +145,13 @@ static cl::opt<std::string>
                        "here instead of printing them"),
               cl::sub(predictCommand), cl::cat(category));
 
+static cl::opt<std::string>
+    tfConfigPath("tf-config",
+                 cl::desc("read TF_CONFIG's JSON from this file instead of "
+                          "the environment"),
+                 cl::value_desc("FILE"), cl::sub(trainAndEvaluateCommand),
+                 cl::cat(category));
+
 static int fail(Error error) {
   runtime::logError(std::move(error), errs(), "graph-estimator: error: ");
   return 1;
@@ -157,6 +172,43 @@ static void printExample(const Predictions &predictions, int64_t row) {
   outs() << "\n";
 }
 
+/// The metrics as evaluate prints them.
+static void printMetrics(const EvalResult &result) {
+  for (const auto &[name, value] : result.metrics) {
+    if (name == "global_step")
+      outs() << name << " = " << int64_t(value) << "\n";
+    else
+      outs() << name << " = " << format("%g", value) << "\n";
+  }
+}
+
+static int runTrainAndEvaluate(Job job, mlir::MLIRContext &context,
+                               const EstimatorOptions &options) {
+  std::string json;
+  if (!tfConfigPath.empty()) {
+    auto buffer = MemoryBuffer::getFile(tfConfigPath);
+    if (!buffer)
+      return fail(createStringError(inconvertibleErrorCode(),
+                                    "--tf-config: cannot open '" +
+                                        tfConfigPath +
+                                        "': " + buffer.getError().message()));
+    json = (*buffer)->getBuffer().str();
+  } else if (const char *environment = std::getenv("TF_CONFIG")) {
+    json = environment;
+  }
+  auto cluster = parseTFConfig(json);
+  if (!cluster)
+    return fail(cluster.takeError());
+  auto result = trainAndEvaluate(std::move(job), *cluster, context, options);
+  if (!result)
+    return fail(result.takeError());
+  if (result->metrics)
+    printMetrics(*result->metrics);
+  for (const std::string &dir : result->exports)
+    outs() << "export: " << dir << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cleave::initTool(argc, argv);
   InitLLVM init(argc, argv);
@@ -170,12 +222,13 @@ int main(int argc, char **argv) {
       "  graph-estimator predict JOB [--predict-keys K,...] "
       "[--output-dir DIR]\n"
       "  graph-estimator export JOB --export-dir-base DIR [--as-text] "
-      "[--all-modes]\n");
+      "[--all-modes]\n"
+      "  graph-estimator train-and-evaluate JOB [--tf-config FILE]\n");
   if (!trainCommand && !evaluateCommand && !predictCommand && !exportCommand &&
-      !listCommand && !latestCommand) {
+      !listCommand && !latestCommand && !trainAndEvaluateCommand) {
     errs() << "graph-estimator: error: name a command: train, evaluate, "
-              "predict, export, list-variables or latest-checkpoint (see "
-              "--help)\n";
+              "predict, export, train-and-evaluate, list-variables or "
+              "latest-checkpoint (see --help)\n";
     return 1;
   }
   EstimatorOptions options;
@@ -216,6 +269,8 @@ int main(int argc, char **argv) {
   auto job = readJob(jobPath);
   if (!job)
     return fail(job.takeError());
+  if (trainAndEvaluateCommand)
+    return runTrainAndEvaluate(std::move(*job), context, options);
   auto estimator = Estimator::create(std::move(*job), context, options);
   if (!estimator)
     return fail(estimator.takeError());
@@ -282,12 +337,7 @@ int main(int argc, char **argv) {
     auto result = (*estimator)->evaluate(stepCount, checkpointPath, evalName);
     if (!result)
       return fail(result.takeError());
-    for (const auto &[name, value] : result->metrics) {
-      if (name == "global_step")
-        outs() << name << " = " << int64_t(value) << "\n";
-      else
-        outs() << name << " = " << format("%g", value) << "\n";
-    }
+    printMetrics(*result);
     return 0;
   }
   std::vector<std::string> keys(predictKeys.begin(), predictKeys.end());

@@ -54,6 +54,12 @@ private:
   std::unique_ptr<llvm::raw_fd_ostream> os;
 };
 
+/// The simple_value scalars of each event with a summary in the event file
+/// at `path`, in file order (summary_iterator's view, as BestExporter
+/// reads earlier evaluations); events with none are left out.
+llvm::Expected<std::vector<std::vector<std::pair<std::string, double>>>>
+readEventScalars(llvm::StringRef path);
+
 } // namespace cleave::checkpoint
 
 #endif // CLEAVE_CHECKPOINT_EVENTFILE_H

@@ -65,15 +65,27 @@ struct ExportOptions {
   bool allModes = false;
 };
 
+/// tf.estimator.CheckpointSaverListener: told of each checkpoint train
+/// writes (the first, at the start, included) and of the end of training.
+class SavingListener {
+public:
+  virtual ~SavingListener() = default;
+  /// After the checkpoint of `globalStep`; true stops training there.
+  virtual llvm::Expected<bool> afterSave(int64_t globalStep) = 0;
+  /// After the last step and its checkpoint.
+  virtual llvm::Error end(int64_t globalStep) = 0;
+};
+
 class Estimator {
 public:
   static llvm::Expected<std::unique_ptr<Estimator>>
   create(Job job, mlir::MLIRContext &context, EstimatorOptions options);
   ~Estimator();
 
-  /// Estimator.train(steps=..., max_steps=...).
+  /// Estimator.train(steps=..., max_steps=..., saving_listeners=...).
   llvm::Error train(std::optional<int64_t> steps,
-                    std::optional<int64_t> maxSteps);
+                    std::optional<int64_t> maxSteps,
+                    SavingListener *listener = nullptr);
   /// Estimator.evaluate(steps=..., checkpoint_path=..., name=...): the
   /// metrics also go to model_dir/eval[_name] as a TensorBoard event file.
   llvm::Expected<EvalResult> evaluate(std::optional<int64_t> steps,

@@ -1,0 +1,731 @@
+//===- TrainAndEvaluate.cpp - tf.estimator.train_and_evaluate -------------===//
+//
+// The seed's training.py (TrainSpec, EvalSpec, _TrainingExecutor and its
+// _Evaluator, _NewCheckpointListenerForEvaluate) and exporter.py
+// (LatestExporter, BestExporter, FinalExporter) over Estimator: the same
+// order of evaluations, throttling, exports, log lines and messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Estimator/TrainAndEvaluate.h"
+
+#include "Support.h"
+
+#include "cleave/Checkpoint/EventFile.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <thread>
+
+using namespace cleave;
+using namespace cleave::estimator;
+
+static double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+static void sleepSeconds(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+/// An optional value as Python's format() prints it.
+static std::string pythonOptional(std::optional<int64_t> value) {
+  return value ? std::to_string(*value) : "None";
+}
+
+//===----------------------------------------------------------------------===//
+// The specs
+//===----------------------------------------------------------------------===//
+
+/// _validate_exporters, and the exporters' constructors.
+static llvm::Error checkExporters(const EvalSpec &spec) {
+  std::vector<std::string> names;
+  for (const Exporter &exporter : spec.exporters())
+    names.push_back(exporter.name());
+  llvm::StringSet<> unique;
+  for (const Exporter &exporter : spec.exporters()) {
+    if (exporter.name().empty())
+      return makeError(
+          "eval_spec.exporters: An Exporter cannot have a name that "
+          "is `None` or empty. All exporter names: " +
+          pythonList(names));
+    if (!unique.insert(exporter.name()).second)
+      return makeError(
+          "eval_spec.exporters: `exporters` must have unique names. "
+          "Such a name cannot be `None`. All exporter names: " +
+          pythonList(names));
+    std::string where = "eval_spec.exporters '" + exporter.name() + "': ";
+    switch (exporter.kind_case()) {
+    case Exporter::kLatest:
+      if (exporter.latest().has_exports_to_keep() &&
+          exporter.latest().exports_to_keep() <= 0)
+        return makeError(where + "`exports_to_keep`, if provided, must be "
+                                 "positive number");
+      break;
+    case Exporter::kBest:
+      if (exporter.best().has_exports_to_keep() &&
+          exporter.best().exports_to_keep() <= 0)
+        return makeError(where +
+                         "`exports_to_keep`, if provided, must be a positive "
+                         "number. Got " +
+                         llvm::Twine(exporter.best().exports_to_keep()));
+      break;
+    case Exporter::kFinal:
+      break;
+    default:
+      return makeError(where + "no kind (latest, best or final)");
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<TrainAndEvalSpecs>
+estimator::getTrainAndEvalSpecs(const Job &job) {
+  TrainAndEvalSpecs specs;
+  const TrainSpec &train = job.train_spec();
+  if (train.has_max_steps()) {
+    if (train.max_steps() <= 0)
+      return makeError("train_spec.max_steps: Must specify max_steps > 0, "
+                       "given: " +
+                       llvm::Twine(train.max_steps()));
+    specs.maxSteps = train.max_steps();
+  }
+  const EvalSpec &eval = job.eval_spec();
+  if (eval.has_steps() && eval.until_input_ends())
+    return makeError(
+        "eval_spec: steps and until_input_ends (steps=None) cannot "
+        "both be set");
+  if (eval.has_steps()) {
+    if (eval.steps() <= 0)
+      return makeError("eval_spec.steps: Must specify steps > 0, given: " +
+                       llvm::Twine(eval.steps()));
+    specs.evalSteps = eval.steps();
+  } else if (eval.until_input_ends()) {
+    specs.evalSteps = std::nullopt;
+  }
+  specs.evalName = eval.name();
+  if (llvm::Error failure = checkExporters(eval))
+    return std::move(failure);
+  if (eval.has_start_delay_secs()) {
+    if (eval.start_delay_secs() < 0)
+      return makeError("eval_spec.start_delay_secs: Must specify "
+                       "start_delay_secs >= 0, given: " +
+                       llvm::Twine(eval.start_delay_secs()));
+    specs.startDelaySecs = eval.start_delay_secs();
+  }
+  if (eval.has_throttle_secs()) {
+    if (eval.throttle_secs() < 0)
+      return makeError("eval_spec.throttle_secs: Must specify throttle_secs >= "
+                       "0, given: " +
+                       llvm::Twine(eval.throttle_secs()));
+    specs.throttleSecs = eval.throttle_secs();
+  }
+  specs.exporters.assign(eval.exporters().begin(), eval.exporters().end());
+  return specs;
+}
+
+//===----------------------------------------------------------------------===//
+// Exporters
+//===----------------------------------------------------------------------===//
+
+namespace {
+using Metrics = std::vector<std::pair<std::string, double>>;
+
+class Log {
+public:
+  explicit Log(llvm::raw_ostream *os) : os(os) {}
+  void info(const llvm::Twine &line) { print("INFO: ", line); }
+  void warning(const llvm::Twine &line) { print("WARNING: ", line); }
+
+private:
+  void print(llvm::StringRef level, const llvm::Twine &line) {
+    if (!os)
+      return;
+    *os << level << line << "\n";
+    os->flush();
+  }
+  llvm::raw_ostream *os;
+};
+
+/// One of the eval spec's exporters and what it remembers across
+/// evaluations.
+class ExporterRunner {
+public:
+  ExporterRunner(Exporter spec, Log &log) : spec(std::move(spec)), log(log) {}
+
+  const std::string &getName() const { return spec.name(); }
+
+  /// Exporter.export: the export's directory, or empty when skipped.
+  llvm::Expected<std::string> run(Estimator &estimator,
+                                  llvm::StringRef exportPath,
+                                  llvm::StringRef checkpoint,
+                                  const Metrics &result, bool isFinal);
+
+private:
+  llvm::Expected<std::string> exportTo(Estimator &estimator,
+                                       llvm::StringRef exportPath,
+                                       llvm::StringRef checkpoint);
+  /// Deletes all but the newest exports_to_keep exports (directories of
+  /// ten digits).
+  void collectGarbage(llvm::StringRef exportPath, std::optional<int64_t> keep);
+  /// compare_fn(best_eval_result, current_eval_result).
+  llvm::Expected<bool> isBetter(const Metrics &best, const Metrics &current);
+  llvm::Expected<std::optional<Metrics>>
+  readBestFromEvents(llvm::StringRef modelDir);
+
+  Exporter spec;
+  Log &log;
+  // BestExporter's state.
+  std::string loadedModelDir;
+  std::optional<Metrics> best;
+  bool hasExported = false;
+};
+} // namespace
+
+static std::optional<double> lookup(const Metrics &metrics,
+                                    llvm::StringRef key) {
+  for (const auto &[name, value] : metrics)
+    if (name == key)
+      return value;
+  return std::nullopt;
+}
+
+/// Whether an evaluation read back from an event file (float32 values) is
+/// `result`, global_step aside.
+static bool isSameEvaluation(const Metrics &fromEvents, const Metrics &result) {
+  size_t compared = 0;
+  for (const auto &[name, value] : result) {
+    if (name == "global_step")
+      continue;
+    auto logged = lookup(fromEvents, name);
+    if (!logged || float(*logged) != float(value))
+      return false;
+    ++compared;
+  }
+  return compared == size_t(llvm::count_if(fromEvents, [](const auto &entry) {
+           return entry.first != "global_step";
+         }));
+}
+
+llvm::Expected<std::string>
+ExporterRunner::exportTo(Estimator &estimator, llvm::StringRef exportPath,
+                         llvm::StringRef checkpoint) {
+  ExportOptions options;
+  options.exportDirBase = exportPath.str();
+  options.checkpoint = checkpoint.str();
+  options.asText = spec.as_text();
+  return estimator.exportSavedModel(options);
+}
+
+void ExporterRunner::collectGarbage(llvm::StringRef exportPath,
+                                    std::optional<int64_t> keep) {
+  if (!keep)
+    return;
+  std::vector<std::pair<int64_t, std::string>> versions;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(exportPath, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    int64_t version;
+    if (name.size() == 10 &&
+        llvm::all_of(name, [](char c) { return llvm::isDigit(c); }) &&
+        !name.getAsInteger(10, version))
+      versions.emplace_back(version, it->path());
+  }
+  llvm::sort(versions);
+  for (size_t i = 0; i + size_t(*keep) < versions.size(); ++i)
+    if (std::error_code removed =
+            llvm::sys::fs::remove_directories(versions[i].second))
+      log.warning("Can not delete " + versions[i].second +
+                  " recursively: " + removed.message());
+}
+
+llvm::Expected<bool> ExporterRunner::isBetter(const Metrics &best,
+                                              const Metrics &current) {
+  const BestExporter &options = spec.best();
+  if (options.metric().empty()) {
+    // _loss_smaller.
+    auto bestLoss = lookup(best, "loss");
+    if (!bestLoss)
+      return makeError(
+          "best_eval_result cannot be empty or no loss is found in "
+          "it.");
+    auto currentLoss = lookup(current, "loss");
+    if (!currentLoss)
+      return makeError(
+          "current_eval_result cannot be empty or no loss is found "
+          "in it.");
+    return *bestLoss > *currentLoss;
+  }
+  auto bestValue = lookup(best, options.metric());
+  if (!bestValue)
+    return makeError("best_eval_result cannot be empty or no " +
+                     options.metric() + " is found in it.");
+  auto currentValue = lookup(current, options.metric());
+  if (!currentValue)
+    return makeError("current_eval_result cannot be empty or no " +
+                     options.metric() + " is found in it.");
+  return options.higher_is_better() ? *currentValue > *bestValue
+                                    : *currentValue < *bestValue;
+}
+
+llvm::Expected<std::optional<Metrics>>
+ExporterRunner::readBestFromEvents(llvm::StringRef modelDir) {
+  std::string pattern = spec.best().has_event_file_pattern()
+                            ? spec.best().event_file_pattern()
+                            : "eval/*.tfevents.*";
+  // gfile.Glob over the pattern's last component.
+  llvm::SmallString<256> full(modelDir);
+  llvm::sys::path::append(full, pattern);
+  llvm::StringRef dir = llvm::sys::path::parent_path(full);
+  auto glob = llvm::GlobPattern::create(llvm::sys::path::filename(full));
+  if (!glob)
+    return makeError(
+        "eval_spec.exporters '" + spec.name() +
+        "': event_file_pattern: " + llvm::toString(glob.takeError()));
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (glob->match(llvm::sys::path::filename(it->path())))
+      files.push_back(it->path());
+  llvm::sort(files);
+  std::optional<Metrics> found;
+  for (const std::string &file : files) {
+    auto events = checkpoint::readEventScalars(file);
+    if (!events)
+      return events.takeError();
+    for (Metrics &event : *events) {
+      bool better = !found;
+      if (found) {
+        auto compared = isBetter(*found, event);
+        if (!compared)
+          return compared.takeError();
+        better = *compared;
+      }
+      if (better)
+        found = std::move(event);
+    }
+  }
+  return found;
+}
+
+llvm::Expected<std::string> ExporterRunner::run(Estimator &estimator,
+                                                llvm::StringRef exportPath,
+                                                llvm::StringRef checkpoint,
+                                                const Metrics &result,
+                                                bool isFinal) {
+  std::optional<int64_t> keep;
+  switch (spec.kind_case()) {
+  case Exporter::kFinal: {
+    if (!isFinal)
+      return "";
+    log.info("Performing the final export in the end of training.");
+    return exportTo(estimator, exportPath, checkpoint);
+  }
+  case Exporter::kLatest: {
+    auto exported = exportTo(estimator, exportPath, checkpoint);
+    if (!exported)
+      return exported.takeError();
+    if (!spec.latest().keep_all())
+      keep = spec.latest().has_exports_to_keep()
+                 ? spec.latest().exports_to_keep()
+                 : 5;
+    collectGarbage(exportPath, keep);
+    return exported;
+  }
+  default:
+    break;
+  }
+  // BestExporter. An evaluation without the compared metric is an error
+  // at once, not after the first export.
+  std::string key =
+      spec.best().metric().empty() ? "loss" : spec.best().metric();
+  if (!lookup(result, key))
+    return makeError("current_eval_result cannot be empty or no " + key +
+                     " is found in it.");
+  const std::string &modelDir = estimator.getSettings().modelDir;
+  if (loadedModelDir != modelDir) {
+    log.info("Loading best metric from event files.");
+    loadedModelDir = modelDir;
+    auto loaded = readBestFromEvents(modelDir);
+    if (!loaded)
+      return loaded.takeError();
+    best = std::move(*loaded);
+  }
+  // The first export: the events already hold this evaluation.
+  bool better = !best || (!hasExported && isSameEvaluation(*best, result));
+  if (!better) {
+    auto compared = isBetter(*best, result);
+    if (!compared)
+      return compared.takeError();
+    better = *compared;
+  }
+  if (!better)
+    return "";
+  log.info("Performing best model export.");
+  best = result;
+  auto exported = exportTo(estimator, exportPath, checkpoint);
+  if (!exported)
+    return exported.takeError();
+  if (!spec.best().keep_all())
+    keep =
+        spec.best().has_exports_to_keep() ? spec.best().exports_to_keep() : 5;
+  collectGarbage(exportPath, keep);
+  hasExported = true;
+  return exported;
+}
+
+//===----------------------------------------------------------------------===//
+// The evaluator
+//===----------------------------------------------------------------------===//
+
+namespace {
+enum class EvalStatus { Evaluated, MissingCheckpoint, NoNewCheckpoint };
+
+llvm::StringRef getStatusName(EvalStatus status) {
+  switch (status) {
+  case EvalStatus::Evaluated:
+    return "evaluated";
+  case EvalStatus::MissingCheckpoint:
+    return "missing checkpoint";
+  case EvalStatus::NoNewCheckpoint:
+    return "no new checkpoint";
+  }
+  return "";
+}
+
+struct Evaluation {
+  EvalStatus status = EvalStatus::MissingCheckpoint;
+  std::optional<EvalResult> result;
+  std::vector<std::string> exports;
+};
+
+/// _TrainingExecutor._Evaluator: evaluates the latest checkpoint when it
+/// is new, then runs the exporters.
+class Evaluator {
+public:
+  Evaluator(Estimator &estimator, const TrainAndEvalSpecs &specs, Log &log)
+      : estimator(estimator), specs(specs), log(log) {
+    for (const Exporter &exporter : specs.exporters)
+      exporters.emplace_back(exporter, log);
+  }
+
+  llvm::Expected<Evaluation> evaluateAndExport();
+
+private:
+  /// A warning at most every 10 minutes.
+  void warnEvery10Minutes(const llvm::Twine &message) {
+    double time = now();
+    if (time - lastWarningTime > 600) {
+      log.warning(message);
+      lastWarningTime = time;
+    }
+  }
+
+  Estimator &estimator;
+  const TrainAndEvalSpecs &specs;
+  Log &log;
+  std::vector<ExporterRunner> exporters;
+  std::string previousCheckpoint;
+  double lastWarningTime = -1e9;
+};
+} // namespace
+
+/// Whether the checkpoint at `prefix` is still on disk (a trainer keeps
+/// only the newest keep_checkpoint_max).
+static bool checkpointExists(llvm::StringRef prefix) {
+  return llvm::sys::fs::exists(prefix + ".index");
+}
+
+llvm::Expected<Evaluation> Evaluator::evaluateAndExport() {
+  Evaluation evaluation;
+  std::string latest = estimator.getLatestCheckpoint();
+  if (latest.empty()) {
+    warnEvery10Minutes("Estimator is not trained yet. Will start an "
+                       "evaluation when a checkpoint is ready.");
+    evaluation.status = EvalStatus::MissingCheckpoint;
+    return evaluation;
+  }
+  if (latest == previousCheckpoint) {
+    warnEvery10Minutes("No new checkpoint ready for evaluation. Skip the "
+                       "current evaluation pass as evaluation results are "
+                       "expected to be same for the same checkpoint.");
+    evaluation.status = EvalStatus::NoNewCheckpoint;
+    return evaluation;
+  }
+  auto result = estimator.evaluate(specs.evalSteps, latest, specs.evalName);
+  if (!result) {
+    // A trainer that keeps few checkpoints may delete this one while it is
+    // read: the next pass takes the newer one.
+    if (!checkpointExists(latest)) {
+      llvm::consumeError(result.takeError());
+      log.warning("Checkpoint " + latest +
+                  " was deleted before it was evaluated; waiting for the "
+                  "next one.");
+      evaluation.status = EvalStatus::NoNewCheckpoint;
+      return evaluation;
+    }
+    return result.takeError();
+  }
+  evaluation.status = EvalStatus::Evaluated;
+  bool isFinal = specs.maxSteps && result->globalStep >= *specs.maxSteps;
+  llvm::SmallString<256> exportBase(estimator.getSettings().modelDir);
+  llvm::sys::path::append(exportBase, "export");
+  for (ExporterRunner &exporter : exporters) {
+    llvm::SmallString<256> exportPath(exportBase);
+    llvm::sys::path::append(exportPath, exporter.getName());
+    auto exported =
+        exporter.run(estimator, exportPath, latest, result->metrics, isFinal);
+    if (!exported)
+      return exported.takeError();
+    if (!exported->empty())
+      evaluation.exports.push_back(std::move(*exported));
+  }
+  lastWarningTime = -1e9;
+  previousCheckpoint = latest;
+  evaluation.result = std::move(*result);
+  return evaluation;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation after checkpoints (local, master)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// _NewCheckpointListenerForEvaluate: evaluates after each checkpoint but
+/// the first (the untrained model), throttled, and after the last step
+/// when that was not evaluated.
+class EvaluateAfterCheckpoints : public SavingListener {
+public:
+  EvaluateAfterCheckpoints(Evaluator &evaluator, int64_t throttleSecs, Log &log)
+      : evaluator(evaluator), throttleSecs(throttleSecs), log(log) {}
+
+  llvm::Expected<bool> afterSave(int64_t globalStep) override {
+    if (isFirstRun) {
+      isFirstRun = false;
+      return false;
+    }
+    if (shouldTrigger(globalStep)) {
+      if (llvm::Error failure = evaluate(globalStep))
+        return std::move(failure);
+    } else {
+      log.info("Skip the current checkpoint eval due to throttle secs (" +
+               llvm::Twine(throttleSecs) + " secs).");
+    }
+    return false;
+  }
+
+  llvm::Error end(int64_t globalStep) override {
+    if (lastTriggeredStep && *lastTriggeredStep == globalStep)
+      return llvm::Error::success();
+    return evaluate(globalStep);
+  }
+
+  TrainAndEvaluateResult takeResult() { return std::move(result); }
+
+private:
+  /// SecondOrStepTimer(every_secs=throttle_secs).should_trigger_for_step.
+  bool shouldTrigger(int64_t step) const {
+    if (!lastTriggeredStep)
+      return true;
+    if (*lastTriggeredStep == step)
+      return false;
+    return now() >= lastTriggeredTime + double(throttleSecs);
+  }
+
+  llvm::Error evaluate(int64_t globalStep) {
+    lastTriggeredStep = globalStep;
+    lastTriggeredTime = now();
+    auto evaluation = evaluator.evaluateAndExport();
+    if (!evaluation)
+      return evaluation.takeError();
+    if (evaluation->status != EvalStatus::Evaluated)
+      return makeError("There was no new checkpoint after the training. Eval "
+                       "status: " +
+                       getStatusName(evaluation->status));
+    result.metrics = std::move(evaluation->result);
+    result.exports = std::move(evaluation->exports);
+    return llvm::Error::success();
+  }
+
+  Evaluator &evaluator;
+  int64_t throttleSecs;
+  Log &log;
+  bool isFirstRun = true;
+  std::optional<int64_t> lastTriggeredStep;
+  double lastTriggeredTime = 0;
+  TrainAndEvaluateResult result;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The roles
+//===----------------------------------------------------------------------===//
+
+namespace {
+class TrainingExecutor {
+public:
+  TrainingExecutor(Estimator &estimator, const TrainAndEvalSpecs &specs,
+                   const DistributedConfig &cluster, Log &log)
+      : estimator(estimator), specs(specs), cluster(cluster), log(log) {}
+
+  llvm::Expected<TrainAndEvaluateResult> run();
+
+private:
+  llvm::Expected<TrainAndEvaluateResult> runLocal();
+  llvm::Expected<TrainAndEvaluateResult> runTrainer(bool withEvaluation);
+  llvm::Expected<TrainAndEvaluateResult> runEvaluator();
+
+  Estimator &estimator;
+  const TrainAndEvalSpecs &specs;
+  const DistributedConfig &cluster;
+  Log &log;
+};
+} // namespace
+
+llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::runLocal() {
+  const RunSettings &settings = estimator.getSettings();
+  log.info("Start train and evaluate loop. The evaluate will happen after "
+           "every checkpoint. Checkpoint frequency is determined based on "
+           "RunConfig arguments: save_checkpoints_steps " +
+           pythonOptional(settings.saveCheckpointsSteps) +
+           " or save_checkpoints_secs " +
+           pythonOptional(settings.saveCheckpointsSecs) + ".");
+  Evaluator evaluator(estimator, specs, log);
+  EvaluateAfterCheckpoints listener(evaluator, specs.throttleSecs, log);
+  if (llvm::Error failure =
+          estimator.train(std::nullopt, specs.maxSteps, &listener))
+    return std::move(failure);
+  return listener.takeResult();
+}
+
+llvm::Expected<TrainAndEvaluateResult>
+TrainingExecutor::runTrainer(bool withEvaluation) {
+  // Training across processes needs the trainers to meet; one trainer
+  // and no ps is a cluster of one node, which trains alone.
+  if (cluster.numWorkerReplicas != 1 || cluster.numPsReplicas != 0)
+    return makeError("train_and_evaluate: this cluster has " +
+                     llvm::Twine(cluster.numWorkerReplicas) + " trainers and " +
+                     llvm::Twine(cluster.numPsReplicas) +
+                     " ps tasks; training across processes is not supported "
+                     "yet (a cluster of one chief or master, with an "
+                     "evaluator beside it, is)");
+  log.info("Skip starting Tensorflow server as there is only one node in "
+           "the cluster.");
+  if (!withEvaluation) {
+    if (llvm::Error failure = estimator.train(std::nullopt, specs.maxSteps))
+      return std::move(failure);
+    return TrainAndEvaluateResult();
+  }
+  Evaluator evaluator(estimator, specs, log);
+  EvaluateAfterCheckpoints listener(evaluator, specs.throttleSecs, log);
+  if (llvm::Error failure =
+          estimator.train(std::nullopt, specs.maxSteps, &listener))
+    return std::move(failure);
+  return listener.takeResult();
+}
+
+llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::runEvaluator() {
+  if (specs.startDelaySecs) {
+    log.info(llvm::formatv("Waiting {0:f6} secs before starting eval.",
+                           double(specs.startDelaySecs))
+                 .str());
+    sleepSeconds(double(specs.startDelaySecs));
+  }
+  Evaluator evaluator(estimator, specs, log);
+  TrainAndEvaluateResult last;
+  while (true) {
+    if (last.metrics && specs.maxSteps &&
+        last.metrics->globalStep >= *specs.maxSteps) {
+      log.info("Exiting evaluation, global_step=" +
+               llvm::Twine(last.metrics->globalStep) +
+               " >= train max_steps=" + llvm::Twine(*specs.maxSteps));
+      return last;
+    }
+    double start = now();
+    auto evaluation = evaluator.evaluateAndExport();
+    if (!evaluation)
+      return evaluation.takeError();
+    if (evaluation->status == EvalStatus::Evaluated) {
+      last.metrics = std::move(evaluation->result);
+      last.exports = std::move(evaluation->exports);
+    }
+    double difference = double(specs.throttleSecs) - (now() - start);
+    if (difference > 0) {
+      log.info(llvm::formatv("Waiting {0:f6} secs before starting next eval "
+                             "run.",
+                             difference)
+                   .str());
+      sleepSeconds(difference);
+    }
+  }
+}
+
+llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::run() {
+  if (cluster.isLocal()) {
+    log.info("Running training and evaluation locally (non-distributed).");
+    return runLocal();
+  }
+  if (cluster.taskType.empty())
+    return makeError("`estimator.config` must have task_type set. This usually "
+                     "means TF_CONFIG environment is not set correctly.");
+  if (cluster.taskType == "local")
+    return makeError("`task.type` in TF_CONFIG cannot be `local`. Leaving "
+                     "`cluster` and `task` properties in TF_CONFIG absent "
+                     "triggers train and evaluate `Estimator` locally "
+                     "(non-distributed).");
+  if (cluster.taskType == task_type::kChief ||
+      cluster.taskType == task_type::kWorker)
+    return runTrainer(/*withEvaluation=*/false);
+  if (cluster.taskType == task_type::kMaster)
+    return runTrainer(/*withEvaluation=*/true);
+  if (cluster.taskType == task_type::kEvaluator)
+    return runEvaluator();
+  if (cluster.taskType == task_type::kPs)
+    return makeError("train_and_evaluate: ps tasks (asynchronous training "
+                     "across processes) are not supported yet");
+  return makeError("Task type " + cluster.taskType +
+                   " is not supported. Supported task types are ['chief', "
+                   "'evaluator', 'master', 'ps', 'worker']");
+}
+
+llvm::Expected<TrainAndEvaluateResult>
+estimator::trainAndEvaluate(Job job, const DistributedConfig &cluster,
+                            mlir::MLIRContext &context,
+                            EstimatorOptions options) {
+  auto specs = getTrainAndEvalSpecs(job);
+  if (!specs)
+    return specs.takeError();
+  if (cluster.taskType == task_type::kEvaluator && cluster.taskId > 0)
+    return makeError("For distributed training, there can only be one "
+                     "`evaluator` task (with task id 0). Given task id " +
+                     llvm::Twine(cluster.taskId));
+  auto modelDir = resolveModelDir(cluster, options.overrides.modelDir.empty()
+                                               ? job.config().model_dir()
+                                               : options.overrides.modelDir);
+  if (!modelDir)
+    return modelDir.takeError();
+  options.overrides.modelDir = std::move(*modelDir);
+  // The specs' hooks run beside the job's.
+  for (const Hook &hook : job.train_spec().hooks())
+    *job.add_training_hooks() = hook;
+  for (const Hook &hook : job.eval_spec().hooks())
+    *job.add_evaluation_hooks() = hook;
+  Log log(options.log);
+  auto estimator = Estimator::create(std::move(job), context, options);
+  if (!estimator)
+    return estimator.takeError();
+  return TrainingExecutor(**estimator, *specs, cluster, log).run();
+}
