@@ -9,6 +9,7 @@ packages=(
   libopenblas-pthread-dev libopenblas0-pthread libomp-19-dev libdnnl-dev
   libgtest-dev googletest python3 python3-numpy python3-torch
   libsnappy-dev zlib1g-dev dataset-fashion-mnist
+  libgloo-dev  # collectives across train_and_evaluate's trainer processes
   libtcmalloc-minimal4 libjemalloc2  # the benchmarks' PyTorch peer preloads one
 )
 missing=()

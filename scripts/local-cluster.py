@@ -7,7 +7,8 @@
 Each task runs COMMAND with its own TF_CONFIG (the cluster on free localhost
 ports, and the task's type and index), as a cluster manager starts them, and
 its lines go to stdout prefixed with "[type:index] ". SIGINT and SIGTERM are
-forwarded to every task. The launcher waits for the trainers and the
+forwarded to every task; --kill-when kills a task when a line appears (the
+fault tests). The launcher waits for the trainers and the
 evaluator (ps tasks serve until the others are done, then are stopped),
 reports each task's exit status and exits non-zero when any task failed or
 the timeout passed (then every task is killed: none is left hanging).
@@ -37,11 +38,13 @@ def free_ports(count):
     return ports
 
 
-def forward(prefix, stream, lock):
+def forward(prefix, stream, lock, on_line):
     for line in iter(stream.readline, b""):
+        text = line.decode(errors="replace")
         with lock:
-            sys.stdout.write(prefix + line.decode(errors="replace"))
+            sys.stdout.write(prefix + text)
             sys.stdout.flush()
+        on_line(text)
     stream.close()
 
 
@@ -52,6 +55,10 @@ def main():
                             help="tasks of type %s" % job)
     parser.add_argument("--timeout", type=float, default=600,
                         help="seconds before every task is killed (default 600)")
+    parser.add_argument("--kill-when", action="append", default=[],
+                        metavar="TASK=TEXT",
+                        help="SIGKILL task TASK (type:index) once any task "
+                        "prints a line containing TEXT (fault tests)")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="-- then the command each task runs")
     args = parser.parse_args()
@@ -70,8 +77,26 @@ def main():
     tasks = [(job, index) for job, count in jobs for index in range(count)]
     tasks += [("evaluator", 0)] * args.evaluator
 
+    kills = []
+    for kill in args.kill_when:
+        task, sep, text = kill.partition("=")
+        if not sep or ":" not in task:
+            parser.error("--kill-when: TASK=TEXT, TASK as type:index, got %r" % kill)
+        kills.append([task, text, False])
+
     lock = threading.Lock()
     processes = []
+
+    def on_line(text):
+        for kill in kills:
+            if kill[2] or kill[1] not in text:
+                continue
+            kill[2] = True
+            for job, index, process, _ in processes:
+                if "%s:%d" % (job, index) == kill[0] and process.poll() is None:
+                    process.kill()
+                    with lock:
+                        print("local-cluster: killed %s" % kill[0], flush=True)
     for job, index in tasks:
         env = dict(os.environ)
         env["TF_CONFIG"] = json.dumps(
@@ -79,7 +104,8 @@ def main():
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT)
         thread = threading.Thread(target=forward, daemon=True,
-                                  args=("[%s:%d] " % (job, index), process.stdout, lock))
+                                  args=("[%s:%d] " % (job, index), process.stdout, lock,
+                                        on_line))
         thread.start()
         processes.append((job, index, process, thread))
 
@@ -112,12 +138,14 @@ def main():
             status = process.wait()
         thread.join()
         stopped = job == "ps" and not timed_out and status == -signal.SIGTERM
+        killed = any(k[2] and k[0] == "%s:%d" % (job, index) for k in kills)
         if status != 0 and not stopped:
             failed = True
         what = ("exit status %d" % status if status >= 0
                 else "killed by signal %d" % -status)
-        print("local-cluster: %s:%d: %s%s" % (job, index, what,
-                                              " (stopped)" if stopped else ""))
+        print("local-cluster: %s:%d: %s%s" % (
+            job, index, what,
+            " (stopped)" if stopped else " (as asked)" if killed else ""))
     if timed_out:
         print("local-cluster: the tasks did not finish within %g s; all were "
               "killed" % args.timeout)

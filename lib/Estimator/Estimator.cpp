@@ -24,6 +24,7 @@
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Estimator/Input.h"
 #include "cleave/Runtime/Checkpointing.h"
+#include "cleave/Runtime/ProcessGroup.h"
 #include "cleave/Translate/GraphDef.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -75,6 +76,8 @@ Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
   if (!settings)
     return settings.takeError();
   impl->settings = std::move(*settings);
+  if (impl->options.trainers)
+    impl->settings.trainers = impl->options.trainers->getSize();
   const Model &model = impl->job.model();
   if (model.has_saved_model())
     if (llvm::Error failure = impl->bindSavedModel())
@@ -242,6 +245,7 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module, bool crossReplica,
   minimize.numShards = numShards;
   minimize.crossReplicaReduction =
       model.optimizer().reduction() == Optimizer::SUM ? "sum" : "mean";
+  minimize.numProcesses = settings.trainers;
   if (!model.init_op().empty())
     minimize.initName = model.init_op();
   if (llvm::Error failure = setOptimizer(model.optimizer(), minimize))
@@ -451,6 +455,9 @@ Estimator::Impl::open(Mode mode, llvm::ArrayRef<std::string> outfeed,
   sessionOptions.formSingleReplica = true;
   if (towers && mode == Mode::Train)
     sessionOptions.devices = job.config().towers().num_devices();
+  // Training across processes: the step's cross-replica sums span them.
+  if (mode == Mode::Train)
+    sessionOptions.crossProcess = options.trainers;
   auto session = Session::create(std::move(*module), path, sessionOptions);
   if (!session)
     return session.takeError();
@@ -932,6 +939,13 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   if (I.settings.onDevice(Mode::Train) && !steps && !maxSteps)
     return makeError("For TPU training, one of `steps` or `max_steps` must be "
                      "set. Cannot be both `None`.");
+  runtime::ProcessGroup *trainers = I.options.trainers;
+  if (trainers && !I.settings.onDevice(Mode::Train))
+    return makeError("config.use_tpu: training across " +
+                     llvm::Twine(trainers->getSize()) +
+                     " processes runs TPUEstimator's replicated step, whose "
+                     "cross-replica sums span the processes: set use_tpu: "
+                     "true");
   if (maxSteps) {
     // Estimator skips a run whose max_steps a checkpoint already reached.
     std::string latest = getLatestCheckpoint();
@@ -994,6 +1008,28 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   BatchStream stream(*examples, I.settings.getGlobalBatchSize(Mode::Train),
                      dataset.has_shuffle(), dataset.shuffle().seed(),
                      dataset.repeat(), /*padLast=*/false);
+  // A trainer of several names the step a failure (a trainer gone)
+  // stopped.
+  auto failedAt = [&](llvm::Error failure) -> llvm::Error {
+    if (!trainers)
+      return failure;
+    std::string message;
+    llvm::handleAllErrors(
+        std::move(failure),
+        [&](const runtime::ReportedError &) { message = "the error above"; },
+        [&](const llvm::ErrorInfoBase &info) { message = info.message(); });
+    return makeError("training stopped after global step " + llvm::Twine(step) +
+                     ": " + message);
+  };
+  // A trainer of several takes its rows of each global batch, as its
+  // replicas then take theirs.
+  auto processShare = [&](Batch batch) {
+    if (!trainers)
+      return batch;
+    int64_t rows = batch.columns.front().second.shape()[0];
+    int64_t rank = trainers->getRank(), size = trainers->getSize();
+    return sliceBatch(batch, rows * rank / size, rows * (rank + 1) / size);
+  };
   // The input position follows global_step, so a resumed run sees the
   // batches an uninterrupted run would.
   Prefetcher prefetcher(stream, step,
@@ -1003,7 +1039,11 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   // the end, as CheckpointSaverHook saves them, each told to the listener
   // (which may stop training).
   bool listenerStop = false;
+  // Across processes only the chief (rank 0) writes checkpoints.
+  bool writesCheckpoints = !trainers || trainers->getRank() == 0;
   auto save = [&]() -> llvm::Error {
+    if (!writesCheckpoints)
+      return llvm::Error::success();
     if (llvm::Error failure = I.save(*mode, step))
       return failure;
     if (!listener)
@@ -1016,6 +1056,18 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   };
   if (llvm::Error failure = save())
     return failure;
+  if (trainers) {
+    // The other trainers start from the chief's first checkpoint, so
+    // every process holds the same variables.
+    if (llvm::Error failure = trainers->barrier())
+      return failure;
+    if (!writesCheckpoints) {
+      llvm::SmallString<256> prefix(I.settings.modelDir);
+      llvm::sys::path::append(prefix, "model.ckpt-" + std::to_string(step));
+      if (llvm::Error failure = mode->session->restore(prefix))
+        return failure;
+    }
+  }
   int64_t lastSaveStep = step;
   auto lastSaveTime = std::chrono::steady_clock::now();
 
@@ -1072,14 +1124,14 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
           inputEnded = true;
           break;
         }
-        batches.push_back(std::move(**batch));
+        batches.push_back(processShare(std::move(**batch)));
       }
       if (batches.empty())
         break;
       auto result = I.runLaunch(*mode, batches);
       if (!result) {
         log.clear();
-        return result.takeError();
+        return failedAt(result.takeError());
       }
       // The outfeed thread's work: host_call on each step's tensors, in
       // step order.
@@ -1108,11 +1160,11 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         break;
       }
       std::vector<Tensor> logged;
-      auto result =
-          I.runStep(*mode, **batch, hooks->fetchesAt(step), {}, &logged);
+      auto result = I.runStep(*mode, processShare(std::move(**batch)),
+                              hooks->fetchesAt(step), {}, &logged);
       if (!result) {
         log.clear();
-        return result.takeError();
+        return failedAt(result.takeError());
       }
       if (llvm::Error failure = checkLoss(*result))
         return failure;

@@ -405,6 +405,16 @@ llvm::Expected<std::optional<Batch>> BatchStream::get(int64_t index) const {
   return batch;
 }
 
+Batch estimator::sliceBatch(const Batch &batch, int64_t begin, int64_t end) {
+  Batch share;
+  share.index = batch.index;
+  share.validRows =
+      std::clamp<int64_t>(batch.validRows - begin, 0, end - begin);
+  for (const auto &[key, column] : batch.columns)
+    share.columns.emplace_back(key, sliceRows(column, begin, end));
+  return share;
+}
+
 Prefetcher::Prefetcher(const BatchStream &stream, int64_t first, int64_t depth)
     : stream(stream), nextIndex(first), depth(std::max<int64_t>(1, depth)) {
   worker = std::thread([this] { produce(); });

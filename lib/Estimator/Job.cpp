@@ -146,7 +146,8 @@ int64_t RunSettings::getGlobalBatchSize(Mode mode) const {
 }
 
 int64_t RunSettings::getPerReplicaBatchSize(Mode mode) const {
-  return getGlobalBatchSize(mode) / getReplicas(mode);
+  return getGlobalBatchSize(mode) /
+         (getReplicas(mode) * (mode == Mode::Train ? trainers : 1));
 }
 
 bool RunSettings::onDevice(Mode mode) const {
@@ -278,7 +279,9 @@ estimator::getRunSettings(const Job &job, const JobOverrides &overrides) {
 
 llvm::Error estimator::checkBatchSize(const RunSettings &settings, Mode mode) {
   int64_t batch = settings.getGlobalBatchSize(mode);
-  int64_t replicas = settings.getReplicas(mode);
+  // Every replica of every trainer process.
+  int64_t replicas = settings.getReplicas(mode) *
+                     (mode == Mode::Train ? settings.trainers : 1);
   const char *field = mode == Mode::Train  ? "train_batch_size"
                       : mode == Mode::Eval ? "eval_batch_size"
                                            : "predict_batch_size";

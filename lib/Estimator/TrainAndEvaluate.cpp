@@ -12,6 +12,8 @@
 #include "Support.h"
 
 #include "cleave/Checkpoint/EventFile.h"
+#include "cleave/Runtime/Checkpointing.h"
+#include "cleave/Runtime/ProcessGroup.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -613,17 +615,15 @@ llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::runLocal() {
 
 llvm::Expected<TrainAndEvaluateResult>
 TrainingExecutor::runTrainer(bool withEvaluation) {
-  // Training across processes needs the trainers to meet; one trainer
-  // and no ps is a cluster of one node, which trains alone.
-  if (cluster.numWorkerReplicas != 1 || cluster.numPsReplicas != 0)
+  if (cluster.numPsReplicas != 0)
     return makeError("train_and_evaluate: this cluster has " +
-                     llvm::Twine(cluster.numWorkerReplicas) + " trainers and " +
                      llvm::Twine(cluster.numPsReplicas) +
-                     " ps tasks; training across processes is not supported "
-                     "yet (a cluster of one chief or master, with an "
-                     "evaluator beside it, is)");
-  log.info("Skip starting Tensorflow server as there is only one node in "
-           "the cluster.");
+                     " ps tasks; asynchronous training with parameter "
+                     "servers is not supported yet (without ps, the chief "
+                     "and workers train synchronously)");
+  if (cluster.numWorkerReplicas == 1)
+    log.info("Skip starting Tensorflow server as there is only one node in "
+             "the cluster.");
   if (!withEvaluation) {
     if (llvm::Error failure = estimator.train(std::nullopt, specs.maxSteps))
       return std::move(failure);
@@ -701,10 +701,83 @@ llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::run() {
                    "'evaluator', 'master', 'ps', 'worker']");
 }
 
-llvm::Expected<TrainAndEvaluateResult>
-estimator::trainAndEvaluate(Job job, const DistributedConfig &cluster,
-                            mlir::MLIRContext &context,
-                            EstimatorOptions options) {
+/// The trainers of the cluster (the chief or master, then the workers), in
+/// the order of their global ids: the ranks of their process group.
+static std::vector<std::pair<std::string, int64_t>>
+getTrainers(const ClusterSpec &cluster) {
+  std::vector<std::pair<std::string, int64_t>> trainers;
+  for (const char *job :
+       {task_type::kChief, task_type::kMaster, task_type::kWorker}) {
+    auto it = cluster.jobs.find(job);
+    if (it != cluster.jobs.end())
+      for (const auto &[index, address] : it->second)
+        trainers.emplace_back(job, index);
+  }
+  return trainers;
+}
+
+/// The global step of the latest checkpoint in `modelDir` (0: none): the
+/// trainers meet under it, so that processes restarted from a newer
+/// checkpoint meet afresh.
+static int64_t getLatestStep(llvm::StringRef modelDir) {
+  llvm::SmallString<256> state(modelDir);
+  llvm::sys::path::append(state, "checkpoint");
+  if (!llvm::sys::fs::exists(state))
+    return 0;
+  auto latest = runtime::resolveCheckpointPrefix(modelDir);
+  if (!latest) {
+    llvm::consumeError(latest.takeError());
+    return 0;
+  }
+  int64_t step = 0;
+  if (llvm::StringRef(*latest).rsplit('-').second.getAsInteger(10, step))
+    return 0;
+  return step;
+}
+
+/// Connects this trainer to the others of a synchronous cluster (none for
+/// one trainer, the evaluator and ps tasks).
+static llvm::Expected<std::unique_ptr<runtime::ProcessGroup>>
+joinTrainers(const DistributedConfig &cluster, llvm::StringRef modelDir,
+             double timeoutSeconds, Log &log) {
+  std::vector<std::pair<std::string, int64_t>> trainers =
+      getTrainers(cluster.cluster);
+  auto self =
+      llvm::find(trainers, std::make_pair(cluster.taskType, cluster.taskId));
+  if (trainers.size() < 2 || self == trainers.end() ||
+      cluster.numPsReplicas != 0)
+    return nullptr;
+  if (modelDir.empty())
+    return makeError("train_and_evaluate: training across processes needs "
+                     "a model_dir all tasks share (config.model_dir, "
+                     "--model-dir or TF_CONFIG's model_dir)");
+  runtime::ProcessGroupOptions options;
+  options.rank = int(self - trainers.begin());
+  for (const auto &[job, index] : trainers)
+    options.taskNames.push_back(job + ":" + std::to_string(index));
+  llvm::SmallString<256> store(modelDir);
+  llvm::sys::path::append(store, ".cleave", "rendezvous",
+                          std::to_string(getLatestStep(modelDir)));
+  options.storeDirectory = std::string(store);
+  // The TCP device binds to the host of the task's address.
+  std::string address =
+      cluster.cluster.getAddress(cluster.taskType, cluster.taskId);
+  llvm::StringRef host = llvm::StringRef(address).rsplit(':').first;
+  if (!host.empty())
+    options.hostname = host.str();
+  options.timeoutSeconds = timeoutSeconds;
+  log.info("Joining the " + llvm::Twine(trainers.size()) + " trainers as " +
+           options.taskNames[options.rank] + " (rank " +
+           llvm::Twine(options.rank) + ") through " + options.storeDirectory);
+  auto group = runtime::ProcessGroup::connect(options);
+  if (!group)
+    return group.takeError();
+  return std::move(*group);
+}
+
+llvm::Expected<TrainAndEvaluateResult> estimator::trainAndEvaluate(
+    Job job, const DistributedConfig &cluster, mlir::MLIRContext &context,
+    EstimatorOptions options, double collectiveTimeoutSeconds) {
   auto specs = getTrainAndEvalSpecs(job);
   if (!specs)
     return specs.takeError();
@@ -724,6 +797,11 @@ estimator::trainAndEvaluate(Job job, const DistributedConfig &cluster,
   for (const Hook &hook : job.eval_spec().hooks())
     *job.add_evaluation_hooks() = hook;
   Log log(options.log);
+  auto trainers = joinTrainers(cluster, options.overrides.modelDir,
+                               collectiveTimeoutSeconds, log);
+  if (!trainers)
+    return trainers.takeError();
+  options.trainers = trainers->get();
   auto estimator = Estimator::create(std::move(job), context, options);
   if (!estimator)
     return estimator.takeError();

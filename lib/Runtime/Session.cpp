@@ -9,6 +9,7 @@
 
 #include "cleave/Runtime/Session.h"
 
+#include "cleave/AutoClustering/AutoClustering.h"
 #include "cleave/Checkpoint/CheckpointState.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
@@ -16,12 +17,12 @@
 #include "cleave/Dialect/Graph/Utils/DeviceSpec.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
-#include "cleave/Executor/HostProgram.h"
 #include "cleave/Executor/Executor.h"
-#include "cleave/AutoClustering/AutoClustering.h"
+#include "cleave/Executor/HostProgram.h"
 #include "cleave/Runtime/CPUClusterRunner.h"
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Runtime/HostProgramCompiler.h"
+#include "cleave/Runtime/Rendezvous.h"
 #include "cleave/Runtime/SavedModel.h"
 #include "cleave/Translate/GraphDef.h"
 #include "cleave/tf/meta_graph.pb.h"
@@ -250,6 +251,7 @@ Session::Impl::prepare(const std::vector<std::string> &feeds,
   run->interpreter = std::make_unique<interp::Executor>(*run->module);
   run->interpreter->setMaxIterations(options.maxIterations);
   run->interpreter->setChannelTimeout(options.channelTimeoutSeconds);
+  run->interpreter->getRendezvous().setCrossProcess(options.crossProcess);
   if (compiled) {
     using HostPrograms = SessionOptions::HostPrograms;
     run->interpreter->setCompiledCallHandler(&runner);

@@ -152,6 +152,12 @@ static cl::opt<std::string>
                  cl::value_desc("FILE"), cl::sub(trainAndEvaluateCommand),
                  cl::cat(category));
 
+static cl::opt<double> collectiveTimeout(
+    "collective-timeout",
+    cl::desc("seconds a trainer waits for the others (meeting them, each "
+             "cross-process sum) before it fails naming the task gone"),
+    cl::init(60), cl::sub(trainAndEvaluateCommand), cl::cat(category));
+
 static int fail(Error error) {
   runtime::logError(std::move(error), errs(), "graph-estimator: error: ");
   return 1;
@@ -199,7 +205,11 @@ static int runTrainAndEvaluate(Job job, mlir::MLIRContext &context,
   auto cluster = parseTFConfig(json);
   if (!cluster)
     return fail(cluster.takeError());
-  auto result = trainAndEvaluate(std::move(job), *cluster, context, options);
+  if (!(collectiveTimeout > 0))
+    return fail(createStringError(inconvertibleErrorCode(),
+                                  "--collective-timeout must be positive"));
+  auto result = trainAndEvaluate(std::move(job), *cluster, context, options,
+                                 collectiveTimeout);
   if (!result)
     return fail(result.takeError());
   if (result->metrics)
@@ -223,7 +233,8 @@ int main(int argc, char **argv) {
       "[--output-dir DIR]\n"
       "  graph-estimator export JOB --export-dir-base DIR [--as-text] "
       "[--all-modes]\n"
-      "  graph-estimator train-and-evaluate JOB [--tf-config FILE]\n");
+      "  graph-estimator train-and-evaluate JOB [--tf-config FILE] "
+      "[--collective-timeout S]\n");
   if (!trainCommand && !evaluateCommand && !predictCommand && !exportCommand &&
       !listCommand && !latestCommand && !trainAndEvaluateCommand) {
     errs() << "graph-estimator: error: name a command: train, evaluate, "

@@ -26,6 +26,10 @@ namespace mlir {
 class MLIRContext;
 } // namespace mlir
 
+namespace cleave::runtime {
+class ProcessGroup;
+} // namespace cleave::runtime
+
 namespace cleave::estimator {
 
 struct EstimatorOptions {
@@ -37,6 +41,12 @@ struct EstimatorOptions {
   /// Draw one live progress line on the log instead of the periodic
   /// lines (for a terminal).
   bool liveProgress = false;
+  /// Synchronous training across processes (train_and_evaluate's chief
+  /// and workers): the trainers' group, whose rank 0 is the chief. Each
+  /// trains on its rows of every global batch, the replicated step's
+  /// cross-replica sums span every trainer's replicas, and only the chief
+  /// writes checkpoints (the others start from the chief's first).
+  runtime::ProcessGroup *trainers = nullptr;
 };
 
 /// What evaluate returns: the metrics by name, sorted, global_step and

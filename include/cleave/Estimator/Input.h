@@ -118,6 +118,10 @@ private:
   mutable std::vector<std::vector<int64_t>> permutations;
 };
 
+/// Rows [begin, end) of every column of `batch` (a trainer's share of a
+/// global batch); the valid rows are those of the share.
+Batch sliceBatch(const Batch &batch, int64_t begin, int64_t end);
+
 /// Rows [begin, end) of dimension `axis` of `tensor`.
 Tensor sliceRows(const Tensor &tensor, int64_t begin, int64_t end,
                  int64_t axis = 0);

@@ -51,13 +51,17 @@ struct RunSettings {
   std::optional<int64_t> saveCheckpointsSecs;
   int64_t keepCheckpointMax = 5;
   int64_t logStepCountSteps = 100;
+  /// Processes that train together synchronously (train_and_evaluate's
+  /// chief and workers), each on its share of every global train batch.
+  int64_t trainers = 1;
 
   /// Replicas that run `mode`: num_shards on the device, else 1.
   int64_t getReplicas(Mode mode) const;
   /// The global batch size of `mode`.
   int64_t getGlobalBatchSize(Mode mode) const;
   /// params['batch_size'] in model_fn for `mode`: the global batch split
-  /// over the replicas on the device, the whole batch off it.
+  /// over the replicas on the device (and, training, over the trainers),
+  /// the whole batch off it.
   int64_t getPerReplicaBatchSize(Mode mode) const;
   /// Whether `mode` runs on the device (replicated, in loops).
   bool onDevice(Mode mode) const;

@@ -45,10 +45,15 @@ struct TrainAndEvaluateResult {
 };
 
 /// train_and_evaluate for the role `cluster` gives this process.
-/// `options.overrides.modelDir` and TF_CONFIG's model_dir must agree.
+/// `options.overrides.modelDir` and TF_CONFIG's model_dir must agree. The
+/// chief and workers of a cluster without ps train synchronously: they
+/// meet in <model_dir>/.cleave/rendezvous/<latest step> and a collective
+/// that takes longer than `collectiveTimeoutSeconds` (a trainer gone)
+/// fails.
 llvm::Expected<TrainAndEvaluateResult>
 trainAndEvaluate(Job job, const DistributedConfig &cluster,
-                 mlir::MLIRContext &context, EstimatorOptions options);
+                 mlir::MLIRContext &context, EstimatorOptions options,
+                 double collectiveTimeoutSeconds = 60);
 
 } // namespace cleave::estimator
 

@@ -22,6 +22,20 @@ namespace cleave::runtime {
 
 class Rendezvous;
 
+/// Replicas in other processes that a cross-replica sum over all replicas
+/// also spans (synchronous training across processes): once the process's
+/// own replicas are summed, the sum is all-reduced across the processes,
+/// each with the same replicas, so every replica of every process gets the
+/// sum over all.
+class CrossProcessReduce {
+public:
+  virtual ~CrossProcessReduce();
+  /// Sums `count` elements of `dtype` at `data` over the processes, in
+  /// place. False on failure, with `error` naming what failed.
+  virtual bool allReduceSum(void *data, int64_t count, int32_t dtype,
+                            std::string &error) = 0;
+};
+
 /// The sum of `input` over the replicas of the calling thread's group in
 /// `groups` (an [groups, size] matrix of replica ids; empty: all
 /// `numReplicas` replicas), met on `rendezvous` under `key`

@@ -38,6 +38,8 @@
 
 namespace cleave::runtime {
 
+class CrossProcessReduce;
+
 /// Spins (pausing) while `busy` holds, at most `limit`; returns whether it
 /// stopped holding. Worth it only while every thread has a core of its
 /// own: the other side is then running and usually done within
@@ -121,6 +123,11 @@ struct SendCensus {
 class Rendezvous {
 public:
   explicit Rendezvous(ExecutionLock &lock) : lock(lock) {}
+
+  /// The processes whose replicas a cross-replica sum over all replicas
+  /// also sums over (null: this process's alone); kept across runs.
+  void setCrossProcess(CrossProcessReduce *reduce) { crossProcess = reduce; }
+  CrossProcessReduce *getCrossProcess() const { return crossProcess; }
 
   /// Starts a run: no messages, not cancelled, waits end after `timeout`
   /// seconds, nothing known of the senders.
@@ -207,6 +214,7 @@ private:
   void notifyChanged();
 
   ExecutionLock &lock;
+  CrossProcessReduce *crossProcess = nullptr;
   std::mutex mutex;
   std::condition_variable changed;
   /// Counts the changes, for spinning waiters (which read it unlocked).

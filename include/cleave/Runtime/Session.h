@@ -36,6 +36,8 @@ struct GraphDefImportOptions;
 
 namespace cleave::runtime {
 
+class CrossProcessReduce;
+
 struct SessionOptions {
   enum class Backend {
     /// The reference interpreter runs every node.
@@ -80,6 +82,9 @@ struct SessionOptions {
   /// Seconds a host transfer or collective of a replicated graph waits
   /// before it fails.
   double channelTimeoutSeconds = 300;
+  /// Other processes whose replicas a cross-replica sum over every replica
+  /// also sums over (synchronous training across processes; null: none).
+  CrossProcessReduce *crossProcess = nullptr;
   /// With the CPU backend, a needed node whose op has no CPU lowering, or
   /// a cluster that does not compile, is an error instead of interpreted.
   bool strictCompile = false;

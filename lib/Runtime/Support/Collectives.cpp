@@ -51,6 +51,17 @@ static std::optional<GroupPlace> findGroup(const Tensor &groups,
   return place;
 }
 
+CrossProcessReduce::~CrossProcessReduce() = default;
+
+/// The cross-process reduction a sum over `place`'s group also spans: the
+/// rendezvous's, when the group is every replica (a sum over a subgroup
+/// stays in the process).
+static CrossProcessReduce *getCrossProcess(Rendezvous &rendezvous,
+                                           const GroupPlace &place,
+                                           int64_t numReplicas) {
+  return place.size == numReplicas ? rendezvous.getCrossProcess() : nullptr;
+}
+
 /// The sum over the replicas of the caller's group (all replicas when
 /// group_assignment is empty), as XLA's cross-replica sum.
 std::optional<Tensor>
@@ -58,8 +69,19 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
                                  int64_t numReplicas, const Tensor &input,
                                  const Tensor &groups, std::string &error) {
   int64_t replica = getCurrentReplica();
-  if (replica < 0) // one replica: its own sum
-    return input;
+  if (replica < 0) { // one replica: its own sum, and the other processes'
+    CrossProcessReduce *crossProcess = rendezvous.getCrossProcess();
+    if (!crossProcess)
+      return input;
+    Tensor sum = Tensor::uninitialized(input.dtype(), input.shape());
+    std::memcpy(sum.raw(), input.raw(), input.byteSize());
+    if (!crossProcess->allReduceSum(sum.raw(), sum.numElements(), sum.dtype(),
+                                    error)) {
+      rendezvous.cancel();
+      return std::nullopt;
+    }
+    return sum;
+  }
   // A replica that fails here stops the others' waits at once (compiled
   // code does not stop at a failed call).
   auto fail = [&](std::string message) -> std::optional<Tensor> {
@@ -74,6 +96,7 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
     return fail(groupError);
   int64_t groupIndex = place->group, member = place->member,
           groupSize = place->size;
+
   // Inputs of unlike shapes sum to nothing (an invalid tensor): every
   // member fails.
   auto sum = [](std::vector<Tensor> &inputs) {
@@ -98,6 +121,26 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
     return fail(error);
   if (result && !result->isValid())
     return fail("the replicas' inputs differ in shape or dtype");
+  CrossProcessReduce *crossProcess =
+      getCrossProcess(rendezvous, *place, numReplicas);
+  if (!result || !crossProcess)
+    return result;
+  // Then over the other processes' replicas, outside the rendezvous's
+  // lock: the first member reduces the shared sum in place, and a second
+  // round tells every member it is done (or why it failed).
+  Tensor status(kString, {});
+  if (member == 0 &&
+      !crossProcess->allReduceSum(result->raw(), result->numElements(),
+                                  result->dtype(), error))
+    status.strings()[0] = error.empty() ? "cross-process sum failed" : error;
+  auto first = [](std::vector<Tensor> &statuses) { return statuses[0]; };
+  std::optional<Tensor> told =
+      rendezvous.combine(static_cast<const char *>(key) + 1, groupIndex, member,
+                         groupSize, status, first, error);
+  if (!told)
+    return error.empty() ? std::nullopt : fail(error);
+  if (!told->strings()[0].empty())
+    return fail(told->strings()[0]);
   return result;
 }
 
@@ -109,6 +152,12 @@ bool cleave::runtime::crossReplicaSumInPlace(
   size_t elementSize = dtypeSize(dtype);
   if (replica < 0) {
     std::memmove(output, input, count * elementSize);
+    CrossProcessReduce *crossProcess = rendezvous.getCrossProcess();
+    if (crossProcess &&
+        !crossProcess->allReduceSum(output, count, dtype, error)) {
+      rendezvous.cancel();
+      return false;
+    }
     return true;
   }
   auto fail = [&](std::string message) {
@@ -171,6 +220,26 @@ bool cleave::runtime::crossReplicaSumInPlace(
       static_cast<const char *>(key) + 1, place->group, place->member,
       place->size, Tensor(kInt64, {}), nothing, error);
   if (!done)
+    return error.empty() ? false : fail(error);
+  CrossProcessReduce *crossProcess =
+      getCrossProcess(rendezvous, *place, numReplicas);
+  if (!crossProcess)
+    return true;
+  // Then over the other processes' replicas: the first member reduces its
+  // output and copies the result into the others' (a third round waits for
+  // that), so every replica of every process holds the same sum.
+  std::string crossError;
+  if (place->member == 0 &&
+      crossProcess->allReduceSum(output, count, dtype, crossError))
+    for (int64_t m = 1; m < place->size; ++m)
+      std::memcpy(reinterpret_cast<void *>(buffers[3 * m + 1]), output,
+                  count * elementSize);
+  std::optional<Tensor> copied = rendezvous.combine(
+      static_cast<const char *>(key) + 2, place->group, place->member,
+      place->size, Tensor(kInt64, {}), nothing, error);
+  if (!crossError.empty())
+    return fail(crossError);
+  if (!copied)
     return error.empty() ? false : fail(error);
   return true;
 }

@@ -164,6 +164,12 @@ void GraphMinimizePass::runOnOperation() {
                     "replicated) exclude each other");
     return signalPassFailure();
   }
+  if (numProcesses < 1) {
+    graph.emitError("graph-minimize: option 'num-processes' must be "
+                    "positive, got ")
+        << numProcesses.getValue();
+    return signalPassFailure();
+  }
   if (numShards < 0) {
     graph.emitError("graph-minimize: option 'num-shards' must be positive, "
                     "got ")
@@ -183,9 +189,10 @@ void GraphMinimizePass::runOnOperation() {
       NodeAdder adder(graph, loc, "graph-minimize");
       adder.getBuilder().setInsertionPointAfter(lossValue.getDefiningOp());
       auto lossNode = lossValue.getDefiningOp<NodeOp>();
-      auto scale = adder.addScalar(
-          lossNode.getName().str() + "/cross_replica_scale",
-          1.0 / replicated.numReplicas, getElementTypeOf(lossValue));
+      auto scale =
+          adder.addScalar(lossNode.getName().str() + "/cross_replica_scale",
+                          1.0 / double(replicated.numReplicas * numProcesses),
+                          getElementTypeOf(lossValue));
       if (failed(scale))
         return signalPassFailure();
       auto scaled =

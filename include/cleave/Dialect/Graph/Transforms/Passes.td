@@ -378,6 +378,11 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
     updates belong to the step, so each replica applies the summed
     gradients to its copy of the variables.
 
+    With `num-processes=P`, the replicas of P processes sum their
+    gradients together (the runtime all-reduces each CrossReplicaSum over
+    every replica across the processes too): the mean scales the loss by
+    1/(N x P).
+
     Errors: no variables, `No gradients provided for any variable, ...`,
     unknown nodes in the options, a cross-replica loss outside any
     replicated computation or a bad reduction, and the gradient errors of
@@ -413,6 +418,10 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
            "its gradients over N (CrossShardOptimizer in model_fn)">,
     Option<"crossReplicaReduction", "cross-replica-reduction", "std::string",
            "\"mean\"", "mean (scale the loss by 1/replicas) or sum">,
+    Option<"numProcesses", "num-processes", "int64_t", "1",
+           "the processes whose replicas the CrossReplicaSums span "
+           "(synchronous training across processes): mean scales the loss "
+           "by 1/(replicas x processes)">,
     Option<"initName", "init", "std::string", "\"init\"",
            "the node that runs the variables' initializers">
   ];

@@ -1,0 +1,139 @@
+//===- ProcessGroupTest.cpp - collectives across processes over Gloo ------===//
+//
+// Ranks on threads of one process stand for the trainer processes: they
+// meet in a scratch directory, sum and wait; a rank that leaves makes the
+// others' next collective fail, naming it, within the timeout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Runtime/ProcessGroup.h"
+
+#include "cleave/Tensor/Tensor.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "gtest/gtest.h"
+
+#include <chrono>
+#include <thread>
+
+using namespace cleave;
+using namespace cleave::runtime;
+
+namespace {
+
+std::string scratchDirectory() {
+  llvm::SmallString<128> dir;
+  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("process-group", dir));
+  return std::string(dir);
+}
+
+ProcessGroupOptions optionsFor(int rank, const std::string &dir,
+                               double timeout = 20) {
+  ProcessGroupOptions options;
+  options.rank = rank;
+  options.taskNames = {"chief:0", "worker:0", "worker:1"};
+  options.storeDirectory = dir;
+  options.timeoutSeconds = timeout;
+  return options;
+}
+
+TEST(ProcessGroupTest, SumsAcrossRanksInOrderOfCalls) {
+  std::string dir = scratchDirectory();
+  std::vector<std::vector<float>> values(3);
+  std::vector<std::vector<int64_t>> counts(3);
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 3; ++rank)
+    ranks.emplace_back([&, rank] {
+      auto group = ProcessGroup::connect(optionsFor(rank, dir));
+      if (!group) {
+        errors[rank] = llvm::toString(group.takeError());
+        return;
+      }
+      EXPECT_EQ((*group)->getRank(), rank);
+      EXPECT_EQ((*group)->getSize(), 3);
+      // More elements than one ring segment, and a second dtype.
+      values[rank].assign(300000, float(rank + 1));
+      values[rank][7] = float(10 * rank);
+      counts[rank] = {rank, 1};
+      if (llvm::Error failure = (*group)->allReduceSum(
+              values[rank].data(), values[rank].size(), kFloat))
+        errors[rank] = llvm::toString(std::move(failure));
+      else if (llvm::Error failure =
+                   (*group)->allReduceSum(counts[rank].data(), 2, kInt64))
+        errors[rank] = llvm::toString(std::move(failure));
+      else if (llvm::Error failure = (*group)->barrier())
+        errors[rank] = llvm::toString(std::move(failure));
+    });
+  for (std::thread &rank : ranks)
+    rank.join();
+  for (int rank = 0; rank < 3; ++rank) {
+    ASSERT_EQ(errors[rank], "") << "rank " << rank;
+    EXPECT_EQ(values[rank][0], 6.0f);
+    EXPECT_EQ(values[rank][7], 30.0f);
+    EXPECT_EQ(values[rank].back(), 6.0f);
+    EXPECT_EQ(counts[rank], (std::vector<int64_t>{3, 3}));
+  }
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(ProcessGroupTest, ALostRankIsNamedWithinTheTimeout) {
+  std::string dir = scratchDirectory();
+  std::vector<std::string> errors(3);
+  std::vector<double> seconds(3);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 3; ++rank)
+    ranks.emplace_back([&, rank] {
+      auto group = ProcessGroup::connect(optionsFor(rank, dir, 3));
+      if (!group) {
+        errors[rank] = llvm::toString(group.takeError());
+        return;
+      }
+      if (llvm::Error failure = (*group)->barrier()) {
+        errors[rank] = llvm::toString(std::move(failure));
+        return;
+      }
+      // worker:1 leaves: its connections close with its group.
+      if (rank == 2)
+        return;
+      auto start = std::chrono::steady_clock::now();
+      float value = 1;
+      if (llvm::Error failure = (*group)->allReduceSum(&value, 1, kFloat))
+        errors[rank] = llvm::toString(std::move(failure));
+      seconds[rank] = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    });
+  for (std::thread &rank : ranks)
+    rank.join();
+  EXPECT_EQ(errors[2], "");
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_NE(errors[rank].find("the cross-replica sum across the 3 trainers "
+                                "failed"),
+              std::string::npos)
+        << errors[rank];
+    EXPECT_LT(seconds[rank], 10.0);
+  }
+  // Whoever saw the closed connection names the task it was.
+  EXPECT_TRUE(errors[0].find("lost task worker:1") != std::string::npos ||
+              errors[1].find("lost task worker:1") != std::string::npos)
+      << errors[0] << "\n"
+      << errors[1];
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(ProcessGroupTest, NoPeerWithinTheTimeout) {
+  std::string dir = scratchDirectory();
+  ProcessGroupOptions options = optionsFor(0, dir, 1);
+  options.taskNames = {"chief:0", "worker:0"};
+  auto group = ProcessGroup::connect(options);
+  ASSERT_FALSE(bool(group));
+  std::string message = llvm::toString(group.takeError());
+  EXPECT_NE(message.find("process group: task chief:0 could not connect to "
+                         "the other 1 tasks within 1 s"),
+            std::string::npos)
+      << message;
+  llvm::sys::fs::remove_directories(dir);
+}
+
+} // namespace
