@@ -246,6 +246,8 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module, bool crossReplica,
   minimize.crossReplicaReduction =
       model.optimizer().reduction() == Optimizer::SUM ? "sum" : "mean";
   minimize.numProcesses = settings.trainers;
+  // Across processes each sum is a network collective: one per step.
+  minimize.combineAllReduce = settings.trainers > 1;
   if (!model.init_op().empty())
     minimize.initName = model.init_op();
   if (llvm::Error failure = setOptimizer(model.optimizer(), minimize))

@@ -119,20 +119,25 @@ estimator::getTrainAndEvalSpecs(const Job &job) {
   specs.evalName = eval.name();
   if (llvm::Error failure = checkExporters(eval))
     return std::move(failure);
-  if (eval.has_start_delay_secs()) {
-    if (eval.start_delay_secs() < 0)
-      return makeError("eval_spec.start_delay_secs: Must specify "
-                       "start_delay_secs >= 0, given: " +
-                       llvm::Twine(eval.start_delay_secs()));
-    specs.startDelaySecs = eval.start_delay_secs();
-  }
-  if (eval.has_throttle_secs()) {
-    if (eval.throttle_secs() < 0)
-      return makeError("eval_spec.throttle_secs: Must specify throttle_secs >= "
-                       "0, given: " +
-                       llvm::Twine(eval.throttle_secs()));
-    specs.throttleSecs = eval.throttle_secs();
-  }
+  // EvalSpec's two waits: unset, its defaults; negative, its message.
+  auto seconds = [](bool given, int64_t value, llvm::StringRef name,
+                    int64_t &setting) -> llvm::Error {
+    if (!given)
+      return llvm::Error::success();
+    if (value < 0)
+      return makeError("eval_spec." + name + ": Must specify " + name +
+                       " >= 0, given: " + llvm::Twine(value));
+    setting = value;
+    return llvm::Error::success();
+  };
+  if (llvm::Error failure =
+          seconds(eval.has_start_delay_secs(), eval.start_delay_secs(),
+                  "start_delay_secs", specs.startDelaySecs))
+    return std::move(failure);
+  if (llvm::Error failure =
+          seconds(eval.has_throttle_secs(), eval.throttle_secs(),
+                  "throttle_secs", specs.throttleSecs))
+    return std::move(failure);
   specs.exporters.assign(eval.exporters().begin(), eval.exporters().end());
   return specs;
 }

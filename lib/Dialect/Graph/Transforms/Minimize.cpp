@@ -79,6 +79,109 @@ static Value getReplicatedValue(Value outside,
 }
 
 namespace {
+/// The cross_replica_sum of the gradients of `gradients` that share the
+/// first dense one's dtype and have known shapes, as one sum over their
+/// concatenation: each flattened (`CrossReplicaSum/flatten`), concatenated,
+/// summed over `group`, split and reshaped back
+/// (`CrossReplicaSum/unflatten`); their gradients become the sums. Returns
+/// the indices it summed (none when fewer than two qualify).
+static FailureOr<llvm::SmallDenseSet<size_t>>
+combineGradientSums(NodeAdder &adder,
+                    llvm::MutableArrayRef<VariableGradient> gradients,
+                    TensorAttr group) {
+  OpBuilder &builder = adder.getBuilder();
+  MLIRContext *ctx = builder.getContext();
+  Type i32 = builder.getI32Type();
+  auto vectorConst = [&](StringRef name,
+                         ArrayRef<int32_t> values) -> FailureOr<NodeOp> {
+    SmallVector<int64_t> shape{int64_t(values.size())};
+    auto value = TensorAttr::get(
+        ctx, i32, ShapeAttr::get(ctx, shape, false, {}),
+        DenseElementsAttr::get(RankedTensorType::get(shape, i32), values),
+        values.size(), {});
+    return adder.add("Const", name, {}, {},
+                     {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
+                      builder.getNamedAttr("value", value)});
+  };
+  llvm::SmallDenseSet<size_t> chosen;
+  Type elementType;
+  SmallVector<std::vector<int64_t>> shapes;
+  for (auto [index, vg] : llvm::enumerate(gradients)) {
+    std::optional<std::vector<int64_t>> shape = getKnownShapeAttr(vg.variable);
+    Type type = getElementTypeOf(vg.gradient);
+    if (!shape || vg.sparse || !type || (elementType && type != elementType))
+      continue;
+    elementType = type;
+    chosen.insert(index);
+    shapes.push_back(*shape);
+  }
+  if (chosen.size() < 2)
+    return llvm::SmallDenseSet<size_t>();
+  FailureOr<NodeOp> flatShape = vectorConst("CrossReplicaSum/flat_shape", {-1});
+  FailureOr<NodeOp> axis = adder.addScalar("CrossReplicaSum/axis", 0, i32);
+  if (failed(flatShape) || failed(axis))
+    return failure();
+  SmallVector<Value> flats;
+  SmallVector<int32_t> sizes;
+  size_t k = 0;
+  for (auto [index, vg] : llvm::enumerate(gradients)) {
+    if (!chosen.contains(index))
+      continue;
+    FailureOr<NodeOp> flat =
+        adder.add("Reshape", "CrossReplicaSum/flatten",
+                  {vg.gradient, flatShape->getOutputs()[0]}, {});
+    if (failed(flat))
+      return failure();
+    flats.push_back(flat->getOutputs()[0]);
+    int64_t elements = 1;
+    for (int64_t d : shapes[k++])
+      elements *= d;
+    sizes.push_back(int32_t(elements));
+  }
+  SmallVector<Value> concatInputs(flats);
+  concatInputs.push_back(axis->getOutputs()[0]);
+  FailureOr<NodeOp> concat =
+      adder.add("ConcatV2", "CrossReplicaSum/concat", concatInputs, {});
+  FailureOr<NodeOp> groupNode =
+      adder.add("Const", "CrossReplicaSum/group_assignment", {}, {},
+                {builder.getNamedAttr("dtype", TypeAttr::get(i32)),
+                 builder.getNamedAttr("value", group)});
+  if (failed(concat) || failed(groupNode))
+    return failure();
+  FailureOr<NodeOp> sum =
+      adder.add("CrossReplicaSum", "CrossReplicaSum",
+                {concat->getOutputs()[0], groupNode->getOutputs()[0]}, {});
+  FailureOr<NodeOp> splitSizes = vectorConst("CrossReplicaSum/sizes", sizes);
+  if (failed(sum) || failed(splitSizes))
+    return failure();
+  FailureOr<NodeOp> split = adder.add(
+      "SplitV", "CrossReplicaSum/split",
+      {sum->getOutputs()[0], splitSizes->getOutputs()[0],
+       axis->getOutputs()[0]},
+      {},
+      {builder.getNamedAttr("num_split",
+                            builder.getI64IntegerAttr(int64_t(sizes.size())))});
+  if (failed(split))
+    return failure();
+  k = 0;
+  for (auto [index, vg] : llvm::enumerate(gradients)) {
+    if (!chosen.contains(index))
+      continue;
+    SmallVector<int32_t> dims(shapes[k].begin(), shapes[k].end());
+    FailureOr<NodeOp> shape = vectorConst("CrossReplicaSum/shape", dims);
+    if (failed(shape))
+      return failure();
+    FailureOr<NodeOp> unflat =
+        adder.add("Reshape", "CrossReplicaSum/unflatten",
+                  {split->getOutputs()[k], shape->getOutputs()[0]}, {});
+    if (failed(unflat))
+      return failure();
+    vg.gradient = unflat->getOutputs()[0];
+    ++k;
+  }
+  return chosen;
+}
+
 class GraphMinimizePass
     : public graph::impl::GraphMinimizePassBase<GraphMinimizePass> {
 public:
@@ -254,12 +357,24 @@ void GraphMinimizePass::runOnOperation() {
         DenseElementsAttr::get(RankedTensorType::get(shape, i32),
                                ArrayRef<int32_t>(everyone)),
         everyone.size(), {});
-    for (VariableGradient &vg : varsWithGrads) {
+    // combine-all-reduce: the step's gradients of one dtype and known
+    // shapes summed as one flat buffer (XLA's all-reduce combiner), so
+    // that a sum across processes is one collective per step.
+    llvm::SmallDenseSet<size_t> combined;
+    if (combineAllReduce && !replicated.tag) {
+      FailureOr<llvm::SmallDenseSet<size_t>> done =
+          combineGradientSums(adder, varsWithGrads, groupValue);
+      if (failed(done))
+        return signalPassFailure();
+      combined = std::move(*done);
+    }
+    for (auto [index, vg] : llvm::enumerate(varsWithGrads)) {
       Value &g = vg.gradient;
       auto producer = g.getDefiningOp<NodeOp>();
-      if (replicated.tag &&
-          (!producer ||
-           getStringTFAttr(producer, kTPUReplicateAttr) != replicated.tag))
+      if (combined.contains(index) ||
+          (replicated.tag &&
+           (!producer ||
+            getStringTFAttr(producer, kTPUReplicateAttr) != replicated.tag)))
         continue;
       auto group = adder.add(
           "Const", "CrossReplicaSum/group_assignment", {}, {},

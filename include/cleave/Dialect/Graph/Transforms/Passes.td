@@ -378,6 +378,13 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
     updates belong to the step, so each replica applies the summed
     gradients to its copy of the variables.
 
+    With `combine-all-reduce` (and `num-shards`), the gradients of one
+    dtype whose variables have known shapes are flattened, concatenated,
+    summed by one `CrossReplicaSum` and split back
+    (`CrossReplicaSum/flatten`, `/concat`, `/split`, `/unflatten`), as
+    XLA's all-reduce combiner does: one collective per step instead of one
+    per variable, which matters when each crosses processes.
+
     With `num-processes=P`, the replicas of P processes sum their
     gradients together (the runtime all-reduces each CrossReplicaSum over
     every replica across the processes too): the mean scales the loss by
@@ -418,6 +425,10 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
            "its gradients over N (CrossShardOptimizer in model_fn)">,
     Option<"crossReplicaReduction", "cross-replica-reduction", "std::string",
            "\"mean\"", "mean (scale the loss by 1/replicas) or sum">,
+    Option<"combineAllReduce", "combine-all-reduce", "bool", "false",
+           "sum the gradients of one dtype as one flat buffer (one "
+           "CrossReplicaSum per step, XLA's all-reduce combiner) instead of "
+           "one CrossReplicaSum each; with num-shards">,
     Option<"numProcesses", "num-processes", "int64_t", "1",
            "the processes whose replicas the CrossReplicaSums span "
            "(synchronous training across processes): mean scales the loss "
