@@ -51,7 +51,9 @@ struct ProcessGroupOptions {
 
 class ProcessGroup : public CrossProcessReduce {
 public:
-  /// Meets the other ranks and connects to every one of them.
+  /// Meets the other ranks and connects to every one of them. The process
+  /// ignores SIGPIPE from then on (a peer's closed connection is the
+  /// collective's error, not the end of the process).
   static llvm::Expected<std::unique_ptr<ProcessGroup>>
   connect(const ProcessGroupOptions &options);
   ~ProcessGroup() override;

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -245,6 +246,10 @@ ProcessGroup::connect(const ProcessGroupOptions &options) {
           llvm::sys::fs::create_directories(options.storeDirectory))
     return error("process group: cannot create '" + options.storeDirectory +
                  "': " + ec.message());
+  // A write to a peer that died raises SIGPIPE, whose default (and LLVM's
+  // handler: exit 74) ends the process without a word; ignored, the write
+  // fails and the collective reports the task that is gone.
+  std::signal(SIGPIPE, SIG_IGN);
   auto failed = [&](llvm::StringRef why) {
     return error(
         "process group: task " + options.taskNames[options.rank] +

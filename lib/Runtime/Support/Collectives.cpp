@@ -4,6 +4,8 @@
 
 #include "cleave/Runtime/Rendezvous.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -62,6 +64,35 @@ static CrossProcessReduce *getCrossProcess(Rendezvous &rendezvous,
   return place.size == numReplicas ? rendezvous.getCrossProcess() : nullptr;
 }
 
+/// After a group's sum in the process: the first member all-reduces the
+/// `count` elements at `data` across the processes and, when that worked,
+/// runs `shareResult`; a further round on `key` tells every member that it
+/// is done or why it failed (then false with `error`). Outside the
+/// rendezvous's lock, so the network does not hold up other channels.
+static bool sumAcrossProcesses(Rendezvous &rendezvous,
+                               CrossProcessReduce &crossProcess,
+                               const void *key, const GroupPlace &place,
+                               void *data, int64_t count, int32_t dtype,
+                               llvm::function_ref<void()> shareResult,
+                               std::string &error) {
+  Tensor status(kString, {});
+  if (place.member == 0) {
+    std::string failure;
+    if (crossProcess.allReduceSum(data, count, dtype, failure))
+      shareResult();
+    else
+      status.strings()[0] =
+          failure.empty() ? "cross-process sum failed" : failure;
+  }
+  auto first = [](std::vector<Tensor> &statuses) { return statuses[0]; };
+  std::optional<Tensor> told = rendezvous.combine(
+      key, place.group, place.member, place.size, status, first, error);
+  if (!told)
+    return false;
+  error = told->strings()[0];
+  return error.empty();
+}
+
 /// The sum over the replicas of the caller's group (all replicas when
 /// group_assignment is empty), as XLA's cross-replica sum.
 std::optional<Tensor>
@@ -96,7 +127,6 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
     return fail(groupError);
   int64_t groupIndex = place->group, member = place->member,
           groupSize = place->size;
-
   // Inputs of unlike shapes sum to nothing (an invalid tensor): every
   // member fails.
   auto sum = [](std::vector<Tensor> &inputs) {
@@ -125,22 +155,12 @@ cleave::runtime::crossReplicaSum(Rendezvous &rendezvous, const void *key,
       getCrossProcess(rendezvous, *place, numReplicas);
   if (!result || !crossProcess)
     return result;
-  // Then over the other processes' replicas, outside the rendezvous's
-  // lock: the first member reduces the shared sum in place, and a second
-  // round tells every member it is done (or why it failed).
-  Tensor status(kString, {});
-  if (member == 0 &&
-      !crossProcess->allReduceSum(result->raw(), result->numElements(),
-                                  result->dtype(), error))
-    status.strings()[0] = error.empty() ? "cross-process sum failed" : error;
-  auto first = [](std::vector<Tensor> &statuses) { return statuses[0]; };
-  std::optional<Tensor> told =
-      rendezvous.combine(static_cast<const char *>(key) + 1, groupIndex, member,
-                         groupSize, status, first, error);
-  if (!told)
+  // Then over the other processes' replicas: the members share the sum's
+  // buffer, which the first reduces in place.
+  if (!sumAcrossProcesses(
+          rendezvous, *crossProcess, static_cast<const char *>(key) + 1, *place,
+          result->raw(), result->numElements(), result->dtype(), [] {}, error))
     return error.empty() ? std::nullopt : fail(error);
-  if (!told->strings()[0].empty())
-    return fail(told->strings()[0]);
   return result;
 }
 
@@ -226,20 +246,16 @@ bool cleave::runtime::crossReplicaSumInPlace(
   if (!crossProcess)
     return true;
   // Then over the other processes' replicas: the first member reduces its
-  // output and copies the result into the others' (a third round waits for
-  // that), so every replica of every process holds the same sum.
-  std::string crossError;
-  if (place->member == 0 &&
-      crossProcess->allReduceSum(output, count, dtype, crossError))
+  // output and copies the result into the others', so every replica of
+  // every process holds the same sum.
+  auto copyToOthers = [&] {
     for (int64_t m = 1; m < place->size; ++m)
       std::memcpy(reinterpret_cast<void *>(buffers[3 * m + 1]), output,
                   count * elementSize);
-  std::optional<Tensor> copied = rendezvous.combine(
-      static_cast<const char *>(key) + 2, place->group, place->member,
-      place->size, Tensor(kInt64, {}), nothing, error);
-  if (!crossError.empty())
-    return fail(crossError);
-  if (!copied)
+  };
+  if (!sumAcrossProcesses(rendezvous, *crossProcess,
+                          static_cast<const char *>(key) + 2, *place, output,
+                          count, dtype, copyToOthers, error))
     return error.empty() ? false : fail(error);
   return true;
 }

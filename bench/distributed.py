@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Synchronous training across processes (issue 29): the Fashion-MNIST MLP
+job's step (784-256-128-100-10, Adam, global batch 100) in one process of
+two replicas (graph-estimator train) and in two trainer processes of one
+replica each (graph-estimator train-and-evaluate, a chief and a worker
+started by scripts/local-cluster.py, their gradients all-reduced over
+Gloo), beside PyTorch's DistributedDataParallel on its gloo backend over
+the same global batch in one and two processes, and Gloo's all-reduce of
+the step's gradient bytes alone (torch.distributed.all_reduce, which is
+Gloo's).
+
+Cleave's step time is the median of its step counter's global_step/sec
+intervals (the first dropped: compilation); PyTorch's, the median of timed
+steps after a warm-up. Both sides run without this machine's
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (cpu_speed.py's bench_env).
+
+Usage: /usr/bin/python3 bench/distributed.py --build BUILD_DIR [--steps 1500]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_speed as cs  # noqa: E402  (paths, environments)
+
+EXAMPLE = os.path.join(cs.ROOT, "examples", "fashion-mnist")
+# The MLP's parameters: what one step all-reduces.
+PARAMETERS = 784 * 256 + 256 + 256 * 128 + 128 + 128 * 100 + 100 + 100 * 10 + 10
+
+
+def job(tmp, name, shards):
+    """mlp.job.pbtxt with `shards` replicas, no checkpoints but the first
+    and last, and a step counter every 100 steps."""
+    with open(os.path.join(EXAMPLE, "mlp.job.pbtxt")) as f:
+        text = f.read()
+    text = re.sub(r"num_shards: \d+", "num_shards: %d" % shards, text)
+    text = re.sub(r"save_checkpoints_steps: \d+",
+                  "save_checkpoints_steps: 1000000", text)
+    text = re.sub(r"log_step_count_steps: \d+", "log_step_count_steps: 100",
+                  text)
+    for mode in ("train", "eval", "predict"):
+        text = text.replace('"mlp-%s.pbtxt"' % mode, '"%s"' % os.path.join(
+            EXAMPLE, "mlp-%s.pbtxt" % mode))
+    path = os.path.join(tmp, name + ".job.pbtxt")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def median_step_ms(log, who):
+    rates = [float(m) for m in re.findall(
+        re.escape(who) + r"INFO: global_step/sec: ([0-9.e+]+)", log)]
+    if len(rates) < 2:
+        sys.exit("distributed: too few step counter lines for %r:\n%s"
+                 % (who, log[-2000:]))
+    return 1e3 / statistics.median(rates[1:])
+
+
+def cleave_one_process(tmp, steps):
+    tool = os.path.join(cs.CFG.build, "bin", "graph-estimator")
+    p = subprocess.run([tool, "train", job(tmp, "one", 2), "--model-dir",
+                        os.path.join(tmp, "one"), "--max-steps", str(steps)],
+                       capture_output=True, text=True, env=cs.bench_env())
+    if p.returncode:
+        sys.exit("distributed: one process failed:\n" + p.stderr[-2000:])
+    return median_step_ms(p.stderr, "")
+
+
+def cleave_two_processes(tmp, steps):
+    path = job(tmp, "two", 1)
+    with open(path) as f:
+        text = re.sub(r"max_steps: \d+", "max_steps: %d" % steps, f.read())
+    with open(path, "w") as f:
+        f.write(text)
+    tool = os.path.join(cs.CFG.build, "bin", "graph-estimator")
+    p = subprocess.run([sys.executable,
+                        os.path.join(cs.ROOT, "scripts", "local-cluster.py"),
+                        "--worker", "1", "--timeout", "900", "--", tool,
+                        "train-and-evaluate", path, "--model-dir",
+                        os.path.join(tmp, "two")],
+                       capture_output=True, text=True, env=cs.bench_env())
+    if p.returncode:
+        sys.exit("distributed: two processes failed:\n" + p.stdout[-2000:])
+    return median_step_ms(p.stdout, "[chief:0] ")
+
+
+TORCH = r"""
+import os, statistics, sys, tempfile, time
+import torch, torch.distributed as dist, torch.nn as nn
+import torch.multiprocessing as mp
+
+def run(rank, world, store, steps, out):
+    torch.set_num_threads(1)
+    if world > 1:
+        dist.init_process_group("gloo", init_method="file://" + store,
+                                rank=rank, world_size=world)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128),
+                          nn.ReLU(), nn.Linear(128, 100), nn.ReLU(),
+                          nn.Linear(100, 10))
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.Adam(model.parameters(), lr=0.001)
+    x = torch.rand(100 // world, 784)
+    y = torch.randint(0, 10, (100 // world,))
+    times = []
+    for i in range(steps):
+        start = time.perf_counter()
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - start)
+    allreduce = []
+    if world > 1:
+        grads = torch.zeros(%(parameters)d)
+        for i in range(steps // 2):
+            start = time.perf_counter()
+            dist.all_reduce(grads)
+            allreduce.append(time.perf_counter() - start)
+        dist.destroy_process_group()
+    if rank == 0:
+        with open(out, "w") as f:
+            f.write("%%f %%f" %% (1e3 * statistics.median(times[steps // 5:]),
+                                1e3 * statistics.median(allreduce)
+                                if allreduce else 0))
+
+if __name__ == "__main__":
+    world, steps, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    store = tempfile.mktemp()
+    if world == 1:
+        run(0, 1, store, steps, out)
+    else:
+        mp.spawn(run, args=(world, store, steps, out), nprocs=world)
+"""
+
+
+def torch_figures(tmp, world, steps):
+    script = os.path.join(tmp, "ddp.py")
+    with open(script, "w") as f:
+        f.write(TORCH % {"parameters": PARAMETERS})
+    out = os.path.join(tmp, "ddp-%d.txt" % world)
+    subprocess.run([cs.PYTHON, script, str(world), str(steps), out],
+                   check=True, env=cs.bench_env())
+    with open(out) as f:
+        step, allreduce = (float(v) for v in f.read().split())
+    return step, allreduce
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--steps", type=int, default=1500)
+    args = parser.parse_args()
+    cs.CFG.build = os.path.abspath(args.build)
+    with tempfile.TemporaryDirectory() as tmp:
+        one = cleave_one_process(tmp, args.steps)
+        two = cleave_two_processes(tmp, args.steps)
+        torch_one, _ = torch_figures(tmp, 1, 400)
+        torch_two, gloo = torch_figures(tmp, 2, 400)
+    print("distributed: gradient bytes per step: %d (%d floats)"
+          % (4 * PARAMETERS, PARAMETERS))
+    print("\n| configuration | Cleave step (ms) | DDP step (ms) | DDP / Cleave |")
+    print("|---|---|---|---|")
+    print("| 1 process (Cleave: 2 replicas) | %.3f | %.3f | %.2f |"
+          % (one, torch_one, torch_one / one))
+    print("| 2 processes (Cleave: 1 replica each, Gloo) | %.3f | %.3f | %.2f |"
+          % (two, torch_two, torch_two / two))
+    print("\nGloo all-reduce of the step's gradients alone (PyTorch's gloo "
+          "backend): %.3f ms" % gloo)
+
+
+if __name__ == "__main__":
+    main()
