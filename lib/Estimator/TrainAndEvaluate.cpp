@@ -1,17 +1,18 @@
 //===- TrainAndEvaluate.cpp - tf.estimator.train_and_evaluate -------------===//
 //
 // The seed's training.py (TrainSpec, EvalSpec, _TrainingExecutor and its
-// _Evaluator, _NewCheckpointListenerForEvaluate) and exporter.py
-// (LatestExporter, BestExporter, FinalExporter) over Estimator: the same
-// order of evaluations, throttling, exports, log lines and messages.
+// _Evaluator, _NewCheckpointListenerForEvaluate) over Estimator, with the
+// exporters of Exporters.h: the same order of evaluations, throttling,
+// exports, log lines and messages; and the trainers' process group for
+// synchronous training across processes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Estimator/TrainAndEvaluate.h"
 
+#include "Exporters.h"
 #include "Support.h"
 
-#include "cleave/Checkpoint/EventFile.h"
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Runtime/ProcessGroup.h"
 
@@ -21,7 +22,6 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -143,258 +143,6 @@ estimator::getTrainAndEvalSpecs(const Job &job) {
 }
 
 //===----------------------------------------------------------------------===//
-// Exporters
-//===----------------------------------------------------------------------===//
-
-namespace {
-using Metrics = std::vector<std::pair<std::string, double>>;
-
-class Log {
-public:
-  explicit Log(llvm::raw_ostream *os) : os(os) {}
-  void info(const llvm::Twine &line) { print("INFO: ", line); }
-  void warning(const llvm::Twine &line) { print("WARNING: ", line); }
-
-private:
-  void print(llvm::StringRef level, const llvm::Twine &line) {
-    if (!os)
-      return;
-    *os << level << line << "\n";
-    os->flush();
-  }
-  llvm::raw_ostream *os;
-};
-
-/// One of the eval spec's exporters and what it remembers across
-/// evaluations.
-class ExporterRunner {
-public:
-  ExporterRunner(Exporter spec, Log &log) : spec(std::move(spec)), log(log) {}
-
-  const std::string &getName() const { return spec.name(); }
-
-  /// Exporter.export: the export's directory, or empty when skipped.
-  llvm::Expected<std::string> run(Estimator &estimator,
-                                  llvm::StringRef exportPath,
-                                  llvm::StringRef checkpoint,
-                                  const Metrics &result, bool isFinal);
-
-private:
-  llvm::Expected<std::string> exportTo(Estimator &estimator,
-                                       llvm::StringRef exportPath,
-                                       llvm::StringRef checkpoint);
-  /// Deletes all but the newest exports_to_keep exports (directories of
-  /// ten digits).
-  void collectGarbage(llvm::StringRef exportPath, std::optional<int64_t> keep);
-  /// compare_fn(best_eval_result, current_eval_result).
-  llvm::Expected<bool> isBetter(const Metrics &best, const Metrics &current);
-  llvm::Expected<std::optional<Metrics>>
-  readBestFromEvents(llvm::StringRef modelDir);
-
-  Exporter spec;
-  Log &log;
-  // BestExporter's state.
-  std::string loadedModelDir;
-  std::optional<Metrics> best;
-  bool hasExported = false;
-};
-} // namespace
-
-static std::optional<double> lookup(const Metrics &metrics,
-                                    llvm::StringRef key) {
-  for (const auto &[name, value] : metrics)
-    if (name == key)
-      return value;
-  return std::nullopt;
-}
-
-/// Whether an evaluation read back from an event file (float32 values) is
-/// `result`, global_step aside.
-static bool isSameEvaluation(const Metrics &fromEvents, const Metrics &result) {
-  size_t compared = 0;
-  for (const auto &[name, value] : result) {
-    if (name == "global_step")
-      continue;
-    auto logged = lookup(fromEvents, name);
-    if (!logged || float(*logged) != float(value))
-      return false;
-    ++compared;
-  }
-  return compared == size_t(llvm::count_if(fromEvents, [](const auto &entry) {
-           return entry.first != "global_step";
-         }));
-}
-
-llvm::Expected<std::string>
-ExporterRunner::exportTo(Estimator &estimator, llvm::StringRef exportPath,
-                         llvm::StringRef checkpoint) {
-  ExportOptions options;
-  options.exportDirBase = exportPath.str();
-  options.checkpoint = checkpoint.str();
-  options.asText = spec.as_text();
-  return estimator.exportSavedModel(options);
-}
-
-void ExporterRunner::collectGarbage(llvm::StringRef exportPath,
-                                    std::optional<int64_t> keep) {
-  if (!keep)
-    return;
-  std::vector<std::pair<int64_t, std::string>> versions;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(exportPath, ec), end;
-       it != end && !ec; it.increment(ec)) {
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
-    int64_t version;
-    if (name.size() == 10 &&
-        llvm::all_of(name, [](char c) { return llvm::isDigit(c); }) &&
-        !name.getAsInteger(10, version))
-      versions.emplace_back(version, it->path());
-  }
-  llvm::sort(versions);
-  for (size_t i = 0; i + size_t(*keep) < versions.size(); ++i)
-    if (std::error_code removed =
-            llvm::sys::fs::remove_directories(versions[i].second))
-      log.warning("Can not delete " + versions[i].second +
-                  " recursively: " + removed.message());
-}
-
-llvm::Expected<bool> ExporterRunner::isBetter(const Metrics &best,
-                                              const Metrics &current) {
-  const BestExporter &options = spec.best();
-  if (options.metric().empty()) {
-    // _loss_smaller.
-    auto bestLoss = lookup(best, "loss");
-    if (!bestLoss)
-      return makeError(
-          "best_eval_result cannot be empty or no loss is found in "
-          "it.");
-    auto currentLoss = lookup(current, "loss");
-    if (!currentLoss)
-      return makeError(
-          "current_eval_result cannot be empty or no loss is found "
-          "in it.");
-    return *bestLoss > *currentLoss;
-  }
-  auto bestValue = lookup(best, options.metric());
-  if (!bestValue)
-    return makeError("best_eval_result cannot be empty or no " +
-                     options.metric() + " is found in it.");
-  auto currentValue = lookup(current, options.metric());
-  if (!currentValue)
-    return makeError("current_eval_result cannot be empty or no " +
-                     options.metric() + " is found in it.");
-  return options.higher_is_better() ? *currentValue > *bestValue
-                                    : *currentValue < *bestValue;
-}
-
-llvm::Expected<std::optional<Metrics>>
-ExporterRunner::readBestFromEvents(llvm::StringRef modelDir) {
-  std::string pattern = spec.best().has_event_file_pattern()
-                            ? spec.best().event_file_pattern()
-                            : "eval/*.tfevents.*";
-  // gfile.Glob over the pattern's last component.
-  llvm::SmallString<256> full(modelDir);
-  llvm::sys::path::append(full, pattern);
-  llvm::StringRef dir = llvm::sys::path::parent_path(full);
-  auto glob = llvm::GlobPattern::create(llvm::sys::path::filename(full));
-  if (!glob)
-    return makeError(
-        "eval_spec.exporters '" + spec.name() +
-        "': event_file_pattern: " + llvm::toString(glob.takeError()));
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (glob->match(llvm::sys::path::filename(it->path())))
-      files.push_back(it->path());
-  llvm::sort(files);
-  std::optional<Metrics> found;
-  for (const std::string &file : files) {
-    auto events = checkpoint::readEventScalars(file);
-    if (!events)
-      return events.takeError();
-    for (Metrics &event : *events) {
-      bool better = !found;
-      if (found) {
-        auto compared = isBetter(*found, event);
-        if (!compared)
-          return compared.takeError();
-        better = *compared;
-      }
-      if (better)
-        found = std::move(event);
-    }
-  }
-  return found;
-}
-
-llvm::Expected<std::string> ExporterRunner::run(Estimator &estimator,
-                                                llvm::StringRef exportPath,
-                                                llvm::StringRef checkpoint,
-                                                const Metrics &result,
-                                                bool isFinal) {
-  std::optional<int64_t> keep;
-  switch (spec.kind_case()) {
-  case Exporter::kFinal: {
-    if (!isFinal)
-      return "";
-    log.info("Performing the final export in the end of training.");
-    return exportTo(estimator, exportPath, checkpoint);
-  }
-  case Exporter::kLatest: {
-    auto exported = exportTo(estimator, exportPath, checkpoint);
-    if (!exported)
-      return exported.takeError();
-    if (!spec.latest().keep_all())
-      keep = spec.latest().has_exports_to_keep()
-                 ? spec.latest().exports_to_keep()
-                 : 5;
-    collectGarbage(exportPath, keep);
-    return exported;
-  }
-  default:
-    break;
-  }
-  // BestExporter. An evaluation without the compared metric is an error
-  // at once, not after the first export.
-  std::string key =
-      spec.best().metric().empty() ? "loss" : spec.best().metric();
-  if (!lookup(result, key))
-    return makeError("current_eval_result cannot be empty or no " + key +
-                     " is found in it.");
-  const std::string &modelDir = estimator.getSettings().modelDir;
-  if (loadedModelDir != modelDir) {
-    log.info("Loading best metric from event files.");
-    loadedModelDir = modelDir;
-    auto loaded = readBestFromEvents(modelDir);
-    if (!loaded)
-      return loaded.takeError();
-    best = std::move(*loaded);
-  }
-  // The first export: the events already hold this evaluation.
-  bool better = !best || (!hasExported && isSameEvaluation(*best, result));
-  if (!better) {
-    auto compared = isBetter(*best, result);
-    if (!compared)
-      return compared.takeError();
-    better = *compared;
-  }
-  if (!better)
-    return "";
-  log.info("Performing best model export.");
-  best = result;
-  auto exported = exportTo(estimator, exportPath, checkpoint);
-  if (!exported)
-    return exported.takeError();
-  if (!spec.best().keep_all())
-    keep =
-        spec.best().has_exports_to_keep() ? spec.best().exports_to_keep() : 5;
-  collectGarbage(exportPath, keep);
-  hasExported = true;
-  return exported;
-}
-
-//===----------------------------------------------------------------------===//
 // The evaluator
 //===----------------------------------------------------------------------===//
 
@@ -423,7 +171,7 @@ struct Evaluation {
 /// is new, then runs the exporters.
 class Evaluator {
 public:
-  Evaluator(Estimator &estimator, const TrainAndEvalSpecs &specs, Log &log)
+  Evaluator(Estimator &estimator, const TrainAndEvalSpecs &specs, InfoLog &log)
       : estimator(estimator), specs(specs), log(log) {
     for (const Exporter &exporter : specs.exporters)
       exporters.emplace_back(exporter, log);
@@ -443,7 +191,7 @@ private:
 
   Estimator &estimator;
   const TrainAndEvalSpecs &specs;
-  Log &log;
+  InfoLog &log;
   std::vector<ExporterRunner> exporters;
   std::string previousCheckpoint;
   double lastWarningTime = -1e9;
@@ -516,7 +264,8 @@ namespace {
 /// when that was not evaluated.
 class EvaluateAfterCheckpoints : public SavingListener {
 public:
-  EvaluateAfterCheckpoints(Evaluator &evaluator, int64_t throttleSecs, Log &log)
+  EvaluateAfterCheckpoints(Evaluator &evaluator, int64_t throttleSecs,
+                           InfoLog &log)
       : evaluator(evaluator), throttleSecs(throttleSecs), log(log) {}
 
   llvm::Expected<bool> afterSave(int64_t globalStep) override {
@@ -569,7 +318,7 @@ private:
 
   Evaluator &evaluator;
   int64_t throttleSecs;
-  Log &log;
+  InfoLog &log;
   bool isFirstRun = true;
   std::optional<int64_t> lastTriggeredStep;
   double lastTriggeredTime = 0;
@@ -585,7 +334,7 @@ namespace {
 class TrainingExecutor {
 public:
   TrainingExecutor(Estimator &estimator, const TrainAndEvalSpecs &specs,
-                   const DistributedConfig &cluster, Log &log)
+                   const DistributedConfig &cluster, InfoLog &log)
       : estimator(estimator), specs(specs), cluster(cluster), log(log) {}
 
   llvm::Expected<TrainAndEvaluateResult> run();
@@ -598,7 +347,7 @@ private:
   Estimator &estimator;
   const TrainAndEvalSpecs &specs;
   const DistributedConfig &cluster;
-  Log &log;
+  InfoLog &log;
 };
 } // namespace
 
@@ -744,7 +493,7 @@ static int64_t getLatestStep(llvm::StringRef modelDir) {
 /// one trainer, the evaluator and ps tasks).
 static llvm::Expected<std::unique_ptr<runtime::ProcessGroup>>
 joinTrainers(const DistributedConfig &cluster, llvm::StringRef modelDir,
-             double timeoutSeconds, Log &log) {
+             double timeoutSeconds, InfoLog &log) {
   std::vector<std::pair<std::string, int64_t>> trainers =
       getTrainers(cluster.cluster);
   auto self =
@@ -801,7 +550,7 @@ llvm::Expected<TrainAndEvaluateResult> estimator::trainAndEvaluate(
     *job.add_training_hooks() = hook;
   for (const Hook &hook : job.eval_spec().hooks())
     *job.add_evaluation_hooks() = hook;
-  Log log(options.log);
+  InfoLog log(options.log);
   auto trainers = joinTrainers(cluster, options.overrides.modelDir,
                                collectiveTimeoutSeconds, log);
   if (!trainers)
