@@ -38,6 +38,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <cmath>
@@ -927,6 +928,45 @@ std::string Estimator::getLatestCheckpoint() const {
 // train
 //===----------------------------------------------------------------------===//
 
+/// --check-replicas-every: every trainer hashes each variable it holds;
+/// the chief's hashes are summed with the others' zeros (so each trainer
+/// gets them), and the count of trainers that disagree on each variable is
+/// summed too, so that all of them fail together, naming the first
+/// variable that differs. Hashes keep 52 bits: exact in a double.
+static llvm::Error checkTrainersAgree(runtime::Session &session,
+                                      runtime::ProcessGroup &trainers,
+                                      int64_t step) {
+  auto names = session.getCheckpointedVariables();
+  if (!names)
+    return names.takeError();
+  size_t n = names->size();
+  std::vector<double> mine(n), chief(n, 0.0), disagree(n, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    auto value = session.readVariable((*names)[i]);
+    if (!value)
+      return value.takeError();
+    llvm::ArrayRef<uint8_t> bytes(
+        reinterpret_cast<const uint8_t *>(value->raw()), value->byteSize());
+    mine[i] = double(llvm::xxh3_64bits(bytes) & ((uint64_t(1) << 52) - 1));
+  }
+  if (trainers.getRank() == 0)
+    chief = mine;
+  if (llvm::Error failure = trainers.allReduceSum(chief.data(), n, kDouble))
+    return failure;
+  for (size_t i = 0; i < n; ++i)
+    disagree[i] = mine[i] != chief[i];
+  if (llvm::Error failure = trainers.allReduceSum(disagree.data(), n, kDouble))
+    return failure;
+  for (size_t i = 0; i < n; ++i)
+    if (disagree[i] > 0)
+      return makeError("--check-replicas-every: after global step " +
+                       llvm::Twine(step) + ", variable '" + (*names)[i] +
+                       "' differs from the chief's on " +
+                       llvm::Twine(int64_t(disagree[i])) + " of the " +
+                       llvm::Twine(trainers.getSize()) + " trainers");
+  return llvm::Error::success();
+}
+
 llvm::Error Estimator::train(std::optional<int64_t> steps,
                              std::optional<int64_t> maxSteps,
                              SavingListener *listener) {
@@ -1182,6 +1222,14 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     log.stepsDone(launchStart, step - launchStart, lossText,
                   perLaunch > 1 ? step : launchStart);
     hooks->countSteps(step, log);
+    if (trainers && I.options.checkReplicasEvery > 0 &&
+        step / I.options.checkReplicasEvery !=
+            launchStart / I.options.checkReplicasEvery)
+      if (llvm::Error failure =
+              checkTrainersAgree(*mode->session, *trainers, step)) {
+        log.clear();
+        return failure;
+      }
     bool dueBySteps = I.settings.saveCheckpointsSteps &&
                       step - lastSaveStep >= *I.settings.saveCheckpointsSteps;
     bool dueBySecs =

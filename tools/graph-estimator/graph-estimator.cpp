@@ -158,6 +158,14 @@ static cl::opt<double> collectiveTimeout(
              "cross-process sum) before it fails naming the task gone"),
     cl::init(60), cl::sub(trainAndEvaluateCommand), cl::cat(category));
 
+static cl::opt<int64_t> checkReplicasEvery(
+    "check-replicas-every",
+    cl::desc("with trainers in several processes: every N steps, compare a "
+             "hash of each variable across them and fail naming the first "
+             "that differs (a debugging aid; 0: never)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(trainAndEvaluateCommand),
+    cl::cat(category));
+
 static int fail(Error error) {
   runtime::logError(std::move(error), errs(), "graph-estimator: error: ");
   return 1;
@@ -208,7 +216,12 @@ static int runTrainAndEvaluate(Job job, mlir::MLIRContext &context,
   if (!(collectiveTimeout > 0))
     return fail(createStringError(inconvertibleErrorCode(),
                                   "--collective-timeout must be positive"));
-  auto result = trainAndEvaluate(std::move(job), *cluster, context, options,
+  if (checkReplicasEvery < 0)
+    return fail(createStringError(inconvertibleErrorCode(),
+                                  "--check-replicas-every must be 0 or more"));
+  EstimatorOptions checked = options;
+  checked.checkReplicasEvery = checkReplicasEvery;
+  auto result = trainAndEvaluate(std::move(job), *cluster, context, checked,
                                  collectiveTimeout);
   if (!result)
     return fail(result.takeError());
@@ -234,7 +247,7 @@ int main(int argc, char **argv) {
       "  graph-estimator export JOB --export-dir-base DIR [--as-text] "
       "[--all-modes]\n"
       "  graph-estimator train-and-evaluate JOB [--tf-config FILE] "
-      "[--collective-timeout S]\n");
+      "[--collective-timeout S] [--check-replicas-every N]\n");
   if (!trainCommand && !evaluateCommand && !predictCommand && !exportCommand &&
       !listCommand && !latestCommand && !trainAndEvaluateCommand) {
     errs() << "graph-estimator: error: name a command: train, evaluate, "

@@ -47,6 +47,10 @@ struct EstimatorOptions {
   /// cross-replica sums span every trainer's replicas, and only the chief
   /// writes checkpoints (the others start from the chief's first).
   runtime::ProcessGroup *trainers = nullptr;
+  /// With trainers: every this many steps (at a launch's end), compare a
+  /// hash of each variable across them and fail naming the first variable
+  /// that differs (0: never; a debugging aid).
+  int64_t checkReplicasEvery = 0;
 };
 
 /// What evaluate returns: the metrics by name, sorted, global_step and
