@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Synchronous training across processes (issue 29): the Fashion-MNIST MLP
-job's step (784-256-128-100-10, Adam, global batch 100) in one process of
-two replicas (graph-estimator train) and in two trainer processes of one
+and CNN jobs' steps (784-256-128-100-10 and the layers-tutorial CNN, Adam,
+global batch 100) in one process of two replicas (graph-estimator train) and in two trainer processes of one
 replica each (graph-estimator train-and-evaluate, a chief and a worker
 started by scripts/local-cluster.py, their gradients all-reduced over
 Gloo), beside PyTorch's DistributedDataParallel on its gloo backend over
@@ -14,7 +14,8 @@ intervals (the first dropped: compilation); PyTorch's, the median of timed
 steps after a warm-up. Both sides run without this machine's
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (cpu_speed.py's bench_env).
 
-Usage: /usr/bin/python3 bench/distributed.py --build BUILD_DIR [--steps 1500]
+Usage: /usr/bin/python3 bench/distributed.py --build BUILD_DIR
+           [--models mlp,cnn] [--steps 1500] [--cnn-steps 300]
 """
 import argparse
 import os
@@ -28,23 +29,33 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cpu_speed as cs  # noqa: E402  (paths, environments)
 
 EXAMPLE = os.path.join(cs.ROOT, "examples", "fashion-mnist")
-# The MLP's parameters: what one step all-reduces.
-PARAMETERS = 784 * 256 + 256 + 256 * 128 + 128 + 128 * 100 + 100 + 100 * 10 + 10
+# Each model's parameters: what one step all-reduces.
+PARAMETERS = {
+    "mlp": 784 * 256 + 256 + 256 * 128 + 128 + 128 * 100 + 100 + 100 * 10 + 10,
+    "cnn": 32 * 25 + 32 + 64 * 32 * 25 + 64 + 3136 * 1024 + 1024 + 1024 * 10
+    + 10,
+}
 
 
-def job(tmp, name, shards):
-    """mlp.job.pbtxt with `shards` replicas, no checkpoints but the first
-    and last, and a step counter every 100 steps."""
-    with open(os.path.join(EXAMPLE, "mlp.job.pbtxt")) as f:
+def job(tmp, model, name, shards, steps):
+    """<model>.job.pbtxt with `shards` replicas, `steps` steps, no
+    checkpoints but the first and last, and a step counter every 50 steps
+    (train_and_evaluate's max_steps too)."""
+    with open(os.path.join(EXAMPLE, model + ".job.pbtxt")) as f:
         text = f.read()
+    text = re.sub(r"max_steps: \d+", "max_steps: %d" % steps, text)
+    if "train_spec" not in text:
+        text += "\ntrain_spec { max_steps: %d }\n" % steps
     text = re.sub(r"num_shards: \d+", "num_shards: %d" % shards, text)
     text = re.sub(r"save_checkpoints_steps: \d+",
                   "save_checkpoints_steps: 1000000", text)
-    text = re.sub(r"log_step_count_steps: \d+", "log_step_count_steps: 100",
+    text = re.sub(r"log_step_count_steps: \d+", "log_step_count_steps: 50",
+                  text)
+    text = re.sub(r"iterations_per_loop: \d+", "iterations_per_loop: 50",
                   text)
     for mode in ("train", "eval", "predict"):
-        text = text.replace('"mlp-%s.pbtxt"' % mode, '"%s"' % os.path.join(
-            EXAMPLE, "mlp-%s.pbtxt" % mode))
+        text = text.replace('"%s-%s.pbtxt"' % (model, mode), '"%s"' % os.path.join(
+            EXAMPLE, "%s-%s.pbtxt" % (model, mode)))
     path = os.path.join(tmp, name + ".job.pbtxt")
     with open(path, "w") as f:
         f.write(text)
@@ -60,28 +71,25 @@ def median_step_ms(log, who):
     return 1e3 / statistics.median(rates[1:])
 
 
-def cleave_one_process(tmp, steps):
+def cleave_one_process(tmp, model, steps):
     tool = os.path.join(cs.CFG.build, "bin", "graph-estimator")
-    p = subprocess.run([tool, "train", job(tmp, "one", 2), "--model-dir",
-                        os.path.join(tmp, "one"), "--max-steps", str(steps)],
+    p = subprocess.run([tool, "train", job(tmp, model, model + "-one", 2, steps),
+                        "--model-dir", os.path.join(tmp, model + "-one"),
+                        "--max-steps", str(steps)],
                        capture_output=True, text=True, env=cs.bench_env())
     if p.returncode:
         sys.exit("distributed: one process failed:\n" + p.stderr[-2000:])
     return median_step_ms(p.stderr, "")
 
 
-def cleave_two_processes(tmp, steps):
-    path = job(tmp, "two", 1)
-    with open(path) as f:
-        text = re.sub(r"max_steps: \d+", "max_steps: %d" % steps, f.read())
-    with open(path, "w") as f:
-        f.write(text)
+def cleave_two_processes(tmp, model, steps):
+    path = job(tmp, model, model + "-two", 1, steps)
     tool = os.path.join(cs.CFG.build, "bin", "graph-estimator")
     p = subprocess.run([sys.executable,
                         os.path.join(cs.ROOT, "scripts", "local-cluster.py"),
-                        "--worker", "1", "--timeout", "900", "--", tool,
+                        "--worker", "1", "--timeout", "1800", "--", tool,
                         "train-and-evaluate", path, "--model-dir",
-                        os.path.join(tmp, "two")],
+                        os.path.join(tmp, model + "-two")],
                        capture_output=True, text=True, env=cs.bench_env())
     if p.returncode:
         sys.exit("distributed: two processes failed:\n" + p.stdout[-2000:])
@@ -99,13 +107,22 @@ def run(rank, world, store, steps, out):
         dist.init_process_group("gloo", init_method="file://" + store,
                                 rank=rank, world_size=world)
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128),
-                          nn.ReLU(), nn.Linear(128, 100), nn.ReLU(),
-                          nn.Linear(100, 10))
+    if "%(model)s" == "mlp":
+        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(),
+                              nn.Linear(256, 128), nn.ReLU(),
+                              nn.Linear(128, 100), nn.ReLU(),
+                              nn.Linear(100, 10))
+        x = torch.rand(100 // world, 784)
+    else:
+        model = nn.Sequential(nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(),
+                              nn.MaxPool2d(2), nn.Conv2d(32, 64, 5, padding=2),
+                              nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                              nn.Linear(3136, 1024), nn.ReLU(),
+                              nn.Dropout(0.4), nn.Linear(1024, 10))
+        x = torch.rand(100 // world, 1, 28, 28)
     if world > 1:
         model = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.Adam(model.parameters(), lr=0.001)
-    x = torch.rand(100 // world, 784)
     y = torch.randint(0, 10, (100 // world,))
     times = []
     for i in range(steps):
@@ -139,11 +156,11 @@ if __name__ == "__main__":
 """
 
 
-def torch_figures(tmp, world, steps):
-    script = os.path.join(tmp, "ddp.py")
+def torch_figures(tmp, model, world, steps):
+    script = os.path.join(tmp, "ddp-%s.py" % model)
     with open(script, "w") as f:
-        f.write(TORCH % {"parameters": PARAMETERS})
-    out = os.path.join(tmp, "ddp-%d.txt" % world)
+        f.write(TORCH % {"parameters": PARAMETERS[model], "model": model})
+    out = os.path.join(tmp, "ddp-%s-%d.txt" % (model, world))
     subprocess.run([cs.PYTHON, script, str(world), str(steps), out],
                    check=True, env=cs.bench_env())
     with open(out) as f:
@@ -154,24 +171,34 @@ def torch_figures(tmp, world, steps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True)
+    parser.add_argument("--models", default="mlp,cnn")
     parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--cnn-steps", type=int, default=300)
     args = parser.parse_args()
     cs.CFG.build = os.path.abspath(args.build)
+    rows, gloo = [], {}
     with tempfile.TemporaryDirectory() as tmp:
-        one = cleave_one_process(tmp, args.steps)
-        two = cleave_two_processes(tmp, args.steps)
-        torch_one, _ = torch_figures(tmp, 1, 400)
-        torch_two, gloo = torch_figures(tmp, 2, 400)
-    print("distributed: gradient bytes per step: %d (%d floats)"
-          % (4 * PARAMETERS, PARAMETERS))
-    print("\n| configuration | Cleave step (ms) | DDP step (ms) | DDP / Cleave |")
-    print("|---|---|---|---|")
-    print("| 1 process (Cleave: 2 replicas) | %.3f | %.3f | %.2f |"
-          % (one, torch_one, torch_one / one))
-    print("| 2 processes (Cleave: 1 replica each, Gloo) | %.3f | %.3f | %.2f |"
-          % (two, torch_two, torch_two / two))
-    print("\nGloo all-reduce of the step's gradients alone (PyTorch's gloo "
-          "backend): %.3f ms" % gloo)
+        for model in args.models.split(","):
+            steps = args.cnn_steps if model == "cnn" else args.steps
+            torch_steps = 60 if model == "cnn" else 400
+            one = cleave_one_process(tmp, model, steps)
+            two = cleave_two_processes(tmp, model, steps)
+            torch_one, _ = torch_figures(tmp, model, 1, torch_steps)
+            torch_two, gloo[model] = torch_figures(tmp, model, 2, torch_steps)
+            rows.append((model, "1 process (Cleave: 2 replicas)", one,
+                         torch_one))
+            rows.append((model, "2 processes (Cleave: 1 replica each, Gloo)",
+                         two, torch_two))
+    print("\n| model | configuration | Cleave step (ms) | DDP step (ms) "
+          "| DDP / Cleave |")
+    print("|---|---|---|---|---|")
+    for model, name, cleave, peer in rows:
+        print("| %s | %s | %.3f | %.3f | %.2f |" % (model, name, cleave, peer,
+                                                   peer / cleave))
+    for model, ms in gloo.items():
+        print("\n%s: Gloo all-reduce of the step's %d gradient bytes alone "
+              "(PyTorch's gloo backend): %.3f ms"
+              % (model, 4 * PARAMETERS[model], ms))
 
 
 if __name__ == "__main__":
