@@ -15,6 +15,7 @@
 
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Runtime/ProcessGroup.h"
+#include "cleave/Target/CPU/KernelLibrary.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -520,6 +521,19 @@ joinTrainers(const DistributedConfig &cluster, llvm::StringRef modelDir,
   if (!host.empty())
     options.hostname = host.str();
   options.timeoutSeconds = timeoutSeconds;
+  // Trainers on one host share its cores: each gets its part of them for
+  // the compiled kernels, which do not spin while waiting (spinning takes
+  // the core another process's kernels need).
+  int64_t onThisHost = 0;
+  for (const auto &[job, index] : trainers)
+    onThisHost += llvm::StringRef(cluster.cluster.getAddress(job, index))
+                      .rsplit(':')
+                      .first == host;
+  if (onThisHost > 1) {
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    cpu::setKernelThreads(std::max<int>(1, int(cores / onThisHost)));
+    cpu::stopKernelThreadSpinning();
+  }
   log.info("Joining the " + llvm::Twine(trainers.size()) + " trainers as " +
            options.taskNames[options.rank] + " (rank " +
            llvm::Twine(options.rank) + ") through " + options.storeDirectory);
