@@ -1007,7 +1007,10 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   // host_call's tensors are what each training step outfeeds.
   std::unique_ptr<HostCallRunner> hostCall;
   OwningOpRef<ModuleOp> graph;
-  if (I.job.model().has_host_call()) {
+  // Across processes only the chief runs host_call (its summaries), as
+  // only the chief writes checkpoints.
+  if (I.job.model().has_host_call() &&
+      (!trainers || trainers->getRank() == 0)) {
     auto loaded = I.loadGraph(Mode::Train);
     if (!loaded)
       return loaded.takeError();
