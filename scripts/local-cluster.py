@@ -4,7 +4,7 @@
   scripts/local-cluster.py [--chief 1] [--worker N] [--ps N] [--evaluator 1]
       [--master 1] [--timeout S] -- COMMAND [ARG...]
 
-Each task runs COMMAND with its own TF_CONFIG (the cluster on free localhost
+Each task runs COMMAND with its own TF_CONFIG (the cluster on free loopback
 ports, and the task's type and index), as a cluster manager starts them, and
 its lines go to stdout prefixed with "[type:index] ". SIGINT and SIGTERM are
 forwarded to every task; --kill-when kills a task when a line appears (the
@@ -72,7 +72,7 @@ def main():
 
     jobs = [(job, getattr(args, job)) for job in ("chief", "master", "worker", "ps")]
     ports = iter(free_ports(sum(count for _, count in jobs)))
-    cluster = {job: ["localhost:%d" % next(ports) for _ in range(count)]
+    cluster = {job: ["127.0.0.1:%d" % next(ports) for _ in range(count)]
                for job, count in jobs if count}
     tasks = [(job, index) for job, count in jobs for index in range(count)]
     tasks += [("evaluator", 0)] * args.evaluator
