@@ -28,30 +28,36 @@ std::string scratchDirectory() {
 }
 
 ProcessGroupOptions optionsFor(int rank, const std::string &dir,
-                               double timeout = 20) {
+                               double timeout = 20, int size = 3) {
   ProcessGroupOptions options;
   options.rank = rank;
-  options.taskNames = {"chief:0", "worker:0", "worker:1"};
+  options.taskNames = {"chief:0"};
+  for (int worker = 0; worker + 1 < size; ++worker)
+    options.taskNames.push_back("worker:" + std::to_string(worker));
   options.storeDirectory = dir;
   options.timeoutSeconds = timeout;
   return options;
 }
 
-TEST(ProcessGroupTest, SumsAcrossRanksInOrderOfCalls) {
+/// 2 and 4 ranks sum by Gloo's BCube, 3 by its ring.
+class ProcessGroupSizes : public testing::TestWithParam<int> {};
+
+TEST_P(ProcessGroupSizes, SumsAcrossRanksInOrderOfCalls) {
+  int size = GetParam();
   std::string dir = scratchDirectory();
-  std::vector<std::vector<float>> values(3);
-  std::vector<std::vector<int64_t>> counts(3);
-  std::vector<std::string> errors(3);
+  std::vector<std::vector<float>> values(size);
+  std::vector<std::vector<int64_t>> counts(size);
+  std::vector<std::string> errors(size);
   std::vector<std::thread> ranks;
-  for (int rank = 0; rank < 3; ++rank)
+  for (int rank = 0; rank < size; ++rank)
     ranks.emplace_back([&, rank] {
-      auto group = ProcessGroup::connect(optionsFor(rank, dir));
+      auto group = ProcessGroup::connect(optionsFor(rank, dir, 20, size));
       if (!group) {
         errors[rank] = llvm::toString(group.takeError());
         return;
       }
       EXPECT_EQ((*group)->getRank(), rank);
-      EXPECT_EQ((*group)->getSize(), 3);
+      EXPECT_EQ((*group)->getSize(), size);
       // More elements than one ring segment, and a second dtype.
       values[rank].assign(300000, float(rank + 1));
       values[rank][7] = float(10 * rank);
@@ -67,15 +73,21 @@ TEST(ProcessGroupTest, SumsAcrossRanksInOrderOfCalls) {
     });
   for (std::thread &rank : ranks)
     rank.join();
-  for (int rank = 0; rank < 3; ++rank) {
+  // Ranks r hold r + 1 (and 10 r at element 7), and count {r, 1}.
+  float sum = float(size * (size + 1) / 2),
+        tens = float(10 * size * (size - 1) / 2);
+  for (int rank = 0; rank < size; ++rank) {
     ASSERT_EQ(errors[rank], "") << "rank " << rank;
-    EXPECT_EQ(values[rank][0], 6.0f);
-    EXPECT_EQ(values[rank][7], 30.0f);
-    EXPECT_EQ(values[rank].back(), 6.0f);
-    EXPECT_EQ(counts[rank], (std::vector<int64_t>{3, 3}));
+    EXPECT_EQ(values[rank][0], sum);
+    EXPECT_EQ(values[rank][7], tens);
+    EXPECT_EQ(values[rank].back(), sum);
+    EXPECT_EQ(counts[rank],
+              (std::vector<int64_t>{size * (size - 1) / 2, size}));
   }
   llvm::sys::fs::remove_directories(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(Ranks, ProcessGroupSizes, testing::Values(2, 3, 4));
 
 TEST(ProcessGroupTest, ALostRankIsNamedWithinTheTimeout) {
   std::string dir = scratchDirectory();
