@@ -49,17 +49,6 @@ using namespace cleave::estimator;
 using runtime::NamedTensors;
 using runtime::Session;
 
-/// The latest checkpoint its `checkpoint` state file records in
-/// `modelDir`; empty when there is none (a fresh model directory).
-static llvm::Expected<std::string>
-findLatestCheckpoint(llvm::StringRef modelDir) {
-  llvm::SmallString<256> state(modelDir);
-  llvm::sys::path::append(state, "checkpoint");
-  if (!llvm::sys::fs::exists(state))
-    return std::string();
-  return runtime::resolveCheckpointPrefix(modelDir);
-}
-
 //===----------------------------------------------------------------------===//
 // Estimator
 //===----------------------------------------------------------------------===//
@@ -907,8 +896,7 @@ llvm::Expected<int64_t> Estimator::Impl::readGlobalStep(ModeSession &mode) {
 }
 
 llvm::Error Estimator::Impl::save(ModeSession &mode, int64_t step) {
-  llvm::SmallString<256> prefix(settings.modelDir);
-  llvm::sys::path::append(prefix, "model.ckpt-" + std::to_string(step));
+  std::string prefix = getCheckpointPrefix(settings.modelDir, step);
   info("Saving checkpoints for " + llvm::Twine(step) + " into " +
        llvm::StringRef(prefix).drop_back(std::to_string(step).size() + 1) +
        ".");
@@ -990,14 +978,10 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
                      "true");
   if (maxSteps) {
     // Estimator skips a run whose max_steps a checkpoint already reached.
-    std::string latest = getLatestCheckpoint();
-    if (!latest.empty()) {
-      llvm::StringRef digits = llvm::StringRef(latest).rsplit('-').second;
-      int64_t saved;
-      if (!digits.getAsInteger(10, saved) && saved >= *maxSteps) {
-        I.info("Skipping training since max_steps has already saved.");
-        return llvm::Error::success();
-      }
+    std::optional<int64_t> saved = getCheckpointStep(getLatestCheckpoint());
+    if (saved && *saved >= *maxSteps) {
+      I.info("Skipping training since max_steps has already saved.");
+      return llvm::Error::success();
     }
   }
   auto examples = I.readInput(Mode::Train);
@@ -1106,12 +1090,10 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     // every process holds the same variables.
     if (llvm::Error failure = trainers->barrier())
       return failure;
-    if (!writesCheckpoints) {
-      llvm::SmallString<256> prefix(I.settings.modelDir);
-      llvm::sys::path::append(prefix, "model.ckpt-" + std::to_string(step));
-      if (llvm::Error failure = mode->session->restore(prefix))
+    if (!writesCheckpoints)
+      if (llvm::Error failure = mode->session->restore(
+              getCheckpointPrefix(I.settings.modelDir, step)))
         return failure;
-    }
   }
   int64_t lastSaveStep = step;
   auto lastSaveTime = std::chrono::steady_clock::now();

@@ -5,6 +5,10 @@
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
+#include "cleave/Runtime/Checkpointing.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace cleave;
@@ -71,6 +75,29 @@ llvm::StringSet<> estimator::getControlInputNames(graph::NodeOp op) {
     if (auto node = control.getDefiningOp<graph::NodeOp>())
       names.insert(node.getName());
   return names;
+}
+
+llvm::Expected<std::string>
+estimator::findLatestCheckpoint(llvm::StringRef modelDir) {
+  llvm::SmallString<256> state(modelDir);
+  llvm::sys::path::append(state, "checkpoint");
+  if (!llvm::sys::fs::exists(state))
+    return std::string();
+  return runtime::resolveCheckpointPrefix(modelDir);
+}
+
+std::optional<int64_t> estimator::getCheckpointStep(llvm::StringRef prefix) {
+  int64_t step;
+  if (prefix.rsplit('-').second.getAsInteger(10, step))
+    return std::nullopt;
+  return step;
+}
+
+std::string estimator::getCheckpointPrefix(llvm::StringRef modelDir,
+                                           int64_t step) {
+  llvm::SmallString<256> prefix(modelDir);
+  llvm::sys::path::append(prefix, "model.ckpt-" + std::to_string(step));
+  return std::string(prefix);
 }
 
 std::string estimator::pythonList(llvm::ArrayRef<std::string> items) {

@@ -17,6 +17,7 @@
 #include "llvm/Support/Error.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,14 @@ mapVariablesByName(mlir::ModuleOp module, llvm::StringRef prefix,
 graph::NodeOp getInitializer(graph::NodeOp variable);
 /// The nodes `op`'s control inputs name (an init NoOp's initializers).
 llvm::StringSet<> getControlInputNames(graph::NodeOp op);
+
+/// The latest checkpoint the `checkpoint` state file in `modelDir`
+/// records; empty when there is none (a fresh model directory).
+llvm::Expected<std::string> findLatestCheckpoint(llvm::StringRef modelDir);
+/// The global step a checkpoint prefix ("<dir>/model.ckpt-<step>") names.
+std::optional<int64_t> getCheckpointStep(llvm::StringRef prefix);
+/// `<modelDir>/model.ckpt-<step>`: the prefix Estimator saves a step as.
+std::string getCheckpointPrefix(llvm::StringRef modelDir, int64_t step);
 
 /// A Python list of strings as str() prints it: "['a', 'b']".
 std::string pythonList(llvm::ArrayRef<std::string> items);

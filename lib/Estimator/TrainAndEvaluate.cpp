@@ -13,7 +13,6 @@
 #include "Exporters.h"
 #include "Support.h"
 
-#include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Runtime/ProcessGroup.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 
@@ -342,6 +341,9 @@ public:
 
 private:
   llvm::Expected<TrainAndEvaluateResult> runLocal();
+  /// Estimator.train with an evaluation after each checkpoint but the
+  /// first (_NewCheckpointListenerForEvaluate): local and master.
+  llvm::Expected<TrainAndEvaluateResult> trainWithEvaluation();
   llvm::Expected<TrainAndEvaluateResult> runTrainer(bool withEvaluation);
   llvm::Expected<TrainAndEvaluateResult> runEvaluator();
 
@@ -360,6 +362,10 @@ llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::runLocal() {
            pythonOptional(settings.saveCheckpointsSteps) +
            " or save_checkpoints_secs " +
            pythonOptional(settings.saveCheckpointsSecs) + ".");
+  return trainWithEvaluation();
+}
+
+llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::trainWithEvaluation() {
   Evaluator evaluator(estimator, specs, log);
   EvaluateAfterCheckpoints listener(evaluator, specs.throttleSecs, log);
   if (llvm::Error failure =
@@ -384,12 +390,7 @@ TrainingExecutor::runTrainer(bool withEvaluation) {
       return std::move(failure);
     return TrainAndEvaluateResult();
   }
-  Evaluator evaluator(estimator, specs, log);
-  EvaluateAfterCheckpoints listener(evaluator, specs.throttleSecs, log);
-  if (llvm::Error failure =
-          estimator.train(std::nullopt, specs.maxSteps, &listener))
-    return std::move(failure);
-  return listener.takeResult();
+  return trainWithEvaluation();
 }
 
 llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::runEvaluator() {
@@ -475,19 +476,12 @@ getTrainers(const ClusterSpec &cluster) {
 /// trainers meet under it, so that processes restarted from a newer
 /// checkpoint meet afresh.
 static int64_t getLatestStep(llvm::StringRef modelDir) {
-  llvm::SmallString<256> state(modelDir);
-  llvm::sys::path::append(state, "checkpoint");
-  if (!llvm::sys::fs::exists(state))
-    return 0;
-  auto latest = runtime::resolveCheckpointPrefix(modelDir);
+  auto latest = findLatestCheckpoint(modelDir);
   if (!latest) {
     llvm::consumeError(latest.takeError());
     return 0;
   }
-  int64_t step = 0;
-  if (llvm::StringRef(*latest).rsplit('-').second.getAsInteger(10, step))
-    return 0;
-  return step;
+  return getCheckpointStep(*latest).value_or(0);
 }
 
 /// Connects this trainer to the others of a synchronous cluster (none for
