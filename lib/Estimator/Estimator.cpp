@@ -11,8 +11,10 @@
 #include "cleave/Estimator/Estimator.h"
 
 #include "EstimatorImpl.h"
+#include "Exporters.h"
 #include "HostCall.h"
 #include "MetricGraphs.h"
+#include "ParameterServer.h"
 #include "Support.h"
 #include "TrainingHooks.h"
 
@@ -57,6 +59,8 @@ Estimator::Estimator(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 Estimator::~Estimator() = default;
 
 const RunSettings &Estimator::getSettings() const { return impl->settings; }
+
+const Job &Estimator::getJob() const { return impl->job; }
 
 llvm::Expected<std::unique_ptr<Estimator>>
 Estimator::create(Job job, MLIRContext &context, EstimatorOptions options) {
@@ -895,6 +899,15 @@ llvm::Expected<int64_t> Estimator::Impl::readGlobalStep(ModeSession &mode) {
   return value->getAsInt(0);
 }
 
+llvm::Error Estimator::Impl::writeGlobalStep(ModeSession &mode, int64_t step) {
+  auto value = mode.session->readVariable(mode.globalStep);
+  if (!value)
+    return value.takeError();
+  Tensor stepTensor(value->dtype(), value->shape());
+  stepTensor.setFromDouble(0, double(step));
+  return mode.session->writeVariable(mode.globalStep, std::move(stepTensor));
+}
+
 llvm::Error Estimator::Impl::save(ModeSession &mode, int64_t step) {
   std::string prefix = getCheckpointPrefix(settings.modelDir, step);
   info("Saving checkpoints for " + llvm::Twine(step) + " into " +
@@ -976,6 +989,15 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
                      " processes runs TPUEstimator's replicated step, whose "
                      "cross-replica sums span the processes: set use_tpu: "
                      "true");
+  const ParameterServerCluster *psCluster = I.options.parameterServers;
+  if (psCluster && I.settings.onDevice(Mode::Train))
+    return makeError("config.use_tpu: asynchronous training with ps tasks "
+                     "runs Estimator's step, each trainer on its own: set "
+                     "use_tpu: false");
+  // Across processes only the chief writes checkpoints and runs host_call
+  // (its summaries).
+  bool isChief =
+      psCluster ? psCluster->isChief : !trainers || trainers->getRank() == 0;
   if (maxSteps) {
     // Estimator skips a run whose max_steps a checkpoint already reached.
     std::optional<int64_t> saved = getCheckpointStep(getLatestCheckpoint());
@@ -987,14 +1009,22 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   auto examples = I.readInput(Mode::Train);
   if (!examples)
     return examples.takeError();
+  // With ps tasks each trainer reads its own shard of the examples.
+  if (psCluster) {
+    int64_t count = psCluster->trainerTasks.size();
+    int64_t index = llvm::find(psCluster->trainerTasks, psCluster->self) -
+                    psCluster->trainerTasks.begin();
+    int64_t begin = examples->count * index / count,
+            end = examples->count * (index + 1) / count;
+    for (auto &[key, column] : examples->columns)
+      column = sliceRows(column, begin, end);
+    examples->count = end - begin;
+  }
   I.info("Calling model_fn.");
   // host_call's tensors are what each training step outfeeds.
   std::unique_ptr<HostCallRunner> hostCall;
   OwningOpRef<ModuleOp> graph;
-  // Across processes only the chief runs host_call (its summaries), as
-  // only the chief writes checkpoints.
-  if (I.job.model().has_host_call() &&
-      (!trainers || trainers->getRank() == 0)) {
+  if (I.job.model().has_host_call() && isChief) {
     auto loaded = I.loadGraph(Mode::Train);
     if (!loaded)
       return loaded.takeError();
@@ -1015,6 +1045,28 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   bool restored = false;
   if (llvm::Error failure = I.initialize(*mode, "", &restored))
     return failure;
+  // With ps tasks the chief puts what it initialized or restored on them,
+  // the others wait for it; every step then pulls the variables and
+  // pushes the gradients, which the ps tasks apply.
+  std::unique_ptr<ParameterClient> parameters;
+  if (psCluster) {
+    auto layout = ParameterLayout::build(*mode->session, mode->globalStep,
+                                         int(psCluster->psTasks.size()));
+    if (!layout)
+      return layout.takeError();
+    InfoLog log(I.options.log);
+    auto client = ParameterClient::connect(*psCluster, std::move(*layout), log);
+    if (!client)
+      return client.takeError();
+    parameters = std::move(*client);
+    llvm::Error ready = isChief ? parameters->initialize(*mode->session)
+                                : parameters->waitUntilReady(log);
+    if (ready)
+      return ready;
+    if (llvm::Error failure = parameters->pullTrained(*mode->session))
+      return failure;
+    mode->targets.clear();
+  }
   auto startStep = I.readGlobalStep(*mode);
   if (!startStep)
     return startStep.takeError();
@@ -1040,7 +1092,7 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   // A trainer of several names the step a failure (a trainer gone)
   // stopped.
   auto failedAt = [&](llvm::Error failure) -> llvm::Error {
-    if (!trainers)
+    if (!trainers && !parameters)
       return failure;
     std::string message;
     llvm::handleAllErrors(
@@ -1061,18 +1113,27 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   };
   // The input position follows global_step, so a resumed run sees the
   // batches an uninterrupted run would.
-  Prefetcher prefetcher(stream, step,
-                        dataset.prefetch() > 0 ? dataset.prefetch() : 2);
+  Prefetcher prefetcher(
+      stream, psCluster ? step / int64_t(psCluster->trainerTasks.size()) : step,
+      dataset.prefetch() > 0 ? dataset.prefetch() : 2);
 
   // Checkpoints: one at the start, at loop boundaries when due, one at
   // the end, as CheckpointSaverHook saves them, each told to the listener
   // (which may stop training).
   bool listenerStop = false;
-  // Across processes only the chief (rank 0) writes checkpoints.
-  bool writesCheckpoints = !trainers || trainers->getRank() == 0;
+  bool writesCheckpoints = isChief;
   auto save = [&]() -> llvm::Error {
     if (!writesCheckpoints)
       return llvm::Error::success();
+    if (parameters) {
+      // The ps tasks' variables, at the global step they have reached.
+      if (llvm::Error failure = parameters->pullAll(*mode->session))
+        return failedAt(std::move(failure));
+      auto pulled = I.readGlobalStep(*mode);
+      if (!pulled)
+        return pulled.takeError();
+      step = *pulled;
+    }
     if (llvm::Error failure = I.save(*mode, step))
       return failure;
     if (!listener)
@@ -1186,12 +1247,39 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         inputEnded = true;
         break;
       }
+      std::vector<std::string> fetches = hooks->fetchesAt(step);
+      if (parameters) {
+        if (llvm::Error failure = parameters->pullTrained(*mode->session)) {
+          log.clear();
+          return failedAt(std::move(failure));
+        }
+        // Others may have taken training to its end meanwhile.
+        auto pulled = I.readGlobalStep(*mode);
+        if (!pulled)
+          return pulled.takeError();
+        step = *pulled;
+        if (step >= lastStep)
+          break;
+        llvm::append_range(fetches, parameters->getLayout().gradients);
+      }
       std::vector<Tensor> logged;
-      auto result = I.runStep(*mode, processShare(std::move(**batch)),
-                              hooks->fetchesAt(step), {}, &logged);
+      auto result = I.runStep(*mode, processShare(std::move(**batch)), fetches,
+                              {}, &logged);
       if (!result) {
         log.clear();
         return failedAt(result.takeError());
+      }
+      if (parameters) {
+        size_t count = parameters->getLayout().gradients.size();
+        auto pushed =
+            parameters->push(llvm::ArrayRef<Tensor>(logged).take_back(count));
+        if (!pushed) {
+          log.clear();
+          return failedAt(pushed.takeError());
+        }
+        logged.resize(logged.size() - count);
+        if (llvm::Error failure = I.writeGlobalStep(*mode, *pushed))
+          return failure;
       }
       if (llvm::Error failure = checkLoss(*result))
         return failure;
@@ -1241,6 +1329,33 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
            "or misspecified.");
   I.info("Loss for final step: " + lossText + ".");
   return llvm::Error::success();
+}
+
+llvm::Error Estimator::serveParameters() {
+  Impl &I = *impl;
+  const ParameterServerCluster *cluster = I.options.parameterServers;
+  if (!cluster)
+    return makeError("serveParameters: no ps cluster in the options");
+  if (I.settings.onDevice(Mode::Train))
+    return makeError("config.use_tpu: asynchronous training with ps tasks "
+                     "runs Estimator's step, each trainer on its own: set "
+                     "use_tpu: false");
+  I.info("Calling model_fn.");
+  auto mode = I.open(Mode::Train);
+  if (!mode)
+    return mode.takeError();
+  I.info("Done calling model_fn.");
+  // The chief's values replace these; the others' updates need some.
+  bool restored = false;
+  if (llvm::Error failure = I.initialize(*mode, "", &restored))
+    return failure;
+  auto layout = ParameterLayout::build(*mode->session, mode->globalStep,
+                                       int(cluster->psTasks.size()));
+  if (!layout)
+    return layout.takeError();
+  InfoLog log(I.options.log);
+  return estimator::serveParameters(*mode->session, *layout, mode->trainOp,
+                                    *cluster, log);
 }
 
 //===----------------------------------------------------------------------===//

@@ -376,15 +376,24 @@ llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::trainWithEvaluation() {
 
 llvm::Expected<TrainAndEvaluateResult>
 TrainingExecutor::runTrainer(bool withEvaluation) {
-  if (cluster.numPsReplicas != 0)
-    return makeError("train_and_evaluate: this cluster has " +
-                     llvm::Twine(cluster.numPsReplicas) +
-                     " ps tasks; asynchronous training with parameter "
-                     "servers is not supported yet (without ps, the chief "
-                     "and workers train synchronously)");
-  if (cluster.numWorkerReplicas == 1)
+  if (cluster.numWorkerReplicas == 1 && cluster.numPsReplicas == 0)
     log.info("Skip starting Tensorflow server as there is only one node in "
              "the cluster.");
+  // With ps tasks, worker n starts (n + 1) * 5 seconds late (at most 60, or
+  // experimental_max_worker_delay_secs): asynchronous training converges
+  // better when the chief's first steps come first.
+  if (cluster.numPsReplicas > 0 && cluster.taskType == task_type::kWorker) {
+    const Config &config = estimator.getJob().config();
+    int64_t maxDelay = config.has_experimental_max_worker_delay_secs()
+                           ? config.experimental_max_worker_delay_secs()
+                           : 60;
+    int64_t delay = std::min(maxDelay, (cluster.taskId + 1) * 5);
+    if (delay > 0) {
+      log.info("Waiting " + llvm::Twine(delay) +
+               " secs before starting training.");
+      sleepSeconds(double(delay));
+    }
+  }
   if (!withEvaluation) {
     if (llvm::Error failure = estimator.train(std::nullopt, specs.maxSteps))
       return std::move(failure);
@@ -449,12 +458,23 @@ llvm::Expected<TrainAndEvaluateResult> TrainingExecutor::run() {
     return runTrainer(/*withEvaluation=*/true);
   if (cluster.taskType == task_type::kEvaluator)
     return runEvaluator();
-  if (cluster.taskType == task_type::kPs)
-    return makeError("train_and_evaluate: ps tasks (asynchronous training "
-                     "across processes) are not supported yet");
+  if (cluster.taskType == task_type::kPs) {
+    // run_ps: the server runs until the process is stopped.
+    if (llvm::Error failure = estimator.serveParameters())
+      return std::move(failure);
+    return TrainAndEvaluateResult();
+  }
   return makeError("Task type " + cluster.taskType +
                    " is not supported. Supported task types are ['chief', "
                    "'evaluator', 'master', 'ps', 'worker']");
+}
+
+/// The host of a task's address ("host:port").
+static std::string getHost(const ClusterSpec &cluster, llvm::StringRef job,
+                           int64_t index) {
+  return llvm::StringRef(cluster.getAddress(job.str(), index))
+      .rsplit(':')
+      .first.str();
 }
 
 /// The trainers of the cluster (the chief or master, then the workers), in
@@ -482,6 +502,23 @@ static int64_t getLatestStep(llvm::StringRef modelDir) {
     return 0;
   }
   return getCheckpointStep(*latest).value_or(0);
+}
+
+/// Tasks on one host share its cores: each gets its part of them for the
+/// compiled kernels, which do not spin while waiting (spinning takes the
+/// core another process's kernels need).
+static void
+shareCores(const ClusterSpec &cluster,
+           const std::vector<std::pair<std::string, int64_t>> &tasks,
+           llvm::StringRef host) {
+  int64_t onThisHost = 0;
+  for (const auto &[job, index] : tasks)
+    onThisHost += getHost(cluster, job, index) == host;
+  if (onThisHost > 1) {
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    cpu::setKernelThreads(std::max<int>(1, int(cores / onThisHost)));
+    cpu::stopKernelThreadSpinning();
+  }
 }
 
 /// Connects this trainer to the others of a synchronous cluster (none for
@@ -515,19 +552,7 @@ joinTrainers(const DistributedConfig &cluster, llvm::StringRef modelDir,
   if (!host.empty())
     options.hostname = host.str();
   options.timeoutSeconds = timeoutSeconds;
-  // Trainers on one host share its cores: each gets its part of them for
-  // the compiled kernels, which do not spin while waiting (spinning takes
-  // the core another process's kernels need).
-  int64_t onThisHost = 0;
-  for (const auto &[job, index] : trainers)
-    onThisHost += llvm::StringRef(cluster.cluster.getAddress(job, index))
-                      .rsplit(':')
-                      .first == host;
-  if (onThisHost > 1) {
-    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    cpu::setKernelThreads(std::max<int>(1, int(cores / onThisHost)));
-    cpu::stopKernelThreadSpinning();
-  }
+  shareCores(cluster.cluster, trainers, host);
   log.info("Joining the " + llvm::Twine(trainers.size()) + " trainers as " +
            options.taskNames[options.rank] + " (rank " +
            llvm::Twine(options.rank) + ") through " + options.storeDirectory);
@@ -535,6 +560,42 @@ joinTrainers(const DistributedConfig &cluster, llvm::StringRef modelDir,
   if (!group)
     return group.takeError();
   return std::move(*group);
+}
+
+/// With ps tasks, the trainers and ps tasks of asynchronous training; none
+/// for other clusters and the evaluator.
+static llvm::Expected<std::optional<ParameterServerCluster>>
+getParameterServers(const DistributedConfig &cluster, llvm::StringRef modelDir,
+                    double timeoutSeconds) {
+  if (cluster.numPsReplicas == 0 || cluster.taskType == task_type::kEvaluator)
+    return std::nullopt;
+  if (modelDir.empty())
+    return makeError("train_and_evaluate: training with ps tasks needs a "
+                     "model_dir all tasks share (config.model_dir, "
+                     "--model-dir or TF_CONFIG's model_dir)");
+  ParameterServerCluster servers;
+  for (const auto &[job, index] : getTrainers(cluster.cluster))
+    servers.trainerTasks.push_back(job + ":" + std::to_string(index));
+  auto ps = cluster.cluster.jobs.find(task_type::kPs);
+  for (const auto &[index, address] : ps->second)
+    servers.psTasks.push_back(std::string(task_type::kPs) + ":" +
+                              std::to_string(index));
+  servers.self = cluster.taskType + ":" + std::to_string(cluster.taskId);
+  servers.isChief = cluster.taskType == task_type::kChief ||
+                    cluster.taskType == task_type::kMaster;
+  llvm::SmallString<256> meeting(modelDir);
+  llvm::sys::path::append(meeting, ".cleave", "ps");
+  servers.meetingDirectory = std::string(meeting);
+  std::string host = getHost(cluster.cluster, cluster.taskType, cluster.taskId);
+  if (!host.empty())
+    servers.hostname = host;
+  servers.timeoutSeconds = timeoutSeconds;
+  std::vector<std::pair<std::string, int64_t>> tasks =
+      getTrainers(cluster.cluster);
+  for (const auto &[index, address] : ps->second)
+    tasks.emplace_back(task_type::kPs, index);
+  shareCores(cluster.cluster, tasks, host);
+  return servers;
 }
 
 llvm::Expected<TrainAndEvaluateResult> estimator::trainAndEvaluate(
@@ -564,6 +625,12 @@ llvm::Expected<TrainAndEvaluateResult> estimator::trainAndEvaluate(
   if (!trainers)
     return trainers.takeError();
   options.trainers = trainers->get();
+  auto servers = getParameterServers(cluster, options.overrides.modelDir,
+                                     collectiveTimeoutSeconds);
+  if (!servers)
+    return servers.takeError();
+  if (*servers)
+    options.parameterServers = &**servers;
   auto estimator = Estimator::create(std::move(job), context, options);
   if (!estimator)
     return estimator.takeError();

@@ -564,6 +564,24 @@ llvm::Expected<Tensor> Session::readVariable(StringRef name) {
   return it->second;
 }
 
+llvm::Error Session::writeVariable(StringRef name, Tensor value) {
+  graph::NodeOp node = findVariableNode(*impl->module, name);
+  if (!node)
+    return error("no variable '" + name + "' in the graph");
+  CheckpointedVariable variable = describeVariable(node);
+  if (variable.dtype && value.dtype() != variable.dtype)
+    return error("cannot assign a " + dtypeName(value.dtype()) +
+                 " value to variable '" + name + "' of " +
+                 dtypeName(variable.dtype));
+  Tensor &stored = impl->state().variables[getVariableName(node)];
+  if (stored.isValid() && stored.shape() != value.shape())
+    return error("cannot assign a value of shape " +
+                 shapeString(value.shape()) + " to variable '" + name +
+                 "' of shape " + shapeString(stored.shape()));
+  stored = std::move(value);
+  return llvm::Error::success();
+}
+
 std::string Session::getSavedModelVariables() const {
   return runtime::getSavedModelVariables(*impl->module, impl->path);
 }

@@ -32,6 +32,24 @@ class ProcessGroup;
 
 namespace cleave::estimator {
 
+/// Asynchronous training with parameter servers (train_and_evaluate with
+/// ps tasks): who the tasks are and where they meet.
+struct ParameterServerCluster {
+  /// The ps tasks ("ps:0", ...) and the trainers (chief or master first,
+  /// then the workers), in TensorFlow's global-id order.
+  std::vector<std::string> psTasks, trainerTasks;
+  /// This process's task, and whether it is the chief (it initializes the
+  /// ps tasks and writes checkpoints).
+  std::string self;
+  bool isChief = false;
+  /// The directory the tasks meet in (under the shared model_dir), and the
+  /// address this process's TCP device binds to.
+  std::string meetingDirectory;
+  std::string hostname = "127.0.0.1";
+  /// How long connecting and each message may take.
+  double timeoutSeconds = 60;
+};
+
 struct EstimatorOptions {
   runtime::SessionOptions session;
   JobOverrides overrides;
@@ -51,6 +69,11 @@ struct EstimatorOptions {
   /// hash of each variable across them and fail naming the first variable
   /// that differs (0: never; a debugging aid).
   int64_t checkReplicasEvery = 0;
+  /// Asynchronous training with ps tasks (train_and_evaluate's chief and
+  /// workers of a cluster with ps): each trainer's steps pull the
+  /// variables from the ps tasks and push gradients to them; only the
+  /// chief writes checkpoints. Null: none.
+  const ParameterServerCluster *parameterServers = nullptr;
 };
 
 /// What evaluate returns: the metrics by name, sorted, global_step and
@@ -100,6 +123,10 @@ public:
   llvm::Error train(std::optional<int64_t> steps,
                     std::optional<int64_t> maxSteps,
                     SavingListener *listener = nullptr);
+  /// A ps task of `options.parameterServers`: holds its share of the train
+  /// graph's variables and applies the trainers' gradients to them, until
+  /// the process is stopped.
+  llvm::Error serveParameters();
   /// Estimator.evaluate(steps=..., checkpoint_path=..., name=...): the
   /// metrics also go to model_dir/eval[_name] as a TensorBoard event file.
   llvm::Expected<EvalResult> evaluate(std::optional<int64_t> steps,
@@ -118,6 +145,7 @@ public:
   llvm::Expected<std::string> exportSavedModel(const ExportOptions &options);
 
   const RunSettings &getSettings() const;
+  const Job &getJob() const;
   /// The checkpoint train or evaluate would restore now (empty: none).
   std::string getLatestCheckpoint() const;
 

@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,11 @@ struct ProcessGroupOptions {
   std::string storeDirectory;
   /// The address this process's TCP device binds to.
   std::string hostname = "127.0.0.1";
-  /// How long connecting and each collective may take.
+  /// How long each collective (and each message) may take.
   double timeoutSeconds = 60;
+  /// How long meeting the others may take (none: timeoutSeconds). A
+  /// server waiting for a client to come uses a long one.
+  std::optional<double> connectTimeoutSeconds;
 };
 
 class ProcessGroup : public CrossProcessReduce {
@@ -68,6 +72,16 @@ public:
   llvm::Error allReduceSum(void *data, int64_t count, int32_t dtype);
   /// Returns once every rank has called it.
   llvm::Error barrier();
+
+  /// Point to point: sends `bytes` to rank `peer`, where the matching
+  /// receive takes them (messages between two ranks keep their order).
+  /// `what` names the message in errors.
+  llvm::Error send(int peer, llvm::ArrayRef<char> bytes, llvm::StringRef what);
+  /// The next message from rank `peer`, waiting at most `timeoutSeconds`
+  /// (none: the group's timeout).
+  llvm::Expected<std::vector<char>>
+  receive(int peer, llvm::StringRef what,
+          std::optional<double> timeoutSeconds = std::nullopt);
 
 private:
   ProcessGroup(ProcessGroupOptions options,

@@ -215,6 +215,10 @@ public:
   /// The value variable node `node` holds now; an error for a node that
   /// is not a variable of the graph or has no value yet.
   llvm::Expected<Tensor> readVariable(llvm::StringRef node);
+  /// Assigns `value` to variable node `node`, as an assign op would: its
+  /// dtype must be the variable's, and its shape the one the variable
+  /// holds (when it holds one).
+  llvm::Error writeVariable(llvm::StringRef node, Tensor value);
   /// For a graph read from a SavedModel, what TensorFlow's loader does
   /// after building it: restore the SavedModel's own variables (unless
   /// `restoreVariables` is false) and run its main op with its assets.

@@ -114,7 +114,7 @@ namespace {
 class Meeting {
 public:
   Meeting(std::string base, double timeoutSeconds)
-      : base(std::move(base)),
+      : base(std::move(base)), timeoutSeconds(timeoutSeconds),
         deadline(
             std::chrono::steady_clock::now() +
             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -170,6 +170,8 @@ public:
                  base + "' before the timeout");
   }
 
+  double getTimeout() const { return timeoutSeconds; }
+
   /// What is left of the timeout.
   double getSecondsLeft() const {
     return std::max(0.0, std::chrono::duration<double>(
@@ -185,6 +187,7 @@ private:
   }
 
   std::string base;
+  double timeoutSeconds;
   std::chrono::steady_clock::time_point deadline;
   std::unique_ptr<Heartbeat> heartbeat;
 };
@@ -250,15 +253,19 @@ ProcessGroup::connect(const ProcessGroupOptions &options) {
   // handler: exit 74) ends the process without a word; ignored, the write
   // fails and the collective reports the task that is gone.
   std::signal(SIGPIPE, SIG_IGN);
+  Meeting meeting(options.storeDirectory, options.connectTimeoutSeconds
+                                              ? *options.connectTimeoutSeconds
+                                              : options.timeoutSeconds);
   auto failed = [&](llvm::StringRef why) {
     return error(
         "process group: task " + options.taskNames[options.rank] +
-        " could not connect to the other " + llvm::Twine(size - 1) +
-        " tasks within " +
-        llvm::formatv("{0}", llvm::format("%g", options.timeoutSeconds)) +
+        " could not connect to " +
+        (size == 2 ? options.taskNames[1 - options.rank]
+                   : "the other " + std::to_string(size - 1) + " tasks") +
+        " within " +
+        llvm::formatv("{0}", llvm::format("%g", meeting.getTimeout())) +
         " s (through '" + options.storeDirectory + "'): " + why);
   };
-  Meeting meeting(options.storeDirectory, options.timeoutSeconds);
   // The chief waits for the others in the attempt it opened.
   if (options.rank == 0) {
     auto attempt = meeting.open();
@@ -313,8 +320,7 @@ std::string ProcessGroup::describeFailure(llvm::StringRef what,
     if (!age || *age >= kFreshSeconds)
       gone += (gone.empty() ? "" : ", ") + options.taskNames[peer];
   }
-  std::string text = what.str() + " across the " +
-                     std::to_string(context->size) + " trainers failed";
+  std::string text = what.str() + " failed";
   if (!gone.empty())
     text += ": lost task " + gone;
   return text + " (" + message.trim().str() + ")";
@@ -352,7 +358,9 @@ bool ProcessGroup::allReduceSum(void *data, int64_t count, int32_t dtype,
     gloo::allreduce(opts);
     return true;
   } catch (const std::exception &failure) {
-    message = describeFailure("the cross-replica sum", failure.what());
+    message = describeFailure("the cross-replica sum across the " +
+                                  std::to_string(context->size) + " trainers",
+                              failure.what());
     return false;
   }
 }
@@ -374,6 +382,59 @@ llvm::Error ProcessGroup::barrier() {
     gloo::barrier(opts);
     return llvm::Error::success();
   } catch (const std::exception &failure) {
-    return error(describeFailure("a barrier", failure.what()));
+    return error(describeFailure(
+        "a barrier across the " + std::to_string(context->size) + " trainers",
+        failure.what()));
+  }
+}
+
+/// Messages travel in one slot of their own, apart from the collectives'
+/// tags.
+static constexpr uint64_t kMessageSlot = uint64_t(1) << 40;
+
+llvm::Error ProcessGroup::send(int peer, llvm::ArrayRef<char> bytes,
+                               llvm::StringRef what) {
+  std::lock_guard<std::mutex> lock(mutex);
+  try {
+    // The length first, so that the receiver can size its buffer.
+    uint64_t length = bytes.size();
+    auto header = context->createUnboundBuffer(&length, sizeof length);
+    header->send(peer, kMessageSlot);
+    auto body = context->createUnboundBuffer(const_cast<char *>(bytes.data()),
+                                             bytes.size());
+    if (length)
+      body->send(peer, kMessageSlot);
+    auto timeout = toMilliseconds(options.timeoutSeconds);
+    header->waitSend(timeout);
+    if (length)
+      body->waitSend(timeout);
+    return llvm::Error::success();
+  } catch (const std::exception &failure) {
+    return error(describeFailure(what.str() + " to " + options.taskNames[peer],
+                                 failure.what()));
+  }
+}
+
+llvm::Expected<std::vector<char>>
+ProcessGroup::receive(int peer, llvm::StringRef what,
+                      std::optional<double> timeoutSeconds) {
+  std::lock_guard<std::mutex> lock(mutex);
+  try {
+    auto timeout = toMilliseconds(timeoutSeconds ? *timeoutSeconds
+                                                 : options.timeoutSeconds);
+    uint64_t length = 0;
+    auto header = context->createUnboundBuffer(&length, sizeof length);
+    header->recv(peer, kMessageSlot);
+    header->waitRecv(timeout);
+    std::vector<char> bytes(length);
+    if (length) {
+      auto body = context->createUnboundBuffer(bytes.data(), length);
+      body->recv(peer, kMessageSlot);
+      body->waitRecv(toMilliseconds(options.timeoutSeconds));
+    }
+    return bytes;
+  } catch (const std::exception &failure) {
+    return error(describeFailure(
+        what.str() + " from " + options.taskNames[peer], failure.what()));
   }
 }
