@@ -72,7 +72,18 @@ ParameterLayout::build(runtime::Session &session,
   auto names = session.getCheckpointedVariables();
   if (!names)
     return names.takeError();
+  // In graph order (replica_device_setter places them as they are
+  // created), not the saver's order by name.
+  mlir::ModuleOp module = session.getModule();
+  llvm::StringMap<size_t> position;
+  walkNodes(module, [&](graph::NodeOp node) {
+    position.try_emplace(node.getName(), position.size());
+  });
   layout.variables = std::move(*names);
+  llvm::stable_sort(layout.variables,
+                    [&](const std::string &a, const std::string &b) {
+                      return position.lookup(a) < position.lookup(b);
+                    });
   llvm::StringMap<size_t> index;
   for (auto [i, name] : llvm::enumerate(layout.variables))
     index[name] = i;
@@ -85,7 +96,6 @@ ParameterLayout::build(runtime::Session &session,
 
   // The optimizer's updates name the trained variables and their
   // gradients.
-  mlir::ModuleOp module = session.getModule();
   std::string failure;
   walkNodes(module, [&](graph::NodeOp node) {
     llvm::StringRef op = node.getOpType();
@@ -147,6 +157,12 @@ ParameterLayout::build(runtime::Session &session,
 // Messages
 //===----------------------------------------------------------------------===//
 
+/// Whether a tensor's bytes are all of its value (no strings, handles or
+/// variants).
+static bool isPlainData(int32_t dtype) {
+  return dtype != kString && dtype != kResource && dtype != kVariant;
+}
+
 namespace {
 enum class Request : char {
   /// The trainer's variable names: the ps checks it trains the same model.
@@ -162,7 +178,9 @@ enum class Request : char {
 
 enum class Status : char { Ok = 'O', NotReady = 'N', Failed = 'F' };
 
-class Writer {
+} // namespace
+
+class estimator::MessageWriter {
 public:
   template <typename T> void put(T value) {
     const char *bytes = reinterpret_cast<const char *>(&value);
@@ -183,9 +201,9 @@ public:
   std::vector<char> buffer;
 };
 
-class Reader {
+class estimator::MessageReader {
 public:
-  Reader(std::vector<char> bytes) : bytes(std::move(bytes)) {}
+  MessageReader(std::vector<char> bytes) : bytes(std::move(bytes)) {}
   template <typename T> llvm::Expected<T> get() {
     if (bytes.size() - offset < sizeof(T))
       return truncated();
@@ -224,11 +242,21 @@ public:
       return size.takeError();
     if (bytes.size() - offset < *size)
       return truncated();
-    Tensor tensor = Tensor::uninitialized(*dtype, shape);
-    if (tensor.byteSize() != *size)
+    // The shape must account for exactly the bytes there are, checked
+    // before anything is allocated for it.
+    uint64_t expected = isPlainData(*dtype) ? dtypeSize(*dtype) : 0;
+    bool fits = expected != 0;
+    for (int64_t dim : shape) {
+      if (dim < 0 || (dim && expected > *size / uint64_t(dim)))
+        fits = false;
+      else
+        expected *= uint64_t(dim);
+    }
+    if (!fits || expected != *size)
       return makeError("malformed message: a " + dtypeName(*dtype) +
                        " tensor of shape " + shapeString(shape) + " in " +
                        llvm::Twine(*size) + " bytes");
+    Tensor tensor = Tensor::uninitialized(*dtype, shape);
     std::memcpy(tensor.raw(), bytes.data() + offset, *size);
     offset += *size;
     return tensor;
@@ -239,15 +267,6 @@ private:
   std::vector<char> bytes;
   size_t offset = 0;
 };
-} // namespace
-
-/// Whether `tensor`'s bytes are all of its value (no strings, handles or
-/// variants).
-static bool isPlainData(const Tensor &tensor) {
-  int32_t dtype = tensor.dtype();
-  return dtype != 7 /*DT_STRING*/ && dtype != 20 /*DT_RESOURCE*/ &&
-         dtype != 21 /*DT_VARIANT*/;
-}
 
 //===----------------------------------------------------------------------===//
 // The trainer's side
@@ -258,14 +277,14 @@ struct ParameterClient::Server {
   std::unique_ptr<runtime::ProcessGroup> pair;
 
   /// Sends `request`, returns the reply's status and results.
-  llvm::Expected<std::pair<Status, Reader>> call(const Writer &request,
-                                                 llvm::StringRef what) {
+  llvm::Expected<std::pair<Status, MessageReader>>
+  call(const MessageWriter &request, llvm::StringRef what) {
     if (llvm::Error failure = pair->send(1, request.buffer, what))
       return std::move(failure);
     auto reply = pair->receive(1, "the reply to " + what.str());
     if (!reply)
       return reply.takeError();
-    Reader reader(std::move(*reply));
+    MessageReader reader(std::move(*reply));
     auto status = reader.get<char>();
     if (!status)
       return status.takeError();
@@ -298,7 +317,7 @@ ParameterClient::connect(const ParameterServerCluster &cluster,
                          ParameterLayout layout, InfoLog &log) {
   std::unique_ptr<ParameterClient> client(
       new ParameterClient(cluster, std::move(layout)));
-  Writer hello;
+  MessageWriter hello;
   hello.put(Request::Hello);
   hello.put<uint32_t>(client->layout.variables.size());
   for (const std::string &name : client->layout.variables)
@@ -329,14 +348,14 @@ llvm::Error ParameterClient::initialize(runtime::Session &session) {
   // Every task gets every variable: the updates of a task's own variables
   // also read ones it does not serve (Adam's beta powers, kept in step by
   // one update per push on every task).
-  Writer request;
+  MessageWriter request;
   request.put(Request::Initialize);
   request.put<uint32_t>(layout.variables.size());
   for (size_t i = 0; i < layout.variables.size(); ++i) {
     auto value = session.readVariable(layout.variables[i]);
     if (!value)
       return value.takeError();
-    if (!isPlainData(*value))
+    if (!isPlainData(value->dtype()))
       return makeError("ps training: variable '" + layout.variables[i] +
                        "' holds " + dtypeName(value->dtype()) +
                        ", which ps tasks do not hold yet");
@@ -358,7 +377,7 @@ llvm::Error ParameterClient::waitUntilReady(InfoLog &log) {
   double lastLog = -1e9;
   for (const auto &server : servers) {
     while (true) {
-      Writer request;
+      MessageWriter request;
       request.put(Request::Pull);
       request.put<uint32_t>(0);
       auto reply = server->call(request, "a readiness check");
@@ -393,7 +412,7 @@ llvm::Error ParameterClient::pull(runtime::Session &session,
         owned.push_back(i);
     if (owned.empty())
       continue;
-    Writer request;
+    MessageWriter request;
     request.put(Request::Pull);
     request.put<uint32_t>(owned.size());
     for (size_t i : owned)
@@ -438,7 +457,7 @@ ParameterClient::push(llvm::ArrayRef<Tensor> gradients) {
   // tasks apply their shares at once.
   std::vector<Server *> asked;
   for (auto [ps, server] : llvm::enumerate(servers)) {
-    Writer request;
+    MessageWriter request;
     request.put(Request::Push);
     std::vector<size_t> owned;
     for (size_t k = 0; k < layout.trained.size(); ++k)
@@ -458,7 +477,7 @@ ParameterClient::push(llvm::ArrayRef<Tensor> gradients) {
     auto reply = server->pair->receive(1, "the reply to the gradients' push");
     if (!reply)
       return reply.takeError();
-    Reader reader(std::move(*reply));
+    MessageReader reader(std::move(*reply));
     auto status = reader.get<char>();
     if (!status)
       return status.takeError();
@@ -485,177 +504,167 @@ ParameterClient::push(llvm::ArrayRef<Tensor> gradients) {
 // The ps task's side
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// One ps task's variables (in the session) and what it knows of them.
-class ParameterStore {
-public:
-  ParameterStore(runtime::Session &session, const ParameterLayout &layout,
-                 llvm::StringRef trainOp, int ps)
-      : session(session), layout(layout), trainOp(trainOp.str()), ps(ps) {}
+ParameterStore::ParameterStore(runtime::Session &session,
+                               const ParameterLayout &layout,
+                               llvm::StringRef trainOp, int ps)
+    : session(session), layout(layout), trainOp(trainOp.str()), ps(ps) {}
 
-  /// Handles one request; the reply goes in `reply`.
-  void handle(Reader &request, Writer &reply, llvm::StringRef trainer) {
-    std::lock_guard<std::mutex> lock(mutex);
-    std::string failure;
-    llvm::handleAllErrors(
-        dispatch(request, reply, trainer),
-        [&](const llvm::ErrorInfoBase &info) { failure = info.message(); });
-    if (!failure.empty()) {
-      reply = Writer();
-      reply.put(Status::Failed);
-      reply.putString(failure);
-    }
+std::vector<char> ParameterStore::handle(std::vector<char> bytes,
+                                         llvm::StringRef trainer) {
+  std::lock_guard<std::mutex> lock(mutex);
+  MessageReader request(std::move(bytes));
+  MessageWriter reply;
+  std::string failure;
+  llvm::handleAllErrors(
+      dispatch(request, reply, trainer),
+      [&](const llvm::ErrorInfoBase &info) { failure = info.message(); });
+  if (!failure.empty()) {
+    reply = MessageWriter();
+    reply.put(Status::Failed);
+    reply.putString(failure);
   }
+  return std::move(reply.buffer);
+}
 
-private:
-  llvm::Error dispatch(Reader &request, Writer &reply,
-                       llvm::StringRef trainer) {
-    auto kind = request.get<char>();
-    if (!kind)
-      return kind.takeError();
-    switch (Request(*kind)) {
-    case Request::Hello:
-      return hello(request, reply, trainer);
-    case Request::Initialize:
-      return initialize(request, reply);
-    case Request::Pull:
-      return pull(request, reply);
-    case Request::Push:
-      return push(request, reply);
-    }
-    return makeError("malformed message: request kind " + llvm::Twine(*kind));
+llvm::Error ParameterStore::dispatch(MessageReader &request,
+                                     MessageWriter &reply,
+                                     llvm::StringRef trainer) {
+  auto kind = request.get<char>();
+  if (!kind)
+    return kind.takeError();
+  switch (Request(*kind)) {
+  case Request::Hello:
+    return hello(request, reply, trainer);
+  case Request::Initialize:
+    return initialize(request, reply);
+  case Request::Pull:
+    return pull(request, reply);
+  case Request::Push:
+    return push(request, reply);
   }
+  return makeError("malformed message: request kind " + llvm::Twine(*kind));
+}
 
-  llvm::Error hello(Reader &request, Writer &reply, llvm::StringRef trainer) {
-    auto count = request.get<uint32_t>();
-    if (!count)
-      return count.takeError();
-    std::vector<std::string> names;
-    for (uint32_t i = 0; i < *count; ++i) {
-      auto name = request.getString();
-      if (!name)
-        return name.takeError();
-      names.push_back(std::move(*name));
-    }
-    if (names != layout.variables)
-      return makeError(trainer.str() +
-                       " trains a model whose variables differ from this "
-                       "task's (" +
-                       llvm::Twine(names.size()) + " against " +
-                       llvm::Twine(layout.variables.size()) +
-                       "): every task must run the same job");
-    reply.put(Status::Ok);
+llvm::Error ParameterStore::hello(MessageReader &request, MessageWriter &reply,
+                                  llvm::StringRef trainer) {
+  auto count = request.get<uint32_t>();
+  if (!count)
+    return count.takeError();
+  std::vector<std::string> names;
+  for (uint32_t i = 0; i < *count; ++i) {
+    auto name = request.getString();
+    if (!name)
+      return name.takeError();
+    names.push_back(std::move(*name));
+  }
+  if (names != layout.variables)
+    return makeError(trainer.str() +
+                     " trains a model whose variables differ from this "
+                     "task's (" +
+                     llvm::Twine(names.size()) + " against " +
+                     llvm::Twine(layout.variables.size()) +
+                     "): every task must run the same job");
+  reply.put(Status::Ok);
+  return llvm::Error::success();
+}
+
+llvm::Error ParameterStore::initialize(MessageReader &request,
+                                       MessageWriter &reply) {
+  auto count = request.get<uint32_t>();
+  if (!count)
+    return count.takeError();
+  for (uint32_t n = 0; n < *count; ++n) {
+    auto index = request.get<uint32_t>();
+    auto value = index ? request.getTensor() : index.takeError();
+    if (!value)
+      return value.takeError();
+    if (*index >= layout.variables.size())
+      return makeError("malformed message: no variable " + llvm::Twine(*index));
+    if (llvm::Error failure =
+            session.writeVariable(layout.variables[*index], std::move(*value)))
+      return failure;
+  }
+  ready = true;
+  reply.put(Status::Ok);
+  return llvm::Error::success();
+}
+
+llvm::Error ParameterStore::pull(MessageReader &request, MessageWriter &reply) {
+  if (!ready) {
+    reply.put(Status::NotReady);
     return llvm::Error::success();
   }
+  auto count = request.get<uint32_t>();
+  if (!count)
+    return count.takeError();
+  MessageWriter values;
+  for (uint32_t n = 0; n < *count; ++n) {
+    auto index = request.get<uint32_t>();
+    if (!index)
+      return index.takeError();
+    if (*index >= layout.variables.size() || layout.owner[*index] != ps)
+      return makeError("malformed message: variable " + llvm::Twine(*index) +
+                       " is not on this task");
+    auto value = session.readVariable(layout.variables[*index]);
+    if (!value)
+      return value.takeError();
+    values.putTensor(*value);
+  }
+  reply.put(Status::Ok);
+  llvm::append_range(reply.buffer, values.buffer);
+  return llvm::Error::success();
+}
 
-  llvm::Error initialize(Reader &request, Writer &reply) {
-    auto count = request.get<uint32_t>();
-    if (!count)
-      return count.takeError();
-    for (uint32_t n = 0; n < *count; ++n) {
-      auto index = request.get<uint32_t>();
-      auto value = index ? request.getTensor() : index.takeError();
+/// The trained variables' updates run with the pushed gradients; those
+/// of other tasks' variables get zeros (their values here are not read).
+llvm::Error ParameterStore::push(MessageReader &request, MessageWriter &reply) {
+  if (!ready) {
+    reply.put(Status::NotReady);
+    return llvm::Error::success();
+  }
+  if (feeds.empty())
+    for (auto [k, variable] : llvm::enumerate(layout.trained)) {
+      auto value = session.readVariable(layout.variables[variable]);
       if (!value)
         return value.takeError();
-      if (*index >= layout.variables.size())
-        return makeError("malformed message: no variable " +
-                         llvm::Twine(*index));
-      if (llvm::Error failure = session.writeVariable(layout.variables[*index],
-                                                      std::move(*value)))
-        return failure;
+      feeds.emplace_back(layout.gradients[k],
+                         Tensor(value->dtype(), value->shape()));
     }
-    ready = true;
-    reply.put(Status::Ok);
-    return llvm::Error::success();
+  std::vector<size_t> pushed;
+  auto count = request.get<uint32_t>();
+  if (!count)
+    return count.takeError();
+  for (uint32_t n = 0; n < *count; ++n) {
+    auto k = request.get<uint32_t>();
+    auto value = k ? request.getTensor() : k.takeError();
+    if (!value)
+      return value.takeError();
+    if (*k >= feeds.size() || layout.owner[layout.trained[*k]] != ps)
+      return makeError("malformed message: gradient " + llvm::Twine(*k) +
+                       " is not of a variable on this task");
+    if (value->dtype() != feeds[*k].second.dtype() ||
+        value->shape() != feeds[*k].second.shape())
+      return makeError("the gradient of '" +
+                       layout.variables[layout.trained[*k]] + "' is a " +
+                       dtypeName(value->dtype()) + " tensor of shape " +
+                       shapeString(value->shape()) + ", not " +
+                       shapeString(feeds[*k].second.shape()));
+    feeds[*k].second = std::move(*value);
+    pushed.push_back(*k);
   }
-
-  llvm::Error pull(Reader &request, Writer &reply) {
-    if (!ready) {
-      reply.put(Status::NotReady);
-      return llvm::Error::success();
-    }
-    auto count = request.get<uint32_t>();
-    if (!count)
-      return count.takeError();
-    Writer values;
-    for (uint32_t n = 0; n < *count; ++n) {
-      auto index = request.get<uint32_t>();
-      if (!index)
-        return index.takeError();
-      if (*index >= layout.variables.size() || layout.owner[*index] != ps)
-        return makeError("malformed message: variable " + llvm::Twine(*index) +
-                         " is not on this task");
-      auto value = session.readVariable(layout.variables[*index]);
-      if (!value)
-        return value.takeError();
-      values.putTensor(*value);
-    }
-    reply.put(Status::Ok);
-    llvm::append_range(reply.buffer, values.buffer);
-    return llvm::Error::success();
-  }
-
-  /// The trained variables' updates run with the pushed gradients; those
-  /// of other tasks' variables get zeros (their values here are not read).
-  llvm::Error push(Reader &request, Writer &reply) {
-    if (!ready) {
-      reply.put(Status::NotReady);
-      return llvm::Error::success();
-    }
-    if (feeds.empty())
-      for (auto [k, variable] : llvm::enumerate(layout.trained)) {
-        auto value = session.readVariable(layout.variables[variable]);
-        if (!value)
-          return value.takeError();
-        feeds.emplace_back(layout.gradients[k],
-                           Tensor(value->dtype(), value->shape()));
-      }
-    std::vector<size_t> pushed;
-    auto count = request.get<uint32_t>();
-    if (!count)
-      return count.takeError();
-    for (uint32_t n = 0; n < *count; ++n) {
-      auto k = request.get<uint32_t>();
-      auto value = k ? request.getTensor() : k.takeError();
-      if (!value)
-        return value.takeError();
-      if (*k >= feeds.size() || layout.owner[layout.trained[*k]] != ps)
-        return makeError("malformed message: gradient " + llvm::Twine(*k) +
-                         " is not of a variable on this task");
-      if (value->dtype() != feeds[*k].second.dtype() ||
-          value->shape() != feeds[*k].second.shape())
-        return makeError("the gradient of '" +
-                         layout.variables[layout.trained[*k]] + "' is a " +
-                         dtypeName(value->dtype()) + " tensor of shape " +
-                         shapeString(value->shape()) + ", not " +
-                         shapeString(feeds[*k].second.shape()));
-      feeds[*k].second = std::move(*value);
-      pushed.push_back(*k);
-    }
-    auto ran = session.run(feeds, {}, {trainOp});
-    // The next push starts from zeros again.
-    for (size_t k : pushed)
-      feeds[k].second =
-          Tensor(feeds[k].second.dtype(), feeds[k].second.shape());
-    if (!ran)
-      return ran.takeError();
-    auto step = session.readVariable(layout.variables[layout.globalStep]);
-    if (!step)
-      return step.takeError();
-    reply.put(Status::Ok);
-    reply.put<int64_t>(step->getAsInt(0));
-    return llvm::Error::success();
-  }
-
-  runtime::Session &session;
-  const ParameterLayout &layout;
-  std::string trainOp;
-  int ps;
-  std::mutex mutex;
-  bool ready = false;
-  runtime::NamedTensors feeds;
-};
-} // namespace
+  auto ran = session.run(feeds, {}, {trainOp});
+  // The next push starts from zeros again.
+  for (size_t k : pushed)
+    feeds[k].second = Tensor(feeds[k].second.dtype(), feeds[k].second.shape());
+  if (!ran)
+    return ran.takeError();
+  auto step = session.readVariable(layout.variables[layout.globalStep]);
+  if (!step)
+    return step.takeError();
+  reply.put(Status::Ok);
+  reply.put<int64_t>(step->getAsInt(0));
+  return llvm::Error::success();
+}
 
 llvm::Error estimator::serveParameters(runtime::Session &session,
                                        const ParameterLayout &layout,
@@ -706,10 +715,8 @@ llvm::Error estimator::serveParameters(runtime::Session &session,
             log.info("Lost " + trainer + ": " + toString(request.takeError()));
             break;
           }
-          Reader reader(std::move(*request));
-          Writer reply;
-          store.handle(reader, reply, trainer);
-          if (llvm::Error failure = (*pair)->send(0, reply.buffer, "a reply")) {
+          std::vector<char> reply = store.handle(std::move(*request), trainer);
+          if (llvm::Error failure = (*pair)->send(0, reply, "a reply")) {
             std::lock_guard<std::mutex> lock(logMutex);
             log.info("Lost " + trainer + ": " + toString(std::move(failure)));
             break;

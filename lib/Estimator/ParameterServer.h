@@ -21,6 +21,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,39 @@ private:
   const ParameterServerCluster &cluster;
   ParameterLayout layout;
   std::vector<std::unique_ptr<Server>> servers;
+};
+
+class MessageReader;
+class MessageWriter;
+
+/// One ps task's variables (in `session`, which holds the train graph) and
+/// the requests about them: the other side of ParameterClient's messages.
+class ParameterStore {
+public:
+  ParameterStore(runtime::Session &session, const ParameterLayout &layout,
+                 llvm::StringRef trainOp, int ps);
+  /// The reply to one request from `trainer`, one request at a time; a
+  /// malformed or failing request gets a failure reply naming the problem.
+  std::vector<char> handle(std::vector<char> request, llvm::StringRef trainer);
+
+private:
+  llvm::Error dispatch(MessageReader &request, MessageWriter &reply,
+                       llvm::StringRef trainer);
+  llvm::Error hello(MessageReader &request, MessageWriter &reply,
+                    llvm::StringRef trainer);
+  llvm::Error initialize(MessageReader &request, MessageWriter &reply);
+  llvm::Error pull(MessageReader &request, MessageWriter &reply);
+  llvm::Error push(MessageReader &request, MessageWriter &reply);
+
+  runtime::Session &session;
+  const ParameterLayout &layout;
+  std::string trainOp;
+  int ps;
+  std::mutex mutex;
+  /// Whether the chief has put the variables here.
+  bool ready = false;
+  /// The updates' gradient tensors, fed with each push.
+  runtime::NamedTensors feeds;
 };
 
 /// A ps task: serves every trainer of the cluster, each over its own
