@@ -145,6 +145,12 @@ private:
   /// graph.replicate, its operands and the values of `body` its regions
   /// use.
   ValueRange unitInputs(Operation *unit);
+  /// Whether `user` is kept only because a fed value's producer reads
+  /// through it (the run does not run it).
+  bool isKeptOnly(Operation *user) {
+    Operation *unit = unitOf(user);
+    return unit && keptOnly.count(unit);
+  }
   /// The unit of `body` that holds `user` (null: none, as in a function).
   Operation *unitOf(Operation *user) {
     return body.findAncestorOpInBlock(*user);
@@ -157,6 +163,9 @@ private:
   llvm::DenseMap<Operation *, SmallVector<Value>> regionInputs;
   llvm::DenseSet<Value> fed;
   llvm::DenseSet<Operation *> needed;
+  /// The units kept (not needed) as fed values' producers and what they
+  /// read.
+  llvm::DenseSet<Operation *> keptOnly;
   /// Needed units (nodes and regions) in topological order.
   llvm::SmallVector<Operation *> order;
   llvm::DenseMap<Operation *, std::string> reasons;
@@ -278,6 +287,7 @@ LogicalResult Clusterer::findNeeded() {
       Operation *op = keep.pop_back_val();
       if (!op || !kept.insert(op).second)
         continue;
+      keptOnly.insert(op);
       for (Value input : op->getOperands())
         keep.push_back(input.getDefiningOp());
     }
@@ -577,8 +587,11 @@ LogicalResult Clusterer::encapsulate(MutableArrayRef<NodeOp> members,
     }
     bool keepsName = named.contains(node.getName());
     for (Value v : node.getOutputs()) {
+      // What only a fed value's producer chain reads (kept, never run) is
+      // no output: a variable's handle read on the way to a fed gradient
+      // stays inside.
       bool usedOutside = llvm::any_of(v.getUsers(), [&](Operation *user) {
-        return !inside.count(user);
+        return !inside.count(user) && !isKeptOnly(user);
       });
       if ((usedOutside || keepsName) && seenOutputs.insert(v).second)
         outputs.push_back(v);
@@ -685,7 +698,27 @@ LogicalResult Clusterer::encapsulate(MutableArrayRef<NodeOp> members,
               "T", builder.getArrayAttr(types))));
     }
   }
+  // Members that chain no run reaches still reads stay beside the call
+  // (they never run), with the members they read.
+  llvm::DenseSet<Operation *> stay;
+  SmallVector<Operation *> reading;
+  for (NodeOp node : members)
+    if (llvm::any_of(node->getUsers(), [&](Operation *user) {
+          return !inside.count(user) && isKeptOnly(user);
+        }))
+      reading.push_back(node);
+  while (!reading.empty()) {
+    Operation *op = reading.pop_back_val();
+    if (!stay.insert(op).second)
+      continue;
+    for (Value input : op->getOperands())
+      if (Operation *producer = input.getDefiningOp();
+          producer && inside.count(producer))
+        reading.push_back(producer);
+  }
   for (NodeOp node : llvm::reverse(members)) {
+    if (stay.count(node))
+      continue;
     byName.erase(node.getName());
     node->dropAllUses();
     node.erase();

@@ -899,15 +899,6 @@ llvm::Expected<int64_t> Estimator::Impl::readGlobalStep(ModeSession &mode) {
   return value->getAsInt(0);
 }
 
-llvm::Error Estimator::Impl::writeGlobalStep(ModeSession &mode, int64_t step) {
-  auto value = mode.session->readVariable(mode.globalStep);
-  if (!value)
-    return value.takeError();
-  Tensor stepTensor(value->dtype(), value->shape());
-  stepTensor.setFromDouble(0, double(step));
-  return mode.session->writeVariable(mode.globalStep, std::move(stepTensor));
-}
-
 llvm::Error Estimator::Impl::save(ModeSession &mode, int64_t step) {
   std::string prefix = getCheckpointPrefix(settings.modelDir, step);
   info("Saving checkpoints for " + llvm::Twine(step) + " into " +
@@ -1249,11 +1240,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       }
       std::vector<std::string> fetches = hooks->fetchesAt(step);
       if (parameters) {
-        if (llvm::Error failure = parameters->pullTrained(*mode->session)) {
-          log.clear();
-          return failedAt(std::move(failure));
-        }
-        // Others may have taken training to its end meanwhile.
+        // The variables the last push (or the first pull) brought back:
+        // others may have taken training to its end meanwhile.
         auto pulled = I.readGlobalStep(*mode);
         if (!pulled)
           return pulled.takeError();
@@ -1271,15 +1259,13 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       }
       if (parameters) {
         size_t count = parameters->getLayout().gradients.size();
-        auto pushed =
-            parameters->push(llvm::ArrayRef<Tensor>(logged).take_back(count));
+        auto pushed = parameters->push(
+            llvm::ArrayRef<Tensor>(logged).take_back(count), *mode->session);
         if (!pushed) {
           log.clear();
           return failedAt(pushed.takeError());
         }
         logged.resize(logged.size() - count);
-        if (llvm::Error failure = I.writeGlobalStep(*mode, *pushed))
-          return failure;
       }
       if (llvm::Error failure = checkLoss(*result))
         return failure;

@@ -160,8 +160,6 @@ struct Estimator::Impl {
   llvm::Error warmStart(ModeSession &mode);
   llvm::Expected<Examples> readInput(Mode mode);
   llvm::Expected<int64_t> readGlobalStep(ModeSession &mode);
-  /// Sets global_step (asynchronous training: the ps tasks' value).
-  llvm::Error writeGlobalStep(ModeSession &mode, int64_t step);
   llvm::Error save(ModeSession &mode, int64_t step);
 };
 

@@ -172,7 +172,8 @@ enum class Request : char {
   Initialize = 'I',
   /// index...: the values.
   Pull = 'P',
-  /// (gradient number, tensor)...: applied; the reply is global_step.
+  /// (gradient number, tensor)...: applied; the reply is global_step and
+  /// the task's trained variables after the update.
   Push = 'G',
 };
 
@@ -450,8 +451,8 @@ llvm::Error ParameterClient::pullAll(runtime::Session &session) {
   return pull(session, variables, "the pull of every variable");
 }
 
-llvm::Expected<int64_t>
-ParameterClient::push(llvm::ArrayRef<Tensor> gradients) {
+llvm::Expected<int64_t> ParameterClient::push(llvm::ArrayRef<Tensor> gradients,
+                                              runtime::Session &session) {
   int64_t globalStep = -1;
   // Each ps's request is sent before any reply is awaited, so that the ps
   // tasks apply their shares at once.
@@ -496,7 +497,30 @@ ParameterClient::push(llvm::ArrayRef<Tensor> gradients) {
       return step.takeError();
     if (server == servers.front().get())
       globalStep = *step;
+    int ps =
+        int(llvm::find_if(servers,
+                          [&](const auto &s) { return s.get() == server; }) -
+            servers.begin());
+    for (size_t variable : layout.trained) {
+      if (layout.owner[variable] != ps)
+        continue;
+      auto value = reader.getTensor();
+      if (!value)
+        return value.takeError();
+      if (llvm::Error failure = session.writeVariable(
+              layout.variables[variable], std::move(*value)))
+        return std::move(failure);
+    }
   }
+  // global_step as the session holds it (int64, or another integer).
+  const std::string &name = layout.variables[layout.globalStep];
+  auto current = session.readVariable(name);
+  if (!current)
+    return current.takeError();
+  Tensor step(current->dtype(), current->shape());
+  step.setFromDouble(0, double(globalStep));
+  if (llvm::Error failure = session.writeVariable(name, std::move(step)))
+    return std::move(failure);
   return globalStep;
 }
 
@@ -663,6 +687,16 @@ llvm::Error ParameterStore::push(MessageReader &request, MessageWriter &reply) {
     return step.takeError();
   reply.put(Status::Ok);
   reply.put<int64_t>(step->getAsInt(0));
+  // The trained variables after the update: what the trainer's next step
+  // reads, without a pull of its own.
+  for (size_t variable : layout.trained) {
+    if (layout.owner[variable] != ps)
+      continue;
+    auto value = session.readVariable(layout.variables[variable]);
+    if (!value)
+      return value.takeError();
+    reply.putTensor(*value);
+  }
   return llvm::Error::success();
 }
 

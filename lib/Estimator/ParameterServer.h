@@ -72,8 +72,11 @@ public:
   /// Before a checkpoint: every variable (slots too) into `session`.
   llvm::Error pullAll(runtime::Session &session);
   /// After a step: `gradients` (in the layout's order) to their ps tasks,
-  /// which apply them; returns global_step after the update.
-  llvm::Expected<int64_t> push(llvm::ArrayRef<Tensor> gradients);
+  /// which apply them and reply with the trained variables and global_step
+  /// after the update; those go into `session` (so the next step needs no
+  /// pull). Returns global_step.
+  llvm::Expected<int64_t> push(llvm::ArrayRef<Tensor> gradients,
+                               runtime::Session &session);
 
 private:
   struct Server;

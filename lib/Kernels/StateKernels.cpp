@@ -250,23 +250,32 @@ static LogicalResult applyOptimizer(KernelContext &ctx) {
   };
   // Typed loops for float and double (the element-by-element dispatch
   // cost more than the arithmetic on large variables).
+  // The pointers are locals and the count hoisted, so the loops vectorize.
   auto typed = [&](auto zero) {
     using T = decltype(zero);
-    const T *g = grad.data<T>();
-    std::vector<const T *> in;
-    std::vector<T *> out;
-    for (unsigned k = 0; k < numSlots; ++k) {
-      in.push_back(slots[k]->data<T>());
-      out.push_back(next[k].data<T>());
-    }
-    for (int64_t i = 0; i < grad.numElements(); ++i) {
-      double var = in[0][i], first = in[1][i],
-             second = numSlots > 2 ? double(in[2][i]) : 0.0;
-      step(double(g[i]), var, first, second);
-      out[0][i] = T(var);
-      out[1][i] = T(first);
-      if (numSlots > 2)
-        out[2][i] = T(second);
+    const T *__restrict g = grad.data<T>();
+    const T *__restrict var = slots[0]->data<T>();
+    const T *__restrict first = slots[1]->data<T>();
+    T *__restrict nextVar = next[0].data<T>();
+    T *__restrict nextFirst = next[1].data<T>();
+    int64_t n = grad.numElements();
+    if constexpr (kind == Optimizer::Momentum) {
+      for (int64_t i = 0; i < n; ++i) {
+        double v = var[i], a = first[i], unused = 0;
+        step(double(g[i]), v, a, unused);
+        nextVar[i] = T(v);
+        nextFirst[i] = T(a);
+      }
+    } else {
+      const T *__restrict second = slots[2]->data<T>();
+      T *__restrict nextSecond = next[2].data<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        double v = var[i], m = first[i], s = second[i];
+        step(double(g[i]), v, m, s);
+        nextVar[i] = T(v);
+        nextFirst[i] = T(m);
+        nextSecond[i] = T(s);
+      }
     }
   };
   if (grad.dtype() == kFloat) {

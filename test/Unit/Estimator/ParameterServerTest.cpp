@@ -198,18 +198,23 @@ TEST_F(ParameterServerTest, ServesAfterTheChiefsValuesAndApplies) {
   EXPECT_EQ(store.handle(initialize().bytes, "chief:0"),
             std::vector<char>{'O'});
   EXPECT_EQ(pullW(store), (std::vector<float>{1, 2}));
-  // w -= 0.1 g; the reply is global_step after the train op's increment.
+  // w -= 0.1 g; the reply is global_step after the train op's increment,
+  // then w after the update (status, step, dtype, rank, dim, byte count,
+  // two floats).
   std::vector<char> applied = store.handle(push.bytes, "worker:0");
-  ASSERT_EQ(applied.size(), 9u);
+  ASSERT_EQ(applied.size(), 1 + 8 + 4 + 4 + 8 + 8 + 8u);
   EXPECT_EQ(applied[0], 'O');
   int64_t step;
   std::memcpy(&step, applied.data() + 1, 8);
   EXPECT_EQ(step, 6);
+  std::vector<float> w(2);
+  std::memcpy(w.data(), applied.data() + applied.size() - 8, 8);
+  EXPECT_EQ(w, (std::vector<float>{0, 0}));
   EXPECT_EQ(pullW(store), (std::vector<float>{0, 0}));
   // The next push starts from zero gradients again.
   Bytes none;
   none.put<char>('G').put<uint32_t>(0);
-  EXPECT_EQ(store.handle(none.bytes, "worker:0").size(), 9u);
+  EXPECT_EQ(store.handle(none.bytes, "worker:0").size(), applied.size());
   EXPECT_EQ(pullW(store), (std::vector<float>{0, 0}));
 }
 
