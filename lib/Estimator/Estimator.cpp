@@ -180,6 +180,9 @@ llvm::Error Estimator::Impl::addTowers(ModuleOp module, ModeSession &mode) {
     return makeError("config.towers: towers build the training step "
                      "(TowerOptimizer): name model.optimizer instead of a "
                      "train op");
+  if (model.optimizer().has_exponential_decay())
+    return makeError("model.optimizer.exponential_decay: a decayed learning "
+                     "rate with towers is not supported yet");
   graph::GraphTowersPassOptions options;
   options.mode = "train";
   options.loss = model.loss();
@@ -246,6 +249,20 @@ llvm::Error Estimator::Impl::addTrainingStep(ModuleOp module, bool crossReplica,
     minimize.initName = model.init_op();
   if (llvm::Error failure = setOptimizer(model.optimizer(), minimize))
     return failure;
+  if (model.optimizer().has_exponential_decay()) {
+    const auto &decay = model.optimizer().exponential_decay();
+    if (decay.decay_steps() <= 0)
+      return makeError("model.optimizer.exponential_decay: decay_steps must "
+                       "be positive, got " +
+                       llvm::Twine(decay.decay_steps()));
+    if (crossReplica || numShards > 0)
+      return makeError("model.optimizer.exponential_decay: a decayed "
+                       "learning rate in TPUEstimator's replicated step is "
+                       "not supported yet (use_tpu: false trains with it)");
+    minimize.decaySteps = decay.decay_steps();
+    minimize.decayRate = decay.decay_rate();
+    minimize.staircase = decay.staircase();
+  }
   PassManager pm(&context);
   pm.addPass(graph::createGraphInferShapesPass());
   pm.addPass(graph::createGraphMinimizePass(minimize));
@@ -1000,17 +1017,6 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   auto examples = I.readInput(Mode::Train);
   if (!examples)
     return examples.takeError();
-  // With ps tasks each trainer reads its own shard of the examples.
-  if (psCluster) {
-    int64_t count = psCluster->trainerTasks.size();
-    int64_t index = llvm::find(psCluster->trainerTasks, psCluster->self) -
-                    psCluster->trainerTasks.begin();
-    int64_t begin = examples->count * index / count,
-            end = examples->count * (index + 1) / count;
-    for (auto &[key, column] : examples->columns)
-      column = sliceRows(column, begin, end);
-    examples->count = end - begin;
-  }
   I.info("Calling model_fn.");
   // host_call's tensors are what each training step outfeeds.
   std::unique_ptr<HostCallRunner> hostCall;
@@ -1077,8 +1083,18 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   }
 
   const Dataset &dataset = I.job.input().train();
+  // With ps tasks every trainer reads the whole input, as each worker's
+  // input_fn does, in an order of its own: the shuffle seed plus its index,
+  // and (unshuffled) from its own part of the first epoch on.
+  int64_t trainerIndex = 0, trainerCount = 1;
+  if (psCluster) {
+    trainerCount = psCluster->trainerTasks.size();
+    trainerIndex = llvm::find(psCluster->trainerTasks, psCluster->self) -
+                   psCluster->trainerTasks.begin();
+  }
   BatchStream stream(*examples, I.settings.getGlobalBatchSize(Mode::Train),
-                     dataset.has_shuffle(), dataset.shuffle().seed(),
+                     dataset.has_shuffle(),
+                     dataset.shuffle().seed() + uint64_t(trainerIndex),
                      dataset.repeat(), /*padLast=*/false);
   // A trainer of several names the step a failure (a trainer gone)
   // stopped.
@@ -1104,9 +1120,12 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   };
   // The input position follows global_step, so a resumed run sees the
   // batches an uninterrupted run would.
-  Prefetcher prefetcher(
-      stream, psCluster ? step / int64_t(psCluster->trainerTasks.size()) : step,
-      dataset.prefetch() > 0 ? dataset.prefetch() : 2);
+  int64_t firstBatch = step;
+  if (psCluster && !dataset.has_shuffle())
+    firstBatch +=
+        trainerIndex * stream.getBatchCount().value_or(0) / trainerCount;
+  Prefetcher prefetcher(stream, firstBatch,
+                        dataset.prefetch() > 0 ? dataset.prefetch() : 2);
 
   // Checkpoints: one at the start, at loop boundaries when due, one at
   // the end, as CheckpointSaverHook saves them, each told to the listener

@@ -273,6 +273,17 @@ void GraphMinimizePass::runOnOperation() {
         << numProcesses.getValue();
     return signalPassFailure();
   }
+  if (decaySteps < 0) {
+    graph.emitError("graph-minimize: option 'decay-steps' must be 0 or "
+                    "more, got ")
+        << decaySteps.getValue();
+    return signalPassFailure();
+  }
+  if (decaySteps > 0 && allReduce) {
+    graph.emitError("graph-minimize: the learning rate's exponential decay "
+                    "(decay-steps) in a replicated step is not supported yet");
+    return signalPassFailure();
+  }
   if (numShards < 0) {
     graph.emitError("graph-minimize: option 'num-shards' must be positive, "
                     "got ")
@@ -392,9 +403,12 @@ void GraphMinimizePass::runOnOperation() {
       g = sum->getOutputs()[0];
     }
   }
-  if (failed(applyGradients(adder,
-                            OptimizerConfig{optimizer, learningRate, momentum,
-                                            useNesterov, beta1, beta2, epsilon},
-                            varsWithGrads, globalStepNode, initName)))
+  OptimizerConfig config{optimizer, learningRate, momentum, useNesterov,
+                         beta1,     beta2,        epsilon};
+  config.decaySteps = decaySteps;
+  config.decayRate = decayRate;
+  config.staircase = staircase;
+  if (failed(applyGradients(adder, config, varsWithGrads, globalStepNode,
+                            initName)))
     return signalPassFailure();
 }

@@ -328,6 +328,68 @@ applySparseGradientDescent(NodeAdder &adder, StringRef prefix, NodeOp variable,
                    {var, g.indices, delta->getOutputs()[0]}, {}, {}, variable);
 }
 
+/// tf.compat.v1.train.exponential_decay(learning_rate, global_step,
+/// decay_steps, decay_rate, staircase) in its name scope, on the value of
+/// `globalStep` before the train op increments it.
+static FailureOr<NodeOp> addExponentialDecay(NodeAdder &adder,
+                                             const OptimizerConfig &config,
+                                             Type floatType,
+                                             NodeOp globalStep) {
+  if (!globalStep)
+    return emitError(adder.getLoc())
+               << adder.getPassName()
+               << ": the learning rate's exponential decay needs the global "
+                  "step (global-step, or create-global-step)",
+           failure();
+  Builder &b = adder.getBuilder();
+  std::string scope = adder.unique("ExponentialDecay");
+  auto rate =
+      adder.addScalar(scope + "/learning_rate", config.learningRate, floatType);
+  auto steps = adder.addScalar(scope + "/decay_steps",
+                               double(config.decaySteps), floatType);
+  auto base =
+      adder.addScalar(scope + "/decay_rate", config.decayRate, floatType);
+  if (failed(rate) || failed(steps) || failed(base))
+    return failure();
+  Type stepType = getVariableValueType(globalStep);
+  FailureOr<NodeOp> step =
+      isResourceVariable(globalStep)
+          ? adder.add("ReadVariableOp", scope + "/ReadVariableOp",
+                      {globalStep.getOutputs()[0]}, {},
+                      {b.getNamedAttr("dtype", TypeAttr::get(stepType))})
+          : adder.add("Identity", scope + "/global_step",
+                      {globalStep.getOutputs()[0]}, {},
+                      {b.getNamedAttr("T", TypeAttr::get(stepType))});
+  if (failed(step))
+    return failure();
+  auto cast = adder.add("Cast", scope + "/Cast", {step->getOutputs()[0]}, {},
+                        {b.getNamedAttr("SrcT", TypeAttr::get(stepType)),
+                         b.getNamedAttr("DstT", TypeAttr::get(floatType)),
+                         b.getNamedAttr("Truncate", b.getBoolAttr(false))});
+  if (failed(cast))
+    return failure();
+  auto typed = b.getNamedAttr("T", TypeAttr::get(floatType));
+  auto p =
+      adder.add("RealDiv", scope + "/truediv",
+                {cast->getOutputs()[0], steps->getOutputs()[0]}, {}, {typed});
+  if (failed(p))
+    return failure();
+  if (config.staircase) {
+    p = adder.add("Floor", scope + "/Floor", {p->getOutputs()[0]}, {}, {typed});
+    if (failed(p))
+      return failure();
+  }
+  auto power =
+      adder.add("Pow", scope + "/Pow",
+                {base->getOutputs()[0], p->getOutputs()[0]}, {}, {typed});
+  if (failed(power))
+    return failure();
+  auto decayed =
+      adder.add("Mul", scope, {rate->getOutputs()[0], power->getOutputs()[0]},
+                {}, {typed}, {}, /*exactName=*/true);
+  return decayed;
+}
+
 FailureOr<NodeOp>
 cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
                               ArrayRef<VariableGradient> gradients,
@@ -371,9 +433,13 @@ cleave::graph::applyGradients(NodeAdder &adder, const OptimizerConfig &config,
   }
 
   // _prepare and the updates, in the optimizer's name scope.
+  FailureOr<NodeOp> lr = failure();
+  if (config.decaySteps > 0)
+    lr = addExponentialDecay(adder, config, floatType, globalStep);
   std::string scope = adder.unique(config.getName()) + "/";
-  auto lr =
-      adder.addScalar(scope + "learning_rate", config.learningRate, floatType);
+  if (config.decaySteps <= 0)
+    lr = adder.addScalar(scope + "learning_rate", config.learningRate,
+                         floatType);
   if (failed(lr))
     return failure();
   NodeOp momentumConst, beta1Const, beta2Const, epsilonConst;

@@ -56,6 +56,7 @@ public:
   GraphOp getGraph() { return graph; }
   mlir::OpBuilder &getBuilder() { return builder; }
   mlir::Location getLoc() const { return loc; }
+  llvm::StringRef getPassName() const { return pass; }
 
 private:
   GraphOp graph;
@@ -80,6 +81,12 @@ struct OptimizerConfig {
   double momentum = 0.9;
   bool useNesterov = false;
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  /// tf.compat.v1.train.exponential_decay of the learning rate by the
+  /// global step: learning_rate * decay_rate ^ (global_step / decay_steps),
+  /// the exponent floored with `staircase` (decaySteps 0: a constant rate).
+  int64_t decaySteps = 0;
+  double decayRate = 1;
+  bool staircase = false;
 
   /// "GradientDescent", "Momentum" or "Adam": its name scope.
   llvm::StringRef getName() const;

@@ -406,6 +406,14 @@ def GraphMinimizePass : Pass<"graph-minimize", "::mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", "0.9", "Adam's beta1">,
     Option<"beta2", "beta2", "double", "0.999", "Adam's beta2">,
     Option<"epsilon", "epsilon", "double", "1e-08", "Adam's epsilon">,
+    Option<"decaySteps", "decay-steps", "int64_t", "0",
+           "decay the learning rate exponentially by the global step "
+           "(tf.compat.v1.train.exponential_decay): every this many steps "
+           "by decay-rate (0: a constant rate)">,
+    Option<"decayRate", "decay-rate", "double", "1",
+           "exponential decay's rate">,
+    Option<"staircase", "staircase", "bool", "false",
+           "exponential decay in whole steps of decay-steps">,
     ListOption<"varList", "var-list", "std::string",
                "the variables to train (default: all but the global step)">,
     Option<"globalStep", "global-step", "std::string", "",
