@@ -10,6 +10,7 @@
 
 #include "cleave/Estimator/Estimator.h"
 
+#include "AllReducedStep.h"
 #include "EstimatorImpl.h"
 #include "Exporters.h"
 #include "HostCall.h"
@@ -991,12 +992,6 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
     return makeError("For TPU training, one of `steps` or `max_steps` must be "
                      "set. Cannot be both `None`.");
   runtime::ProcessGroup *trainers = I.options.trainers;
-  if (trainers && !I.settings.onDevice(Mode::Train))
-    return makeError("config.use_tpu: training across " +
-                     llvm::Twine(trainers->getSize()) +
-                     " processes runs TPUEstimator's replicated step, whose "
-                     "cross-replica sums span the processes: set use_tpu: "
-                     "true");
   const ParameterServerCluster *psCluster = I.options.parameterServers;
   if (psCluster && I.settings.onDevice(Mode::Train))
     return makeError("config.use_tpu: asynchronous training with ps tasks "
@@ -1156,6 +1151,9 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   };
   if (llvm::Error failure = save())
     return failure;
+  // The plain step across processes: each trainer's gradients summed
+  // over all of them, then applied by each.
+  std::unique_ptr<AllReducedStep> allReduced;
   if (trainers) {
     // The other trainers start from the chief's first checkpoint, so
     // every process holds the same variables.
@@ -1165,6 +1163,16 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       if (llvm::Error failure = mode->session->restore(
               getCheckpointPrefix(I.settings.modelDir, step)))
         return failure;
+    if (!I.settings.onDevice(Mode::Train)) {
+      auto created = AllReducedStep::create(
+          *mode->session, mode->globalStep, mode->trainOp, *trainers,
+          !I.job.model().has_optimizer() ||
+              I.job.model().optimizer().reduction() != Optimizer::SUM);
+      if (!created)
+        return created.takeError();
+      allReduced = std::move(*created);
+      mode->targets.clear();
+    }
   }
   int64_t lastSaveStep = step;
   auto lastSaveTime = std::chrono::steady_clock::now();
@@ -1269,6 +1277,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
           break;
         llvm::append_range(fetches, parameters->getLayout().gradients);
       }
+      if (allReduced)
+        llvm::append_range(fetches, allReduced->getGradients());
       std::vector<Tensor> logged;
       auto result = I.runStep(*mode, processShare(std::move(**batch)), fetches,
                               {}, &logged);
@@ -1283,6 +1293,16 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         if (!pushed) {
           log.clear();
           return failedAt(pushed.takeError());
+        }
+        logged.resize(logged.size() - count);
+      }
+      if (allReduced) {
+        size_t count = allReduced->getGradients().size();
+        if (llvm::Error failure = allReduced->apply(
+                llvm::ArrayRef<Tensor>(logged).take_back(count),
+                *mode->session)) {
+          log.clear();
+          return failedAt(std::move(failure));
         }
         logged.resize(logged.size() - count);
       }

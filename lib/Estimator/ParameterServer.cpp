@@ -99,9 +99,12 @@ ParameterLayout::build(runtime::Session &session,
   std::string failure;
   walkNodes(module, [&](graph::NodeOp node) {
     llvm::StringRef op = node.getOpType();
-    bool update = op.contains("Apply") &&
-                  (op.starts_with("Apply") || op.starts_with("Resource") ||
-                   op.starts_with("Sparse"));
+    // The optimizers' updates: Apply*, Resource*Apply*, Sparse*Apply*, and
+    // SGD's sparse ScatterSub (ResourceScatterSub).
+    bool update = (op.contains("Apply") &&
+                   (op.starts_with("Apply") || op.starts_with("Resource") ||
+                    op.starts_with("Sparse"))) ||
+                  op == "ScatterSub" || op == "ResourceScatterSub";
     if (!update || !failure.empty())
       return;
     auto variable =
@@ -111,10 +114,10 @@ ParameterLayout::build(runtime::Session &session,
     std::string name = variable ? variable.getName().str() : "?";
     std::optional<unsigned> gradient = getGradientOperand(op);
     if (!gradient) {
-      failure = "ps training: the update of variable '" + name + "' is a " +
-                op.str() +
-                "; the ps tasks apply dense gradients (sgd, momentum, "
-                "adam), not sparse ones yet";
+      failure = "training across processes: the update of variable '" + name +
+                "' is a " + op.str() +
+                "; updates fed across processes are of dense gradients "
+                "(sgd, momentum, adam), not sparse ones yet";
       return;
     }
     auto it = index.find(name);

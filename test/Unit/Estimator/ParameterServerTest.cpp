@@ -174,6 +174,41 @@ TEST_F(ParameterServerTest, PlacesAsReplicaDeviceSetter) {
   EXPECT_EQ(layout(3).owner, (std::vector<int>{1, 1, 0, 2}));
 }
 
+TEST(ParameterLayoutTest, SparseUpdatesAreRefusedNamingTheVariable) {
+  // SGD's sparse update of an embedding: a ScatterSub of its rows.
+  constexpr const char *kSparse = R"pb(
+node { name: "emb" op: "VariableV2"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: 4 } } } } }
+node { name: "global_step" op: "VariableV2"
+  attr { key: "dtype" value { type: DT_INT64 } }
+  attr { key: "shape" value { shape {} } } }
+node { name: "rows" op: "Placeholder"
+  attr { key: "dtype" value { type: DT_INT32 } } }
+node { name: "values" op: "Placeholder"
+  attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "update_emb" op: "ScatterSub"
+  input: "emb" input: "rows" input: "values"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "Tindices" value { type: DT_INT32 } } }
+)pb";
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(kSparse, "sparse");
+  mlir::OwningOpRef<mlir::ModuleOp> module = importGraphDef(*buffer, &context);
+  ASSERT_TRUE(module);
+  auto session = runtime::Session::create(std::move(module), "", {});
+  ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+  auto layout = ParameterLayout::build(**session, "global_step", 1);
+  ASSERT_FALSE(bool(layout));
+  EXPECT_EQ(llvm::toString(layout.takeError()),
+            "training across processes: the update of variable 'emb' is a "
+            "ScatterSub; updates fed across processes are of dense "
+            "gradients (sgd, momentum, adam), not sparse ones yet");
+}
+
 TEST_F(ParameterServerTest, ServesAfterTheChiefsValuesAndApplies) {
   ParameterLayout placed = layout(1);
   ParameterStore store(*session, placed, "train", 0);
