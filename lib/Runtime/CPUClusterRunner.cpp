@@ -247,7 +247,7 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
              failure();
     }
     if (notes)
-      *notes << "graph-run: " << func.getSymName()
+      *notes << notePrefix << func.getSymName()
              << ": interpreted: it does not compile for these arguments ("
              << (diagnostics.empty() ? std::string("no reason given")
                                      : diagnostics.front().str())

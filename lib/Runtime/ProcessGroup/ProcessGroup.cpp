@@ -141,6 +141,18 @@ public:
         return error("process group: cannot create '" + dir +
                      "': " + made.message());
     }
+    // Attempts before the last one are over: nobody joins them again.
+    std::vector<std::string> over;
+    for (llvm::sys::fs::directory_iterator it(base, ec), end; it != end && !ec;
+         it.increment(ec)) {
+      int64_t attempt;
+      if (!llvm::StringRef(llvm::sys::path::filename(it->path()))
+               .getAsInteger(10, attempt) &&
+          attempt < next - 1)
+        over.push_back(it->path());
+    }
+    for (const std::string &old : over)
+      llvm::sys::fs::remove_directories(old);
     // Written aside, then renamed: the others never read half of it.
     std::string temporary = path("current.tmp");
     {

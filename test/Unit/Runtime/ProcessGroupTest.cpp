@@ -236,3 +236,30 @@ TEST(ProcessGroupTest, AReceiveFromALostPeerNamesIt) {
   EXPECT_LT(seconds, 10.0);
   llvm::sys::fs::remove_directories(dir);
 }
+
+TEST(ProcessGroupTest, OnlyTheLastTwoAttemptsStay) {
+  std::string dir = scratchDirectory();
+  // Four meetings in one directory, as four restarts of two trainers.
+  for (int meeting = 0; meeting < 4; ++meeting) {
+    std::vector<std::string> errors(2);
+    std::vector<std::thread> ranks;
+    for (int rank = 0; rank < 2; ++rank)
+      ranks.emplace_back([&, rank] {
+        auto group = ProcessGroup::connect(optionsFor(rank, dir, 20, 2));
+        if (!group)
+          errors[rank] = llvm::toString(group.takeError());
+      });
+    for (std::thread &rank : ranks)
+      rank.join();
+    ASSERT_EQ(errors[0], "");
+    ASSERT_EQ(errors[1], "");
+  }
+  auto exists = [&](const char *attempt) {
+    return llvm::sys::fs::exists(dir + "/" + attempt);
+  };
+  EXPECT_FALSE(exists("1"));
+  EXPECT_FALSE(exists("2"));
+  EXPECT_TRUE(exists("3"));
+  EXPECT_TRUE(exists("4"));
+  llvm::sys::fs::remove_directories(dir);
+}
