@@ -6,8 +6,9 @@ replica each (graph-estimator train-and-evaluate, a chief and a worker
 started by scripts/local-cluster.py, their gradients all-reduced over
 Gloo), beside PyTorch's DistributedDataParallel on its gloo backend over
 the same global batch in one and two processes, and Gloo's all-reduce of
-the step's gradient bytes alone (torch.distributed.all_reduce, which is
-Gloo's).
+the step's gradient bytes alone, through Cleave's process group
+(cleave-allreduce-bench: two processes) and through PyTorch's
+(torch.distributed.all_reduce, which is Gloo's).
 
 Cleave's step time is the median of its step counter's global_step/sec
 intervals (the first dropped: compilation); PyTorch's, the median of timed
@@ -195,10 +196,15 @@ def main():
     for model, name, cleave, peer in rows:
         print("| %s | %s | %.3f | %.3f | %.2f |" % (model, name, cleave, peer,
                                                    peer / cleave))
+    tool = os.path.join(cs.CFG.build, "bin", "cleave-allreduce-bench")
     for model, ms in gloo.items():
-        print("\n%s: Gloo all-reduce of the step's %d gradient bytes alone "
-              "(PyTorch's gloo backend): %.3f ms"
-              % (model, 4 * PARAMETERS[model], ms))
+        ours = float(subprocess.run(
+            [tool, str(PARAMETERS[model]), "300" if model == "mlp" else "60"],
+            check=True, capture_output=True, text=True).stdout)
+        print("\n%s: Gloo all-reduce of the step's %d gradient bytes alone: "
+              "%.3f ms through Cleave's process group, %.3f ms through "
+              "PyTorch's gloo backend (Cleave / PyTorch %.2f)"
+              % (model, 4 * PARAMETERS[model], ours, ms, ours / ms))
 
 
 if __name__ == "__main__":
