@@ -280,11 +280,13 @@ struct ParameterClient::Server {
   std::string task;
   std::unique_ptr<runtime::ProcessGroup> pair;
 
-  /// Sends `request`, returns the reply's status and results.
+  llvm::Error send(const MessageWriter &request, llvm::StringRef what) {
+    return pair->send(1, request.buffer, what);
+  }
+  /// The reply to the request `what`: its status (a failure is an error
+  /// naming the task) and its results.
   llvm::Expected<std::pair<Status, MessageReader>>
-  call(const MessageWriter &request, llvm::StringRef what) {
-    if (llvm::Error failure = pair->send(1, request.buffer, what))
-      return std::move(failure);
+  receiveReply(llvm::StringRef what) {
     auto reply = pair->receive(1, "the reply to " + what.str());
     if (!reply)
       return reply.takeError();
@@ -298,6 +300,19 @@ struct ParameterClient::Server {
                        (message ? *message : toString(message.takeError())));
     }
     return std::make_pair(Status(*status), std::move(reader));
+  }
+  /// Sends `request`, returns the reply's status and results.
+  llvm::Expected<std::pair<Status, MessageReader>>
+  call(const MessageWriter &request, llvm::StringRef what) {
+    if (llvm::Error failure = send(request, what))
+      return std::move(failure);
+    return receiveReply(what);
+  }
+  /// A pull or push that finds the task without variables.
+  llvm::Error lostVariables() const {
+    return makeError(task + " lost its variables (it was restarted): "
+                            "restart the chief, which restores them from the "
+                            "latest checkpoint");
   }
 };
 
@@ -425,10 +440,7 @@ llvm::Error ParameterClient::pull(runtime::Session &session,
     if (!reply)
       return reply.takeError();
     if (reply->first == Status::NotReady)
-      return makeError(server->task +
-                       " lost its variables (it was restarted): restart the "
-                       "chief, which restores them from the latest "
-                       "checkpoint");
+      return server->lostVariables();
     for (size_t i : owned) {
       auto value = reply->second.getTensor();
       if (!value)
@@ -459,7 +471,6 @@ llvm::Expected<int64_t> ParameterClient::push(llvm::ArrayRef<Tensor> gradients,
   int64_t globalStep = -1;
   // Each ps's request is sent before any reply is awaited, so that the ps
   // tasks apply their shares at once.
-  std::vector<Server *> asked;
   for (auto [ps, server] : llvm::enumerate(servers)) {
     MessageWriter request;
     request.put(Request::Push);
@@ -472,40 +483,23 @@ llvm::Expected<int64_t> ParameterClient::push(llvm::ArrayRef<Tensor> gradients,
       request.put<uint32_t>(k);
       request.putTensor(gradients[k]);
     }
-    if (llvm::Error failure =
-            server->pair->send(1, request.buffer, "the gradients' push"))
+    if (llvm::Error failure = server->send(request, "the gradients' push"))
       return std::move(failure);
-    asked.push_back(server.get());
   }
-  for (Server *server : asked) {
-    auto reply = server->pair->receive(1, "the reply to the gradients' push");
+  for (auto [ps, server] : llvm::enumerate(servers)) {
+    auto reply = server->receiveReply("the gradients' push");
     if (!reply)
       return reply.takeError();
-    MessageReader reader(std::move(*reply));
-    auto status = reader.get<char>();
-    if (!status)
-      return status.takeError();
-    if (Status(*status) == Status::Failed) {
-      auto message = reader.getString();
-      return makeError(server->task + ": " +
-                       (message ? *message : toString(message.takeError())));
-    }
-    if (Status(*status) == Status::NotReady)
-      return makeError(server->task +
-                       " lost its variables (it was restarted): restart the "
-                       "chief, which restores them from the latest "
-                       "checkpoint");
+    auto &[status, reader] = *reply;
+    if (status == Status::NotReady)
+      return server->lostVariables();
     auto step = reader.get<int64_t>();
     if (!step)
       return step.takeError();
-    if (server == servers.front().get())
+    if (ps == 0)
       globalStep = *step;
-    int ps =
-        int(llvm::find_if(servers,
-                          [&](const auto &s) { return s.get() == server; }) -
-            servers.begin());
     for (size_t variable : layout.trained) {
-      if (layout.owner[variable] != ps)
+      if (layout.owner[variable] != int(ps))
         continue;
       auto value = reader.getTensor();
       if (!value)

@@ -548,20 +548,8 @@ joinTrainers(const DistributedConfig &cluster, llvm::StringRef modelDir,
   llvm::sys::path::append(store, std::to_string(step));
   options.storeDirectory = std::string(store);
   // The chief clears the meetings of earlier starts.
-  if (options.rank == 0) {
-    std::vector<std::string> over;
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(meetings, ec), end;
-         it != end && !ec; it.increment(ec)) {
-      int64_t earlier;
-      if (!llvm::StringRef(llvm::sys::path::filename(it->path()))
-               .getAsInteger(10, earlier) &&
-          earlier < step)
-        over.push_back(it->path());
-    }
-    for (const std::string &path : over)
-      llvm::sys::fs::remove_directories(path);
-  }
+  if (options.rank == 0)
+    runtime::removeMeetingsBefore(meetings, step);
   // The TCP device binds to the host of the task's address.
   std::string address =
       cluster.cluster.getAddress(cluster.taskType, cluster.taskId);

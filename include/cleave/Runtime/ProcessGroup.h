@@ -53,6 +53,10 @@ struct ProcessGroupOptions {
   std::optional<double> connectTimeoutSeconds;
 };
 
+/// Removes the subdirectories of `directory` named by a number below
+/// `number`: meetings that are over (earlier attempts, earlier steps).
+void removeMeetingsBefore(llvm::StringRef directory, int64_t number);
+
 class ProcessGroup : public CrossProcessReduce {
 public:
   /// Meets the other ranks and connects to every one of them. The process

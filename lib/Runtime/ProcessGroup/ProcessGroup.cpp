@@ -105,6 +105,22 @@ private:
 };
 } // namespace cleave::runtime
 
+void cleave::runtime::removeMeetingsBefore(llvm::StringRef directory,
+                                           int64_t number) {
+  std::vector<std::string> over;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    int64_t meeting;
+    if (!llvm::StringRef(llvm::sys::path::filename(it->path()))
+             .getAsInteger(10, meeting) &&
+        meeting < number)
+      over.push_back(it->path());
+  }
+  for (const std::string &path : over)
+    llvm::sys::fs::remove_directories(path);
+}
+
 namespace {
 /// Where the ranks meet: a directory of its own per attempt, so that
 /// processes restarted after a failure never read what the failed ones
@@ -142,17 +158,7 @@ public:
                      "': " + made.message());
     }
     // Attempts before the last one are over: nobody joins them again.
-    std::vector<std::string> over;
-    for (llvm::sys::fs::directory_iterator it(base, ec), end; it != end && !ec;
-         it.increment(ec)) {
-      int64_t attempt;
-      if (!llvm::StringRef(llvm::sys::path::filename(it->path()))
-               .getAsInteger(10, attempt) &&
-          attempt < next - 1)
-        over.push_back(it->path());
-    }
-    for (const std::string &old : over)
-      llvm::sys::fs::remove_directories(old);
+    removeMeetingsBefore(base, next - 1);
     // Written aside, then renamed: the others never read half of it.
     std::string temporary = path("current.tmp");
     {
