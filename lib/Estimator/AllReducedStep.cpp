@@ -27,8 +27,8 @@ AllReducedStep::create(runtime::Session &session, llvm::StringRef globalStep,
       std::move(layout->gradients), trainOp.str(), trainers, mean));
 }
 
-llvm::Error AllReducedStep::apply(llvm::ArrayRef<Tensor> values,
-                                  runtime::Session &session) {
+llvm::Error AllReducedStep::exchange(llvm::ArrayRef<Tensor> values,
+                                     runtime::Session &session) {
   // One flat buffer per dtype, so that a step is one collective per dtype
   // (XLA's all-reduce combiner).
   std::map<int32_t, llvm::SmallVector<size_t>> byDType;

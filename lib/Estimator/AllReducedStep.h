@@ -13,7 +13,7 @@
 #ifndef CLEAVE_LIB_ESTIMATOR_ALLREDUCEDSTEP_H
 #define CLEAVE_LIB_ESTIMATOR_ALLREDUCEDSTEP_H
 
-#include "cleave/Runtime/Session.h"
+#include "GradientExchange.h"
 
 #include "llvm/Support/Error.h"
 
@@ -27,7 +27,7 @@ class ProcessGroup;
 
 namespace cleave::estimator {
 
-class AllReducedStep {
+class AllReducedStep : public GradientExchange {
 public:
   /// `mean`: the sum is divided by the number of trainers (the optimizer's
   /// MEAN reduction), so that trainers on equal shares of a global batch
@@ -36,12 +36,13 @@ public:
   create(runtime::Session &session, llvm::StringRef globalStep,
          llvm::StringRef trainOp, runtime::ProcessGroup &trainers, bool mean);
 
-  /// The tensors a step fetches: what the optimizer's updates read as
-  /// gradients.
-  const std::vector<std::string> &getGradients() const { return gradients; }
-  /// Sums `values` (in getGradients' order) across the trainers and runs
-  /// the train op with the sums fed.
-  llvm::Error apply(llvm::ArrayRef<Tensor> values, runtime::Session &session);
+  const std::vector<std::string> &getGradients() const override {
+    return gradients;
+  }
+  /// Sums `values` across the trainers and runs the train op with the sums
+  /// fed.
+  llvm::Error exchange(llvm::ArrayRef<Tensor> values,
+                       runtime::Session &session) override;
 
 private:
   AllReducedStep(std::vector<std::string> gradients, std::string trainOp,

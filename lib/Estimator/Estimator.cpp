@@ -1126,9 +1126,8 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   // the end, as CheckpointSaverHook saves them, each told to the listener
   // (which may stop training).
   bool listenerStop = false;
-  bool writesCheckpoints = isChief;
   auto save = [&]() -> llvm::Error {
-    if (!writesCheckpoints)
+    if (!isChief)
       return llvm::Error::success();
     if (parameters) {
       // The ps tasks' variables, at the global step they have reached.
@@ -1152,14 +1151,14 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
   if (llvm::Error failure = save())
     return failure;
   // The plain step across processes: each trainer's gradients summed
-  // over all of them, then applied by each.
+  // over all of them, then applied by each (with ps tasks, pushed).
   std::unique_ptr<AllReducedStep> allReduced;
   if (trainers) {
     // The other trainers start from the chief's first checkpoint, so
     // every process holds the same variables.
     if (llvm::Error failure = trainers->barrier())
       return failure;
-    if (!writesCheckpoints)
+    if (!isChief)
       if (llvm::Error failure = mode->session->restore(
               getCheckpointPrefix(I.settings.modelDir, step)))
         return failure;
@@ -1174,6 +1173,9 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
       mode->targets.clear();
     }
   }
+  GradientExchange *exchange =
+      parameters ? static_cast<GradientExchange *>(parameters.get())
+                 : allReduced.get();
   int64_t lastSaveStep = step;
   auto lastSaveTime = std::chrono::steady_clock::now();
 
@@ -1275,10 +1277,9 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         step = *pulled;
         if (step >= lastStep)
           break;
-        llvm::append_range(fetches, parameters->getLayout().gradients);
       }
-      if (allReduced)
-        llvm::append_range(fetches, allReduced->getGradients());
+      if (exchange)
+        llvm::append_range(fetches, exchange->getGradients());
       std::vector<Tensor> logged;
       auto result = I.runStep(*mode, processShare(std::move(**batch)), fetches,
                               {}, &logged);
@@ -1286,19 +1287,9 @@ llvm::Error Estimator::train(std::optional<int64_t> steps,
         log.clear();
         return failedAt(result.takeError());
       }
-      if (parameters) {
-        size_t count = parameters->getLayout().gradients.size();
-        auto pushed = parameters->push(
-            llvm::ArrayRef<Tensor>(logged).take_back(count), *mode->session);
-        if (!pushed) {
-          log.clear();
-          return failedAt(pushed.takeError());
-        }
-        logged.resize(logged.size() - count);
-      }
-      if (allReduced) {
-        size_t count = allReduced->getGradients().size();
-        if (llvm::Error failure = allReduced->apply(
+      if (exchange) {
+        size_t count = exchange->getGradients().size();
+        if (llvm::Error failure = exchange->exchange(
                 llvm::ArrayRef<Tensor>(logged).take_back(count),
                 *mode->session)) {
           log.clear();

@@ -466,8 +466,8 @@ llvm::Error ParameterClient::pullAll(runtime::Session &session) {
   return pull(session, variables, "the pull of every variable");
 }
 
-llvm::Expected<int64_t> ParameterClient::push(llvm::ArrayRef<Tensor> gradients,
-                                              runtime::Session &session) {
+llvm::Error ParameterClient::exchange(llvm::ArrayRef<Tensor> gradients,
+                                      runtime::Session &session) {
   int64_t globalStep = -1;
   // Each ps's request is sent before any reply is awaited, so that the ps
   // tasks apply their shares at once.
@@ -516,9 +516,7 @@ llvm::Expected<int64_t> ParameterClient::push(llvm::ArrayRef<Tensor> gradients,
     return current.takeError();
   Tensor step(current->dtype(), current->shape());
   step.setFromDouble(0, double(globalStep));
-  if (llvm::Error failure = session.writeVariable(name, std::move(step)))
-    return std::move(failure);
-  return globalStep;
+  return session.writeVariable(name, std::move(step));
 }
 
 //===----------------------------------------------------------------------===//
@@ -553,6 +551,12 @@ llvm::Error ParameterStore::dispatch(MessageReader &request,
   auto kind = request.get<char>();
   if (!kind)
     return kind.takeError();
+  // Pulls and pushes wait for the chief's values.
+  if (!ready &&
+      (Request(*kind) == Request::Pull || Request(*kind) == Request::Push)) {
+    reply.put(Status::NotReady);
+    return llvm::Error::success();
+  }
   switch (Request(*kind)) {
   case Request::Hello:
     return hello(request, reply, trainer);
@@ -611,10 +615,6 @@ llvm::Error ParameterStore::initialize(MessageReader &request,
 }
 
 llvm::Error ParameterStore::pull(MessageReader &request, MessageWriter &reply) {
-  if (!ready) {
-    reply.put(Status::NotReady);
-    return llvm::Error::success();
-  }
   auto count = request.get<uint32_t>();
   if (!count)
     return count.takeError();
@@ -639,10 +639,6 @@ llvm::Error ParameterStore::pull(MessageReader &request, MessageWriter &reply) {
 /// The trained variables' updates run with the pushed gradients; those
 /// of other tasks' variables get zeros (their values here are not read).
 llvm::Error ParameterStore::push(MessageReader &request, MessageWriter &reply) {
-  if (!ready) {
-    reply.put(Status::NotReady);
-    return llvm::Error::success();
-  }
   if (feeds.empty())
     for (auto [k, variable] : llvm::enumerate(layout.trained)) {
       auto value = session.readVariable(layout.variables[variable]);
@@ -650,8 +646,9 @@ llvm::Error ParameterStore::push(MessageReader &request, MessageWriter &reply) {
         return value.takeError();
       feeds.emplace_back(layout.gradients[k],
                          Tensor(value->dtype(), value->shape()));
+      holdsGradient.push_back(false);
     }
-  std::vector<size_t> pushed;
+  std::vector<bool> given(feeds.size());
   auto count = request.get<uint32_t>();
   if (!count)
     return count.takeError();
@@ -671,12 +668,17 @@ llvm::Error ParameterStore::push(MessageReader &request, MessageWriter &reply) {
                        shapeString(value->shape()) + ", not " +
                        shapeString(feeds[*k].second.shape()));
     feeds[*k].second = std::move(*value);
-    pushed.push_back(*k);
+    given[*k] = holdsGradient[*k] = true;
   }
+  // A gradient this push leaves out is zero (allocated only when an earlier
+  // push gave one: trainers give all of this task's every time).
+  for (size_t k = 0; k < feeds.size(); ++k)
+    if (!given[k] && holdsGradient[k]) {
+      feeds[k].second =
+          Tensor(feeds[k].second.dtype(), feeds[k].second.shape());
+      holdsGradient[k] = false;
+    }
   auto ran = session.run(feeds, {}, {trainOp});
-  // The next push starts from zeros again.
-  for (size_t k : pushed)
-    feeds[k].second = Tensor(feeds[k].second.dtype(), feeds[k].second.shape());
   if (!ran)
     return ran.takeError();
   auto step = session.readVariable(layout.variables[layout.globalStep]);

@@ -16,6 +16,8 @@
 #ifndef CLEAVE_LIB_ESTIMATOR_PARAMETERSERVER_H
 #define CLEAVE_LIB_ESTIMATOR_PARAMETERSERVER_H
 
+#include "GradientExchange.h"
+
 #include "cleave/Estimator/Estimator.h"
 
 #include "llvm/Support/Error.h"
@@ -54,14 +56,13 @@ struct ParameterLayout {
 };
 
 /// A trainer's connections to every ps task.
-class ParameterClient {
+class ParameterClient : public GradientExchange {
 public:
   static llvm::Expected<std::unique_ptr<ParameterClient>>
   connect(const ParameterServerCluster &cluster, ParameterLayout layout,
           InfoLog &log);
   ~ParameterClient();
 
-  const ParameterLayout &getLayout() const { return layout; }
   /// The chief's start: every variable of `session` onto its ps task.
   llvm::Error initialize(runtime::Session &session);
   /// A worker's start: waits until the chief has initialized every ps
@@ -71,12 +72,15 @@ public:
   llvm::Error pullTrained(runtime::Session &session);
   /// Before a checkpoint: every variable (slots too) into `session`.
   llvm::Error pullAll(runtime::Session &session);
+  const std::vector<std::string> &getGradients() const override {
+    return layout.gradients;
+  }
   /// After a step: `gradients` (in the layout's order) to their ps tasks,
   /// which apply them and reply with the trained variables and global_step
   /// after the update; those go into `session` (so the next step needs no
-  /// pull). Returns global_step.
-  llvm::Expected<int64_t> push(llvm::ArrayRef<Tensor> gradients,
-                               runtime::Session &session);
+  /// pull).
+  llvm::Error exchange(llvm::ArrayRef<Tensor> gradients,
+                       runtime::Session &session) override;
 
 private:
   struct Server;
@@ -119,8 +123,10 @@ private:
   std::mutex mutex;
   /// Whether the chief has put the variables here.
   bool ready = false;
-  /// The updates' gradient tensors, fed with each push.
+  /// The updates' gradient tensors, fed with each push, and which of them
+  /// hold a pushed gradient (the others are zeros).
   runtime::NamedTensors feeds;
+  std::vector<bool> holdsGradient;
 };
 
 /// A ps task: serves every trainer of the cluster, each over its own
