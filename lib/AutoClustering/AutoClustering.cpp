@@ -390,7 +390,9 @@ void Clusterer::findCandidates() {
     StringRef op = node.getOpType();
     bool ordered = llvm::is_contained(order, node.getOperation());
     bool isCall = !ops::lookupOp(op) && module.lookupSymbol(op);
-    if (!conversion::hasCPULowering(op) && !isCall) {
+    if (!ops::lookupOp(op) && !isCall) {
+      reason = "Op type not registered '" + op.str() + "' in binary";
+    } else if (!conversion::hasCPULowering(op) && !isCall) {
       reason = "op '" + op.str() + "' has no CPU lowering";
     } else if (!compilableCallees(node, reason)) {
       // `reason` names the node of the callee that stops it.

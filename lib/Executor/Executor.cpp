@@ -19,6 +19,7 @@
 #include "cleave/Ops/OpRegistry.h"
 #include "cleave/Runtime/Rendezvous.h"
 #include "cleave/Runtime/ThreadCache.h"
+#include "cleave/Support/CommandLine.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -902,31 +903,12 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
     return node.emitError() << getNotFetchableMessage(name);
   };
 
-  // " (did you mean 'x'?)" for the nearest names, as the flag parser
-  // suggests flags.
+  // " (did you mean 'x'?)" for the nearest names.
   auto suggest = [&](StringRef wrong) -> std::string {
-    unsigned limit = std::max<unsigned>(2, wrong.size() / 3), best = limit;
-    SmallVector<StringRef> nearest;
-    for (const auto &entry : byName) {
-      unsigned d = wrong.edit_distance(entry.getKey(), /*AllowReplacements=*/
-                                       true, /*MaxEditDistance=*/limit);
-      if (d > limit)
-        continue;
-      if (d < best) {
-        best = d;
-        nearest.clear();
-      }
-      if (d == best && nearest.size() < 3)
-        nearest.push_back(entry.getKey());
-    }
-    if (nearest.empty())
-      return "";
-    llvm::sort(nearest);
-    std::string text = " (did you mean ";
-    for (auto [i, name] : llvm::enumerate(nearest))
-      text += (i ? (i + 1 == nearest.size() ? " or '" : ", '") : "'") +
-              name.str() + "'";
-    return text + "?)";
+    SmallVector<StringRef> names;
+    for (const auto &entry : byName)
+      names.push_back(entry.getKey());
+    return suggestNearest(wrong, names);
   };
 
   // Resolve feeds and fetches. A name the graph lacks is the request's

@@ -9,6 +9,7 @@
 
 #include "cleave/Runtime/Freezing.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Support/CommandLine.h"
 
 #include "cleave/tf/graph.pb.h"
 
@@ -58,9 +59,14 @@ runtime::freezeGraphDef(tf::GraphDef &graph,
   std::vector<std::string> work;
   for (const std::string &output : outputs) {
     StringRef name = inputNode(output);
-    if (!byName.count(name))
-      return llvm::createStringError("output '%s': no node named '%s'",
-                                     output.c_str(), name.str().c_str());
+    if (!byName.count(name)) {
+      llvm::SmallVector<StringRef> names;
+      for (const auto &entry : byName)
+        names.push_back(entry.getKey());
+      return llvm::createStringError(
+          "output '%s': no node named '%s'%s", output.c_str(),
+          name.str().c_str(), suggestNearest(name, names).c_str());
+    }
     work.push_back(name.str());
   }
   while (!work.empty()) {

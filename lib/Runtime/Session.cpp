@@ -231,8 +231,10 @@ Session::Impl::prepare(const std::vector<std::string> &feeds,
                  << (d.cluster.empty() ? "interpreted (" + d.reason + ")"
                                        : "compiled in " + d.cluster)
                  << "\n";
-      StringRef noLowering = " has no CPU lowering";
-      if (options.strictCompile && StringRef(d.reason).ends_with(noLowering)) {
+      StringRef reason = d.reason;
+      bool uncompilableOp = reason.ends_with(" has no CPU lowering") ||
+                            reason.starts_with("Op type not registered");
+      if (options.strictCompile && uncompilableOp) {
         // On the node, so that the message gives its file and line.
         std::string message = "Node '" + d.node + "': " + d.reason;
         graph::NodeOp node;

@@ -15,6 +15,7 @@
 #include "cleave/Executor/Executor.h"
 #include "cleave/InitAll.h"
 #include "cleave/Support/CommandLine.h"
+#include "cleave/Support/ToolDiagnostics.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Target/CPU/AheadOfTime.h"
 #include "cleave/Translate/GraphDef.h"
@@ -92,6 +93,7 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  cleave::CommandLineDiagnostics requestErrors(&context, "graph-compile: ");
 
   SmallVector<StringRef> scopes;
   StringRef(className).split(scopes, "::");

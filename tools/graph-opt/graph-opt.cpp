@@ -10,6 +10,7 @@
 #include "cleave/InitAll.h"
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Support/CommandLine.h"
+#include "cleave/Support/ToolDiagnostics.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/Dot.h"
 #include "cleave/Translate/GraphDef.h"
@@ -237,6 +238,7 @@ static LogicalResult processBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
 
   if (!config.shouldVerifyDiagnostics()) {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    cleave::CommandLineDiagnostics optionErrors(&context, "graph-opt: error: ");
     return run();
   }
   SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
@@ -298,7 +300,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   cleave::registerGraphDefImportOptions();
-  llvm::cl::ParseCommandLineOptions(
+  cleave::parseToolOptions(
       argc, argv,
       "Cleave optimizer: runs passes on GraphDefs (.pb, .pbtxt) and MLIR\n");
   if (!checkPassOptions(argc, argv))

@@ -17,6 +17,7 @@
 #include "cleave/Runtime/Session.h"
 #include "cleave/Runtime/TensorLiteral.h"
 #include "cleave/Support/CommandLine.h"
+#include "cleave/Support/ToolDiagnostics.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Target/CPU/KernelLibrary.h"
 #include "cleave/Tensor/Npy.h"
@@ -534,17 +535,7 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  // An error with no place in the graph (a fetch, feed or target the graph
-  // lacks) is the command line's: said as graph-run's own, not as the
-  // graph file's first line.
-  ScopedDiagnosticHandler requestErrors(&context, [](Diagnostic &diag) {
-    if (!isa<UnknownLoc>(diag.getLocation()) ||
-        diag.getSeverity() != DiagnosticSeverity::Error)
-      return failure();
-    llvm::outs().flush();
-    llvm::errs() << "graph-run: " << diag.str() << "\n";
-    return success();
-  });
+  cleave::CommandLineDiagnostics requestErrors(&context, "graph-run: ");
 
   std::unique_ptr<runtime::Session> session = openSession(context, sourceMgr);
   if (!session)

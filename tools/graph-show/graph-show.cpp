@@ -13,6 +13,7 @@
 
 #include "cleave/Checkpoint/TensorBundle.h"
 #include "cleave/Conversion/GraphToLinalg.h"
+#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Support/CommandLine.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Tensor/Tensor.h"
@@ -81,12 +82,17 @@ struct GraphSummary {
   std::map<std::string, int64_t> ops;
   std::vector<std::string> functions;
   std::map<std::string, int64_t> notCompiled; // op -> count
+  /// Ops neither the registry nor the graph's library defines: no tool
+  /// can run them.
+  std::map<std::string, int64_t> unregistered; // op -> count
 };
 
 static GraphSummary summarize(const tensorflow::GraphDef &graph) {
   GraphSummary s;
   s.nodes = graph.node_size();
-  llvm::StringSet<> read;
+  llvm::StringSet<> read, functions;
+  for (const auto &function : graph.library().function())
+    functions.insert(function.signature().name());
   for (const auto &node : graph.node())
     for (const std::string &input : node.input()) {
       llvm::StringRef name(input);
@@ -125,6 +131,8 @@ static GraphSummary summarize(const tensorflow::GraphDef &graph) {
     bool fed = op == "Placeholder" || op == "PlaceholderWithDefault";
     if (!fed && !cleave::conversion::hasCPULowering(op))
       ++s.notCompiled[op];
+    if (!cleave::ops::lookupOp(op) && !functions.contains(op))
+      ++s.unregistered[op];
   }
   for (const auto &function : graph.library().function())
     s.functions.push_back(function.signature().name());
@@ -143,18 +151,21 @@ static json::Object graphJson(const GraphSummary &s) {
                                      {"op", op},
                                      {"dtype", cleave::dtypeName(dtype)},
                                      {"shape", shape}});
-  json::Object ops, notCompiled;
+  json::Object ops, notCompiled, unregistered;
   for (const auto &[op, count] : s.ops)
     ops[op] = count;
   for (const auto &[op, count] : s.notCompiled)
     notCompiled[op] = count;
+  for (const auto &[op, count] : s.unregistered)
+    unregistered[op] = count;
   return json::Object{{"nodes", s.nodes},
                       {"placeholders", std::move(placeholders)},
                       {"outputs", std::move(outputs)},
                       {"variables", std::move(variables)},
                       {"ops", std::move(ops)},
                       {"functions", std::move(functions)},
-                      {"without_cpu_lowering", std::move(notCompiled)}};
+                      {"without_cpu_lowering", std::move(notCompiled)},
+                      {"not_registered", std::move(unregistered)}};
 }
 
 static void printGraph(const GraphSummary &s, llvm::raw_ostream &os,
@@ -198,6 +209,12 @@ static void printGraph(const GraphSummary &s, llvm::raw_ostream &os,
       os << " " << op << " " << count;
   }
   os << "\n";
+  if (!s.unregistered.empty()) {
+    os << indent << "not registered (no tool runs these):";
+    for (const auto &[op, count] : s.unregistered)
+      os << " " << op << " " << count;
+    os << "\n";
+  }
 }
 
 /// The variables of a SavedModel's checkpoint, or nothing.

@@ -10,6 +10,7 @@
 
 #include "cleave/Version.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -17,6 +18,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -70,6 +72,35 @@ hideLibraryOptions(std::initializer_list<llvm::cl::OptionCategory *> keep) {
       option->setHiddenFlag(llvm::cl::Hidden);
   }
   llvm::cl::SetVersionPrinter(printCleaveVersion);
+}
+
+/// " (did you mean 'x'?)" naming the nearest of `names` to `wrong` (up to
+/// three, within an edit distance of a third of its length), as the flag
+/// parser suggests flags; "" when none is near.
+inline std::string suggestNearest(llvm::StringRef wrong,
+                                  llvm::ArrayRef<llvm::StringRef> names) {
+  unsigned limit = std::max<unsigned>(2, wrong.size() / 3), best = limit;
+  llvm::SmallVector<llvm::StringRef> nearest;
+  for (llvm::StringRef name : names) {
+    unsigned d = wrong.edit_distance(name, /*AllowReplacements=*/true,
+                                     /*MaxEditDistance=*/limit);
+    if (d > limit)
+      continue;
+    if (d < best) {
+      best = d;
+      nearest.clear();
+    }
+    if (d == best && nearest.size() < 3)
+      nearest.push_back(name);
+  }
+  if (nearest.empty())
+    return "";
+  llvm::sort(nearest);
+  std::string text = " (did you mean ";
+  for (auto [i, name] : llvm::enumerate(nearest))
+    text += (i ? (i + 1 == nearest.size() ? " or '" : ", '") : "'") +
+            name.str() + "'";
+  return text + "?)";
 }
 
 } // namespace cleave

@@ -595,6 +595,11 @@ LogicalResult FunctionLowering::lowerNode(graph::NodeOp node) {
   if (it == table.end() && !ops::lookupOp(op) &&
       SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
     return lowerCallByName(ctx);
+  if (it == table.end() && !ops::lookupOp(op))
+    return nodeError(node) << "Op type not registered '" << op
+                           << "' in binary (graph-ops lists the ops this "
+                              "build knows)",
+           failure();
   if (it == table.end())
     return nodeError(node) << "op '" << op << "' has no CPU lowering",
            failure();

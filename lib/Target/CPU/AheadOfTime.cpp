@@ -13,6 +13,8 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
+#include "cleave/Ops/OpRegistry.h"
+#include "cleave/Support/CommandLine.h"
 #include "cleave/Target/CPU/CPUTarget.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -327,12 +329,21 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
   request.body = &body;
   request.returnConstantOutputs = true;
   SmallVector<Buffer> feeds, fetches, variables;
+  // A name the graph lacks is the command line's error, with the nearest
+  // names the graph has.
+  Location requestLoc = UnknownLoc::get(module.getContext());
+  auto suggest = [&](StringRef wrong) {
+    SmallVector<StringRef> names;
+    for (const auto &entry : byName)
+      names.push_back(entry.getKey());
+    return suggestNearest(wrong, names);
+  };
   for (const AheadOfTimeOptions::Feed &feed : options.feeds) {
     graph::NodeOp node = byName.lookup(feed.name);
     if (!node || node.getOutputs().empty())
-      return emitError(module.getLoc())
-                 << "graph-compile: cannot feed '" << feed.name
-                 << "': no such node",
+      return emitError(requestLoc)
+                 << "cannot feed '" << feed.name << "': no such node"
+                 << (node ? "" : suggest(feed.name)),
              failure();
     int32_t dtype = dtypeAttr(node);
     std::optional<std::vector<int64_t>> shape =
@@ -354,20 +365,27 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
     auto [nodeName, portText] = StringRef(fetch).split(':');
     unsigned port = 0;
     graph::NodeOp node = byName.lookup(nodeName);
+    // An op nothing defines has no outputs to fetch: say why.
+    if (node && port >= node.getOutputs().size() &&
+        !ops::lookupOp(node.getOpType()) &&
+        !SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
+      return graph::nodeError(node)
+                 << "Op type not registered '" << node.getOpType()
+                 << "' in binary (graph-ops lists the ops this build knows)",
+             failure();
     if (!node || (!portText.empty() && portText.getAsInteger(10, port)) ||
         port >= node.getOutputs().size())
-      return emitError(module.getLoc())
-                 << "graph-compile: cannot fetch '" << fetch
-                 << "': no such tensor",
+      return emitError(requestLoc)
+                 << "cannot fetch '" << fetch << "': no such tensor"
+                 << (node ? "" : suggest(nodeName)),
              failure();
     request.outputs.push_back(node.getOutputs()[port]);
   }
   for (const std::string &target : options.targets) {
     graph::NodeOp node = byName.lookup(target);
     if (!node)
-      return emitError(module.getLoc())
-                 << "graph-compile: cannot run target '" << target
-                 << "': no such node",
+      return emitError(requestLoc) << "cannot run target '" << target
+                                   << "': no such node" << suggest(target),
              failure();
     request.targets.push_back(node);
   }

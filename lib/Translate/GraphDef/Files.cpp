@@ -104,7 +104,8 @@ private:
 static LogicalResult parseMessage(StringRef bytes, bool binary,
                                   StringAttr filename, pb::Message &message,
                                   pb::TextFormat::ParseInfoTree &tree) {
-  Location fileLoc = FileLineColLoc::get(filename, 1, 1);
+  // Line 0 for the wire format: its bytes are no source to quote.
+  Location fileLoc = FileLineColLoc::get(filename, binary ? 0 : 1, binary ? 0 : 1);
   std::string type = message.GetDescriptor()->name();
   ProtobufLogCapture capture;
   if (binary) {

@@ -116,6 +116,25 @@ static StringRef skipCommentLines(StringRef buffer) {
   return rest;
 }
 
+/// Whether text that is no protobuf message can be MLIR: after `//`
+/// comments, its first token starts a top-level op (`module`, a
+/// `dialect.op`, a generic `"op"`, results `%x =`) or an alias or resource
+/// (`#a =`, `!t =`, `{-#`). An empty file is an empty module.
+static bool looksLikeMLIR(StringRef buffer) {
+  StringRef rest = buffer.ltrim();
+  while (rest.starts_with("//"))
+    rest = rest.drop_until([](char c) { return c == '\n'; }).ltrim();
+  if (rest.empty())
+    return true;
+  if (rest.starts_with("\"") || rest.starts_with("%") ||
+      rest.starts_with("#") || rest.starts_with("!") ||
+      rest.starts_with("{-#"))
+    return true;
+  StringRef word = rest.take_while(
+      [](char c) { return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$'; });
+  return word == "module" || (word.contains('.') && llvm::isAlpha(word[0]));
+}
+
 InputFormat cleave::detectInputFormat(StringRef buffer) {
   // Bytes that never occur in text mean the wire format.
   StringRef head = buffer.take_front(4096);
@@ -154,10 +173,20 @@ std::string cleave::identifyNonGraph(StringRef buffer) {
   for (const auto &[magic, what] : kMagic)
     if (buffer.starts_with(magic))
       return what;
-  // Text: the first word after `#` lines (a shebang, comments).
+  // A script names its interpreter on its first line.
+  if (buffer.starts_with("#!")) {
+    StringRef line = buffer.take_until([](char c) { return c == '\n'; });
+    if (line.contains("python"))
+      return "a Python script";
+    return ("a script (" + line.rtrim() + ")").str();
+  }
+  // Text: the first word after `#` lines (comments).
   StringRef rest = skipCommentLines(buffer);
   if (rest.starts_with("{\"") || rest.starts_with("["))
     return "a JSON file";
+  // A module docstring opens most Python files.
+  if (rest.starts_with("\"\"\"") || rest.starts_with("'''"))
+    return "a Python script";
   StringRef word =
       rest.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
   StringRef after = rest.drop_front(word.size());
@@ -165,5 +194,7 @@ std::string cleave::identifyNonGraph(StringRef buffer) {
        word == "class") &&
       after.starts_with(" "))
     return "a Python script";
+  if (detectInputFormat(buffer) == InputFormat::MLIR && !looksLikeMLIR(buffer))
+    return "text that is neither a protobuf text message nor MLIR";
   return "";
 }

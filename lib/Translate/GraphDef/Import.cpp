@@ -10,6 +10,7 @@
 
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
+#include "cleave/Support/CommandLine.h"
 
 #include "cleave/Translate/GraphDef.h"
 #include "mlir/IR/Builders.h"
@@ -767,14 +768,23 @@ LogicalResult Importer::checkOutputArrays(GraphOp graph, Location loc) {
   llvm::StringMap<NodeOp> nodes;
   for (auto node : graph.getBody().front().getOps<NodeOp>())
     nodes[node.getName()] = node;
+  // The option's error, not the graph's: no place in the file.
+  Location optionLoc = UnknownLoc::get(loc.getContext());
   for (const std::string &output : options.outputArrays) {
     auto [name, port] = graph::splitTensorName(output);
     auto it = nodes.find(name);
-    if (it == nodes.end())
-      return emitError(loc) << "Output " << name << " was not found in graph";
+    if (it == nodes.end()) {
+      SmallVector<StringRef> names;
+      for (const auto &entry : nodes)
+        names.push_back(entry.getKey());
+      return emitError(optionLoc)
+             << "--graphdef-output-arrays: Output " << name
+             << " was not found in graph" << suggestNearest(name, names);
+    }
     if (port >= it->second.getOutputs().size())
-      return emitError(loc) << "Invalid output index " << port
-                            << " specified for node: " << name;
+      return emitError(optionLoc)
+             << "--graphdef-output-arrays: Invalid output index " << port
+             << " specified for node: " << name;
   }
   return success();
 }

@@ -1,6 +1,7 @@
 //===- Registration.cpp - mlir-translate registrations --------------------===//
 
 #include "cleave/Dialect/Graph/IR/Graph.h"
+#include "cleave/Support/ToolDiagnostics.h"
 #include "cleave/Translate/GraphDef.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
@@ -26,6 +27,8 @@ void cleave::registerGraphDefTranslations() {
          MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        // An import option's error has no place in the file.
+        cleave::CommandLineDiagnostics optionErrors(context, "error: ");
         OwningOpRef<ModuleOp> module = importGraphDef(
             *buffer, context, getGraphDefImportOptionsFromCL());
         if (!module)

@@ -11,6 +11,7 @@
 #include "Differentiator.h"
 
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
+#include "cleave/Support/CommandLine.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
@@ -53,9 +54,10 @@ private:
 
 LogicalResult GraphGradientPass::checkOptions(GraphOp graph) {
   if (ys.empty() || xs.empty())
-    return graph.emitError("graph-gradient: options 'ys' and 'xs' name the "
-                           "tensors to differentiate and to differentiate "
-                           "with respect to");
+    return emitOptionError(graph)
+           << "graph-gradient: options 'ys' and 'xs' are required: they name "
+              "the tensors to differentiate and to differentiate with respect "
+              "to";
   if (!llvm::is_contained({"add_n", "tree", "accumulate_n"},
                           StringRef(aggregationMethod)))
     return graph.emitError("Invalid aggregation_method specified ")
@@ -87,11 +89,16 @@ TensorNameResolver::resolve(ArrayRef<std::string> texts,
   for (StringRef text : texts) {
     auto [name, port] = splitTensorName(text);
     NodeOp node = byName.lookup(name);
-    if (!node)
-      return graph.emitError() << pass << ": option '" << option << "' names '"
-                               << text << "', which is no node of the graph";
+    if (!node) {
+      SmallVector<StringRef> names;
+      for (auto &entry : byName)
+        names.push_back(entry.first);
+      return emitOptionError(graph)
+             << pass << ": option '" << option << "' names '" << text
+             << "', which is no node of the graph" << suggestNearest(name, names);
+    }
     if (port >= node.getOutputs().size())
-      return graph.emitError()
+      return emitOptionError(graph)
              << pass << ": option '" << option << "' names '" << text
              << "', but node '" << node.getName() << "' has "
              << node.getOutputs().size()

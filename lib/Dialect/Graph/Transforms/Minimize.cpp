@@ -202,14 +202,14 @@ void GraphMinimizePass::runOnOperation() {
   GraphOp graph = *graphs.begin();
   Block &body = graph.getBody().front();
   if (!llvm::is_contained({"sgd", "momentum", "adam"}, StringRef(optimizer))) {
-    graph.emitError("graph-minimize: option 'optimizer' must be sgd, "
-                    "momentum or adam, got '")
-        << optimizer.getValue() << "'";
+    emitOptionError(graph) << "graph-minimize: option 'optimizer' must be "
+                              "sgd, momentum or adam, got '"
+                           << optimizer.getValue() << "'";
     return signalPassFailure();
   }
   if (loss.empty()) {
-    graph.emitError("graph-minimize: option 'loss' names the tensor to "
-                    "minimize");
+    emitOptionError(graph) << "graph-minimize: option 'loss' is required: "
+                              "it names the tensor to minimize";
     return signalPassFailure();
   }
   TensorNameResolver byName(graph, "graph-minimize");

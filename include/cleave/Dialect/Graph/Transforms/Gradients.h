@@ -56,6 +56,12 @@ addGradients(GraphOp graph, llvm::ArrayRef<mlir::Value> ys,
 mlir::FailureOr<std::string> getOrCreateGradientFunction(NodeOp user,
                                                          FuncOp function);
 
+/// An error in a pass's options: the command line's, with no place in the
+/// graph's source (tools say it without quoting the file's first line).
+inline mlir::InFlightDiagnostic emitOptionError(mlir::Operation *op) {
+  return mlir::emitError(mlir::UnknownLoc::get(op->getContext()));
+}
+
 /// Finds nodes and tensors ("node" or "node:port") of the top-level graph
 /// by name, for passes whose options name them; errors name the pass and
 /// the option.
