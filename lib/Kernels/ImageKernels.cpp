@@ -61,10 +61,16 @@ static LogicalResult lrn(KernelContext &ctx) {
 static LogicalResult lrnGrad(KernelContext &ctx) {
   const Tensor &dy = ctx.inputs[0], &x = ctx.inputs[1], &y = ctx.inputs[2];
   if (dy.rank() != 4 || x.rank() != 4 || y.rank() != 4)
-    return ctx.error() << "inputs must be 4-dimensional";
+    return ctx.error() << "inputs must be 4-dimensional, got input_grads "
+                       << shapeString(dy.shape()) << ", input_image "
+                       << shapeString(x.shape()) << " and out_image "
+                       << shapeString(y.shape());
   if (dy.shape() != x.shape() || y.shape() != x.shape())
     return ctx.error() << "input_grads, input_image, and out_image should "
-                          "have the same shape";
+                          "have the same shape, got "
+                       << shapeString(dy.shape()) << ", "
+                       << shapeString(x.shape()) << " and "
+                       << shapeString(y.shape());
   if (x.dtype() != kFloat)
     return ctx.error() << "dtype " << dtypeName(x.dtype())
                        << " is not supported";
@@ -189,7 +195,7 @@ template <bool isBilinear> static LogicalResult resizeGrad(KernelContext &ctx) {
     return failure();
   auto [align, halfPixel] = *attrs;
   if (grads.rank() != 4)
-    return ctx.error() << "input_grad must be 4-dimensional"
+    return ctx.error() << "input_grad must be 4-dimensional, got "
                        << shapeString(grads.shape());
   int64_t batch = grads.shape()[0], height = grads.shape()[1],
           width = grads.shape()[2], channels = grads.shape()[3];
@@ -198,11 +204,13 @@ template <bool isBilinear> static LogicalResult resizeGrad(KernelContext &ctx) {
   if constexpr (isBilinear) {
     const Tensor &original = ctx.inputs[1];
     if (original.rank() != 4)
-      return ctx.error() << "original_image must be 4-dimensional"
+      return ctx.error() << "original_image must be 4-dimensional, got "
                          << shapeString(original.shape());
     if (original.shape()[0] != batch || original.shape()[3] != channels)
       return ctx.error() << "original_image and input_grad must have the same "
-                            "batch size and depth";
+                            "batch size and depth, got original_image "
+                         << shapeString(original.shape()) << " and input_grad "
+                         << shapeString(grads.shape());
     inHeight = original.shape()[1];
     inWidth = original.shape()[2];
     dtype = original.dtype();

@@ -121,7 +121,10 @@ static LogicalResult sparseSoftmaxCrossEntropy(KernelContext &ctx) {
 static LogicalResult reluGrad(KernelContext &ctx) {
   const Tensor &grads = ctx.inputs[0], &features = ctx.inputs[1];
   if (grads.shape() != features.shape())
-    return ctx.error() << "gradients and features must have the same shape";
+    return ctx.error() << "gradients and features must have the same shape, "
+                          "got gradients "
+                       << shapeString(grads.shape()) << " and features "
+                       << shapeString(ctx.inputs[1].shape());
   Tensor out(grads.dtype(), grads.shape());
   for (int64_t i = 0; i < out.numElements(); ++i)
     out.setFromDouble(i,
@@ -219,7 +222,10 @@ static FailureOr<Conv> convGeometry(KernelContext &ctx,
   if (failed(attrs))
     return failure();
   if (inShape.size() != 4 || filterShape.size() != 4)
-    return ctx.error() << "input and filter must be 4-D", failure();
+    return ctx.error() << "input and filter must be 4-D, got input "
+                       << shapeString(inShape) << " and filter "
+                       << shapeString(filterShape),
+           failure();
   Conv g;
   g.strides = attrs->strides;
   g.dilations = attrs->dilations;
@@ -244,7 +250,8 @@ static FailureOr<Conv> poolGeometry(KernelContext &ctx,
   if (failed(attrs))
     return failure();
   if (inShape.size() != 4)
-    return ctx.error() << "input must be 4-D", failure();
+    return ctx.error() << "input must be 4-D, got " << shapeString(inShape),
+           failure();
   Conv g;
   g.strides = attrs->strides;
   g.dilations = attrs->dilations;
@@ -515,7 +522,10 @@ static LogicalResult fusedBatchNormGrad(KernelContext &ctx) {
     return ctx.error() << "input must be 4-dimensional in NHWC or NCHW, got "
                        << shapeString(x.shape()) << " in " << format;
   if (dy.shape() != x.shape())
-    return ctx.error() << "x and y_backprop must have the same shape";
+    return ctx.error() << "x and y_backprop must have same shape, but x has "
+                          "shape "
+                       << shapeString(x.shape()) << " and y_backprop has shape "
+                       << shapeString(dy.shape());
   bool training = ctx.getBool("is_training").value_or(true);
   double epsilon = ctx.getFloat("epsilon").value_or(0.0001);
   int64_t channel = format == "NCHW" ? 1 : 3, c = x.shape()[channel];
@@ -564,7 +574,10 @@ static LogicalResult fusedBatchNormGrad(KernelContext &ctx) {
 template <bool isElu> static LogicalResult saturatedGrad(KernelContext &ctx) {
   const Tensor &grads = ctx.inputs[0], &second = ctx.inputs[1];
   if (grads.shape() != second.shape())
-    return ctx.error() << "gradients and features must have the same shape";
+    return ctx.error() << "gradients and features must have the same shape, "
+                          "got gradients "
+                       << shapeString(grads.shape()) << " and features "
+                       << shapeString(ctx.inputs[1].shape());
   Tensor out(grads.dtype(), grads.shape());
   for (int64_t i = 0; i < out.numElements(); ++i) {
     double g = grads.getAsDouble(i), v = second.getAsDouble(i);
@@ -579,7 +592,10 @@ template <bool isElu> static LogicalResult saturatedGrad(KernelContext &ctx) {
 template <bool isSoftplus> static LogicalResult softGrad(KernelContext &ctx) {
   const Tensor &grads = ctx.inputs[0], &features = ctx.inputs[1];
   if (grads.shape() != features.shape())
-    return ctx.error() << "gradients and features must have the same shape";
+    return ctx.error() << "gradients and features must have the same shape, "
+                          "got gradients "
+                       << shapeString(grads.shape()) << " and features "
+                       << shapeString(ctx.inputs[1].shape());
   Tensor out(grads.dtype(), grads.shape());
   for (int64_t i = 0; i < out.numElements(); ++i) {
     double g = grads.getAsDouble(i), x = features.getAsDouble(i);

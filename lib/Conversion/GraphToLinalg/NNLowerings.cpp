@@ -486,7 +486,10 @@ static LogicalResult fusedBatchNormGrad(NodeLowering &ctx) {
   int64_t c = g->c;
   bool training = g->training;
   if (ctx.shape(0) != shape)
-    return ctx.error() << "x and y_backprop must have the same shape";
+    return ctx.error() << "x and y_backprop must have same shape, but x has "
+                          "shape "
+                       << shapeString(shape) << " and y_backprop has shape "
+                       << shapeString(ctx.shape(0));
   // The shape function checked scale and the statistics: [c] each.
   auto view = [&](Value perChannel) {
     return biasView(ctx, perChannel, c, g->channel, 4, dtype);
