@@ -1,6 +1,7 @@
 //===- CPUClusterRunner.cpp - compiled clusters on the host CPU -----------===//
 
 #include "cleave/Runtime/CPUClusterRunner.h"
+#include "cleave/Support/DelayedNote.h"
 
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
@@ -219,6 +220,20 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
   }
 
   auto start = std::chrono::steady_clock::now();
+  // A long compile says what it compiles while it runs, and how long it
+  // took when it is done.
+  unsigned nodes = 0;
+  func.walk([&](graph::NodeOp) { ++nodes; });
+  auto describe = [&, name = func.getName().str()] {
+    return name + " (" + std::to_string(nodes) +
+           (nodes == 1 ? " node)" : " nodes)");
+  };
+  std::optional<DelayedNote> pending;
+  if (slowCompileNotes)
+    pending.emplace(slowCompileSeconds, [this, what = describe()] {
+      *slowCompileNotes << notePrefix << "compiling " << what << " ...\n";
+      slowCompileNotes->flush();
+    });
   MLIRContext *context = func.getContext();
   {
     DialectRegistry registry;
@@ -312,11 +327,10 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   statistics.compileSeconds += seconds;
+  if (pending)
+    pending->stop();
   if (slowCompileNotes && seconds > slowCompileSeconds) {
-    unsigned nodes = 0;
-    func.walk([&](graph::NodeOp) { ++nodes; });
-    *slowCompileNotes << notePrefix << "compiled " << func.getName() << " ("
-                      << nodes << (nodes == 1 ? " node" : " nodes") << ") in "
+    *slowCompileNotes << notePrefix << "compiled " << describe() << " in "
                       << llvm::format("%.1f", seconds) << " s\n";
     slowCompileNotes->flush();
   }

@@ -10,6 +10,7 @@
 #include "cleave/InitAll.h"
 #include "cleave/Runtime/Checkpointing.h"
 #include "cleave/Support/CommandLine.h"
+#include "cleave/Support/DelayedNote.h"
 #include "cleave/Support/ToolDiagnostics.h"
 #include "cleave/Support/ToolInit.h"
 #include "cleave/Translate/Dot.h"
@@ -36,6 +37,7 @@
 
 #include <array>
 #include <chrono>
+#include <mutex>
 
 using namespace mlir;
 
@@ -98,8 +100,16 @@ namespace {
 /// a long pipeline is not silent until the end.
 class SlowPassNotes : public PassInstrumentation {
 public:
-  void runBeforePass(Pass *pass, Operation *) override {
-    starts[pass] = std::chrono::steady_clock::now();
+  void runBeforePass(Pass *pass, Operation *op) override {
+    // Nested passes may run on several threads at once.
+    std::lock_guard<std::mutex> lock(mutex);
+    starts[{pass, op}] = std::chrono::steady_clock::now();
+    // A pass that runs long says so while it runs.
+    pending[{pass, op}] = std::make_unique<cleave::DelayedNote>(
+        slowSeconds, [name = describe(pass, op)] {
+          llvm::outs().flush();
+          llvm::errs() << "graph-opt: running " << name << " ...\n";
+        });
   }
   void runAfterPass(Pass *pass, Operation *op) override { note(pass, op); }
   void runAfterPassFailed(Pass *pass, Operation *op) override {
@@ -107,20 +117,39 @@ public:
   }
 
 private:
+  /// The pass by its flag, and the op it runs on unless the module.
+  static std::string describe(Pass *pass, Operation *op) {
+    StringRef name = pass->getArgument();
+    std::string text = (name.empty() ? pass->getName() : name).str();
+    if (!isa<ModuleOp>(op))
+      text += " on '" + op->getName().getStringRef().str() + "'";
+    return text;
+  }
   void note(Pass *pass, Operation *op) {
+    std::unique_ptr<cleave::DelayedNote> waiting;
+    std::chrono::steady_clock::time_point start;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      waiting = std::move(pending[{pass, op}]);
+      pending.erase({pass, op});
+      start = starts[{pass, op}];
+      starts.erase({pass, op});
+    }
+    waiting.reset(); // ends the wait (or the note under way)
     double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - starts[pass])
+                         std::chrono::steady_clock::now() - start)
                          .count();
     if (seconds < slowSeconds)
       return;
+    std::lock_guard<std::mutex> lock(mutex);
     llvm::outs().flush(); // whole lines when stdout and stderr meet
-    StringRef name = pass->getArgument();
-    llvm::errs() << "graph-opt: " << (name.empty() ? pass->getName() : name);
-    if (!isa<ModuleOp>(op))
-      llvm::errs() << " on '" << op->getName() << "'";
-    llvm::errs() << " took " << llvm::format("%.2f", seconds) << " s\n";
+    llvm::errs() << "graph-opt: " << describe(pass, op) << " took "
+                 << llvm::format("%.2f", seconds) << " s\n";
   }
-  llvm::DenseMap<Pass *, std::chrono::steady_clock::time_point> starts;
+  using Run = std::pair<Pass *, Operation *>;
+  std::mutex mutex;
+  llvm::DenseMap<Run, std::chrono::steady_clock::time_point> starts;
+  llvm::DenseMap<Run, std::unique_ptr<cleave::DelayedNote>> pending;
 };
 } // namespace
 

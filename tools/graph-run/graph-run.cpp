@@ -37,7 +37,9 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cfloat>
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 using namespace cleave;
@@ -253,8 +255,8 @@ static std::unique_ptr<runtime::Session> openSession(MLIRContext &context,
 }
 
 /// Converts a fed .npy of NumPy's default float64 (int64) to a float32
-/// (int32) placeholder's dtype, warning that it did; an error for an
-/// integer that does not fit, naming the feed and the value.
+/// (int32) placeholder's dtype, warning that it did; an error for a value
+/// that does not fit, naming the feed and the value.
 static std::optional<std::string> convertNumpyDefault(Tensor &tensor,
                                                       int32_t want,
                                                       StringRef key,
@@ -273,7 +275,13 @@ static std::optional<std::string> convertNumpyDefault(Tensor &tensor,
                ", which int32 cannot hold";
       converted.data<int32_t>()[i] = int32_t(v);
     } else {
-      converted.data<float>()[i] = float(tensor.data<double>()[i]);
+      double v = tensor.data<double>()[i];
+      // A finite value past float32's range would become an infinity.
+      if (std::isfinite(v) && std::fabs(v) > double(FLT_MAX))
+        return "--feed " + key.str() + ": " + file.str() + " holds float64 " +
+               llvm::formatv("{0}", llvm::format("%g", v)).str() + " at element " +
+               std::to_string(i) + ", which float32 cannot hold";
+      converted.data<float>()[i] = float(v);
     }
   }
   llvm::errs() << "graph-run: warning: --feed " << key << ": " << file
@@ -296,14 +304,25 @@ struct StepIO {
 static std::optional<StepIO> readStepIO(const runtime::Session &session) {
   StepIO io;
   std::vector<std::string> feedKeys;
+  // A second value for the same tensor would silently win, whether it is
+  // named alike or as `x` and `x:0` (signature keys are names, not
+  // tensors).
+  llvm::StringMap<std::string> tensorsFed;
   for (const std::string &feed : feedOpts) {
     auto [key, value] = StringRef(feed).split('=');
     if (key.empty() || value.empty())
       return fail("--feed expects name=value, got '" + feed + "'"),
              std::nullopt;
-    // A second value for the same name would silently win.
-    if (llvm::is_contained(feedKeys, key))
-      return fail("--feed " + key + " is given twice"), std::nullopt;
+    std::string tensor = key.str();
+    if (signatureKey.empty() && !key.contains(':'))
+      tensor += ":0";
+    auto [it, isNew] = tensorsFed.try_emplace(tensor, key.str());
+    if (!isNew)
+      return fail("--feed " + key + " is given twice" +
+                  (it->second == key ? std::string()
+                                     : " (as '" + it->second + "' and '" +
+                                           key.str() + "')")),
+             std::nullopt;
     feedKeys.push_back(key.str());
   }
   io.fetchKeys.assign(fetchOpts.begin(), fetchOpts.end());
@@ -509,6 +528,11 @@ static bool restoreVariables(runtime::Session &session) {
     auto prefix = runtime::resolveCheckpointPrefix(from);
     if (!prefix)
       return fail(prefix.takeError(), "--restore: "), false;
+    // Says from where, as TensorFlow's Saver.restore logs it (a
+    // SavedModel's own variables go unsaid, as its loader's do).
+    if (!restorePath.empty())
+      llvm::errs() << "graph-run: Restoring parameters from " << *prefix
+                   << "\n";
     if (llvm::Error error = session.restore(*prefix))
       return fail(std::move(error)), false;
   }
@@ -569,6 +593,11 @@ int main(int argc, char **argv) {
       return fail(done.takeError());
   if (!restoreVariables(*session))
     return 1;
+  if (io->fetches.empty() && targetOpts.empty() && savePrefix.empty()) {
+    llvm::errs() << "graph-run: no --fetch, --target or --save: what --init "
+                    "or --restore set is not kept\n";
+    return 0;
+  }
 
   unsigned maxToKeep = keepCheckpoints >= 0 ? unsigned(keepCheckpoints)
                                             : session->getDefaultMaxToKeep();

@@ -23,6 +23,7 @@
 #include "cleave/tf/saved_model.pb.h"
 
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -77,8 +78,9 @@ struct GraphSummary {
   std::vector<std::tuple<std::string, int32_t, std::string, json::Value>>
       placeholders; // name, dtype, shape text, shape json
   std::vector<std::string> outputs;
-  std::vector<std::tuple<std::string, std::string, int32_t, std::string>>
-      variables; // name, op, dtype, shape
+  std::vector<
+      std::tuple<std::string, std::string, int32_t, std::string, json::Value>>
+      variables; // name, op, dtype, shape text, shape json
   std::map<std::string, int64_t> ops;
   std::vector<std::string> functions;
   std::map<std::string, int64_t> notCompiled; // op -> count
@@ -124,8 +126,10 @@ static GraphSummary summarize(const tensorflow::GraphDef &graph) {
     }
     if (op == "VariableV2" || op == "Variable" || op == "VarHandleOp") {
       const auto *shape = attrShape(node, "shape");
-      s.variables.emplace_back(node.name(), op, attrType(node, "dtype"),
-                               shape ? shapeText(*shape) : "<unknown rank>");
+      s.variables.emplace_back(
+          node.name(), op, attrType(node, "dtype"),
+          shape ? shapeText(*shape) : std::string("<unknown rank>"),
+          shape ? shapeJson(*shape) : json::Value(nullptr));
     }
     // Placeholders are fed, not computed.
     bool fed = op == "Placeholder" || op == "PlaceholderWithDefault";
@@ -146,7 +150,7 @@ static json::Object graphJson(const GraphSummary &s) {
     placeholders.push_back(json::Object{{"name", name},
                                         {"dtype", cleave::dtypeName(dtype)},
                                         {"shape", json::Value(shape)}});
-  for (const auto &[name, op, dtype, shape] : s.variables)
+  for (const auto &[name, op, dtype, text, shape] : s.variables)
     variables.push_back(json::Object{{"name", name},
                                      {"op", op},
                                      {"dtype", cleave::dtypeName(dtype)},
@@ -184,9 +188,9 @@ static void printGraph(const GraphSummary &s, llvm::raw_ostream &os,
   os << "\n";
   if (!s.variables.empty()) {
     os << indent << "variables:\n";
-    for (const auto &[name, op, dtype, shape] : s.variables)
+    for (const auto &[name, op, dtype, text, shape] : s.variables)
       os << indent << "  " << name << ": " << cleave::dtypeName(dtype) << " "
-         << shape << " (" << op << ")\n";
+         << text << " (" << op << ")\n";
   }
   os << indent << "ops:";
   for (const auto &[op, count] : s.ops)
@@ -218,7 +222,8 @@ static void printGraph(const GraphSummary &s, llvm::raw_ostream &os,
 }
 
 /// The variables of a SavedModel's checkpoint, or nothing.
-static std::optional<std::vector<std::tuple<std::string, int32_t, std::string>>>
+static std::optional<
+    std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>>>
 checkpointVariables(const std::string &exportDir) {
   llvm::SmallString<256> prefix(exportDir);
   llvm::sys::path::append(prefix, "variables", "variables");
@@ -229,10 +234,10 @@ checkpointVariables(const std::string &exportDir) {
     llvm::consumeError(reader.takeError());
     return std::nullopt;
   }
-  std::vector<std::tuple<std::string, int32_t, std::string>> out;
+  std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>> out;
   for (const std::string &key : reader->keys())
     if (const auto *entry = reader->lookup(key))
-      out.emplace_back(key, entry->dtype, cleave::shapeString(entry->shape));
+      out.emplace_back(key, entry->dtype, entry->shape);
   return out;
 }
 
@@ -276,11 +281,11 @@ static void showMetaGraph(const tensorflow::MetaGraphDef &meta,
   if (auto stored = checkpointVariables(exportDir)) {
     os << "  variables (from variables/variables):\n";
     for (const auto &[name, dtype, shape] : *stored) {
-      os << "    " << name << ": " << cleave::dtypeName(dtype) << " " << shape
-         << "\n";
+      os << "    " << name << ": " << cleave::dtypeName(dtype) << " "
+         << cleave::shapeString(shape) << "\n";
       variables.push_back(json::Object{{"name", name},
                                        {"dtype", cleave::dtypeName(dtype)},
-                                       {"shape", shape}});
+                                       {"shape", json::Array(shape)}});
     }
   }
   // Assets: TensorFlow 2's asset_file_def, and TensorFlow 1's
@@ -364,15 +369,31 @@ int main(int argc, char **argv) {
   bool binary = format == InputFormat::GraphDefBinary ||
                 format == InputFormat::MetaGraphDefBinary ||
                 format == InputFormat::SavedModelBinary;
-  auto parse = [&](google::protobuf::Message &message) {
+  // Why `message` does not parse ("" when it does), as protobuf says it,
+  // without protobuf's own log on stderr.
+  auto parse = [&](google::protobuf::Message &message) -> std::string {
     if (binary) {
       google::protobuf::io::CodedInputStream stream(
           reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
       stream.SetTotalBytesLimit(INT32_MAX);
-      return message.ParseFromCodedStream(&stream) &&
-             stream.ConsumedEntireMessage();
+      if (message.ParseFromCodedStream(&stream) &&
+          stream.ConsumedEntireMessage())
+        return "";
+      return "truncated or corrupt protobuf";
     }
-    return google::protobuf::TextFormat::ParseFromString(bytes.str(), &message);
+    struct FirstError : google::protobuf::io::ErrorCollector {
+      std::string text;
+      void AddError(int line, int column, const std::string &message) override {
+        if (text.empty())
+          text = std::to_string(line + 1) + ":" + std::to_string(column + 1) +
+                 ": " + message;
+      }
+    } errors;
+    google::protobuf::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&errors);
+    if (parser.ParseFromString(bytes.str(), &message))
+      return "";
+    return errors.text.empty() ? "it does not parse" : errors.text;
   };
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -380,8 +401,8 @@ int main(int argc, char **argv) {
   if (format == InputFormat::SavedModelText ||
       format == InputFormat::SavedModelBinary) {
     tensorflow::SavedModel model;
-    if (!parse(model))
-      return fail("'" + path + "' is not a SavedModel");
+    if (std::string why = parse(model); !why.empty())
+      return fail("'" + path + "' is not a SavedModel: " + why);
     os << "SavedModel " << exportDir << ": " << model.meta_graphs_size()
        << (model.meta_graphs_size() == 1 ? " MetaGraphDef" : " MetaGraphDefs")
        << "\n";
@@ -393,16 +414,16 @@ int main(int argc, char **argv) {
   } else if (format == InputFormat::MetaGraphDefText ||
              format == InputFormat::MetaGraphDefBinary) {
     tensorflow::MetaGraphDef meta;
-    if (!parse(meta))
-      return fail("'" + path + "' is not a MetaGraphDef");
+    if (std::string why = parse(meta); !why.empty())
+      return fail("'" + path + "' is not a MetaGraphDef: " + why);
     json::Array metas;
     showMetaGraph(meta, exportDir, os, &metas);
     result["kind"] = "MetaGraphDef";
     result["meta_graphs"] = std::move(metas);
   } else {
     tensorflow::GraphDef graph;
-    if (!parse(graph))
-      return fail("'" + path + "' is not a GraphDef");
+    if (std::string why = parse(graph); !why.empty())
+      return fail("'" + path + "' is not a GraphDef: " + why);
     GraphSummary summary = summarize(graph);
     os << "GraphDef " << path << "\n";
     printGraph(summary, os, "  ");
