@@ -13,7 +13,6 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace cleave;
@@ -153,14 +152,8 @@ LogicalResult cleave::interp::checkOpIsKnown(NodeOp node) {
   if (ops::lookupOp(node.getOpType()) ||
       SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
     return success();
-  char host[256] = "localhost";
-  (void)gethostname(host, sizeof(host) - 1);
-  return node.emitError() << "Node '" << node.getName()
-                          << "': Op type not registered '" << node.getOpType()
-                          << "' in binary running on " << host
-                          << ". Make sure the Op and Kernel are registered in "
-                             "the binary running in this process. (graph-ops "
-                             "lists the ops this build knows.)",
+  return node.emitError() << "Node '" << node.getName() << "': "
+                          << ops::getOpNotRegisteredMessage(node.getOpType()),
          failure();
 }
 

@@ -19,6 +19,8 @@
 
 #include <algorithm>
 
+#include <unistd.h>
+
 using namespace cleave::ops;
 using namespace cleave::ops::detail;
 using llvm::StringRef;
@@ -658,6 +660,15 @@ bool OpSpec::mayHaveSideEffects() const {
   auto isRef = [](const ArgSpec &arg) { return arg.isRef; };
   return isStateful || llvm::any_of(inputs, isRef) ||
          llvm::any_of(outputs, isRef);
+}
+
+std::string cleave::ops::getOpNotRegisteredMessage(StringRef opType) {
+  char host[256] = "localhost";
+  (void)gethostname(host, sizeof(host) - 1);
+  return "Op type not registered '" + opType.str() + "' in binary running on " +
+         host +
+         ". Make sure the Op and Kernel are registered in the binary running "
+         "in this process. (graph-ops lists the ops this build knows.)";
 }
 
 const OpSpec *cleave::ops::lookupOp(StringRef opType) {

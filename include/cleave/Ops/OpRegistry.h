@@ -102,6 +102,10 @@ struct OpSpec {
 /// The signature of `opType`, or null when this build does not know it.
 const OpSpec *lookupOp(llvm::StringRef opType);
 
+/// TensorFlow's message for a node whose op this build does not know:
+/// "Op type not registered '<op>' in binary running on <host>. ...".
+std::string getOpNotRegisteredMessage(llvm::StringRef opType);
+
 /// Every registered op, sorted by name.
 std::vector<const OpSpec *> getRegisteredOps();
 

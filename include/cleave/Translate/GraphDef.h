@@ -52,11 +52,17 @@ struct GraphDefImportOptions {
   bool addDefaultAttrs = false;
   /// SavedModel input: the MetaGraphDef whose tags equal this set is read.
   std::vector<std::string> tags = {"serve"};
+  /// Refuse a node whose op is neither registered nor a function of the
+  /// library, with TensorFlow's message, as TensorFlow's importer does. Off
+  /// by default: such nodes survive a round trip (graphs of other builds'
+  /// custom ops), and the tools name them wherever they are run.
+  bool strictOps = false;
 };
 
 /// Registers the import options shared by every tool that reads graphs
-/// (--graphdef-strict-tensors, --graphdef-output-arrays,
-/// --graphdef-add-default-attrs, --tags), in getGraphDefImportCategory().
+/// (--graphdef-strict-tensors, --graphdef-strict-ops,
+/// --graphdef-output-arrays, --graphdef-add-default-attrs, --tags), in
+/// getGraphDefImportCategory().
 void registerGraphDefImportOptions();
 llvm::cl::OptionCategory &getGraphDefImportCategory();
 /// The import options as given on the command line (the defaults when

@@ -10,6 +10,7 @@
 
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
+#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Support/CommandLine.h"
 
 #include "cleave/Translate/GraphDef.h"
@@ -93,6 +94,7 @@ private:
                                  Location loc);
   LogicalResult parseInput(StringRef text, const Body &body, InputRef &ref);
   LogicalResult checkOutputArrays(GraphOp graph, Location loc);
+  LogicalResult checkOpsRegistered(ModuleOp module);
   LogicalResult checkCycles(const pb::RepeatedPtrField<tf::NodeDef> &nodes,
                             ArrayRef<SmallVector<InputRef, 4>> inputs,
                             const llvm::StringMap<int> &index,
@@ -702,9 +704,25 @@ OwningOpRef<ModuleOp> Importer::importGraph(const tf::GraphDef &graphDef) {
     return nullptr;
   if (options.addDefaultAttrs)
     owned->walk([](NodeOp node) { addDefaultAttrs(node); });
+  if (options.strictOps && failed(checkOpsRegistered(*owned)))
+    return nullptr;
   if (failed(checkOutputArrays(graph, fileLoc)))
     return nullptr;
   return owned;
+}
+
+LogicalResult Importer::checkOpsRegistered(ModuleOp module) {
+  // Every node, in the graph and in function bodies, as TensorFlow's
+  // importer looks each op up in its registry or the library.
+  WalkResult walk = module.walk([&](NodeOp node) {
+    if (ops::lookupOp(node.getOpType()) ||
+        SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
+      return WalkResult::advance();
+    node.emitError() << "Node '" << node.getName() << "': "
+                     << ops::getOpNotRegisteredMessage(node.getOpType());
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 static bool isNextIteration(StringRef op) {

@@ -23,6 +23,12 @@ struct ImportCLOptions {
                "(TensorFlow accepts them; Cleave keeps the bytes and warns "
                "by default)"),
       cl::init(false), cl::cat(category)};
+  cl::opt<bool> strictOps{
+      "graphdef-strict-ops",
+      cl::desc("Reject nodes whose op is neither registered nor a function "
+               "of the library, as TensorFlow's importer does (Cleave keeps "
+               "them by default)"),
+      cl::init(false), cl::cat(category)};
   cl::list<std::string> outputArrays{
       "graphdef-output-arrays",
       cl::desc("Tensors that will be fetched (node or node:port); import "
@@ -54,6 +60,7 @@ GraphDefImportOptions cleave::getGraphDefImportOptionsFromCL() {
   if (!clOptions.isConstructed())
     return options;
   options.strictTensors = clOptions->strictTensors;
+  options.strictOps = clOptions->strictOps;
   options.outputArrays.assign(clOptions->outputArrays.begin(),
                               clOptions->outputArrays.end());
   options.addDefaultAttrs = clOptions->addDefaultAttrs;
