@@ -63,9 +63,9 @@ runtime::freezeGraphDef(tf::GraphDef &graph,
       llvm::SmallVector<StringRef> names;
       for (const auto &entry : byName)
         names.push_back(entry.getKey());
-      return llvm::createStringError(
-          "output '%s': no node named '%s'%s", output.c_str(),
-          name.str().c_str(), suggestNearest(name, names).c_str());
+      return llvm::createStringError("output '%s': no node named '%s'%s",
+                                     output.c_str(), name.str().c_str(),
+                                     suggestNearest(name, names).c_str());
     }
     work.push_back(name.str());
   }

@@ -136,9 +136,9 @@ private:
       starts.erase({pass, op});
     }
     waiting.reset(); // ends the wait (or the note under way)
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (seconds < slowSeconds)
       return;
     std::lock_guard<std::mutex> lock(mutex);

@@ -279,8 +279,9 @@ static std::optional<std::string> convertNumpyDefault(Tensor &tensor,
       // A finite value past float32's range would become an infinity.
       if (std::isfinite(v) && std::fabs(v) > double(FLT_MAX))
         return "--feed " + key.str() + ": " + file.str() + " holds float64 " +
-               llvm::formatv("{0}", llvm::format("%g", v)).str() + " at element " +
-               std::to_string(i) + ", which float32 cannot hold";
+               llvm::formatv("{0}", llvm::format("%g", v)).str() +
+               " at element " + std::to_string(i) +
+               ", which float32 cannot hold";
       converted.data<float>()[i] = float(v);
     }
   }
@@ -319,9 +320,9 @@ static std::optional<StepIO> readStepIO(const runtime::Session &session) {
     auto [it, isNew] = tensorsFed.try_emplace(tensor, key.str());
     if (!isNew)
       return fail("--feed " + key + " is given twice" +
-                  (it->second == key ? std::string()
-                                     : " (as '" + it->second + "' and '" +
-                                           key.str() + "')")),
+                  (it->second == key
+                       ? std::string()
+                       : " (as '" + it->second + "' and '" + key.str() + "')")),
              std::nullopt;
     feedKeys.push_back(key.str());
   }

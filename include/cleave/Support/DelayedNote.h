@@ -23,7 +23,6 @@ class DelayedNote {
 public:
   DelayedNote(double seconds, std::function<void()> say) {
     if (seconds <= 0) {
-      said = true;
       say();
       return;
     }
@@ -32,7 +31,6 @@ public:
       if (finished.wait_for(lock, std::chrono::duration<double>(seconds),
                             [this] { return done; }))
         return;
-      said = true;
       say();
     });
   }
@@ -40,8 +38,8 @@ public:
   DelayedNote(const DelayedNote &) = delete;
   DelayedNote &operator=(const DelayedNote &) = delete;
 
-  /// Ends the wait (the work is done); returns whether the note was said.
-  bool stop() {
+  /// Ends the wait: the work is done.
+  void stop() {
     {
       std::lock_guard<std::mutex> lock(mutex);
       done = true;
@@ -49,13 +47,12 @@ public:
     finished.notify_all();
     if (watcher.joinable())
       watcher.join();
-    return said;
   }
 
 private:
   std::mutex mutex;
   std::condition_variable finished;
-  bool done = false, said = false;
+  bool done = false;
   std::thread watcher;
 };
 

@@ -105,7 +105,8 @@ static LogicalResult parseMessage(StringRef bytes, bool binary,
                                   StringAttr filename, pb::Message &message,
                                   pb::TextFormat::ParseInfoTree &tree) {
   // Line 0 for the wire format: its bytes are no source to quote.
-  Location fileLoc = FileLineColLoc::get(filename, binary ? 0 : 1, binary ? 0 : 1);
+  Location fileLoc =
+      FileLineColLoc::get(filename, binary ? 0 : 1, binary ? 0 : 1);
   std::string type = message.GetDescriptor()->name();
   ProtobufLogCapture capture;
   if (binary) {

@@ -127,11 +127,11 @@ static bool looksLikeMLIR(StringRef buffer) {
   if (rest.empty())
     return true;
   if (rest.starts_with("\"") || rest.starts_with("%") ||
-      rest.starts_with("#") || rest.starts_with("!") ||
-      rest.starts_with("{-#"))
+      rest.starts_with("#") || rest.starts_with("!") || rest.starts_with("{-#"))
     return true;
-  StringRef word = rest.take_while(
-      [](char c) { return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$'; });
+  StringRef word = rest.take_while([](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$';
+  });
   return word == "module" || (word.contains('.') && llvm::isAlpha(word[0]));
 }
 

@@ -11,12 +11,12 @@
 #include "Differentiator.h"
 
 #include "cleave/Dialect/Graph/Transforms/Gradients.h"
-#include "cleave/Support/CommandLine.h"
 #include "cleave/Dialect/Graph/Transforms/Passes.h"
 #include "cleave/Dialect/Graph/Transforms/ReplicatedComputation.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
 #include "cleave/Dialect/Graph/Utils/TensorNames.h"
 #include "cleave/Ops/GradientRules.h"
+#include "cleave/Support/CommandLine.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -95,7 +95,8 @@ TensorNameResolver::resolve(ArrayRef<std::string> texts,
         names.push_back(entry.first);
       return emitOptionError(graph)
              << pass << ": option '" << option << "' names '" << text
-             << "', which is no node of the graph" << suggestNearest(name, names);
+             << "', which is no node of the graph"
+             << suggestNearest(name, names);
     }
     if (port >= node.getOutputs().size())
       return emitOptionError(graph)
