@@ -1215,8 +1215,9 @@ void addNNCases(CaseTable &table) {
              poolExplicit));
   }
 
-  // 3-D: SAME and VALID, strides and dilations (the backprops and NCDHW
-  // have no lowering: the reference kernels run them).
+  // 3-D: SAME and VALID, strides (one that does not divide its input) and
+  // dilations, the forward ops and their gradients (NCDHW has no
+  // lowering: the reference kernels run it).
   table["Conv3D"].push_back(
       node("Conv3D",
            {arg(moderate(kFloat, {1, 4, 5, 3, 2})),
@@ -1237,6 +1238,122 @@ void addNNCases(CaseTable &table) {
                              {{"ksize", "[1, 2, 2, 2, 1]"},
                               {"strides", "[1, 2, 2, 2, 1]"},
                               {"padding", "'VALID'"}}));
+  }
+  {
+    // TensorFlow's GetWindowedOutputSize, per spatial dimension.
+    auto windowOut = [](int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                        bool same) -> int64_t {
+      int64_t effective = (k - 1) * dilation + 1;
+      if (same)
+        return (in + stride - 1) / stride;
+      return in < effective ? 0 : (in - effective + stride) / stride;
+    };
+    auto dims = [](const Dims &d) {
+      return i32s(std::vector<double>(d.begin(), d.end()));
+    };
+    // Both backprops of a forward Conv3D on `input` with `filter`.
+    auto addConv = [&](int32_t dtype, Dims input, Dims filter, Dims strides,
+                       Dims dilations, bool same) {
+      Attrs attrs = {{"strides", dimsText(strides)},
+                     {"dilations", dimsText(dilations)},
+                     {"padding", same ? "'SAME'" : "'VALID'"}};
+      Dims out = {input[0], 0, 0, 0, filter[4]};
+      for (int d = 0; d < 3; ++d)
+        out[1 + d] = windowOut(input[1 + d], filter[d], strides[1 + d],
+                               dilations[1 + d], same);
+      table["Conv3DBackpropInputV2"].push_back(
+          node("Conv3DBackpropInputV2",
+               {arg(dims(input)), arg(moderate(dtype, filter)),
+                arg(moderate(dtype, out))},
+               attrs));
+      table["Conv3DBackpropFilterV2"].push_back(
+          node("Conv3DBackpropFilterV2",
+               {arg(moderate(dtype, input)), arg(dims(filter)),
+                arg(moderate(dtype, out))},
+               attrs));
+    };
+    // Stride 2 over 5 rows (no divisor), batch 2, 2 -> 3 channels.
+    addConv(kFloat, {2, 4, 5, 3, 2}, {2, 3, 2, 2, 3}, {1, 1, 2, 1, 1},
+            {1, 1, 1, 1, 1}, true);
+    // VALID, stride 2 in depth, dilated rows.
+    addConv(kFloat, {1, 5, 4, 4, 2}, {2, 2, 2, 2, 2}, {1, 2, 1, 1, 1},
+            {1, 1, 2, 1, 1}, false);
+    // VALID, stride 3 over 4 columns: the last two columns unread.
+    addConv(kFloat, {2, 5, 5, 4, 2}, {3, 2, 2, 2, 2}, {1, 2, 2, 3, 1},
+            {1, 1, 1, 1, 1}, false);
+    // SAME with a dilation: padding on both sides of each dimension.
+    addConv(kFloat, {1, 4, 6, 5, 2}, {2, 2, 3, 2, 1}, {1, 1, 1, 2, 1},
+            {1, 2, 1, 1, 1}, true);
+    // Every dimension strided, double.
+    addConv(kDouble, {1, 3, 4, 5, 1}, {2, 2, 2, 1, 2}, {1, 2, 2, 2, 1},
+            {1, 1, 1, 1, 1}, true);
+    // A 1x1x1 window, stride 2: most input elements get nothing.
+    addConv(kFloat, {2, 3, 3, 3, 3}, {1, 1, 1, 3, 2}, {1, 2, 2, 2, 1},
+            {1, 1, 1, 1, 1}, false);
+    // input_sizes as int64 (Tshape).
+    table["Conv3DBackpropInputV2"].push_back(
+        node("Conv3DBackpropInputV2",
+             {arg(vec(kInt64, {1, 3, 3, 3, 1})),
+              arg(moderate(kFloat, {2, 2, 2, 1, 2})),
+              arg(moderate(kFloat, {1, 2, 2, 2, 2}))},
+             {{"strides", "[1, 2, 2, 2, 1]"}, {"padding", "'SAME'"}}));
+
+    // The gradients of a forward pool on `input`.
+    auto addPool = [&](Dims input, Dims ksize, Dims strides, bool same) {
+      Attrs attrs = {{"ksize", dimsText(ksize)},
+                     {"strides", dimsText(strides)},
+                     {"padding", same ? "'SAME'" : "'VALID'"}};
+      Dims out = {input[0], 0, 0, 0, input[4]};
+      for (int d = 0; d < 3; ++d)
+        out[1 + d] =
+            windowOut(input[1 + d], ksize[1 + d], strides[1 + d], 1, same);
+      // orig_output is what MaxPool3D computed on orig_input only in
+      // spirit: both sides find the maxima again from orig_input.
+      table["MaxPool3DGrad"].push_back(
+          node("MaxPool3DGrad",
+               {arg(randomTensor(kFloat, input, {-100, 100})),
+                arg(randomTensor(kFloat, out)), arg(moderate(kFloat, out))},
+               attrs));
+      // Ties: values from {-1, 0, 1}, so most windows hold their maximum
+      // more than once and only the first in the kernel's scan order
+      // (depth, height, width) takes the gradient.
+      Tensor ties = randomTensor(kFloat, input, {-1.5, 1.5});
+      for (int64_t i = 0; i < ties.numElements(); ++i)
+        ties.setFromDouble(i, std::round(ties.getAsDouble(i)));
+      table["MaxPool3DGrad"].push_back(
+          node("MaxPool3DGrad",
+               {arg(ties), arg(randomTensor(kFloat, out)),
+                arg(moderate(kFloat, out))},
+               attrs));
+      table["AvgPool3DGrad"].push_back(
+          node("AvgPool3DGrad", {arg(dims(input)), arg(moderate(kFloat, out))},
+               attrs));
+    };
+    // SAME, stride 2 over 5 planes: the last windows hang over the edge
+    // (fewer real elements).
+    addPool({2, 5, 4, 3, 2}, {1, 3, 2, 2, 1}, {1, 2, 2, 1, 1}, true);
+    // VALID, windows side by side.
+    addPool({1, 4, 4, 4, 1}, {1, 2, 2, 2, 1}, {1, 2, 2, 2, 1}, false);
+    // SAME, stride 1: every element in several windows.
+    addPool({1, 3, 4, 3, 2}, {1, 2, 3, 2, 1}, {1, 1, 1, 1, 1}, true);
+    // VALID, strides 2 and 3 that do not divide 5 and 6, the stride 3 past
+    // the window (elements no window covers).
+    addPool({2, 5, 6, 4, 1}, {1, 2, 2, 2, 1}, {1, 2, 3, 1, 1}, false);
+    // All equal: each window's first real element takes its gradient.
+    table["MaxPool3DGrad"].push_back(
+        node("MaxPool3DGrad",
+             {arg(literal(kFloat, {1, 3, 3, 2, 1}, std::vector<double>(18, 2))),
+              arg(randomTensor(kFloat, {1, 2, 2, 1, 1})),
+              arg(moderate(kFloat, {1, 2, 2, 1, 1}))},
+             {{"ksize", "[1, 2, 2, 2, 1]"},
+              {"strides", "[1, 1, 1, 1, 1]"},
+              {"padding", "'VALID'"}}));
+    table["AvgPool3DGrad"].push_back(node(
+        "AvgPool3DGrad",
+        {arg(dims({1, 3, 3, 2, 2})), arg(moderate(kDouble, {1, 2, 2, 1, 2}))},
+        {{"ksize", "[1, 2, 2, 2, 1]"},
+         {"strides", "[1, 2, 2, 2, 1]"},
+         {"padding", "'SAME'"}}));
   }
 
   struct Pool { Dims input; const char *ksize, *strides, *padding; Dims out; };
@@ -1940,6 +2057,9 @@ constexpr const char *kContractions[] = {"MatMul",
                                          "Cumsum",
                                          "AvgPool",
                                          "AvgPoolGrad",
+                                         "Conv3DBackpropInputV2",
+                                         "Conv3DBackpropFilterV2",
+                                         "AvgPool3DGrad",
                                          "UnsortedSegmentSum",
                                          "L2Loss",
                                          "AddN",
