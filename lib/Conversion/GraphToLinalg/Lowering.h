@@ -243,7 +243,8 @@ LoweringTable getMathLowerings();
 LoweringTable getNNLowerings();
 /// LRN and the resize ops: NN family ops in ImageLowerings.cpp.
 LoweringTable getImageLowerings();
-/// Conv3D, MaxPool3D, AvgPool3D: NN family ops in VolumeLowerings.cpp.
+/// Conv3D, MaxPool3D, AvgPool3D and their gradients: NN family ops in
+/// VolumeLowerings.cpp.
 LoweringTable getVolumeLowerings();
 LoweringTable getStateLowerings();
 LoweringTable getControlFlowLowerings();
