@@ -1550,10 +1550,77 @@ static std::string segmentProdGrad(GradientContext &ctx) {
   return "";
 }
 
-/// Einsum: each input's gradient is the Einsum of the output's gradient
-/// (and the other input) onto the input's labels; labels only that input
-/// has, summed by the forward op, come back by broadcasting. Equations
-/// with an ellipsis or a label repeated within an input have no rule yet.
+/// Einsum subscripts as an equation spells them ('.' stands for "...").
+static std::string spellSubscripts(const std::string &subscripts) {
+  std::string text;
+  for (char c : subscripts)
+    text += c == '.' ? std::string("...") : std::string(1, c);
+  return text;
+}
+
+/// Shape(input)[axis] as a scalar (an axis below 0 counts from the end).
+static GradTensor dimensionOf(GradientContext &ctx, GradTensor shape,
+                              int64_t axis) {
+  bool last = axis == -1;
+  return ctx.op("StridedSlice",
+                {shape, ctx.intVector({axis}),
+                 ctx.intVector({last ? 0 : axis + 1}), ctx.intVector({1})},
+                {GradAttr::integer("end_mask", last ? 1 : 0),
+                 GradAttr::integer("shrink_axis_mask", 1)});
+}
+
+/// TensorFlow's _GetGradReduced: `g` (labels `left`) spread over the
+/// labels `reduced` of the input (labels `mine`) that the forward op
+/// summed, each as large as the input has it.
+static GradTensor spreadOverReduced(GradientContext &ctx, GradTensor g,
+                                    const std::string &left,
+                                    const std::string &mine,
+                                    const std::string &reduced,
+                                    GradTensor input) {
+  GradTensor inputShape = ctx.op("Shape", {input});
+  size_t dot = mine.find('.');
+  std::vector<GradTensor> dims;
+  for (char c : reduced) {
+    int64_t k = mine.find(c);
+    // After an ellipsis, a label's axis counts from the end.
+    int64_t axis = dot == std::string::npos || k < int64_t(dot)
+                       ? k
+                       : k - int64_t(mine.size());
+    dims.push_back(dimensionOf(ctx, inputShape, axis));
+  }
+  GradTensor reducedDims = ctx.op("Pack", dims, {GradAttr::integer("axis", 0)});
+  GradTensor gShape = ctx.op("Shape", {g});
+  GradTensor axis0 = ctx.scalar(0, grads::kInt32);
+  GradTensor ones = ctx.intVector(std::vector<int64_t>(reduced.size(), 1));
+  GradTensor expanded =
+      ctx.op("Reshape", {g, ctx.op("ConcatV2", {ones, gShape, axis0})});
+  GradTensor spread =
+      ctx.op("BroadcastTo",
+             {expanded, ctx.op("ConcatV2", {reducedDims, gShape, axis0})});
+  return ctx.op("Einsum", {spread},
+                {GradAttr::string("equation", spellSubscripts(reduced + left) +
+                                                  "->" + spellSubscripts(mine)),
+                 GradAttr::integer("N", 1)});
+}
+
+/// Shape(input) between the letters before an ellipsis and those after it.
+static GradTensor ellipsisShape(GradientContext &ctx, GradTensor input,
+                                const std::string &subscripts) {
+  size_t dot = subscripts.find('.');
+  int64_t before = dot, after = subscripts.size() - dot - 1;
+  return ctx.op("StridedSlice",
+                {ctx.op("Shape", {input}), ctx.intVector({before}),
+                 ctx.intVector({-after}), ctx.intVector({1})},
+                {GradAttr::integer("end_mask", after == 0 ? 1 : 0)});
+}
+
+/// Einsum: TensorFlow's _EinsumGrad. Each input's gradient is the Einsum
+/// of the output's gradient (and the other input) onto the input's labels,
+/// but for those only the input has, which the forward op summed and
+/// which come back by broadcasting. With an ellipsis in the output the
+/// gradient has the broadcast batch dimensions, which are summed back to
+/// each input's own (BroadcastGradientArgs). A label repeated within an
+/// input (a diagonal) has no rule yet.
 static std::string einsumGrad(GradientContext &ctx) {
   std::string equation = ctx.getStringAttr("equation").value_or("");
   std::vector<std::string> inputs;
@@ -1561,41 +1628,61 @@ static std::string einsumGrad(GradientContext &ctx) {
   if (std::string error = splitEinsum(equation, inputs, output); !error.empty())
     return error;
   for (const std::string &in : inputs) {
-    std::string sorted = in;
-    std::sort(sorted.begin(), sorted.end());
-    if (in.find('.') != std::string::npos ||
-        std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-      return "Einsum's gradient is not implemented for an ellipsis or a "
-             "label repeated within an input: '" +
+    std::string letters;
+    for (char c : in)
+      if (c != '.')
+        letters += c;
+    std::sort(letters.begin(), letters.end());
+    if (std::adjacent_find(letters.begin(), letters.end()) != letters.end())
+      return "Einsum's gradient is not implemented for a label repeated "
+             "within an input (a diagonal): '" +
              equation + "'";
   }
-  GradTensor grad = ctx.getOutputGrad(0);
   unsigned n = inputs.size();
+  bool batched = output.find('.') != std::string::npos;
+  // An operand without an ellipsis has one of rank 0 (TensorFlow's rule).
+  if (n == 2 && batched)
+    for (std::string &in : inputs)
+      if (in.find('.') == std::string::npos)
+        in += '.';
+  GradTensor grad = ctx.getOutputGrad(0);
   for (unsigned i = 0; i < n; ++i) {
     const std::string &mine = inputs[i];
     std::string other = n == 2 ? inputs[1 - i] : "";
-    std::string kept;
-    std::vector<int64_t> summed;
-    for (auto [k, c] : llvm::enumerate(mine)) {
-      if (output.find(c) != std::string::npos ||
-          other.find(c) != std::string::npos)
-        kept += c;
-      else
-        summed.push_back(k);
+    std::string left, reduced;
+    for (char c : mine) {
+      bool kept = c == '.' || output.find(c) != std::string::npos ||
+                  other.find(c) != std::string::npos;
+      (kept ? left : reduced) += c;
     }
     std::vector<GradTensor> operands = {grad};
     if (n == 2)
       operands.push_back(ctx.getInput(1 - i));
-    std::string gradEquation =
-        output + (n == 2 ? "," + other : "") + "->" + kept;
-    GradTensor g = ctx.op("Einsum", operands,
-                          {GradAttr::string("equation", gradEquation),
-                           GradAttr::integer("N", n)});
-    if (!summed.empty()) {
-      for (int64_t axis : summed)
-        g = ctx.op("ExpandDims",
-                   {g, ctx.scalar(axis, grads::kInt32, "ExpandDims/dim")});
-      g = ctx.op("BroadcastTo", {g, ctx.op("Shape", {ctx.getInput(i)})});
+    GradTensor g = ctx.op(
+        "Einsum", operands,
+        {GradAttr::string("equation",
+                          spellSubscripts(output) +
+                              (n == 2 ? "," + spellSubscripts(other) : "") +
+                              "->" + spellSubscripts(left)),
+         GradAttr::integer("N", n)});
+    if (!reduced.empty())
+      g = spreadOverReduced(ctx, g, left, mine, reduced, ctx.getInput(i));
+    if (mine.find('.') != std::string::npos) {
+      GradTensor inputShape = ctx.op("Shape", {ctx.getInput(i)});
+      if (n == 2 && batched) {
+        // The batch dimensions this input broadcast, summed back.
+        GradTensor mineBatch = ellipsisShape(ctx, ctx.getInput(i), mine);
+        GradTensor otherBatch = ellipsisShape(ctx, ctx.getInput(1 - i), other);
+        GradTensor broadcast =
+            ctx.addNode("BroadcastGradientArgs", {mineBatch, otherBatch})[0];
+        GradTensor axes = ctx.op(
+            "AddV2",
+            {broadcast, ctx.scalar(double(mine.find('.')), grads::kInt32)});
+        g = ctx.op("Sum", {g, axes}, {GradAttr::boolean("keep_dims", false)});
+      }
+      // Back to the input's shape: the dimensions of 1 an ellipsis the
+      // output does not have stood for, or those just summed.
+      g = ctx.op("Reshape", {g, inputShape});
     }
     ctx.setInputGrad(i, g);
   }

@@ -959,6 +959,49 @@ std::vector<GradCase> cases() {
        "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
            " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
            "value { s: \"ij->ji\" } } }"},
+      // Ellipses: batch dimensions alike, broadcast (1 against 3, and a
+      // batch an operand lacks), an operand without one, summed labels
+      // around one, one in the middle, and one of 1s the output drops.
+      {"EinsumEllipsis",
+       {{"x0", {2, 2, 3}}, {"x1", {2, 3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"...ij,...jk->...ik\" } } }"},
+      {"EinsumEllipsisBroadcast",
+       {{"x0", {1, 2, 3}}, {"x1", {3, 3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"...ij,...jk->...ik\" } } }"},
+      {"EinsumEllipsisRanks",
+       {{"x0", {2, 3}}, {"x1", {2, 3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"...ij,...jk->...ik\" } } }"},
+      {"EinsumEllipsisOneOperand",
+       {{"x0", {2, 2, 3}}, {"x1", {3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"...ij,jk->...ik\" } } }"},
+      {"EinsumEllipsisSummed",
+       {{"x0", {2, 3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"...ij->...i\" } } }"},
+      {"EinsumEllipsisMiddle",
+       {{"x0", {2, 3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"i...j->j...i\" } } }"},
+      {"EinsumEllipsisDropped",
+       {{"x0", {1, 2, 3}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"...ij->ij\" } } }"},
+      {"EinsumEllipsisSummedBoth",
+       {{"x0", {2, 3, 4}}, {"x1", {4, 5}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"b...j,jk->k...\" } } }"},
       // LRN (float only: a float graph), the resize ops (to a size that is not
       // a multiple, with each coordinate map).
       {"LRN",
