@@ -1052,9 +1052,11 @@ static LogicalResult einsum(KernelContext &ctx) {
       if (!plan.broadcast[i][axis])
         steps[i][label] += strides[axis];
   }
+  // A label the output repeats steps along its diagonal; the rest of the
+  // output stays 0.
   std::vector<int64_t> outSteps(labels, 0), outStrides = stridesOf(outShape);
   for (auto [axis, label] : llvm::enumerate(plan.outputLabels))
-    outSteps[label] = outStrides[axis];
+    outSteps[label] += outStrides[axis];
   int64_t total = 1;
   for (int64_t size : plan.labelSizes)
     total *= size;

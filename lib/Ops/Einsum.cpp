@@ -172,8 +172,8 @@ std::string cleave::ops::planEinsum(llvm::StringRef equation,
       broadcast.push_back(label < ellipsisRank && shapes[i][axis] == 1 &&
                           plan.labelSizes[label] != 1);
   }
-  // The output.
-  std::vector<bool> seen(plan.labelSizes.size(), false);
+  // The output. A label it repeats writes a diagonal (TensorFlow's
+  // inflation, as gradients of diagonals need: i->ii).
   for (char c : output) {
     if (c == '.') {
       for (int64_t e = 0; e < ellipsisRank; ++e)
@@ -184,11 +184,6 @@ std::string cleave::ops::planEinsum(llvm::StringRef equation,
     if (it == letters.end())
       return std::string("Output subscripts contain the label ") + c +
              " not present in the input subscripts.";
-    if (seen[it->second])
-      return std::string("Output subscripts contain a label that appears "
-                         "more than once: ") +
-             c;
-    seen[it->second] = true;
     plan.outputLabels.push_back(it->second);
   }
   if (ellipsisRank > 0 && output.find('.') == std::string::npos)

@@ -1620,24 +1620,13 @@ static GradTensor ellipsisShape(GradientContext &ctx, GradTensor input,
 /// which come back by broadcasting. With an ellipsis in the output the
 /// gradient has the broadcast batch dimensions, which are summed back to
 /// each input's own (BroadcastGradientArgs). A label repeated within an
-/// input (a diagonal) has no rule yet.
+/// input (a diagonal) gets its gradient written on the diagonal (i->ii).
 static std::string einsumGrad(GradientContext &ctx) {
   std::string equation = ctx.getStringAttr("equation").value_or("");
   std::vector<std::string> inputs;
   std::string output;
   if (std::string error = splitEinsum(equation, inputs, output); !error.empty())
     return error;
-  for (const std::string &in : inputs) {
-    std::string letters;
-    for (char c : in)
-      if (c != '.')
-        letters += c;
-    std::sort(letters.begin(), letters.end());
-    if (std::adjacent_find(letters.begin(), letters.end()) != letters.end())
-      return "Einsum's gradient is not implemented for a label repeated "
-             "within an input (a diagonal): '" +
-             equation + "'";
-  }
   unsigned n = inputs.size();
   bool batched = output.find('.') != std::string::npos;
   // An operand without an ellipsis has one of rank 0 (TensorFlow's rule).
@@ -1650,10 +1639,15 @@ static std::string einsumGrad(GradientContext &ctx) {
     const std::string &mine = inputs[i];
     std::string other = n == 2 ? inputs[1 - i] : "";
     std::string left, reduced;
+    // A repeated label stays repeated in `left` (the gradient einsum
+    // writes its diagonal) and counts once in `reduced`.
     for (char c : mine) {
       bool kept = c == '.' || output.find(c) != std::string::npos ||
                   other.find(c) != std::string::npos;
-      (kept ? left : reduced) += c;
+      if (kept)
+        left += c;
+      else if (reduced.find(c) == std::string::npos)
+        reduced += c;
     }
     std::vector<GradTensor> operands = {grad};
     if (n == 2)

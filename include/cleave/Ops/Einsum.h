@@ -3,9 +3,10 @@
 // Einsum's equation, parsed and checked against the inputs' shapes as
 // TensorFlow's EinsumShape and EinsumOp do: explicit or implicit output,
 // ellipses broadcast as NumPy does, a repeated label within an input (its
-// diagonal). Every dimension becomes a label (an ellipsis' dimensions get
-// labels of their own), so the result is out[output labels] = the sum over
-// the other labels of the product of in_i[labels of i]. The shape
+// diagonal; a label repeated in the output writes one, zeros elsewhere).
+// Every dimension becomes a label (an ellipsis' dimensions get labels of
+// their own), so the result is out[output labels] = the sum over the other
+// labels of the product of in_i[labels of i]. The shape
 // function, the reference kernel and the CPU lowering (one linalg.generic)
 // share it.
 //
@@ -31,7 +32,7 @@ struct EinsumPlan {
   /// Per input, per dimension: whether it is 1 and broadcast against a
   /// larger size of its label (read at index 0).
   std::vector<std::vector<bool>> broadcast;
-  /// The output's labels, one per dimension.
+  /// The output's labels, one per dimension (a label twice: a diagonal).
   std::vector<int64_t> outputLabels;
   /// The output's shape (-1 for sizes unknown).
   std::vector<int64_t> outputShape() const;

@@ -1252,8 +1252,11 @@ static LogicalResult unsortedSegmentSum(NodeLowering &ctx) {
 }
 
 /// Einsum: one linalg.generic with a loop per label (cleave/Ops/Einsum.h):
-/// the output's labels parallel, the others reductions; a repeated label
-/// reads the diagonal, a broadcast ellipsis dimension index 0.
+/// the output's labels parallel, the others reductions; a label repeated
+/// in an input reads the diagonal, a broadcast ellipsis dimension index 0.
+/// A label the output repeats (i->ii) gets a loop of its own for each
+/// repetition, and the product goes only where the loops agree (zeros
+/// elsewhere: TensorFlow's inflation).
 static LogicalResult einsum(NodeLowering &ctx) {
   std::vector<std::vector<int64_t>> shapes;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
@@ -1270,6 +1273,26 @@ static LogicalResult einsum(NodeLowering &ctx) {
   OpBuilder &b = ctx.b;
   MLIRContext *context = b.getContext();
   unsigned labels = plan.labelSizes.size();
+  // The output's dims: its label's loop at the label's first place, a loop
+  // of its own (paired with the label's) at each later one.
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<std::pair<unsigned, unsigned>> diagonal; // (extra loop, label)
+  SmallVector<utils::IteratorType> iterators(labels,
+                                             utils::IteratorType::reduction);
+  for (auto [axis, label] : llvm::enumerate(plan.outputLabels)) {
+    bool repeated = llvm::is_contained(
+        ArrayRef<int64_t>(plan.outputLabels).take_front(axis), label);
+    unsigned loop = label;
+    if (repeated) {
+      loop = labels + diagonal.size();
+      diagonal.push_back({loop, unsigned(label)});
+      iterators.push_back(utils::IteratorType::parallel);
+    }
+    outExprs.push_back(getAffineDimExpr(loop, context));
+    iterators[loop] = utils::IteratorType::parallel;
+  }
+  unsigned loops = labels + diagonal.size();
+  bool reduces = llvm::is_contained(iterators, utils::IteratorType::reduction);
   SmallVector<AffineMap> maps;
   SmallVector<Value> operands;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
@@ -1278,17 +1301,10 @@ static LogicalResult einsum(NodeLowering &ctx) {
       exprs.push_back(plan.broadcast[i][axis]
                           ? getAffineConstantExpr(0, context)
                           : getAffineDimExpr(label, context));
-    maps.push_back(AffineMap::get(labels, 0, exprs, context));
+    maps.push_back(AffineMap::get(loops, 0, exprs, context));
     operands.push_back(ctx.tensor(i));
   }
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<utils::IteratorType> iterators(labels,
-                                             utils::IteratorType::reduction);
-  for (int64_t label : plan.outputLabels) {
-    outExprs.push_back(getAffineDimExpr(label, context));
-    iterators[label] = utils::IteratorType::parallel;
-  }
-  maps.push_back(AffineMap::get(labels, 0, outExprs, context));
+  maps.push_back(AffineMap::get(loops, 0, outExprs, context));
   std::vector<int64_t> outShape = plan.outputShape();
   Value init = ctx.filled(outShape, dtype, ctx.scalar(dtype, 0));
   Type type = ctx.elementType(dtype);
@@ -1299,7 +1315,21 @@ static LogicalResult einsum(NodeLowering &ctx) {
         Value product = args[0];
         for (size_t i = 1; i + 1 < args.size(); ++i)
           product = a.mul(product, args[i]);
-        nb.create<linalg::YieldOp>(l, a.add(args.back(), product));
+        if (!diagonal.empty()) {
+          Value onDiagonal =
+              nb.create<arith::ConstantOp>(l, nb.getBoolAttr(true));
+          for (auto [loop, label] : diagonal)
+            onDiagonal = nb.create<arith::AndIOp>(
+                l, onDiagonal,
+                nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                         nb.create<linalg::IndexOp>(l, loop),
+                                         nb.create<linalg::IndexOp>(l, label)));
+          product = a.select(onDiagonal, product, a.c(0));
+        }
+        // Without a reduction each output element is written once: the
+        // destination is not read, so the generic stays fusible.
+        nb.create<linalg::YieldOp>(l, reduces ? a.add(args.back(), product)
+                                              : product);
       });
   ctx.setOutput(0, generic.getResult(0), dtype);
   return success();

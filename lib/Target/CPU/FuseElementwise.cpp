@@ -25,6 +25,16 @@ using namespace mlir;
 
 namespace {
 
+/// Whether the payload of `op` reads the value its destination holds: an
+/// accumulation into it is no elementwise producer (fused into a consumer
+/// that broadcasts it, the accumulation ran once per consumer element:
+/// einsum.pbtxt's broadcast product came out multiplied).
+static bool readsItsOutput(linalg::GenericOp op) {
+  return llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    return op.payloadUsesValueFromOperand(&init);
+  });
+}
+
 /// Fuses into a generic the generic that produces one of its operands and
 /// has no other use (the consumer's destinations are kept).
 struct FuseSingleUseProducer : OpRewritePattern<linalg::GenericOp> {
@@ -35,7 +45,8 @@ struct FuseSingleUseProducer : OpRewritePattern<linalg::GenericOp> {
     for (OpOperand &operand : consumer->getOpOperands()) {
       auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
       if (!producer || !producer->hasOneUse() ||
-          !linalg::areElementwiseOpsFusable(&operand))
+          !linalg::areElementwiseOpsFusable(&operand) ||
+          readsItsOutput(producer))
         continue;
       FailureOr<linalg::ElementwiseOpFusionResult> fused =
           linalg::fuseElementwiseOps(rewriter, &operand);

@@ -120,3 +120,35 @@ func.func @keeps_destination(%var: tensor<8xf32>, %grad: tensor<8xf32>) -> tenso
   } -> tensor<8xf32>
   return %next : tensor<8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0, 0)>
+// A producer whose payload reads its destination (an accumulation into
+// it) is no elementwise producer: it stays apart from the consumer that
+// broadcasts it.
+// CHECK-LABEL: func.func @accumulating_producer
+// CHECK: %[[ACC:.*]] = linalg.generic
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[ACC]], %{{.*}} : tensor<3x1xf32>, tensor<3x3xf32>)
+func.func @accumulating_producer(%a: tensor<3x1xf32>, %b: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x1xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x1xf32>) -> tensor<3x1xf32>
+  %acc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<3x1xf32>) outs(%z : tensor<3x1xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %o, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<3x1xf32>
+  %e2 = tensor.empty() : tensor<3x3xf32>
+  %m = linalg.generic {indexing_maps = [#col, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc, %b : tensor<3x1xf32>, tensor<3x3xf32>) outs(%e2 : tensor<3x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    linalg.yield %p : f32
+  } -> tensor<3x3xf32>
+  return %m : tensor<3x3xf32>
+}

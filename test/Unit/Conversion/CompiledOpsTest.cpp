@@ -617,8 +617,8 @@ void addArrayCases(CaseTable &table) {
       "ScatterNd", {arg(literal(kInt32, {2, 1}, {1, 4})),
                     arg(randomTensor(kFloat, {2, 2})), arg(i32s({3, 2}))}));
   // Einsum: matrix products with and without the output given, batches
-  // broadcast by an ellipsis, a diagonal, a reduction, an outer product,
-  // integers; mismatched labels (an error both ways).
+  // broadcast by an ellipsis, a diagonal read and written, a reduction, an
+  // outer product, integers; mismatched labels (an error both ways).
   struct EinsumCase {
     const char *equation;
     std::vector<Dims> shapes;
@@ -633,7 +633,12 @@ void addArrayCases(CaseTable &table) {
            {"ij->", {{3, 5}}, kDouble},
            {"i,j->ij", {{3}, {4}}, kInt32},
            {"ij->ji", {{2, 3}}, kInt64},
-           {"ij,jk->ik", {{2, 3}, {4, 2}}, kFloat}}) {
+           {"ij,jk->ik", {{2, 3}, {4, 2}}, kFloat},
+           // A label the output repeats writes a diagonal (the gradient of
+           // a diagonal's read).
+           {"i->ii", {{3}}, kFloat},
+           {"ij->iji", {{2, 3}}, kInt32},
+           {"...i->...ii", {{2, 3}}, kDouble}}) {
     std::vector<Input> inputs;
     for (const Dims &shape : e.shapes)
       inputs.push_back(arg(isFloat(e.dtype) ? moderate(e.dtype, shape)

@@ -997,6 +997,33 @@ std::vector<GradCase> cases() {
        "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
            " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
            "value { s: \"...ij->ij\" } } }"},
+      // Diagonals: read alone, summed (a trace), in a product, reduced
+      // around, written (i->ii).
+      {"EinsumDiagonal",
+       {{"x0", {3, 3}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"ii->i\" } } }"},
+      {"EinsumTrace",
+       {{"x0", {3, 3}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"ii->\" } } }"},
+      {"EinsumDiagonalProduct",
+       {{"x0", {2, 2, 3}}, {"x1", {3, 4}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
+           " attr { key: \"N\" value { i: 2 } } attr { key: \"equation\" "
+           "value { s: \"iij,jk->ik\" } } }"},
+      {"EinsumDiagonalSummed",
+       {{"x0", {2, 3, 2}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"iji->j\" } } }"},
+      {"EinsumInflate",
+       {{"x0", {3}}},
+       "node { name: \"y\" op: \"Einsum\" input: \"x0\" " + t64 +
+           " attr { key: \"N\" value { i: 1 } } attr { key: \"equation\" "
+           "value { s: \"i->ii\" } } }"},
       {"EinsumEllipsisSummedBoth",
        {{"x0", {2, 3, 4}}, {"x1", {4, 5}}},
        "node { name: \"y\" op: \"Einsum\" input: \"x0\" input: \"x1\" " + t64 +
