@@ -904,12 +904,7 @@ Executor::run(const std::vector<std::pair<std::string, Tensor>> &feeds,
   };
 
   // " (did you mean 'x'?)" for the nearest names.
-  auto suggest = [&](StringRef wrong) -> std::string {
-    SmallVector<StringRef> names;
-    for (const auto &entry : byName)
-      names.push_back(entry.getKey());
-    return suggestNearest(wrong, names);
-  };
+  auto suggest = [&](StringRef wrong) { return suggestNearest(wrong, byName); };
 
   // Resolve feeds and fetches. A name the graph lacks is the request's
   // fault, not the graph's: its error has no place in the graph's source.

@@ -149,8 +149,7 @@ static std::string renderProducer(Value v) {
 }
 
 LogicalResult cleave::interp::checkOpIsKnown(NodeOp node) {
-  if (ops::lookupOp(node.getOpType()) ||
-      SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
+  if (isDefinedOp(node))
     return success();
   return node.emitError() << "Node '" << node.getName() << "': "
                           << ops::getOpNotRegisteredMessage(node.getOpType()),

@@ -222,18 +222,18 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
   auto start = std::chrono::steady_clock::now();
   // A long compile says what it compiles while it runs, and how long it
   // took when it is done.
-  unsigned nodes = 0;
-  func.walk([&](graph::NodeOp) { ++nodes; });
-  auto describe = [&, name = func.getName().str()] {
-    return name + " (" + std::to_string(nodes) +
-           (nodes == 1 ? " node)" : " nodes)");
-  };
+  std::string what;
   std::optional<DelayedNote> pending;
-  if (slowCompileNotes)
-    pending.emplace(slowCompileSeconds, [this, what = describe()] {
+  if (slowCompileNotes) {
+    unsigned nodes = 0;
+    func.walk([&](graph::NodeOp) { ++nodes; });
+    what = func.getName().str() + " (" + std::to_string(nodes) +
+           (nodes == 1 ? " node)" : " nodes)");
+    pending.emplace(slowCompileSeconds, [this, &what] {
       *slowCompileNotes << notePrefix << "compiling " << what << " ...\n";
       slowCompileNotes->flush();
     });
+  }
   MLIRContext *context = func.getContext();
   {
     DialectRegistry registry;
@@ -330,7 +330,7 @@ CPUClusterRunner::getExecutable(Operation *caller, Operation *function,
   if (pending)
     pending->stop();
   if (slowCompileNotes && seconds > slowCompileSeconds) {
-    *slowCompileNotes << notePrefix << "compiled " << describe() << " in "
+    *slowCompileNotes << notePrefix << "compiled " << what << " in "
                       << llvm::format("%.1f", seconds) << " s\n";
     slowCompileNotes->flush();
   }

@@ -59,14 +59,10 @@ runtime::freezeGraphDef(tf::GraphDef &graph,
   std::vector<std::string> work;
   for (const std::string &output : outputs) {
     StringRef name = inputNode(output);
-    if (!byName.count(name)) {
-      llvm::SmallVector<StringRef> names;
-      for (const auto &entry : byName)
-        names.push_back(entry.getKey());
+    if (!byName.count(name))
       return llvm::createStringError("output '%s': no node named '%s'%s",
                                      output.c_str(), name.str().c_str(),
-                                     suggestNearest(name, names).c_str());
-    }
+                                     suggestNearest(name, byName).c_str());
     work.push_back(name.str());
   }
   while (!work.empty()) {

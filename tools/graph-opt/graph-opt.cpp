@@ -103,9 +103,10 @@ public:
   void runBeforePass(Pass *pass, Operation *op) override {
     // Nested passes may run on several threads at once.
     std::lock_guard<std::mutex> lock(mutex);
-    starts[{pass, op}] = std::chrono::steady_clock::now();
+    Running &run = running[{pass, op}];
+    run.start = std::chrono::steady_clock::now();
     // A pass that runs long says so while it runs.
-    pending[{pass, op}] = std::make_unique<cleave::DelayedNote>(
+    run.note = std::make_unique<cleave::DelayedNote>(
         slowSeconds, [name = describe(pass, op)] {
           llvm::outs().flush();
           llvm::errs() << "graph-opt: running " << name << " ...\n";
@@ -126,19 +127,16 @@ private:
     return text;
   }
   void note(Pass *pass, Operation *op) {
-    std::unique_ptr<cleave::DelayedNote> waiting;
-    std::chrono::steady_clock::time_point start;
+    Running run;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      waiting = std::move(pending[{pass, op}]);
-      pending.erase({pass, op});
-      start = starts[{pass, op}];
-      starts.erase({pass, op});
+      run = std::move(running[{pass, op}]);
+      running.erase({pass, op});
     }
-    waiting.reset(); // ends the wait (or the note under way)
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
+    run.note.reset(); // ends the wait (or the note under way)
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - run.start)
+                         .count();
     if (seconds < slowSeconds)
       return;
     std::lock_guard<std::mutex> lock(mutex);
@@ -146,10 +144,13 @@ private:
     llvm::errs() << "graph-opt: " << describe(pass, op) << " took "
                  << llvm::format("%.2f", seconds) << " s\n";
   }
-  using Run = std::pair<Pass *, Operation *>;
+  /// A pass running on an op: since when, and the note waiting to say so.
+  struct Running {
+    std::chrono::steady_clock::time_point start;
+    std::unique_ptr<cleave::DelayedNote> note;
+  };
   std::mutex mutex;
-  llvm::DenseMap<Run, std::chrono::steady_clock::time_point> starts;
-  llvm::DenseMap<Run, std::unique_ptr<cleave::DelayedNote>> pending;
+  llvm::DenseMap<std::pair<Pass *, Operation *>, Running> running;
 };
 } // namespace
 

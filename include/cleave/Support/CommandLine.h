@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -101,6 +102,16 @@ inline std::string suggestNearest(llvm::StringRef wrong,
     text += (i ? (i + 1 == nearest.size() ? " or '" : ", '") : "'") +
             name.str() + "'";
   return text + "?)";
+}
+
+/// The same over the keys of `names` (a graph's nodes by name).
+template <typename T>
+std::string suggestNearest(llvm::StringRef wrong,
+                           const llvm::StringMap<T> &names) {
+  llvm::SmallVector<llvm::StringRef> keys;
+  for (const auto &entry : names)
+    keys.push_back(entry.getKey());
+  return suggestNearest(wrong, keys);
 }
 
 } // namespace cleave

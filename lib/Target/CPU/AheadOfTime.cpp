@@ -13,7 +13,6 @@
 #include "cleave/Conversion/GraphToLinalg.h"
 #include "cleave/Dialect/Graph/IR/Graph.h"
 #include "cleave/Dialect/Graph/Utils/NodeDefUtil.h"
-#include "cleave/Ops/OpRegistry.h"
 #include "cleave/Support/CommandLine.h"
 #include "cleave/Target/CPU/CPUTarget.h"
 
@@ -332,12 +331,7 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
   // A name the graph lacks is the command line's error, with the nearest
   // names the graph has.
   Location requestLoc = UnknownLoc::get(module.getContext());
-  auto suggest = [&](StringRef wrong) {
-    SmallVector<StringRef> names;
-    for (const auto &entry : byName)
-      names.push_back(entry.getKey());
-    return suggestNearest(wrong, names);
-  };
+  auto suggest = [&](StringRef wrong) { return suggestNearest(wrong, byName); };
   for (const AheadOfTimeOptions::Feed &feed : options.feeds) {
     graph::NodeOp node = byName.lookup(feed.name);
     if (!node || node.getOutputs().empty())
@@ -366,9 +360,7 @@ LogicalResult cleave::cpu::compileAheadOfTime(ModuleOp module,
     unsigned port = 0;
     graph::NodeOp node = byName.lookup(nodeName);
     // An op nothing defines has no outputs to fetch: say why.
-    if (node && port >= node.getOutputs().size() &&
-        !ops::lookupOp(node.getOpType()) &&
-        !SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
+    if (node && port >= node.getOutputs().size() && !isDefinedOp(node))
       return graph::nodeError(node)
                  << "Op type not registered '" << node.getOpType()
                  << "' in binary (graph-ops lists the ops this build knows)",

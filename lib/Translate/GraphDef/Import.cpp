@@ -715,8 +715,7 @@ LogicalResult Importer::checkOpsRegistered(ModuleOp module) {
   // Every node, in the graph and in function bodies, as TensorFlow's
   // importer looks each op up in its registry or the library.
   WalkResult walk = module.walk([&](NodeOp node) {
-    if (ops::lookupOp(node.getOpType()) ||
-        SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr()))
+    if (isDefinedOp(node))
       return WalkResult::advance();
     node.emitError() << "Node '" << node.getName() << "': "
                      << ops::getOpNotRegisteredMessage(node.getOpType());
@@ -791,14 +790,10 @@ LogicalResult Importer::checkOutputArrays(GraphOp graph, Location loc) {
   for (const std::string &output : options.outputArrays) {
     auto [name, port] = graph::splitTensorName(output);
     auto it = nodes.find(name);
-    if (it == nodes.end()) {
-      SmallVector<StringRef> names;
-      for (const auto &entry : nodes)
-        names.push_back(entry.getKey());
+    if (it == nodes.end())
       return emitError(optionLoc)
              << "--graphdef-output-arrays: Output " << name
-             << " was not found in graph" << suggestNearest(name, names);
-    }
+             << " was not found in graph" << suggestNearest(name, nodes);
     if (port >= it->second.getOutputs().size())
       return emitError(optionLoc)
              << "--graphdef-output-arrays: Invalid output index " << port

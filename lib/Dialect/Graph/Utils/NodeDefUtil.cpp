@@ -510,6 +510,11 @@ std::optional<std::vector<int64_t>> cleave::attrAsIntList(Attribute attr) {
   return values;
 }
 
+bool cleave::isDefinedOp(graph::NodeOp node) {
+  return ops::lookupOp(node.getOpType()) ||
+         SymbolTable::lookupNearestSymbolFrom(node, node.getOpTypeAttr());
+}
+
 bool cleave::isVariableOpType(llvm::StringRef op) {
   return op == "VariableV2" || op == "Variable" || op == "VarHandleOp";
 }

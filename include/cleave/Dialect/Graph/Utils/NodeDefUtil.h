@@ -77,6 +77,10 @@ private:
 /// VarHandleOp (a resource variable's handle).
 bool isVariableOpType(llvm::StringRef op);
 
+/// Whether `node`'s op is defined: registered, or a function of the graph's
+/// library (what TensorFlow's importer accepts).
+bool isDefinedOp(graph::NodeOp node);
+
 /// The variable a VariableV2/VarHandleOp node stands for: its shared_name,
 /// or its node name when that is empty (the namespace the interpreter's
 /// State and compiled code share).
